@@ -1,0 +1,10 @@
+// Mounts every feature router under /api/v1 and the API document.
+import { createApp } from "./lib/app";
+import { mountOpenApi } from "./lib/openapi";
+import { healthRouter } from "./health/routes";
+import { apiKeysRouter } from "./organizations/routes";
+
+export const app = createApp();
+app.route("/api/v1", healthRouter);
+app.route("/api/v1", apiKeysRouter);
+mountOpenApi(app);

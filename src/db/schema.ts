@@ -1,0 +1,196 @@
+// The one source of the D1 schema. Migrations in migrations/ are generated from this file by drizzle-kit.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+const createdAt = () => text("created_at").notNull().default(now);
+const updatedAt = () => text("updated_at").notNull().default(now);
+const bool = (name: string) => integer(name, { mode: "boolean" });
+
+export const organizations = sqliteTable("organizations", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    // SHA-256 of the full key, hex; the key itself is never stored.
+    keyHash: text("key_hash").notNull(),
+    keyLast4: text("key_last4").notNull(),
+    createdAt: createdAt(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_uq").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
+);
+
+export const telephonyConfigs = sqliteTable(
+  "telephony_configs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    provider: text("provider").notNull(),
+    isDefaultOutbound: bool("is_default_outbound").notNull().default(false),
+    // Non-sensitive fields of the provider variant, as JSON.
+    config: text("config", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    // Sensitive fields: JSON map of dotted field path -> AES-GCM envelope {kid, iv, ct}.
+    secrets: text("secrets", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    // Provider-managed state (provisioned application ids, last provisioning error, ...).
+    state: text("state", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{}'`),
+    inactive: bool("inactive").notNull().default(false),
+    inactiveSince: text("inactive_since"),
+    inactiveReason: text("inactive_reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("telephony_configs_org_name_uq").on(t.orgId, t.name),
+    // At most one default per organization, enforced by the database itself.
+    uniqueIndex("telephony_configs_org_default_uq").on(t.orgId).where(sql`is_default_outbound = 1`),
+  ],
+);
+
+export const phoneNumbers = sqliteTable(
+  "phone_numbers",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    configId: integer("config_id").notNull().references(() => telephonyConfigs.id, { onDelete: "cascade" }),
+    address: text("address").notNull(),
+    label: text("label"),
+    isActive: bool("is_active").notNull().default(true),
+    isDefaultCallerId: bool("is_default_caller_id").notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("phone_numbers_org_address_uq").on(t.orgId, t.address),
+    index("phone_numbers_config_idx").on(t.configId),
+  ],
+);
+
+export const workflows = sqliteTable(
+  "workflows",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    uuid: text("uuid").notNull(),
+    name: text("name").notNull(),
+    status: text("status").notNull().default("active"),
+    currentDefinitionId: integer("current_definition_id"),
+    versionNumber: integer("version_number").notNull().default(1),
+    templateContextVariables: text("template_context_variables", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{}'`),
+    callDispositionCodes: text("call_disposition_codes", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{"disposition_codes":[]}'`),
+    workflowConfigurations: text("workflow_configurations", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{}'`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("workflows_uuid_uq").on(t.uuid), index("workflows_org_idx").on(t.orgId)],
+);
+
+export const workflowDefinitions = sqliteTable(
+  "workflow_definitions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    versionNumber: integer("version_number").notNull(),
+    definition: text("definition", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("workflow_definitions_version_uq").on(t.workflowId, t.versionNumber)],
+);
+
+// API Trigger paths of each agent's current definition, so a path resolves to one agent per organization.
+export const workflowTriggers = sqliteTable(
+  "workflow_triggers",
+  {
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    triggerPath: text("trigger_path").notNull(),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.triggerPath, t.workflowId] }), index("workflow_triggers_wf_idx").on(t.workflowId)],
+);
+
+export const campaigns = sqliteTable(
+  "campaigns",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    telephonyConfigurationId: integer("telephony_configuration_id").references(() => telephonyConfigs.id),
+    state: text("state").notNull().default("draft"),
+    sourceType: text("source_type").notNull().default("csv"),
+    sourceId: text("source_id").notNull(),
+    totalRows: integer("total_rows").notNull().default(0),
+    processedRows: integer("processed_rows").notNull().default(0),
+    failedRows: integer("failed_rows").notNull().default(0),
+    executedCount: integer("executed_count").notNull().default(0),
+    totalQueuedCount: integer("total_queued_count").notNull().default(0),
+    // retry_config, max_concurrency, rate_limit, schedule_config, circuit_breaker as one JSON object.
+    settings: text("settings", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    parentCampaignId: integer("parent_campaign_id"),
+    redialedCampaignId: integer("redialed_campaign_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+  },
+  (t) => [index("campaigns_org_idx").on(t.orgId, t.id), index("campaigns_config_idx").on(t.telephonyConfigurationId)],
+);
+
+export const workflowRuns = sqliteTable(
+  "workflow_runs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull().references(() => organizations.id),
+    name: text("name").notNull(),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowUuid: text("workflow_uuid").notNull(),
+    definitionId: integer("definition_id"),
+    campaignId: integer("campaign_id"),
+    // The campaign's own contact id and attempt number, so a status reaches the right attempt.
+    contactId: integer("contact_id"),
+    attempt: integer("attempt"),
+    phoneNumber: text("phone_number").notNull(),
+    fromNumber: text("from_number"),
+    initialContext: text("initial_context", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{}'`),
+    telephonyConfigurationId: integer("telephony_configuration_id"),
+    provider: text("provider"),
+    providerCallId: text("provider_call_id"),
+    status: text("status").notNull().default("queued"),
+    answeredBy: text("answered_by"),
+    error: text("error"),
+    createdAt: createdAt(),
+    startedAt: text("started_at"),
+    answeredAt: text("answered_at"),
+    endedAt: text("ended_at"),
+    durationSeconds: integer("duration_seconds"),
+  },
+  (t) => [
+    uniqueIndex("workflow_runs_name_uq").on(t.name),
+    index("workflow_runs_wf_idx").on(t.workflowId, t.id),
+    index("workflow_runs_campaign_idx").on(t.campaignId),
+    index("workflow_runs_provider_call_idx").on(t.provider, t.providerCallId),
+  ],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    orgId: integer("org_id").notNull(),
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    // null while the first request is still in progress.
+    responseStatus: integer("response_status"),
+    responseBody: text("response_body"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.scope, t.key] })],
+);

@@ -1,0 +1,65 @@
+// The app factory: routers, the contract's error shapes, request ids, auth.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Hook } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import { requireApiKey } from "./auth";
+import { ApiError, zodIssuesToItems, type Loc } from "./errors";
+import type { AppEnv } from "./types";
+
+const LOC_OF_TARGET: Record<string, string> = { json: "body", form: "body", param: "path", query: "query", header: "header", cookie: "cookie" };
+
+/** Every zod-openapi validation failure becomes the contract's 422 list. */
+const defaultHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  if (!result.success) {
+    const r = result as unknown as { error: { issues: Parameters<typeof zodIssuesToItems>[0] }; target: string; data?: unknown };
+    const prefix: Loc = [LOC_OF_TARGET[r.target] ?? r.target];
+    throw new ApiError(422, zodIssuesToItems(r.error.issues, prefix, r.data));
+  }
+};
+
+/** A router for one feature; mount it on the app under /api/v1. */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({ defaultHook });
+}
+
+function requestIdOf(incoming: string | undefined): string {
+  return incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : crypto.randomUUID();
+}
+
+export function createApp() {
+  const app = createRouter();
+
+  app.use("*", async (c, next) => {
+    const id = requestIdOf(c.req.header("x-request-id"));
+    c.set("requestId", id);
+    await next();
+    try {
+      c.res.headers.set("X-Request-Id", id);
+    } catch {
+      // Immutable headers (a proxied response): copy once.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("X-Request-Id", id);
+    }
+  });
+  app.use("/api/v1/*", requireApiKey);
+
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) {
+      for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+      return c.json({ detail: err.detail }, err.status);
+    }
+    if (err instanceof HTTPException) {
+      // Hono's body parser: malformed JSON is a client mistake, reported like any other 422.
+      if (err.status === 400 && /Malformed JSON/i.test(err.message)) {
+        return c.json({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid", ctx: { error: err.message } }] }, 422);
+      }
+      if (err.status < 500) return c.json({ detail: err.message || "Bad Request" }, err.status);
+    }
+    console.error(JSON.stringify({ level: "error", request_id: c.get("requestId"), path: c.req.path, error: String(err), stack: (err as Error)?.stack }));
+    return c.json({ detail: "Internal Server Error" }, 500);
+  });
+
+  return app;
+}

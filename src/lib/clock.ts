@@ -1,0 +1,20 @@
+// The one source of time, so tests (and Durable Object alarms under test) can move it.
+let offsetMs = 0;
+let fixedMs: number | null = null;
+
+export const clock = {
+  now(): number {
+    return fixedMs ?? Date.now() + offsetMs;
+  },
+  /** Test support: pin time to an instant (null returns to the real clock). */
+  set(ms: number | null): void {
+    fixedMs = ms;
+  },
+  /** Test support: move time forward. */
+  advance(ms: number): void {
+    if (fixedMs !== null) fixedMs += ms;
+    else offsetMs += ms;
+  },
+};
+
+export const isoNow = (): string => new Date(clock.now()).toISOString();

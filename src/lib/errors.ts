@@ -1,0 +1,105 @@
+// The contract's error shapes (contract 2): `detail` is a string, or for 422 a list of located items.
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { $ZodIssue } from "zod/v4/core";
+
+export type Loc = (string | number)[];
+export type ValidationItem = {
+  loc: Loc;
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly detail: string | ValidationItem[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === "string" ? detail : "Validation error");
+  }
+}
+
+export const notFound = (what: string) => new ApiError(404, `${what} not found`);
+export const conflict = (message: string) => new ApiError(409, message);
+export const unprocessable = (items: ValidationItem[]) => new ApiError(422, items);
+
+/** One located 422 item, for checks zod cannot express (uniqueness against storage, CSV rows, ...). */
+export function invalid(loc: Loc, msg: string, type = "value_error", input?: unknown, ctx?: Record<string, unknown>): ApiError {
+  const item: ValidationItem = { loc, msg, type };
+  if (input !== undefined) item.input = input;
+  if (ctx !== undefined) item.ctx = ctx;
+  return unprocessable([item]);
+}
+
+function valueAt(data: unknown, path: PropertyKey[]): unknown {
+  let cur: unknown = data;
+  for (const key of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}
+
+const typeNames: Record<string, string> = {
+  string: "string_type",
+  number: "number_type",
+  int: "int_type",
+  boolean: "bool_type",
+  object: "model_type",
+  array: "list_type",
+};
+
+function issueType(issue: $ZodIssue, input: unknown): { type: string; msg?: string; ctx?: Record<string, unknown> } {
+  switch (issue.code) {
+    case "invalid_type":
+      if (input === undefined) return { type: "missing", msg: "Field required" };
+      return { type: typeNames[issue.expected] ?? `${issue.expected}_type` };
+    case "too_small": {
+      const min = Number(issue.minimum);
+      if (issue.origin === "string") return { type: "string_too_short", ctx: { min_length: min } };
+      if (issue.origin === "array" || issue.origin === "set") return { type: "too_short", ctx: { min_length: min } };
+      return issue.inclusive === false
+        ? { type: "greater_than", ctx: { gt: min } }
+        : { type: "greater_than_equal", ctx: { ge: min } };
+    }
+    case "too_big": {
+      const max = Number(issue.maximum);
+      if (issue.origin === "string") return { type: "string_too_long", ctx: { max_length: max } };
+      if (issue.origin === "array" || issue.origin === "set") return { type: "too_long", ctx: { max_length: max } };
+      return issue.inclusive === false
+        ? { type: "less_than", ctx: { lt: max } }
+        : { type: "less_than_equal", ctx: { le: max } };
+    }
+    case "invalid_value":
+      return { type: issue.values.length === 1 ? "literal_error" : "enum", ctx: { expected: issue.values } };
+    case "invalid_union":
+      return { type: "discriminator" in issue && issue.discriminator ? "union_tag_invalid" : "union_error" };
+    case "invalid_format":
+      return { type: "string_pattern_mismatch", ctx: { format: issue.format } };
+    case "custom":
+      return { type: (issue.params?.type as string | undefined) ?? "value_error" };
+    default:
+      return { type: "value_error" };
+  }
+}
+
+/** zod issues -> contract 422 items; `prefix` is `body`, `path`, `query` or `header` (plus any parent path). */
+export function zodIssuesToItems(issues: readonly $ZodIssue[], prefix: Loc, data: unknown): ValidationItem[] {
+  return issues.map((issue) => {
+    let path = [...issue.path];
+    // A bad discriminator is reported on the discriminator field itself, e.g. ["body","config","provider"].
+    if (issue.code === "invalid_union" && "discriminator" in issue && issue.discriminator) path = [...path, issue.discriminator];
+    const input = valueAt(data, path);
+    const { type, msg, ctx } = issueType(issue, input);
+    const item: ValidationItem = {
+      loc: [...prefix, ...path.map((p) => (typeof p === "number" ? p : String(p)))],
+      msg: msg ?? issue.message,
+      type,
+    };
+    if (input !== undefined) item.input = input;
+    if (ctx) item.ctx = ctx;
+    return item;
+  });
+}

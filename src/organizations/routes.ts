@@ -1,0 +1,85 @@
+// Organization API keys (contract 3): create (shown once), list (never the key), revoke.
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import { apiKeys } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { notFound } from "../lib/errors";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { newApiKey } from "./api-keys";
+
+const ApiKey = z
+  .object({ id: z.number().int(), name: z.string(), key_last4: z.string(), created_at: z.string(), revoked_at: z.string().nullable() })
+  .openapi("ApiKey");
+const CreatedApiKey = z
+  .object({ id: z.number().int(), name: z.string(), key: z.string(), key_last4: z.string(), created_at: z.string() })
+  .openapi("CreatedApiKey");
+const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).openapi("CreateApiKey");
+
+const tags = ["organizations"];
+
+const create = createRoute({
+  method: "post",
+  path: "/organizations/api-keys",
+  tags,
+  summary: "Create an API key (the key is shown only in this response)",
+  request: { body: { content: { "application/json": { schema: CreateApiKey } }, required: true } },
+  responses: { 200: json(CreatedApiKey), ...errors(401, 422) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/organizations/api-keys",
+  tags,
+  summary: "List the organization's active API keys",
+  request: { query: pageQuery },
+  responses: { 200: json(pageOf(ApiKey)), ...errors(401, 422) },
+});
+
+const revoke = createRoute({
+  method: "delete",
+  path: "/organizations/api-keys/{key_id}",
+  tags,
+  summary: "Revoke an API key (effective immediately)",
+  request: { params: idParam("key_id") },
+  responses: { 200: json(ApiKey), ...errors(401, 404, 422) },
+});
+
+type Row = typeof apiKeys.$inferSelect;
+const view = (r: Row) => ({ id: r.id, name: r.name, key_last4: r.keyLast4, created_at: r.createdAt, revoked_at: r.revokedAt });
+
+export const apiKeysRouter = createRouter()
+  .openapi(create, async (c) => {
+    const { name } = c.req.valid("json");
+    const { key, hash, last4 } = await newApiKey();
+    const row = await getDb(c.env)
+      .insert(apiKeys)
+      .values({ orgId: c.get("orgId"), name, keyHash: hash, keyLast4: last4 })
+      .returning()
+      .get();
+    return c.json({ id: row.id, name: row.name, key, key_last4: row.keyLast4, created_at: row.createdAt }, 200);
+  })
+  .openapi(list, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const before = decodeCursor(cursor);
+    const rows = await getDb(c.env)
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt), before ? lt(apiKeys.id, before) : undefined))
+      .orderBy(desc(apiKeys.id))
+      .limit(limit + 1)
+      .all();
+    return c.json(toPage(rows, limit, view), 200);
+  })
+  .openapi(revoke, async (c) => {
+    const { key_id } = c.req.valid("param");
+    const row = await getDb(c.env)
+      .update(apiKeys)
+      .set({ revokedAt: new Date().toISOString() })
+      .where(and(eq(apiKeys.id, key_id), eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt)))
+      .returning()
+      .get();
+    if (!row) throw notFound("API key");
+    return c.json(view(row), 200);
+  });
