@@ -1,0 +1,40 @@
+// Phone number rules shared by phone-number records, CSV contacts and single calls.
+// Carriers take E.164 only (validated with libphonenumber-js); an ari PBX also takes extensions,
+// SIP URIs and dial strings.
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+
+export type NumberKind = "e164" | "extension" | "sip_uri" | "dial_string";
+export type NumberResult = { ok: true; value: string; kind: NumberKind } | { ok: false; message: string };
+
+const FORBIDDEN = /[\s,&]/;
+const EXTENSION = /^\d{2,15}$/;
+const SIP_URI = /^sips?:[^\s@:;]+@[A-Za-z0-9.-]+(:\d{1,5})?(;[^\s]*)?$/i;
+// Technology/resource, as Asterisk writes it: PJSIP/1001, PJSIP/+15551234567@trunk, Local/100@default.
+const DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/[^\s,&]+$/;
+
+/** E.164 with a leading +, checked against real numbering plans. */
+export function parseE164(raw: string): NumberResult {
+  if (FORBIDDEN.test(raw)) return { ok: false, message: "Phone number must not contain spaces, commas or ampersands" };
+  if (!raw.startsWith("+")) return { ok: false, message: "Phone number must be in E.164 format (+ and country code)" };
+  const parsed = parsePhoneNumberFromString(raw);
+  if (!parsed || !parsed.isValid() || parsed.number !== raw) {
+    return { ok: false, message: "Phone number is not a valid E.164 number" };
+  }
+  return { ok: true, value: parsed.number, kind: "e164" };
+}
+
+/**
+ * Normalizes a number for a provider family. `pbx` is true for ari configurations.
+ * The returned value is what uniqueness is judged on.
+ */
+export function normalizeNumber(raw: string, pbx: boolean): NumberResult {
+  const value = raw.trim();
+  if (value === "") return { ok: false, message: "Phone number is empty" };
+  if (!pbx) return parseE164(value);
+  if (FORBIDDEN.test(value)) return { ok: false, message: "Phone number must not contain spaces, commas or ampersands" };
+  if (value.startsWith("+")) return parseE164(value);
+  if (EXTENSION.test(value)) return { ok: true, value, kind: "extension" };
+  if (SIP_URI.test(value)) return { ok: true, value: value.replace(/^sips?:/i, (s) => s.toLowerCase()), kind: "sip_uri" };
+  if (DIAL_STRING.test(value)) return { ok: true, value, kind: "dial_string" };
+  return { ok: false, message: "Must be an E.164 number, an extension, a SIP URI or a dial string" };
+}

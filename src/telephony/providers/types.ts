@@ -1,0 +1,95 @@
+// The one interface every provider module implements. A provider folder
+// (src/telephony/providers/<name>/) exports one `Provider`; the registry lists them.
+// Configuration half: issue 3. Calling half (`calls`, `provision`): issue 7.
+import type { z } from "@hono/zod-openapi";
+
+export const PROVIDER_NAMES = ["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel"] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export type FieldMeta = {
+  name: string; // dotted path for nested fields, e.g. "external_pbx.agent_api.password"
+  type: "string" | "boolean" | "integer" | "object" | "array";
+  required: boolean;
+  sensitive: boolean;
+  description: string;
+};
+
+export type ChecklistStep = {
+  key: "credentials" | "caller_id" | "application" | "webhook_signing" | string;
+  title: string;
+  description: string;
+  complete: boolean;
+  blocks_outbound: boolean;
+};
+
+/** What a provider sees of a stored configuration: non-secret fields, decrypted secrets, provider state, numbers. */
+export type ConfigContext = {
+  id: number;
+  orgId: number;
+  config: Record<string, unknown>; // full config with secrets decrypted (only inside provider calls)
+  state: Record<string, unknown>; // provider-managed state, e.g. provisioned application ids, last error
+  activeNumbers: string[];
+};
+
+/** Carrier base URLs come from configuration; the real hosts are the defaults. */
+export type ProviderEnv = { baseUrls: Partial<Record<ProviderName, string>>; publicBaseUrl: string };
+
+export type OriginateRequest = {
+  runId: number;
+  to: string;
+  from: string | null;
+  answerUrl: string; // carries the per-run token
+  statusUrl: string; // carries the per-run token
+  timeoutSeconds?: number;
+};
+
+export type OriginateResult = { ok: true; providerCallId: string } | { ok: false; message: string; status?: number };
+
+/** Normalized call statuses of contract 7. */
+export type CallStatus =
+  | "queued" | "initiated" | "ringing" | "in_progress"
+  | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
+
+export type StatusUpdate = {
+  providerCallId?: string;
+  status: CallStatus;
+  answeredBy?: string | null;
+  durationSeconds?: number | null;
+  error?: string | null;
+  at?: string;
+};
+
+export interface ProviderCalls {
+  originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
+  hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
+  /** The answer document (TwiML, Plivo XML, NCCO, ...) that speaks `text` and hangs up. */
+  answerDocument(text: string): { body: string; contentType: string };
+  /** Verifies the carrier's own signature where it signs; returns false to refuse. */
+  verifyCallback(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;
+  /** Maps a callback into normalized status updates (may be none, e.g. for an answer request). */
+  parseStatus(request: Request, rawBody: string): Promise<StatusUpdate[]>;
+}
+
+export interface Provider {
+  name: ProviderName;
+  displayName: string;
+  connectivity: "api" | "sip";
+  /** True for a PBX (ari): numbers may be extensions, SIP URIs or dial strings. */
+  pbx: boolean;
+  /** zod schema of the `config` variant on create (with `provider` literal and defaults). */
+  createSchema: z.ZodObject;
+  /** zod schema of the `config` variant on update (every field optional; no defaults applied). */
+  updateSchema: z.ZodObject;
+  /** Dotted paths of the sensitive fields (masked on read, encrypted at rest). */
+  sensitive: readonly string[];
+  fields: readonly FieldMeta[];
+  docsUrl: string;
+  supportsTrunks: boolean;
+  /** Readiness steps derived from the stored configuration. */
+  steps(ctx: ConfigContext): ChecklistStep[];
+  /** cloudonix only: carrier-supplied SIP connection details. */
+  sipConnectivity?(ctx: ConfigContext): unknown;
+  /** Creates the carrier application when its id is omitted; returns state to merge (issue 7). */
+  provision?(ctx: ConfigContext, env: ProviderEnv): Promise<{ state: Record<string, unknown>; config?: Record<string, unknown> }>;
+  calls?: ProviderCalls;
+}
