@@ -112,6 +112,8 @@ export const workflowTriggers = sqliteTable(
     orgId: integer("org_id").notNull().references(() => organizations.id),
     triggerPath: text("trigger_path").notNull(),
     workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    // When this agent claimed the path: the first claimer owns a path that two agents' definitions share.
+    claimedAt: text("claimed_at").notNull().default(""),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.triggerPath, t.workflowId] }), index("workflow_triggers_wf_idx").on(t.workflowId)],
 );

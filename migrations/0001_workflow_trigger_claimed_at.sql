@@ -1,0 +1,1 @@
+ALTER TABLE `workflow_triggers` ADD `claimed_at` text DEFAULT '' NOT NULL;
