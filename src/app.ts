@@ -3,8 +3,10 @@ import { createApp } from "./lib/app";
 import { mountOpenApi } from "./lib/openapi";
 import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
+import { workflowsRouter } from "./workflows/routes";
 
 export const app = createApp();
 app.route("/api/v1", healthRouter);
 app.route("/api/v1", apiKeysRouter);
+app.route("/api/v1", workflowsRouter);
 mountOpenApi(app);

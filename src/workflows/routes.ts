@@ -1,0 +1,226 @@
+// Agents (workflows), contract 8: create, list, fetch, update (versioned), archive/restore, validate, versions.
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { notFound } from "../lib/errors";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { CreateWorkflow, ListQuery, UpdateStatus, UpdateWorkflow, ValidationResult, Workflow, WorkflowVersion } from "./schemas";
+import {
+  countRuns,
+  createWorkflow,
+  getVersion,
+  getWorkflow,
+  listVersions,
+  listWorkflows,
+  setWorkflowStatus,
+  takenTriggerPaths,
+  updateWorkflow,
+  type StoredVersion,
+  type StoredWorkflow,
+} from "./store";
+import { validateDefinition, type ValidationResult as Result } from "./validate";
+
+const tags = ["workflows"];
+const WorkflowId = idParam("workflow_id");
+const VersionParams = z.object({ ...idParam("workflow_id").shape, ...idParam("version_number").shape });
+const body = <T extends z.ZodTypeAny>(schema: T) => ({ content: { "application/json": { schema } }, required: true });
+
+const create = createRoute({
+  method: "post",
+  path: "/workflow/create",
+  tags,
+  summary: "Create an agent (its definition becomes version 1)",
+  description: "Only the definition's shape is checked here; structural problems are saved and reported by validate. A definition without nodes is refused.",
+  request: { body: body(CreateWorkflow) },
+  responses: { 200: json(Workflow), ...errors(401, 422) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/workflow/fetch",
+  tags,
+  summary: "List the organization's agents, newest first",
+  request: { query: pageQuery.extend(ListQuery.shape) },
+  responses: { 200: json(pageOf(Workflow)), ...errors(401, 422) },
+});
+
+const fetchOne = createRoute({
+  method: "get",
+  path: "/workflow/fetch/{workflow_id}",
+  tags,
+  summary: "Get an agent with its current definition and run count",
+  request: { params: WorkflowId },
+  responses: { 200: json(Workflow), ...errors(401, 404, 422) },
+});
+
+const update = createRoute({
+  method: "put",
+  path: "/workflow/{workflow_id}",
+  tags,
+  summary: "Update an agent; a changed definition becomes a new version",
+  description: "Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept.",
+  request: { params: WorkflowId, body: body(UpdateWorkflow) },
+  responses: { 200: json(Workflow), ...errors(401, 404, 409, 422) },
+});
+
+const setStatus = createRoute({
+  method: "put",
+  path: "/workflow/{workflow_id}/status",
+  tags,
+  summary: "Archive or restore an agent",
+  description: "An archived agent keeps its definition and history but takes no calls and no new campaigns (409).",
+  request: { params: WorkflowId, body: body(UpdateStatus) },
+  responses: { 200: json(Workflow), ...errors(401, 404, 422) },
+});
+
+const validate = createRoute({
+  method: "post",
+  path: "/workflow/{workflow_id}/validate",
+  tags,
+  summary: "Check the current definition for structural problems",
+  description: "Always 200 for an existing agent: is_valid false with every problem found. Places no call.",
+  request: { params: WorkflowId },
+  responses: { 200: json(ValidationResult), ...errors(401, 404, 422) },
+});
+
+const versions = createRoute({
+  method: "get",
+  path: "/workflow/{workflow_id}/versions",
+  tags,
+  summary: "List an agent's definition versions, newest first",
+  request: { params: WorkflowId, query: pageQuery },
+  responses: { 200: json(pageOf(WorkflowVersion)), ...errors(401, 404, 422) },
+});
+
+const version = createRoute({
+  method: "get",
+  path: "/workflow/{workflow_id}/versions/{version_number}",
+  tags,
+  summary: "Get one definition version of an agent",
+  request: { params: VersionParams },
+  responses: { 200: json(WorkflowVersion), ...errors(401, 404, 422) },
+});
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function view(w: StoredWorkflow, totalRuns: number) {
+  const codes = isObject(w.callDispositionCodes) ? w.callDispositionCodes : {};
+  return {
+    id: w.id,
+    name: w.name,
+    status: w.status,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+    // A stored definition that isn't an object (only possible by writing D1 directly) is shown as empty.
+    workflow_definition: isObject(w.definition) ? w.definition : {},
+    current_definition_id: w.currentDefinitionId,
+    template_context_variables: w.templateContextVariables,
+    call_disposition_codes: { ...codes, disposition_codes: Array.isArray(codes.disposition_codes) ? codes.disposition_codes : [] },
+    total_runs: totalRuns,
+    workflow_configurations: w.workflowConfigurations,
+    version_number: w.versionNumber,
+    version_status: "published",
+    workflow_uuid: w.uuid,
+  };
+}
+
+const versionView = (v: StoredVersion, current: StoredWorkflow) => ({
+  id: v.id,
+  workflow_id: v.workflowId,
+  version_number: v.versionNumber,
+  version_status: v.id === current.currentDefinitionId ? "published" : "superseded",
+  workflow_definition: isObject(v.definition) ? v.definition : {},
+  created_at: v.createdAt,
+});
+
+async function withRuns(db: ReturnType<typeof getDb>, orgId: number, w: StoredWorkflow) {
+  const runs = await countRuns(db, orgId, [w.id]);
+  return view(w, runs.get(w.id) ?? 0);
+}
+
+/** The validator is total, but validate must answer 200 whatever happens inside it. */
+function safeValidate(definition: unknown, taken: ReadonlySet<string>): Result {
+  try {
+    return validateDefinition(definition, { takenTriggerPaths: taken });
+  } catch {
+    return { is_valid: false, errors: [{ kind: "workflow", id: null, field: null, message: "The definition could not be checked" }] };
+  }
+}
+
+export const workflowsRouter = createRouter()
+  .openapi(create, async (c) => {
+    const input = c.req.valid("json");
+    const db = getDb(c.env);
+    const row = await createWorkflow(db, c.get("orgId"), {
+      name: input.name,
+      definition: input.workflow_definition,
+      templateContextVariables: input.template_context_variables,
+      callDispositionCodes: input.call_disposition_codes,
+      workflowConfigurations: input.workflow_configurations,
+    });
+    return c.json(view(row, 0), 200);
+  })
+  .openapi(list, async (c) => {
+    const { limit, cursor, status } = c.req.valid("query");
+    const orgId = c.get("orgId");
+    const db = getDb(c.env);
+    const rows = await listWorkflows(db, orgId, { limit: limit + 1, before: decodeCursor(cursor), status });
+    const runs = await countRuns(db, orgId, rows.slice(0, limit).map((r) => r.id));
+    return c.json(toPage(rows, limit, (r) => view(r, runs.get(r.id) ?? 0)), 200);
+  })
+  .openapi(fetchOne, async (c) => {
+    const { workflow_id } = c.req.valid("param");
+    const db = getDb(c.env);
+    const row = await getWorkflow(db, c.get("orgId"), workflow_id);
+    if (!row) throw notFound("Workflow");
+    return c.json(await withRuns(db, c.get("orgId"), row), 200);
+  })
+  .openapi(update, async (c) => {
+    const { workflow_id } = c.req.valid("param");
+    const input = c.req.valid("json");
+    const db = getDb(c.env);
+    const row = await updateWorkflow(db, c.get("orgId"), workflow_id, {
+      name: input.name,
+      definition: input.workflow_definition,
+      templateContextVariables: input.template_context_variables,
+      callDispositionCodes: input.call_disposition_codes,
+      workflowConfigurations: input.workflow_configurations,
+    });
+    return c.json(await withRuns(db, c.get("orgId"), row), 200);
+  })
+  .openapi(setStatus, async (c) => {
+    const { workflow_id } = c.req.valid("param");
+    const { status } = c.req.valid("json");
+    const db = getDb(c.env);
+    const row = await setWorkflowStatus(db, c.get("orgId"), workflow_id, status);
+    return c.json(await withRuns(db, c.get("orgId"), row), 200);
+  })
+  .openapi(validate, async (c) => {
+    const { workflow_id } = c.req.valid("param");
+    const orgId = c.get("orgId");
+    const db = getDb(c.env);
+    const row = await getWorkflow(db, orgId, workflow_id);
+    if (!row) throw notFound("Workflow");
+    const taken = await takenTriggerPaths(db, orgId, row.id, row.definition);
+    return c.json(safeValidate(row.definition, taken), 200);
+  })
+  .openapi(versions, async (c) => {
+    const { workflow_id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    const db = getDb(c.env);
+    const current = await getWorkflow(db, c.get("orgId"), workflow_id);
+    if (!current) throw notFound("Workflow");
+    const rows = await listVersions(db, current.id, { limit: limit + 1, before: decodeCursor(cursor) });
+    return c.json(toPage(rows, limit, (v) => versionView(v, current)), 200);
+  })
+  .openapi(version, async (c) => {
+    const { workflow_id, version_number } = c.req.valid("param");
+    const db = getDb(c.env);
+    const current = await getWorkflow(db, c.get("orgId"), workflow_id);
+    if (!current) throw notFound("Workflow");
+    const row = await getVersion(db, current.id, version_number);
+    if (!row) throw notFound("Workflow version");
+    return c.json(versionView(row, current), 200);
+  });

@@ -1,0 +1,146 @@
+// Request and response shapes of the agent (workflow) operations. Only the definition's shape is checked here
+// (a 422 with loc); its structure (start, ends, edges, required fields) is the validate operation's job, so drafts save.
+import { z } from "@hono/zod-openapi";
+import { NODE_TYPES } from "./validate";
+
+export const MAX_NODES = 500;
+export const MAX_EDGES = 2000;
+/** Serialized size limits, well inside a D1 row. */
+export const MAX_DEFINITION_BYTES = 512 * 1024;
+export const MAX_OBJECT_BYTES = 64 * 1024;
+
+const byteLength = (v: unknown) => new TextEncoder().encode(JSON.stringify(v) ?? "").length;
+
+/** A JSON object field that must stay small enough to store. */
+const smallObject = (description: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
+    .openapi({ description });
+
+// Unknown keys are kept inside the definition: the editor stores its own (positions, display names) there.
+export const NodeData = z
+  .looseObject({
+    prompt: z.string().nullable().optional().openapi({ description: "startCall, agentNode, endCall: what the agent does at this step" }),
+    greeting: z.string().nullable().optional().openapi({ description: "startCall: the first words of the call" }),
+    url: z.string().nullable().optional().openapi({ description: "webhook: the address called" }),
+    trigger_path: z.string().nullable().optional().openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
+  })
+  .openapi("WorkflowNodeData");
+
+export const WorkflowNode = z
+  .looseObject({
+    id: z.string().min(1),
+    type: z.enum(NODE_TYPES),
+    data: NodeData.optional(),
+  })
+  .openapi("WorkflowNode");
+
+export const WorkflowEdge = z
+  .looseObject({
+    id: z.string().min(1),
+    source: z.string().min(1),
+    target: z.string().min(1),
+    data: z
+      .looseObject({
+        label: z.string().nullable().optional().openapi({ description: "Name of the transition; distinct among a node's outgoing edges" }),
+        condition: z.string().nullable().optional().openapi({ description: "When the agent takes this transition" }),
+      })
+      .nullable()
+      .optional(),
+  })
+  .openapi("WorkflowEdge");
+
+const definition = (minNodes: number) =>
+  z
+    .looseObject({
+      nodes: z.array(WorkflowNode).min(minNodes).max(MAX_NODES),
+      edges: z.array(WorkflowEdge).max(MAX_EDGES).default([]),
+    })
+    .refine((v) => byteLength(v) <= MAX_DEFINITION_BYTES, { message: `The definition must be at most ${MAX_DEFINITION_BYTES} bytes as JSON` });
+
+/** On create a definition needs at least one node; on update an emptied draft may still be saved. */
+export const CreateDefinition = definition(1).openapi("WorkflowDefinition");
+export const UpdateDefinition = definition(0).openapi("WorkflowDefinitionUpdate");
+
+const Name = z.string().trim().min(1).max(255);
+
+export const DispositionCodes = z
+  .looseObject({ disposition_codes: z.array(z.string().trim().min(1).max(255)).max(500).default([]) })
+  .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
+  .openapi("CallDispositionCodes");
+
+export const CreateWorkflow = z
+  .object({
+    name: Name,
+    workflow_definition: CreateDefinition,
+    template_context_variables: smallObject("Default values of template variables").optional(),
+    call_disposition_codes: DispositionCodes.optional(),
+    workflow_configurations: smallObject("Agent settings (voice, model, ...)").optional(),
+  })
+  .openapi("CreateWorkflow");
+
+export const UpdateWorkflow = z
+  .object({
+    name: Name.optional(),
+    workflow_definition: UpdateDefinition.optional(),
+    template_context_variables: smallObject("Default values of template variables").optional(),
+    call_disposition_codes: DispositionCodes.optional(),
+    workflow_configurations: smallObject("Agent settings (voice, model, ...)").optional(),
+  })
+  .openapi("UpdateWorkflow");
+
+export const WORKFLOW_STATUSES = ["active", "archived"] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+export const UpdateStatus = z.object({ status: z.enum(WORKFLOW_STATUSES) }).openapi("UpdateWorkflowStatus");
+
+const Json = z.record(z.string(), z.unknown());
+
+export const Workflow = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    status: z.string().openapi({ example: "active" }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    workflow_definition: Json.openapi({ description: "The current version's nodes and edges" }),
+    current_definition_id: z.number().int().nullable(),
+    template_context_variables: Json,
+    call_disposition_codes: z.looseObject({ disposition_codes: z.array(z.unknown()) }),
+    total_runs: z.number().int(),
+    workflow_configurations: Json,
+    version_number: z.number().int(),
+    version_status: z.string().openapi({ example: "published" }),
+    workflow_uuid: z.string().openapi({ description: "The stable Agent UUID" }),
+  })
+  .openapi("Workflow");
+
+export const WorkflowVersion = z
+  .object({
+    id: z.number().int().openapi({ description: "The definition id" }),
+    workflow_id: z.number().int(),
+    version_number: z.number().int(),
+    version_status: z.string().openapi({ description: "`published` for the current version, `superseded` for earlier ones" }),
+    workflow_definition: Json,
+    created_at: z.string(),
+  })
+  .openapi("WorkflowVersion");
+
+export const ValidationResult = z
+  .object({
+    is_valid: z.boolean(),
+    errors: z.array(
+      z.object({
+        kind: z.enum(["node", "edge", "workflow"]),
+        id: z.string().nullable(),
+        field: z.string().nullable(),
+        message: z.string(),
+      }),
+    ),
+  })
+  .openapi("WorkflowValidationResult");
+
+export const ListQuery = z.object({
+  status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only agents in this status" }),
+});

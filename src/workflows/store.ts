@@ -1,0 +1,314 @@
+// Data access for agents: D1 rows of workflows, their definition versions and API Trigger paths. Every read is
+// scoped by organization. The lookups at the bottom are the entry points campaigns and calls use.
+import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import { workflowDefinitions, workflowRuns, workflowTriggers, workflows } from "../db/schema";
+import { isoNow } from "../lib/clock";
+import { isUniqueViolation, type Db } from "../lib/db";
+import { conflict, notFound } from "../lib/errors";
+import type { WorkflowStatus } from "./schemas";
+import { triggerPathsOf } from "./validate";
+
+export type WorkflowRow = typeof workflows.$inferSelect;
+/** An agent with its current definition, parsed but not trusted (it may be anything a row holds). */
+export type StoredWorkflow = WorkflowRow & { definition: unknown };
+
+type Json = Record<string, unknown>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Stored definition text, parsed without trusting it: unreadable text becomes null instead of an exception. */
+export function parseStoredDefinition(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** JSON with object keys sorted, so two definitions compare equal whatever order their keys came in. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+// The definition column is read as raw text (not through drizzle's JSON decoder) so a corrupt row can't throw.
+const definitionText = sql<string | null>`${workflowDefinitions.definition}`;
+
+function withDefinition(db: Db) {
+  return db
+    .select({ w: workflows, definitionText })
+    .from(workflows)
+    .leftJoin(workflowDefinitions, and(eq(workflowDefinitions.id, workflows.currentDefinitionId), eq(workflowDefinitions.workflowId, workflows.id)));
+}
+
+const toStored = (r: { w: WorkflowRow; definitionText: string | null }): StoredWorkflow => ({
+  ...r.w,
+  definition: parseStoredDefinition(r.definitionText),
+});
+
+export async function getWorkflow(db: Db, orgId: number, id: number): Promise<StoredWorkflow | null> {
+  const row = await withDefinition(db)
+    .where(and(eq(workflows.id, id), eq(workflows.orgId, orgId)))
+    .get();
+  return row ? toStored(row) : null;
+}
+
+export async function listWorkflows(
+  db: Db,
+  orgId: number,
+  opts: { limit: number; before: number | null; status?: WorkflowStatus },
+): Promise<StoredWorkflow[]> {
+  const rows = await withDefinition(db)
+    .where(
+      and(
+        eq(workflows.orgId, orgId),
+        opts.before ? lt(workflows.id, opts.before) : undefined,
+        opts.status ? eq(workflows.status, opts.status) : undefined,
+      ),
+    )
+    .orderBy(desc(workflows.id))
+    .limit(opts.limit)
+    .all();
+  return rows.map(toStored);
+}
+
+/** Runs per agent, counted from the call records. Ids travel as one JSON parameter (D1 binds at most 100). */
+export async function countRuns(db: Db, orgId: number, workflowIds: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (workflowIds.length === 0) return out;
+  const rows = await db
+    .select({ workflowId: workflowRuns.workflowId, n: sql<number>`count(*)` })
+    .from(workflowRuns)
+    .where(
+      and(
+        eq(workflowRuns.orgId, orgId),
+        sql`${workflowRuns.workflowId} IN (SELECT value FROM json_each(${JSON.stringify(workflowIds)}))`,
+      ),
+    )
+    .groupBy(workflowRuns.workflowId)
+    .all();
+  for (const r of rows) out.set(r.workflowId, Number(r.n));
+  return out;
+}
+
+/** Which agent owns each path: the one that claimed it first (ties broken by the lower agent id). */
+export async function triggerPathOwners(db: Db, orgId: number, paths: string[]): Promise<Map<string, number>> {
+  const owners = new Map<string, number>();
+  if (paths.length === 0) return owners;
+  const rows = await db
+    .select({ path: workflowTriggers.triggerPath, workflowId: workflowTriggers.workflowId })
+    .from(workflowTriggers)
+    .where(
+      and(
+        eq(workflowTriggers.orgId, orgId),
+        sql`${workflowTriggers.triggerPath} IN (SELECT value FROM json_each(${JSON.stringify(paths)}))`,
+      ),
+    )
+    .orderBy(workflowTriggers.claimedAt, workflowTriggers.workflowId)
+    .all();
+  for (const r of rows) if (!owners.has(r.path)) owners.set(r.path, r.workflowId);
+  return owners;
+}
+
+/** The paths of `definition` that another agent of the organization already owns. */
+export async function takenTriggerPaths(db: Db, orgId: number, workflowId: number, definition: unknown): Promise<Set<string>> {
+  const owners = await triggerPathOwners(db, orgId, triggerPathsOf(definition));
+  return new Set([...owners].filter(([, owner]) => owner !== workflowId).map(([path]) => path));
+}
+
+/** Statements that make the agent's trigger rows match `paths`, keeping the claim time of paths it already had. */
+function syncTriggers(db: Db, orgId: number, workflowId: number | SQL, paths: string[], now: string) {
+  const list = JSON.stringify(paths);
+  return [
+    db.delete(workflowTriggers).where(
+      and(
+        eq(workflowTriggers.workflowId, workflowId),
+        sql`${workflowTriggers.triggerPath} NOT IN (SELECT value FROM json_each(${list}))`,
+      ),
+    ),
+    db.run(sql`INSERT OR IGNORE INTO workflow_triggers (org_id, trigger_path, workflow_id, claimed_at)
+      SELECT ${orgId}, value, ${workflowId}, ${now} FROM json_each(${list})`),
+  ];
+}
+
+type Batch = [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+
+export type NewWorkflow = {
+  name: string;
+  definition: Json;
+  templateContextVariables?: Json;
+  callDispositionCodes?: Json;
+  workflowConfigurations?: Json;
+};
+
+/** Creates the agent, its version 1 and its trigger rows in one transaction. */
+export async function createWorkflow(db: Db, orgId: number, input: NewWorkflow): Promise<StoredWorkflow> {
+  const uuid = crypto.randomUUID();
+  const now = isoNow();
+  // The new row's id isn't known inside the batch, so later statements find it by its UUID.
+  const workflowId = sql`(SELECT id FROM workflows WHERE uuid = ${uuid})`;
+  await db.batch([
+    db.insert(workflows).values({
+      orgId,
+      uuid,
+      name: input.name,
+      status: "active",
+      versionNumber: 1,
+      templateContextVariables: input.templateContextVariables ?? {},
+      callDispositionCodes: input.callDispositionCodes ?? { disposition_codes: [] },
+      workflowConfigurations: input.workflowConfigurations ?? {},
+      createdAt: now,
+      updatedAt: now,
+    }),
+    db.insert(workflowDefinitions).values({ workflowId, versionNumber: 1, definition: input.definition, createdAt: now }),
+    db
+      .update(workflows)
+      .set({ currentDefinitionId: sql`(SELECT id FROM ${workflowDefinitions} WHERE workflow_id = ${workflowId} AND version_number = 1)` })
+      .where(eq(workflows.uuid, uuid)),
+    ...syncTriggers(db, orgId, workflowId, triggerPathsOf(input.definition), now),
+  ] as Batch);
+  const row = await withDefinition(db).where(eq(workflows.uuid, uuid)).get();
+  return toStored(row!);
+}
+
+export type WorkflowPatch = Partial<NewWorkflow>;
+
+/**
+ * Applies a partial update. A definition that differs from the current one becomes a new version (number + 1, new
+ * current_definition_id); earlier versions stay. Two updates racing for the same version number: one gets a 409.
+ */
+export async function updateWorkflow(db: Db, orgId: number, id: number, patch: WorkflowPatch): Promise<StoredWorkflow> {
+  const current = await getWorkflow(db, orgId, id);
+  if (!current) throw notFound("Workflow");
+  const now = isoNow();
+  const fields: SQLiteUpdateSetSource<typeof workflows> = { updatedAt: now };
+  if (patch.name !== undefined) fields.name = patch.name;
+  if (patch.templateContextVariables !== undefined) fields.templateContextVariables = patch.templateContextVariables;
+  if (patch.callDispositionCodes !== undefined) fields.callDispositionCodes = patch.callDispositionCodes;
+  if (patch.workflowConfigurations !== undefined) fields.workflowConfigurations = patch.workflowConfigurations;
+
+  const changed = patch.definition !== undefined && canonicalJson(patch.definition) !== canonicalJson(current.definition);
+  const scope = and(eq(workflows.id, id), eq(workflows.orgId, orgId));
+  if (!changed) {
+    await db.update(workflows).set(fields).where(scope);
+  } else {
+    const next = current.versionNumber + 1;
+    fields.versionNumber = next;
+    fields.currentDefinitionId = sql`(SELECT id FROM ${workflowDefinitions} WHERE workflow_id = ${id} AND version_number = ${next})`;
+    try {
+      await db.batch([
+        db.insert(workflowDefinitions).values({ workflowId: id, versionNumber: next, definition: patch.definition!, createdAt: now }),
+        db.update(workflows).set(fields).where(scope),
+        ...syncTriggers(db, orgId, id, triggerPathsOf(patch.definition), now),
+      ] as Batch);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict("The workflow was changed by another request; fetch it and try again");
+      throw err;
+    }
+  }
+  return (await getWorkflow(db, orgId, id))!;
+}
+
+export async function setWorkflowStatus(db: Db, orgId: number, id: number, status: WorkflowStatus): Promise<StoredWorkflow> {
+  const row = await db
+    .update(workflows)
+    .set({ status, updatedAt: isoNow() })
+    .where(and(eq(workflows.id, id), eq(workflows.orgId, orgId)))
+    .returning({ id: workflows.id })
+    .get();
+  if (!row) throw notFound("Workflow");
+  return (await getWorkflow(db, orgId, id))!;
+}
+
+export type StoredVersion = {
+  id: number;
+  workflowId: number;
+  versionNumber: number;
+  definition: unknown;
+  createdAt: string;
+};
+
+const versionColumns = {
+  id: workflowDefinitions.id,
+  workflowId: workflowDefinitions.workflowId,
+  versionNumber: workflowDefinitions.versionNumber,
+  definitionText,
+  createdAt: workflowDefinitions.createdAt,
+};
+const toVersion = ({ definitionText: text, ...r }: { definitionText: string | null } & Omit<StoredVersion, "definition">): StoredVersion => ({
+  ...r,
+  definition: parseStoredDefinition(text),
+});
+
+/** Versions of an agent the caller has already checked belongs to the organization; newest first. */
+export async function listVersions(db: Db, workflowId: number, opts: { limit: number; before: number | null }): Promise<StoredVersion[]> {
+  const rows = await db
+    .select(versionColumns)
+    .from(workflowDefinitions)
+    .where(and(eq(workflowDefinitions.workflowId, workflowId), opts.before ? lt(workflowDefinitions.id, opts.before) : undefined))
+    .orderBy(desc(workflowDefinitions.id))
+    .limit(opts.limit)
+    .all();
+  return rows.map(toVersion);
+}
+
+export async function getVersion(db: Db, workflowId: number, versionNumber: number): Promise<StoredVersion | null> {
+  const row = await db
+    .select(versionColumns)
+    .from(workflowDefinitions)
+    .where(and(eq(workflowDefinitions.workflowId, workflowId), eq(workflowDefinitions.versionNumber, versionNumber)))
+    .get();
+  return row ? toVersion(row) : null;
+}
+
+// ---- Lookups for campaigns and calls ----
+
+/** The agent with this Agent UUID in the organization, whatever its status; null when there is none. */
+export async function findWorkflowByUuid(db: Db, orgId: number, uuid: string): Promise<StoredWorkflow | null> {
+  if (!UUID.test(uuid)) return null;
+  const row = await withDefinition(db)
+    .where(and(eq(workflows.uuid, uuid.toLowerCase()), eq(workflows.orgId, orgId)))
+    .get();
+  return row ? toStored(row) : null;
+}
+
+/** The agent owning this API Trigger path in the organization (the first to claim it), whatever its status. */
+export async function findWorkflowByTriggerPath(db: Db, orgId: number, path: string): Promise<StoredWorkflow | null> {
+  const owner = (await triggerPathOwners(db, orgId, [path])).get(path);
+  return owner === undefined ? null : getWorkflow(db, orgId, owner);
+}
+
+/** An agent that may take calls and campaigns: `definitionId` is the version a run should record. */
+export type UsableWorkflow = StoredWorkflow & { definitionId: number | null };
+
+function usable(row: StoredWorkflow | null): UsableWorkflow {
+  if (!row) throw notFound("Workflow");
+  if (row.status === "archived") throw conflict("Workflow is archived");
+  return { ...row, definitionId: row.currentDefinitionId };
+}
+
+/** 404 `Workflow not found` (missing or another organization's), 409 `Workflow is archived`; else the agent. */
+export async function loadUsableWorkflow(db: Db, orgId: number, workflowId: number): Promise<UsableWorkflow> {
+  return usable(await getWorkflow(db, orgId, workflowId));
+}
+
+/**
+ * Same checks for the public call endpoints: `value` is an Agent UUID, or with `allowTriggerPath` also the trigger
+ * path of an API Trigger node (`POST /public/agent/{uuid}` takes both; `/public/agent/workflow/{uuid}` only UUIDs).
+ */
+export async function loadUsableWorkflowByUuid(
+  db: Db,
+  orgId: number,
+  value: string,
+  opts: { allowTriggerPath?: boolean } = {},
+): Promise<UsableWorkflow> {
+  let row = await findWorkflowByUuid(db, orgId, value);
+  if (!row && opts.allowTriggerPath) row = await findWorkflowByTriggerPath(db, orgId, value);
+  return usable(row);
+}
