@@ -1,0 +1,177 @@
+// The campaign response object (interface 2.3): the D1 summary row (identity, names, links) overlaid with the
+// campaign object's snapshot (state, counts, settings, times, newest logs), which is the source of truth.
+import { z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { campaigns, telephonyConfigs, workflows } from "../db/schema";
+import { getDb } from "../lib/db";
+import { notFound } from "../lib/errors";
+import type { CampaignMeta, CampaignState, ContactInput } from "./object-api";
+import { CircuitBreaker, DEFAULT_SETTINGS, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+
+export const CAMPAIGN_STATES = ["draft", "running", "paused", "completed", "cancelled", "failed"] as const satisfies readonly CampaignState[];
+
+export const CampaignLog = z
+  .object({
+    ts: z.string(),
+    level: z.enum(["info", "warning", "error"]),
+    event: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  })
+  .openapi("CampaignLog");
+export type CampaignLog = z.infer<typeof CampaignLog>;
+
+export const Campaign = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    workflow_id: z.number().int(),
+    workflow_name: z.string(),
+    state: z.enum(CAMPAIGN_STATES),
+    source_type: z.string(),
+    source_id: z.string().openapi({ description: "The uploaded file's key (given as `source_url` on create)" }),
+    total_rows: z.number().int(),
+    processed_rows: z.number().int(),
+    failed_rows: z.number().int(),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+    retry_config: RetryConfig,
+    max_concurrency: z.number().int(),
+    rate_limit: z.number().int().openapi({ description: "Calls started per second at most" }),
+    schedule_config: ScheduleConfig.nullable(),
+    circuit_breaker: CircuitBreaker,
+    executed_count: z.number().int(),
+    total_queued_count: z.number().int(),
+    parent_campaign_id: z.number().int().nullable(),
+    redialed_campaign_id: z.number().int().nullable(),
+    telephony_configuration_id: z.number().int().nullable(),
+    telephony_configuration_name: z.string().nullable(),
+    logs: z.array(CampaignLog).openapi({ description: "The newest 100 log entries, newest first; `GET /campaign/{id}/logs` pages them all" }),
+  })
+  .openapi("Campaign");
+export type Campaign = z.infer<typeof Campaign>;
+
+/** What the campaign object reports of itself (issue 6's `snapshot()`); only the fields the view needs. */
+export type ObjectSnapshot = {
+  state: CampaignState;
+  settings: CampaignSettings;
+  started_at: string | null;
+  completed_at: string | null;
+  counts: { total: number; processed: number; failed: number; executed: number; queued: number };
+  logs: CampaignLog[];
+};
+
+/** The campaign object's RPCs this module and campaign create use (implemented in campaign-object.ts, issue 6). */
+export interface CampaignObjectRpc {
+  initialize(meta: CampaignMeta): Promise<unknown>;
+  importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }>;
+  finishImport(): Promise<{ total: number }>;
+  discard(): Promise<unknown>;
+  snapshot(): Promise<ObjectSnapshot>;
+  updateSettings(patch: Partial<CampaignSettings>): Promise<unknown>;
+}
+
+/** The campaign's object, addressed by its id as agreed with the engine. */
+export function campaignStub(env: Env, campaignId: number): CampaignObjectRpc {
+  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignObjectRpc;
+}
+
+type SummaryRow = typeof campaigns.$inferSelect & { workflowName: string; telephonyConfigurationName: string | null };
+
+/** Settings as mirrored in D1, completed with defaults so an older or partial row still renders. */
+export function settingsOf(stored: Record<string, unknown> | null | undefined): CampaignSettings {
+  const s = (stored ?? {}) as Partial<CampaignSettings>;
+  return {
+    retry_config: { ...DEFAULT_SETTINGS.retry_config, ...(s.retry_config ?? {}) },
+    max_concurrency: s.max_concurrency ?? DEFAULT_SETTINGS.max_concurrency,
+    rate_limit: s.rate_limit ?? DEFAULT_SETTINGS.rate_limit,
+    schedule_config: s.schedule_config ?? null,
+    circuit_breaker: { ...DEFAULT_SETTINGS.circuit_breaker, ...(s.circuit_breaker ?? {}) },
+  };
+}
+
+/** The response object from the D1 summary alone (used by listings, and when the object cannot answer). */
+export function summaryView(r: SummaryRow): Campaign {
+  const settings = settingsOf(r.settings);
+  return {
+    id: r.id,
+    name: r.name,
+    workflow_id: r.workflowId,
+    workflow_name: r.workflowName,
+    state: r.state as CampaignState,
+    source_type: r.sourceType,
+    source_id: r.sourceId,
+    total_rows: r.totalRows,
+    processed_rows: r.processedRows,
+    failed_rows: r.failedRows,
+    created_at: r.createdAt,
+    started_at: r.startedAt,
+    completed_at: r.completedAt,
+    ...settings,
+    executed_count: r.executedCount,
+    total_queued_count: r.totalQueuedCount,
+    parent_campaign_id: r.parentCampaignId,
+    redialed_campaign_id: r.redialedCampaignId,
+    telephony_configuration_id: r.telephonyConfigurationId,
+    telephony_configuration_name: r.telephonyConfigurationName,
+    logs: [],
+  };
+}
+
+/** Overlays the object's live snapshot on the summary: the object owns state, counts, settings and logs. */
+export function withSnapshot(base: Campaign, snap: ObjectSnapshot): Campaign {
+  return {
+    ...base,
+    state: snap.state ?? base.state,
+    total_rows: snap.counts?.total ?? base.total_rows,
+    processed_rows: snap.counts?.processed ?? base.processed_rows,
+    failed_rows: snap.counts?.failed ?? base.failed_rows,
+    executed_count: snap.counts?.executed ?? base.executed_count,
+    total_queued_count: snap.counts?.queued ?? base.total_queued_count,
+    started_at: snap.started_at === undefined ? base.started_at : snap.started_at,
+    completed_at: snap.completed_at === undefined ? base.completed_at : snap.completed_at,
+    ...(snap.settings ? settingsOf(snap.settings as unknown as Record<string, unknown>) : {}),
+    logs: Array.isArray(snap.logs) ? snap.logs.slice(0, 100) : base.logs,
+  };
+}
+
+/** D1 select of summary rows with the agent's and configuration's names. */
+export function selectSummaries(env: Env) {
+  return getDb(env)
+    .select({
+      c: campaigns,
+      workflowName: workflows.name,
+      telephonyConfigurationName: telephonyConfigs.name,
+    })
+    .from(campaigns)
+    .innerJoin(workflows, eq(workflows.id, campaigns.workflowId))
+    .leftJoin(telephonyConfigs, eq(telephonyConfigs.id, campaigns.telephonyConfigurationId));
+}
+
+export const flattenSummary = (r: { c: typeof campaigns.$inferSelect; workflowName: string; telephonyConfigurationName: string | null }): SummaryRow => ({
+  ...r.c,
+  workflowName: r.workflowName,
+  telephonyConfigurationName: r.telephonyConfigurationName,
+});
+
+/**
+ * The full campaign object of interface 2.3, or 404 `Campaign not found` (also for another organization's id).
+ * Start, pause and the other engine routes return this.
+ */
+export async function campaignView(env: Env, orgId: number, campaignId: number): Promise<Campaign> {
+  const row = await selectSummaries(env)
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.orgId, orgId)))
+    .get();
+  if (!row) throw notFound("Campaign");
+  const base = summaryView(flattenSummary(row));
+  let snap: ObjectSnapshot;
+  try {
+    snap = await campaignStub(env, campaignId).snapshot();
+  } catch (err) {
+    // The summary row is still a truthful (if slightly older) answer; the failure is logged, not hidden.
+    console.warn(JSON.stringify({ level: "warning", event: "campaign_snapshot_failed", campaign_id: campaignId, error: String(err) }));
+    return base;
+  }
+  return snap ? withSnapshot(base, snap) : base;
+}
