@@ -1,0 +1,51 @@
+// npm run dev: local secrets, local D1 migrations, a development organization and key, then `wrangler dev`.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { createOrganization, d1, keyHash, sqlString, wrangler, wranglerLive } from "./lib/wrangler.mjs";
+
+const DEV_VARS = ".dev.vars";
+const DEV_KEY_FILE = ".dev-api-key";
+
+function ensureDevVars() {
+  if (existsSync(DEV_VARS)) return;
+  const fresh = {
+    ENCRYPTION_KEYS: `k1:${randomBytes(32).toString("base64")}`,
+    CALLBACK_SECRET: randomBytes(32).toString("base64url"),
+    UPLOAD_SIGNING_SECRET: randomBytes(32).toString("base64url"),
+  };
+  const lines = readFileSync(".dev.vars.example", "utf8")
+    .split("\n")
+    .map((line) => {
+      const name = line.split("=")[0];
+      return name in fresh ? `${name}=${fresh[name]}` : line;
+    });
+  writeFileSync(DEV_VARS, lines.join("\n"), { mode: 0o600 });
+  console.log("created .dev.vars with fresh random secrets");
+}
+
+/** Reuses the saved development key while it is still valid in local D1; otherwise creates org + key. */
+function ensureDevKey() {
+  if (existsSync(DEV_KEY_FILE)) {
+    const key = readFileSync(DEV_KEY_FILE, "utf8").trim();
+    const rows = d1(`SELECT id FROM api_keys WHERE key_hash = ${sqlString(keyHash(key))} AND revoked_at IS NULL`);
+    if (rows.length > 0) return key;
+  }
+  const { key } = createOrganization("Development");
+  writeFileSync(DEV_KEY_FILE, key + "\n", { mode: 0o600 });
+  return key;
+}
+
+ensureDevVars();
+wrangler(["d1", "migrations", "apply", "DB", "--local"], { quiet: true });
+console.log("local D1 migrations applied");
+const key = ensureDevKey();
+console.log(`
+  edgedial is starting on http://127.0.0.1:8787
+  development API key: ${key}
+
+  curl http://127.0.0.1:8787/api/v1/health
+  curl -H "X-API-Key: ${key}" http://127.0.0.1:8787/api/v1/organizations/api-keys
+`);
+const child = wranglerLive(["dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)]);
+child.on("exit", (code) => process.exit(code ?? 0));
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

@@ -1,0 +1,87 @@
+import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import worker from "../src/index";
+import { call, createOrg } from "./helpers";
+
+const KEYS = "/api/v1/organizations/api-keys";
+
+describe("error shapes", () => {
+  it("malformed JSON is 422 json_invalid", async () => {
+    const org = await createOrg();
+    const res = await call("POST", KEYS, { key: org.key, raw: '{"name": ' });
+    expect(res.status).toBe(422);
+    expect(res.json.detail).toHaveLength(1);
+    expect(res.json.detail[0]).toMatchObject({ loc: ["body"], type: "json_invalid" });
+  });
+
+  it("a missing field is 422 missing / Field required at its loc", async () => {
+    const org = await createOrg();
+    const res = await call("POST", KEYS, { key: org.key, body: {} });
+    expect(res.status).toBe(422);
+    expect(res.json).toEqual({ detail: [{ loc: ["body", "name"], msg: "Field required", type: "missing" }] });
+  });
+
+  it("a wrong type is 422 with the exact loc and the input", async () => {
+    const org = await createOrg();
+    const res = await call("POST", KEYS, { key: org.key, body: { name: 42 } });
+    expect(res.status).toBe(422);
+    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "name"], type: "string_type", input: 42 });
+    const long = await call("POST", KEYS, { key: org.key, body: { name: "x".repeat(101) } });
+    expect(long.json.detail[0]).toMatchObject({ loc: ["body", "name"], type: "string_too_long", ctx: { max_length: 100 } });
+  });
+
+  it("query and path problems carry query/path locs", async () => {
+    const org = await createOrg();
+    const q = await call("GET", `${KEYS}?limit=0`, { key: org.key });
+    expect(q.status).toBe(422);
+    expect(q.json.detail[0]).toMatchObject({ loc: ["query", "limit"], type: "greater_than_equal" });
+    const bad = await call("GET", `${KEYS}?cursor=!!!`, { key: org.key });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0]).toMatchObject({ loc: ["query", "cursor"] });
+    const p = await call("DELETE", `${KEYS}/abc`, { key: org.key });
+    expect(p.status).toBe(422);
+    expect(p.json.detail[0].loc).toEqual(["path", "key_id"]);
+  });
+
+  it("unknown routes are 404 Not Found, with or without a key", async () => {
+    const org = await createOrg();
+    const res = await call("GET", "/api/v1/nothing-here", { key: org.key });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ detail: "Not Found" });
+    const outside = await call("GET", "/elsewhere");
+    expect(outside.status).toBe(404);
+    expect(outside.json).toEqual({ detail: "Not Found" });
+  });
+
+  it("an internal failure is a 500 that hides its internals and logs them", async () => {
+    const org = await createOrg();
+    const broken = {
+      prepare() {
+        throw new Error("D1_ERROR: secret internal detail at /var/lib/db");
+      },
+    } as unknown as D1Database;
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await worker.fetch(
+      new Request(`http://edgedial.test${KEYS}`, { headers: { "X-API-Key": org.key } }),
+      { ...env, DB: broken },
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ detail: "Internal Server Error" });
+    expect(log).toHaveBeenCalled();
+    expect(String(log.mock.calls[0][0])).toContain("secret internal detail");
+    log.mockRestore();
+  });
+
+  it("every response carries X-Request-Id; a sane incoming one is echoed", async () => {
+    for (const path of ["/api/v1/health", KEYS, "/api/v1/nope"]) {
+      const res = await call("GET", path);
+      expect(res.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    const echoed = await call("GET", "/api/v1/health", { headers: { "X-Request-Id": "req-123" } });
+    expect(echoed.headers.get("X-Request-Id")).toBe("req-123");
+    const unsafe = await call("GET", "/api/v1/health", { headers: { "X-Request-Id": "bad id\twith spaces" } });
+    expect(unsafe.headers.get("X-Request-Id")).not.toContain("bad");
+  });
+});
