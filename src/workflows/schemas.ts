@@ -9,6 +9,10 @@ export const MAX_EDGES = 2000;
 export const MAX_DEFINITION_BYTES = 512 * 1024;
 export const MAX_OBJECT_BYTES = 64 * 1024;
 
+/** An enum whose absence is reported as `missing` like any other field (zod alone calls it a bad option). */
+const requiredEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.string().pipe(z.enum(values)).openapi({ type: "string", enum: [...values] });
+
 const byteLength = (v: unknown) => new TextEncoder().encode(JSON.stringify(v) ?? "").length;
 
 /** A JSON object field that must stay small enough to store. */
@@ -31,7 +35,7 @@ export const NodeData = z
 export const WorkflowNode = z
   .looseObject({
     id: z.string().min(1),
-    type: z.enum(NODE_TYPES),
+    type: requiredEnum(NODE_TYPES),
     data: NodeData.optional(),
   })
   .openapi("WorkflowNode");
@@ -93,7 +97,7 @@ export const UpdateWorkflow = z
 export const WORKFLOW_STATUSES = ["active", "archived"] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
-export const UpdateStatus = z.object({ status: z.enum(WORKFLOW_STATUSES) }).openapi("UpdateWorkflowStatus");
+export const UpdateStatus = z.object({ status: requiredEnum(WORKFLOW_STATUSES) }).openapi("UpdateWorkflowStatus");
 
 const Json = z.record(z.string(), z.unknown());
 

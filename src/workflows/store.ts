@@ -132,8 +132,12 @@ function syncTriggers(db: Db, orgId: number, workflowId: number | SQL, paths: st
         sql`${workflowTriggers.triggerPath} NOT IN (SELECT value FROM json_each(${list}))`,
       ),
     ),
-    db.run(sql`INSERT OR IGNORE INTO workflow_triggers (org_id, trigger_path, workflow_id, claimed_at)
-      SELECT ${orgId}, value, ${workflowId}, ${now} FROM json_each(${list})`),
+    // Selected in the table's column order (org_id, trigger_path, workflow_id, claimed_at). `WHERE true` is SQLite's
+    // required disambiguation of INSERT ... SELECT followed by ON CONFLICT.
+    db
+      .insert(workflowTriggers)
+      .select(sql`SELECT ${orgId}, value, ${workflowId}, ${now} FROM json_each(${list}) WHERE true`)
+      .onConflictDoNothing(),
   ];
 }
 
