@@ -11,7 +11,8 @@ describe("API key authentication", () => {
   });
 
   it("401 Invalid API key for an unknown key, via either header", async () => {
-    for (const headers of [{ "X-API-Key": "edk_nope" }, { Authorization: "Bearer edk_nope" }]) {
+    const variants: Record<string, string>[] = [{ "X-API-Key": "edk_nope" }, { Authorization: "Bearer edk_nope" }];
+    for (const headers of variants) {
       const res = await call("GET", KEYS, { headers });
       expect(res.status).toBe(401);
       expect(res.json).toEqual({ detail: "Invalid API key" });
