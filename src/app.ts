@@ -1,6 +1,7 @@
 // Mounts every feature router under /api/v1 and the API document.
 import { createApp } from "./lib/app";
 import { mountOpenApi } from "./lib/openapi";
+import { uploadsRouter } from "./uploads/routes";
 import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
 import { workflowsRouter } from "./workflows/routes";
@@ -9,4 +10,5 @@ export const app = createApp();
 app.route("/api/v1", healthRouter);
 app.route("/api/v1", apiKeysRouter);
 app.route("/api/v1", workflowsRouter);
+app.route("/api/v1", uploadsRouter);
 mountOpenApi(app);
