@@ -173,6 +173,12 @@ export const workflowRuns = sqliteTable(
     answeredAt: text("answered_at"),
     endedAt: text("ended_at"),
     durationSeconds: integer("duration_seconds"),
+    // The organization lease this call holds (a single call's own, or the campaign engine's), freed on the final status.
+    leaseId: text("lease_id"),
+    // A campaign contact's greeting override ({type:"text",text} | {type:"audio",recordingId}), null = the Start greeting.
+    greetingOverride: text("greeting_override", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    // Why the call did something other than asked (e.g. an audio override spoken as the text greeting).
+    notes: text("notes"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
