@@ -41,6 +41,12 @@ export type CampaignCallRequest = {
   phoneNumber: string;
   initialContext: Record<string, string>;
   greetingOverride: GreetingOverride;
+  /**
+   * The organization lease (OrganizationObject) the engine already holds for this call, named
+   * `campaign:{campaignId}:{contactId}:{attempt}`. The calls module must not take a second one for it; releasing it on
+   * the final status is safe (release is idempotent) and the engine releases it too.
+   */
+  leaseId?: string;
 };
 
 export type CallStartResult =
@@ -57,5 +63,10 @@ export type CampaignCallStatus = {
 };
 
 /** The organization object's lease API on the shared concurrent-call cap. */
-export type LeaseRequest = { leaseId: string; ttlSeconds: number };
+export type LeaseRequest = {
+  leaseId: string;
+  ttlSeconds: number;
+  /** A campaign id to wake (its `wake()` RPC) when a slot frees after this request was refused. */
+  waiter?: number;
+};
 export type LeaseResult = { granted: boolean; inUse: number; cap: number; retryAfterSeconds?: number };

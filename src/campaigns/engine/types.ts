@@ -1,0 +1,75 @@
+// What the campaign object hands back over RPC: plain JSON-able values in the API's field names.
+import type { CampaignState } from "../object-api";
+import type { CampaignSettings } from "../settings";
+
+export type LogLevel = "info" | "warning" | "error";
+export type LogEntry = { ts: string; level: LogLevel; event: string; message: string; details: Record<string, unknown> };
+
+/** Contact and attempt counts of contract 6. */
+export type CampaignCounts = {
+  total: number;
+  processed: number; // attempted at least once
+  completed: number; // final outcome successful
+  failed: number; // no more attempts and not successful
+  pending: number; // not yet attempted
+  in_progress: number; // attempts dialing or in flight
+  awaiting_retry: number; // attempted contacts whose next attempt waits (delay or window)
+  executed: number; // attempts made (executed_count)
+  queued: number; // attempts made plus attempts waiting (total_queued_count)
+  failed_calls: number; // attempts that ended busy, no_answer, voicemail, declined, failed or unknown
+};
+
+/** Everything the campaign response object (interface 2.3, built by ../view.ts) needs from the object. */
+export type CampaignSnapshot = {
+  id: number;
+  org_id: number;
+  name: string;
+  workflow_id: number;
+  telephony_configuration_id: number;
+  state: CampaignState;
+  source_type: "csv";
+  source_id: string;
+  settings: CampaignSettings;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  parent_campaign_id: number | null;
+  redialed_campaign_id: number | null;
+  counts: CampaignCounts;
+  next_window_at: string | null;
+  logs: LogEntry[]; // newest 100, newest first
+};
+
+/** GET /campaign/{id}/progress: both field sets of contract 6. */
+export type CampaignProgress = {
+  campaign_id: number;
+  state: CampaignState;
+  total_rows: number;
+  processed_rows: number;
+  failed_calls: number;
+  progress_percentage: number;
+  source_sync: { status: "pending" | "completed" | "failed"; last_synced_at: string | null; error: string | null };
+  rate_limit: number;
+  started_at: string | null;
+  completed_at: string | null;
+  total: number;
+  processed: number;
+  completed: number;
+  failed: number;
+  pending: number;
+  in_progress: number;
+  completion_percentage: number;
+  next_window_at: string | null;
+};
+
+/** A settings change (PATCH): any subset; nested objects are merged over the current values. */
+export type SettingsPatch = {
+  name?: string;
+  retry_config?: Partial<CampaignSettings["retry_config"]>;
+  max_concurrency?: number;
+  rate_limit?: number;
+  schedule_config?: CampaignSettings["schedule_config"] | Partial<NonNullable<CampaignSettings["schedule_config"]>>;
+  circuit_breaker?: Partial<CampaignSettings["circuit_breaker"]>;
+};
+
+export type LogPage = { items: (LogEntry & { id: number })[]; next_before: number | null };

@@ -1,0 +1,76 @@
+// The records-facing RPCs of the campaign object: initialize, importContacts, finishImport, snapshot, updateSettings, discard.
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+
+let next = 900_000;
+const stubFor = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+const meta = (id: number) => ({ campaignId: id, orgId: 1, name: `c${id}`, workflowId: 1, telephonyConfigurationId: 1, sourceId: "k", settings: DEFAULT_SETTINGS });
+/** The message an RPC rejects with (RPC promises are awaited directly: `.rejects` reports them as unhandled). */
+async function errorOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return "(resolved)";
+}
+const contact = (row: number, phone: string) => ({ row, phone_number: phone, initial_context: { name: `n${row}` }, greeting_override: null });
+
+describe("campaign object: creation RPCs", () => {
+  it("imports chunks, reports duplicates with their first row, and counts the total", async () => {
+    const id = ++next;
+    const stub = stubFor(id);
+    await stub.initialize(meta(id));
+    const a = await stub.importContacts([contact(2, "+14155550100"), contact(3, "+14155550101"), contact(4, "+14155550100")]);
+    expect(a).toEqual({ inserted: 2, duplicates: [{ row: 4, phone_number: "+14155550100", first_row: 2 }] });
+    const b = await stub.importContacts([contact(5, "+14155550101"), contact(6, "+14155550102")]);
+    expect(b).toEqual({ inserted: 1, duplicates: [{ row: 5, phone_number: "+14155550101", first_row: 3 }] });
+    expect(await stub.finishImport()).toEqual({ total: 3 });
+    const snap = await stub.snapshot();
+    expect(snap).toMatchObject({ id, state: "draft", counts: { total: 3, pending: 3, processed: 0, executed: 0, queued: 3 } });
+    expect(snap.settings).toEqual(DEFAULT_SETTINGS);
+    expect(snap.logs.map((l) => l.event)).toEqual(["source_sync_completed", "campaign_created"]);
+    expect(await errorOf(stub.importContacts([contact(7, "+14155550103")]))).toMatch(/^\[409\]/);
+  });
+
+  it("initialize is idempotent for the same campaign and refuses another", async () => {
+    const id = ++next;
+    const stub = stubFor(id);
+    await stub.initialize(meta(id));
+    await stub.initialize(meta(id));
+    expect(await errorOf(stub.initialize(meta(id + 1)))).toMatch("[409]");
+    expect((await stub.snapshot()).logs).toHaveLength(1);
+  });
+
+  it("snapshot of an object never initialized is a 404", async () => {
+    expect(await errorOf(stubFor(++next).snapshot())).toMatch("[404] Campaign not found");
+  });
+
+  it("updateSettings merges, validates, and is refused once finished", async () => {
+    const id = ++next;
+    const stub = stubFor(id);
+    await stub.initialize(meta(id));
+    await stub.finishImport();
+    const s = await stub.updateSettings({ max_concurrency: 3, retry_config: { max_retries: 5 } });
+    expect(s.settings.max_concurrency).toBe(3);
+    expect(s.settings.retry_config).toEqual({ ...DEFAULT_SETTINGS.retry_config, max_retries: 5 });
+    expect(await errorOf(stub.updateSettings({ rate_limit: 51 }))).toMatch("[422]");
+    await stub.cancel();
+    expect(await errorOf(stub.updateSettings({ max_concurrency: 4 }))).toMatch("[409] Cannot update a campaign in state 'cancelled'");
+  });
+
+  it("discard wipes everything and leaves a blank, reusable object", async () => {
+    const id = ++next;
+    const stub = stubFor(id);
+    await stub.initialize(meta(id));
+    await stub.importContacts([contact(2, "+14155550100")]);
+    await stub.discard();
+    expect(await errorOf(stub.snapshot())).toMatch("[404]");
+    const rows = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM contacts").one().n);
+    expect(rows).toBe(0);
+    await stub.initialize(meta(id));
+    expect((await stub.snapshot()).counts.total).toBe(0);
+  });
+});
