@@ -4,11 +4,13 @@ import { mountOpenApi } from "./lib/openapi";
 import { uploadsRouter } from "./uploads/routes";
 import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
+import { telephonyRouter } from "./telephony/routes";
 import { workflowsRouter } from "./workflows/routes";
 
 export const app = createApp();
 app.route("/api/v1", healthRouter);
 app.route("/api/v1", apiKeysRouter);
+app.route("/api/v1", telephonyRouter);
 app.route("/api/v1", workflowsRouter);
 app.route("/api/v1", uploadsRouter);
 mountOpenApi(app);

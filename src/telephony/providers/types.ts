@@ -12,6 +12,10 @@ export type FieldMeta = {
   required: boolean;
   sensitive: boolean;
   description: string;
+  /** The value applied on create when the field is omitted (absent when there is none). */
+  default?: unknown;
+  /** True when null is accepted (e.g. an optional id that is auto-provisioned when null). */
+  nullable?: boolean;
 };
 
 export type ChecklistStep = {
@@ -27,7 +31,9 @@ export type ConfigContext = {
   id: number;
   orgId: number;
   config: Record<string, unknown>; // full config with secrets decrypted (only inside provider calls)
-  state: Record<string, unknown>; // provider-managed state, e.g. provisioned application ids, last error
+  // Provider-managed state. Keys read by the checklist: `credentials_error` and `application_error`
+  // (the carrier's last message; a non-empty value marks the step incomplete / explains it).
+  state: Record<string, unknown>;
   activeNumbers: string[];
 };
 
@@ -40,6 +46,8 @@ export type OriginateRequest = {
   from: string | null;
   answerUrl: string; // carries the per-run token
   statusUrl: string; // carries the per-run token
+  /** Our wss:// media URL (carries the per-run token); Exotel takes it in the originate request. */
+  streamUrl?: string;
   timeoutSeconds?: number;
 };
 
@@ -57,6 +65,10 @@ export type StatusUpdate = {
   durationSeconds?: number | null;
   error?: string | null;
   at?: string;
+  /** Used instead of `status` when the run was never answered (e.g. Telnyx normal_clearing -> failed). */
+  unansweredStatus?: CallStatus;
+  /** A carrier's request id that precedes the call id (Plivo/Vobiz RequestUUID), for correlation. */
+  requestId?: string;
 };
 
 export interface ProviderCalls {
@@ -68,6 +80,8 @@ export interface ProviderCalls {
   verifyCallback(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;
   /** Maps a callback into normalized status updates (may be none, e.g. for an answer request). */
   parseStatus(request: Request, rawBody: string): Promise<StatusUpdate[]>;
+  /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
+  afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
 }
 
 export interface Provider {
@@ -85,7 +99,10 @@ export interface Provider {
   fields: readonly FieldMeta[];
   docsUrl: string;
   supportsTrunks: boolean;
-  /** Readiness steps derived from the stored configuration. */
+  /**
+   * Readiness steps derived from the stored configuration. Readiness never needs a plaintext, so here
+   * `ctx.config` carries masks in place of secrets (and null where a nullable secret is unset).
+   */
   steps(ctx: ConfigContext): ChecklistStep[];
   /** cloudonix only: carrier-supplied SIP connection details. */
   sipConnectivity?(ctx: ConfigContext): unknown;

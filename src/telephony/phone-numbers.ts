@@ -1,0 +1,194 @@
+// Phone numbers of a configuration (contract 4): normalized per provider family, unique per organization,
+// at most one default caller ID per configuration.
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { phoneNumbers } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { isoNow } from "../lib/clock";
+import { getDb, isUniqueViolation, type Db } from "../lib/db";
+import { conflict, invalid, notFound } from "../lib/errors";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { normalizeNumber } from "./numbers";
+import { getProvider } from "./providers/registry";
+import { CreatePhoneNumberBody, DeletedPhoneNumber, PhoneNumber, UpdatePhoneNumberBody } from "./schemas";
+import { getConfig } from "./store";
+
+const tags = ["telephony"];
+const NUMBERS = "/organizations/telephony-configs/{config_id}/phone-numbers";
+const ONE_NUMBER = `${NUMBERS}/{number_id}`;
+const numberParams = z.object({ ...idParam("config_id").shape, ...idParam("number_id").shape });
+
+const list = createRoute({
+  method: "get",
+  path: NUMBERS,
+  tags,
+  summary: "List a configuration's phone numbers (newest first)",
+  request: { params: idParam("config_id"), query: pageQuery },
+  responses: { 200: json(pageOf(PhoneNumber)), ...errors(401, 404, 422) },
+});
+
+const add = createRoute({
+  method: "post",
+  path: NUMBERS,
+  tags,
+  summary: "Add a phone number (E.164; ari also takes extensions, SIP URIs and dial strings)",
+  request: { params: idParam("config_id"), body: { content: { "application/json": { schema: CreatePhoneNumberBody } }, required: true } },
+  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422) },
+});
+
+const update = createRoute({
+  method: "put",
+  path: ONE_NUMBER,
+  tags,
+  summary: "Update a phone number (partial)",
+  request: { params: numberParams, body: { content: { "application/json": { schema: UpdatePhoneNumberBody } }, required: true } },
+  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422) },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: ONE_NUMBER,
+  tags,
+  summary: "Delete a phone number",
+  request: { params: numberParams },
+  responses: { 200: json(DeletedPhoneNumber), ...errors(401, 404, 422) },
+});
+
+type Row = typeof phoneNumbers.$inferSelect;
+const view = (r: Row) => ({
+  id: r.id,
+  address: r.address,
+  label: r.label,
+  is_active: r.isActive,
+  is_default_caller_id: r.isDefaultCallerId,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
+
+const NUMBER_NOT_FOUND = "Phone number";
+
+function normalizedAddress(raw: string, pbx: boolean): string {
+  const n = normalizeNumber(raw, pbx);
+  if (!n.ok) throw invalid(["body", "address"], n.message, "value_error", raw);
+  return n.value;
+}
+
+function saveConflict(err: unknown, address: string): never {
+  if (isUniqueViolation(err)) throw conflict(`Phone number ${address} already exists in this organization`);
+  // The configuration was deleted between our read and this write.
+  if (/FOREIGN KEY constraint failed/i.test(String((err as { cause?: unknown })?.cause ?? "") + String((err as Error)?.message ?? ""))) {
+    throw notFound("Telephony configuration");
+  }
+  throw err;
+}
+
+/**
+ * Unsets the configuration's other default caller ID; batched with the write that sets the new one. When
+ * that write targets an existing number, the clear only applies if the number is still there.
+ */
+const clearDefaultCallerId = (db: Db, configId: number, target?: { id: number; orgId: number }) =>
+  db
+    .update(phoneNumbers)
+    .set({ isDefaultCallerId: false })
+    .where(
+      and(
+        eq(phoneNumbers.configId, configId),
+        eq(phoneNumbers.isDefaultCallerId, true),
+        target ? ne(phoneNumbers.id, target.id) : undefined,
+        target
+          ? sql`exists (select 1 from phone_numbers pn where pn.id = ${target.id} and pn.config_id = ${configId} and pn.org_id = ${target.orgId})`
+          : undefined,
+      ),
+    );
+
+export const phoneNumbersRouter = createRouter()
+  .openapi(list, async (c) => {
+    const orgId = c.get("orgId");
+    const { config_id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    const before = decodeCursor(cursor);
+    const db = getDb(c.env);
+    await getConfig(db, orgId, config_id);
+    const rows = await db
+      .select()
+      .from(phoneNumbers)
+      .where(and(eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId), before ? lt(phoneNumbers.id, before) : undefined))
+      .orderBy(desc(phoneNumbers.id))
+      .limit(limit + 1)
+      .all();
+    return c.json(toPage(rows, limit, view), 200);
+  })
+  .openapi(add, async (c) => {
+    const orgId = c.get("orgId");
+    const { config_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = getDb(c.env);
+    const config = await getConfig(db, orgId, config_id);
+    const address = normalizedAddress(body.address, getProvider(config.provider).pbx);
+    const insert = db
+      .insert(phoneNumbers)
+      .values({
+        orgId,
+        configId: config_id,
+        address,
+        label: body.label ?? null,
+        isActive: body.is_active,
+        isDefaultCallerId: body.is_default_caller_id,
+      })
+      .returning();
+    let row: Row;
+    try {
+      if (body.is_default_caller_id) {
+        const [, inserted] = await db.batch([clearDefaultCallerId(db, config_id), insert]);
+        row = inserted[0];
+      } else {
+        row = (await insert.all())[0];
+      }
+    } catch (err) {
+      saveConflict(err, address);
+    }
+    return c.json(view(row), 200);
+  })
+  .openapi(update, async (c) => {
+    const orgId = c.get("orgId");
+    const { config_id, number_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = getDb(c.env);
+    const config = await getConfig(db, orgId, config_id);
+    const address = body.address !== undefined ? normalizedAddress(body.address, getProvider(config.provider).pbx) : undefined;
+    const write = db
+      .update(phoneNumbers)
+      .set({
+        ...(address !== undefined ? { address } : {}),
+        ...(body.label !== undefined ? { label: body.label } : {}),
+        ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
+        ...(body.is_default_caller_id !== undefined ? { isDefaultCallerId: body.is_default_caller_id } : {}),
+        updatedAt: isoNow(),
+      })
+      .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
+      .returning();
+    let rows: Row[];
+    try {
+      if (body.is_default_caller_id === true) {
+        [, rows] = await db.batch([clearDefaultCallerId(db, config_id, { id: number_id, orgId }), write]);
+      } else {
+        rows = await write.all();
+      }
+    } catch (err) {
+      saveConflict(err, address ?? "");
+    }
+    if (!rows[0]) throw notFound(NUMBER_NOT_FOUND);
+    return c.json(view(rows[0]), 200);
+  })
+  .openapi(remove, async (c) => {
+    const orgId = c.get("orgId");
+    const { config_id, number_id } = c.req.valid("param");
+    const row = await getDb(c.env)
+      .delete(phoneNumbers)
+      .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
+      .returning({ id: phoneNumbers.id })
+      .get();
+    if (!row) throw notFound(NUMBER_NOT_FOUND);
+    return c.json({ id: row.id, deleted: true as const }, 200);
+  });

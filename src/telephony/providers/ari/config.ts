@@ -1,0 +1,58 @@
+// Asterisk ARI: a PBX we connect out to (Basic auth with an ari.conf user); numbers may also be
+// extensions, SIP URIs or dial strings, and caller ID is optional.
+import { z } from "@hono/zod-openapi";
+import { callerIdStep, credentialsStep } from "../../checklist";
+import { constant, custom, defineConfig, group, httpUrl, integer, secret, text } from "../define";
+import type { ConfigContext } from "../types";
+
+export const displayName = "Asterisk (ARI)";
+export const docsUrl = "https://docs.asterisk.org/Configuration/Interfaces/Asterisk-REST-Interface-ARI/";
+
+/** The one dialer product external_pbx supports, and the tag we identify ourselves with to it. */
+export const EXTERNAL_PBX_TYPE = "vicidial";
+export const SOURCE_TAG = "edgedial";
+
+export const definition = defineConfig("ari", {
+  ari_endpoint: httpUrl("Base URL of the ARI interface, e.g. http://pbx.example.com:8088.", { required: true }),
+  app_name: text("Stasis application name registered in the PBX (also the ari.conf user).", { required: true }),
+  app_password: secret("Password of the ari.conf user.", { required: true }),
+  ws_client_name: text("Name of the websocket_client.conf connection used for external media.", { default: "" }),
+  dial_string_template: custom(
+    z.string().min(1).max(255).refine((v) => v.includes("{number}"), "Must contain {number}"),
+    "string",
+    "Dial string with {number} replaced by the callee, e.g. Local/{number}@from-internal.",
+    { default: "PJSIP/{number}" },
+  ),
+  external_pbx: group(
+    "Dialer integration for agent and lead updates.",
+    {
+      type: constant(EXTERNAL_PBX_TYPE, `Dialer product; only "${EXTERNAL_PBX_TYPE}" is supported.`),
+      agent_api: group(
+        "Agent API of the dialer.",
+        {
+          url: text("Full URL of the agent API script.", { required: true, max: 2048 }),
+          username: text("Agent API user.", { required: true }),
+          password: secret("Agent API password.", { required: true }),
+          source: text("Source tag sent to the dialer.", { default: SOURCE_TAG }),
+        },
+        { required: true },
+      ),
+      non_agent_api: group(
+        "Non-agent API of the dialer, for lead updates.",
+        {
+          url: text("Full URL of the non-agent API script.", { nullable: true, max: 2048 }),
+          username: text("Non-agent API user.", { nullable: true }),
+          password: secret("Non-agent API password.", { nullable: true }),
+          source: text("Source tag sent to the dialer.", { default: SOURCE_TAG }),
+        },
+        { nullable: true },
+      ),
+      timeout_seconds: integer("Timeout of dialer API requests, in seconds.", 1, 30, 8),
+    },
+    { nullable: true },
+  ),
+});
+
+export function steps(ctx: ConfigContext) {
+  return [credentialsStep(ctx.state.credentials_error), callerIdStep(ctx.activeNumbers.length, false)];
+}

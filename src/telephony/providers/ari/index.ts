@@ -1,0 +1,13 @@
+import type { Provider } from "../types";
+import * as config from "./config";
+
+export const ari: Provider = {
+  name: "ari",
+  displayName: config.displayName,
+  connectivity: "sip",
+  pbx: true,
+  docsUrl: config.docsUrl,
+  supportsTrunks: false,
+  ...config.definition,
+  steps: config.steps,
+};

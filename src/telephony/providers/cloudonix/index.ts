@@ -1,0 +1,14 @@
+import type { Provider } from "../types";
+import * as config from "./config";
+
+export const cloudonix: Provider = {
+  name: "cloudonix",
+  displayName: config.displayName,
+  connectivity: "api",
+  pbx: false,
+  docsUrl: config.docsUrl,
+  supportsTrunks: true,
+  ...config.definition,
+  steps: config.steps,
+  sipConnectivity: config.sipConnectivity,
+};

@@ -1,0 +1,177 @@
+// One table of fields per provider, from which everything else is derived: the create schema (with
+// defaults), the update schema (every field optional, no defaults, so a partial update never resets a
+// field), the list of sensitive paths and the field metadata shown by GET /telephony-providers.
+import { z } from "@hono/zod-openapi";
+import type { FieldMeta, ProviderName } from "./types";
+
+type Common = {
+  description: string;
+  /** Must be present on create (and has no default). */
+  required?: boolean;
+  nullable?: boolean;
+  default?: unknown;
+};
+export type LeafSpec = Common & { kind: "leaf"; type: FieldMeta["type"]; schema: z.ZodType; sensitive?: boolean };
+export type GroupSpec = Common & { kind: "group"; fields: Record<string, FieldSpec> };
+export type FieldSpec = LeafSpec | GroupSpec;
+export type FieldTable = Record<string, FieldSpec>;
+
+type Opts = Omit<Common, "description">;
+
+// Field builders. Required strings must not be empty: an empty credential can only fail later, at dial time.
+
+export const text = (description: string, opts: Opts & { max?: number } = {}): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.string().min(opts.required ? 1 : 0).max(opts.max ?? 255),
+  description,
+  ...opts,
+});
+
+/** An id or name of a carrier object; null (or omitted) means "not set". */
+export const optionalId = (description: string): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.string().min(1).max(255),
+  description,
+  nullable: true,
+});
+
+export const httpUrl = (description: string, opts: Opts = {}): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.url({ protocol: /^https?$/, error: "Must be an http(s) URL" }).max(2048),
+  description,
+  ...opts,
+});
+
+/** Masked on read, encrypted at rest. Content is opaque: kept secrets are never decrypted to re-validate. */
+export const secret = (description: string, opts: Opts & { max?: number } = {}): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.string().min(1).max(opts.max ?? 1024),
+  description,
+  sensitive: true,
+  ...opts,
+});
+
+export const flag = (description: string, dflt: boolean): LeafSpec => ({
+  kind: "leaf",
+  type: "boolean",
+  schema: z.boolean(),
+  description,
+  default: dflt,
+});
+
+export const integer = (description: string, min: number, max: number, dflt: number): LeafSpec => ({
+  kind: "leaf",
+  type: "integer",
+  schema: z.number().int().min(min).max(max),
+  description,
+  default: dflt,
+});
+
+export const constant = (value: string, description: string): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.literal(value),
+  description,
+  default: value,
+});
+
+export const oneOf = (values: readonly [string, ...string[]], description: string, opts: Opts = {}): LeafSpec => ({
+  kind: "leaf",
+  type: "string",
+  schema: z.enum(values),
+  description,
+  ...opts,
+});
+
+export const custom = (schema: z.ZodType, type: FieldMeta["type"], description: string, opts: Opts = {}): LeafSpec => ({
+  kind: "leaf",
+  type,
+  schema,
+  description,
+  ...opts,
+});
+
+export const group = (description: string, fields: FieldTable, opts: Opts = {}): GroupSpec => ({
+  kind: "group",
+  fields,
+  description,
+  ...opts,
+});
+
+/** Every variant accepts `from_numbers` and ignores it: numbers are managed by the phone-number operations. */
+const FROM_NUMBERS: LeafSpec = {
+  kind: "leaf",
+  type: "array",
+  schema: z.array(z.string().max(255)).max(1000),
+  description: "Accepted and ignored; numbers are managed through the phone-number operations of this configuration.",
+};
+
+function createField(spec: FieldSpec): z.ZodType {
+  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.object(createShape(spec.fields));
+  if (spec.nullable) s = s.nullable();
+  if (spec.default !== undefined) s = s.default(spec.default as never);
+  else if (!spec.required) s = s.optional();
+  return s.describe(spec.description);
+}
+
+function updateField(spec: FieldSpec): z.ZodType {
+  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.object(updateShape(spec.fields));
+  if (spec.nullable) s = s.nullable();
+  return s.optional().describe(spec.description);
+}
+
+const createShape = (fields: FieldTable) => Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, createField(f)]));
+const updateShape = (fields: FieldTable) => Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, updateField(f)]));
+
+function walk(fields: FieldTable, prefix: string, visit: (path: string, spec: FieldSpec) => void) {
+  for (const [key, spec] of Object.entries(fields)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    visit(path, spec);
+    if (spec.kind === "group") walk(spec.fields, path, visit);
+  }
+}
+
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+export type ConfigDefinition = {
+  createSchema: z.ZodObject;
+  updateSchema: z.ZodObject;
+  sensitive: readonly string[];
+  fields: readonly FieldMeta[];
+};
+
+export function defineConfig(name: ProviderName, table: FieldTable): ConfigDefinition {
+  const fields: FieldTable = { ...table, from_numbers: FROM_NUMBERS };
+  const providerDesc = `Provider discriminator, always "${name}".`;
+  const createSchema = z
+    .object({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) })
+    .openapi(`${pascal(name)}Config`);
+  const updateSchema = z
+    .object({
+      provider: z.literal(name).optional().describe(`${providerDesc} May be omitted; if sent it must equal the stored provider.`),
+      ...updateShape(fields),
+    })
+    .openapi(`${pascal(name)}ConfigUpdate`);
+
+  const sensitive: string[] = [];
+  const meta: FieldMeta[] = [];
+  walk(fields, "", (path, spec) => {
+    const isSecret = spec.kind === "leaf" && !!spec.sensitive;
+    if (isSecret) sensitive.push(path);
+    const m: FieldMeta = {
+      name: path,
+      type: spec.kind === "leaf" ? spec.type : "object",
+      required: !!spec.required && spec.default === undefined,
+      sensitive: isSecret,
+      description: spec.description,
+    };
+    if (spec.default !== undefined) m.default = spec.default;
+    if (spec.nullable) m.nullable = true;
+    meta.push(m);
+  });
+  return { createSchema, updateSchema, sensitive, fields: meta };
+}

@@ -1,0 +1,152 @@
+// Telnyx Call Control v2 (carriers.md §4): JSON originate, no answer document (commands instead),
+// webhooks signed with Ed25519 over `timestamp|raw body`, ±300 s.
+import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
+import { base64Decode, base64Encode } from "../../../lib/crypto";
+import { clock } from "../../../lib/clock";
+import { baseUrl, carrierFetch, jsonOrNull, refused, str } from "../../../calls/kit";
+
+export const TELNYX_API = "https://api.telnyx.com";
+export const TELNYX_TOLERANCE_SECONDS = 300;
+
+const enc = new TextEncoder();
+export const telnyxApi = (env: ProviderEnv) => `${baseUrl(env, "telnyx", TELNYX_API)}/v2`;
+export const telnyxHeaders = (ctx: ConfigContext) => ({
+  Authorization: `Bearer ${str(ctx.config.api_key)}`,
+  "Content-Type": "application/json",
+  Accept: "application/json",
+});
+
+/** The connection (Call Control App) to dial through: the configured one, else the provisioned one. */
+export const telnyxConnectionId = (ctx: ConfigContext) => str(ctx.config.connection_id) || str(ctx.state.connection_id);
+
+export function telnyxErrorMessage(json: any): string | null {
+  const e = json?.errors?.[0];
+  if (!e) return null;
+  return [e.title, e.detail].filter(Boolean).join(": ") + (e.code ? ` (code ${e.code})` : "");
+}
+
+/** Verifies `telnyx-signature-ed25519` over `timestamp|body` with the account's public key. */
+export async function verifyTelnyxSignature(publicKeyB64: string, timestamp: string | null, signatureB64: string | null, rawBody: string, nowMs = clock.now()): Promise<boolean> {
+  if (!publicKeyB64 || !timestamp || !signatureB64 || !/^\d{1,12}$/.test(timestamp)) return false;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TELNYX_TOLERANCE_SECONDS) return false;
+  try {
+    const pub = base64Decode(publicKeyB64);
+    const sig = base64Decode(signatureB64);
+    if (pub.length !== 32 || sig.length !== 64) return false;
+    const key = await crypto.subtle.importKey("raw", pub, { name: "Ed25519" }, false, ["verify"]);
+    return await crypto.subtle.verify("Ed25519", key, sig, enc.encode(`${timestamp}|${rawBody}`));
+  } catch {
+    return false; // bad base64 or key material
+  }
+}
+
+const HANGUP: Record<string, { status: CallStatus; unanswered?: CallStatus }> = {
+  normal_clearing: { status: "completed", unanswered: "failed" },
+  time_limit: { status: "completed", unanswered: "failed" },
+  unspecified: { status: "completed", unanswered: "failed" },
+  user_busy: { status: "busy" },
+  no_answer: { status: "no_answer" },
+  timeout: { status: "no_answer" },
+  call_rejected: { status: "declined" },
+  originator_cancel: { status: "canceled" },
+  not_found: { status: "failed" },
+};
+
+/** Maps one Telnyx webhook envelope to normalized updates (AMD yields an in_progress carrying the verdict). */
+export function mapTelnyx(body: any): StatusUpdate[] {
+  const data = body?.data;
+  const p = data?.payload ?? {};
+  const base: StatusUpdate = { status: "initiated", providerCallId: p.call_control_id || undefined };
+  if (typeof data?.occurred_at === "string" && Number.isFinite(Date.parse(data.occurred_at))) base.at = new Date(Date.parse(data.occurred_at)).toISOString();
+  switch (data?.event_type) {
+    case "call.initiated":
+      return [{ ...base, status: "initiated" }];
+    case "call.answered":
+      return [{ ...base, status: "in_progress" }];
+    case "call.machine.detection.ended":
+    case "call.machine.premium.detection.ended": {
+      const result = str(p.result);
+      return result ? [{ ...base, status: "in_progress", answeredBy: result }] : [];
+    }
+    case "call.hangup": {
+      const cause = str(p.hangup_cause);
+      const m = HANGUP[cause] ?? { status: "completed", unanswered: "failed" };
+      const u: StatusUpdate = { ...base, status: m.status };
+      if (m.unanswered) u.unansweredStatus = m.unanswered;
+      if (m.status === "failed" || m.unanswered === "failed") u.error = `Call ended: ${cause || "unknown cause"}${p.sip_hangup_cause ? ` (SIP ${p.sip_hangup_cause})` : ""}`;
+      const start = Date.parse(p.start_time ?? "");
+      const end = Date.parse(p.end_time ?? "");
+      if (Number.isFinite(start) && Number.isFinite(end) && end >= start) u.durationSeconds = Math.round((end - start) / 1000);
+      return [u];
+    }
+    default:
+      return [];
+  }
+}
+
+async function command(ctx: ConfigContext, env: ProviderEnv, id: string, action: string, body: Record<string, unknown>) {
+  return carrierFetch(`${telnyxApi(env)}/calls/${encodeURIComponent(id)}/actions/${action}`, {
+    method: "POST",
+    headers: telnyxHeaders(ctx),
+    body: JSON.stringify(body),
+  });
+}
+
+export const telnyxCalls: ProviderCalls = {
+  async originate(ctx, env, req): Promise<OriginateResult> {
+    const body = {
+      connection_id: telnyxConnectionId(ctx),
+      to: req.to,
+      from: req.from ?? "",
+      timeout_secs: req.timeoutSeconds ?? 30,
+      webhook_url: req.statusUrl,
+      webhook_url_method: "POST",
+      client_state: base64Encode(enc.encode(`run:${req.runId}`)),
+    };
+    const res = await carrierFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) });
+    const id = res.json?.data?.call_control_id;
+    if (res.status >= 200 && res.status < 300 && typeof id === "string") return { ok: true, providerCallId: id };
+    return refused(res, telnyxErrorMessage(res.json));
+  },
+
+  async hangup(ctx, env, id) {
+    const res = await command(ctx, env, id, "hangup", {});
+    // 422 "already ended" (90018) and 404 count as done.
+    if ((res.status >= 200 && res.status < 300) || res.status === 404 || res.status === 422) return;
+    throw new Error(`Telnyx hang-up failed (HTTP ${res.status}): ${telnyxErrorMessage(res.json) ?? res.text}`);
+  },
+
+  // Telnyx has no answer document; the greeting is spoken by a command (afterStatus).
+  answerDocument() {
+    return { body: "{}", contentType: "application/json" };
+  },
+
+  async verifyCallback(ctx, request, rawBody) {
+    // Signing is verifiable only once the account's public key is configured (a non-blocking
+    // checklist step); until then the per-run token in the URL is the only proof.
+    const publicKey = str(ctx.config.webhook_public_key);
+    if (!publicKey) return true;
+    return verifyTelnyxSignature(
+      publicKey,
+      request.headers.get("telnyx-timestamp"),
+      request.headers.get("telnyx-signature-ed25519"),
+      rawBody,
+    );
+  },
+
+  async parseStatus(_request, rawBody) {
+    return mapTelnyx(jsonOrNull(rawBody));
+  },
+
+  async afterStatus(ctx, env, rawBody, greeting) {
+    const data = jsonOrNull(rawBody)?.data;
+    const id = data?.payload?.call_control_id;
+    if (typeof id !== "string") return;
+    // Until the real-time agent exists: speak the greeting on answer, hang up when it has been spoken.
+    if (data.event_type === "call.answered") {
+      await command(ctx, env, id, "speak", { payload: await greeting(), voice: "female", language: "en-US" });
+    } else if (data.event_type === "call.speak.ended") {
+      await command(ctx, env, id, "hangup", {});
+    }
+  },
+};

@@ -1,0 +1,133 @@
+// Twilio Programmable Voice (carriers.md §1): form-encoded REST, TwiML answer document,
+// X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
+import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
+import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
+import { basicAuth, baseUrl, carrierFetch, formFields, intOrNull, isMachine, refused, str, xmlEscape } from "../../../calls/kit";
+
+export const TWILIO_API = "https://api.twilio.com";
+
+const creds = (ctx: ConfigContext) => ({ sid: str(ctx.config.account_sid), token: str(ctx.config.auth_token) });
+const callsUrl = (ctx: ConfigContext, env: ProviderEnv) =>
+  `${baseUrl(env, "twilio", TWILIO_API)}/2010-04-01/Accounts/${encodeURIComponent(creds(ctx).sid)}/Calls`;
+
+/** The originate form, in the order Twilio documents it (StatusCallbackEvent repeated once per value). */
+export function originateForm(ctx: ConfigContext, req: OriginateRequest): URLSearchParams {
+  const form = new URLSearchParams();
+  form.append("To", req.to);
+  form.append("From", req.from ?? "");
+  form.append("Url", req.answerUrl);
+  form.append("Method", "POST");
+  form.append("StatusCallback", req.statusUrl);
+  form.append("StatusCallbackMethod", "POST");
+  for (const ev of ["initiated", "ringing", "answered", "completed"]) form.append("StatusCallbackEvent", ev);
+  form.append("Timeout", String(req.timeoutSeconds ?? 60));
+  if (ctx.config.amd_enabled === true) form.append("MachineDetection", "Enable");
+  return form;
+}
+
+/** Twilio's signature: the exact public URL, then every POST param sorted by name (repeated keys by value). */
+export async function twilioSignature(authToken: string, url: string, params: Array<[string, string]>): Promise<string> {
+  const sorted = [...params].sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
+  const data = url + sorted.map(([k, v]) => k + v).join("");
+  return base64Encode(await hmac(authToken, data, "SHA-1"));
+}
+
+/** The URL variants validators accept: as given, and with/without the default port (unconfirmed in carriers.md). */
+function urlVariants(url: string): string[] {
+  const u = new URL(url);
+  const out = [url];
+  const defaultPort = u.protocol === "https:" ? "443" : "80";
+  if (u.port === "") {
+    const withPort = `${u.protocol}//${u.username ? `${u.username}:${u.password}@` : ""}${u.hostname}:${defaultPort}${u.pathname}${u.search}`;
+    out.push(withPort);
+  } else if (u.port === defaultPort) {
+    out.push(url.replace(`:${defaultPort}`, ""));
+  }
+  return out;
+}
+
+const STATUS: Record<string, CallStatus> = {
+  queued: "initiated",
+  initiated: "initiated",
+  ringing: "ringing",
+  "in-progress": "in_progress",
+  completed: "completed",
+  busy: "busy",
+  "no-answer": "no_answer",
+  failed: "failed",
+  canceled: "canceled",
+};
+
+/** Maps one Twilio callback (status callback or the answer request) to a normalized update. */
+export function mapTwilio(p: Record<string, string>): StatusUpdate | null {
+  let status = STATUS[p.CallStatus ?? ""];
+  if (!status) return null;
+  const answeredBy = p.AnsweredBy || null;
+  if (status === "completed" && isMachine(answeredBy)) status = "voicemail";
+  if (status === "busy" && p.SipResponseCode === "603") status = "declined";
+  const update: StatusUpdate = { status, providerCallId: p.CallSid || undefined };
+  if (answeredBy) update.answeredBy = answeredBy;
+  const duration = intOrNull(p.CallDuration);
+  if (duration !== null) update.durationSeconds = duration;
+  if (status === "failed" && p.SipResponseCode) update.error = `Call failed (SIP ${p.SipResponseCode})`;
+  if (p.Timestamp) {
+    const t = Date.parse(p.Timestamp);
+    if (Number.isFinite(t)) update.at = new Date(t).toISOString();
+  }
+  return update;
+}
+
+export const twilioCalls: ProviderCalls = {
+  async originate(ctx, env, req): Promise<OriginateResult> {
+    const { sid, token } = creds(ctx);
+    const res = await carrierFetch(`${callsUrl(ctx, env)}.json`, {
+      method: "POST",
+      headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: originateForm(ctx, req).toString(),
+    });
+    if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
+      if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
+    }
+    const code = res.json?.code ? ` (code ${res.json.code})` : "";
+    return refused(res, res.json?.message ? `${res.json.message}${code}` : null);
+  },
+
+  async hangup(ctx, env, sid) {
+    const { sid: account, token } = creds(ctx);
+    const url = `${callsUrl(ctx, env)}/${encodeURIComponent(sid)}.json`;
+    const headers = { Authorization: basicAuth(account, token), "Content-Type": "application/x-www-form-urlencoded" };
+    // Canceled ends a queued or ringing call; an answered call needs completed. Try the former first.
+    for (const status of ["canceled", "completed"]) {
+      const res = await carrierFetch(url, { method: "POST", headers, body: new URLSearchParams({ Status: status }).toString() });
+      if (res.status === 404) return; // already gone
+      if (res.status >= 200 && res.status < 300) {
+        const now = res.json?.status;
+        if (!now || ["canceled", "completed", "busy", "failed", "no-answer"].includes(now)) return;
+      } else if (res.status !== 400) {
+        throw new Error(`Twilio hang-up failed (HTTP ${res.status}): ${res.json?.message ?? res.text}`);
+      }
+    }
+  },
+
+  answerDocument(text) {
+    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${xmlEscape(text)}</Say><Hangup/></Response>`, contentType: "text/xml" };
+  },
+
+  async verifyCallback(ctx, request, rawBody) {
+    const presented = request.headers.get("x-twilio-signature");
+    if (!presented) return false;
+    const token = creds(ctx).token;
+    const isForm = (request.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded");
+    const params = request.method === "POST" && isForm ? formFields(rawBody) : [];
+    for (const url of urlVariants(request.url)) {
+      if (safeEqual(await twilioSignature(token, url, params), presented)) return true;
+    }
+    return false;
+  },
+
+  async parseStatus(_request, rawBody) {
+    const p = Object.fromEntries(formFields(rawBody));
+    const u = mapTwilio(p);
+    return u ? [u] : [];
+  },
+};

@@ -1,0 +1,181 @@
+// Vonage Voice API v1 (carriers.md §5): RS256 application JWT per request, NCCO answer document,
+// optional HS256-signed callbacks carrying a SHA-256 `payload_hash` of the raw body.
+import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
+import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
+import { clock } from "../../../lib/clock";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, refused, str } from "../../../calls/kit";
+
+export const VONAGE_API = "https://api.nexmo.com";
+export const VONAGE_JWT_TTL_SECONDS = 900;
+export const VONAGE_CALLBACK_MAX_AGE_SECONDS = 300;
+
+const enc = new TextEncoder();
+const b64url = (s: string) => base64UrlEncode(enc.encode(s));
+
+// --- RS256 application JWT -------------------------------------------------------------------
+
+function derLength(n: number): number[] {
+  if (n < 0x80) return [n];
+  const bytes: number[] = [];
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
+  return [0x80 | bytes.length, ...bytes];
+}
+const der = (tag: number, body: Uint8Array) => Uint8Array.from([tag, ...derLength(body.length), ...body]);
+
+/** Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo (WebCrypto imports only the latter). */
+export function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
+  const version = Uint8Array.from([0x02, 0x01, 0x00]);
+  // SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }
+  const algorithm = Uint8Array.from([0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00]);
+  const key = der(0x04, pkcs1);
+  return der(0x30, Uint8Array.from([...version, ...algorithm, ...key]));
+}
+
+export async function importVonagePrivateKey(pem: string): Promise<CryptoKey> {
+  const isPkcs1 = /BEGIN RSA PRIVATE KEY/.test(pem);
+  const body = pem.replace(/-----(BEGIN|END)[^-]+-----/g, "").replace(/\\n/g, "").replace(/\s+/g, "");
+  const bytes = base64Decode(body);
+  return crypto.subtle.importKey("pkcs8", isPkcs1 ? pkcs1ToPkcs8(bytes) : bytes, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+}
+
+/** A fresh application JWT (iat, jti, exp, application_id), minted per request. */
+export async function vonageJwt(applicationId: string, privateKeyPem: string, nowMs = clock.now()): Promise<string> {
+  const iat = Math.floor(nowMs / 1000);
+  const header = b64url(JSON.stringify({ alg: "RS256", typ: "JWT" }));
+  const claims = b64url(JSON.stringify({ application_id: applicationId, iat, jti: crypto.randomUUID(), exp: iat + VONAGE_JWT_TTL_SECONDS }));
+  const key = await importVonagePrivateKey(privateKeyPem);
+  const sig = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, enc.encode(`${header}.${claims}`)));
+  return `${header}.${claims}.${base64UrlEncode(sig)}`;
+}
+
+// --- signed callbacks (HS256) -----------------------------------------------------------------
+
+/** Verifies a signed callback: HS256 signature, api_key, payload_hash of the raw body, iat freshness. */
+export async function verifyVonageSignedCallback(opts: { authorization: string | null; rawBody: string; secret: string; apiKey: string; nowMs?: number }): Promise<boolean> {
+  const m = /^Bearer\s+([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(opts.authorization?.trim() ?? "");
+  if (!m) return false;
+  const [, h, c, s] = m;
+  let header: any;
+  let claims: any;
+  try {
+    header = JSON.parse(new TextDecoder().decode(base64Decode(h)));
+    claims = JSON.parse(new TextDecoder().decode(base64Decode(c)));
+  } catch {
+    return false;
+  }
+  if (header?.alg !== "HS256") return false;
+  const expected = base64UrlEncode(await hmac(opts.secret, `${h}.${c}`, "SHA-256"));
+  if (!safeEqual(expected, s)) return false;
+  if (claims?.api_key !== opts.apiKey) return false;
+  if (opts.rawBody !== "" || claims?.payload_hash !== undefined) {
+    if (typeof claims?.payload_hash !== "string" || !safeEqual(claims.payload_hash.toLowerCase(), await sha256Hex(opts.rawBody))) return false;
+  }
+  const now = (opts.nowMs ?? clock.now()) / 1000;
+  if (typeof claims?.iat !== "number" || now - claims.iat > VONAGE_CALLBACK_MAX_AGE_SECONDS || claims.iat - now > VONAGE_CALLBACK_MAX_AGE_SECONDS) return false;
+  if (claims.iss !== undefined && claims.iss !== "Vonage") return false;
+  return true;
+}
+
+// --- status mapping ---------------------------------------------------------------------------
+
+const STATUS: Record<string, CallStatus> = {
+  started: "initiated",
+  ringing: "ringing",
+  answered: "in_progress",
+  human: "in_progress",
+  machine: "voicemail",
+  completed: "completed",
+  busy: "busy",
+  timeout: "no_answer",
+  unanswered: "no_answer",
+  rejected: "declined",
+  cancelled: "canceled",
+  failed: "failed",
+};
+
+export function mapVonage(e: any): StatusUpdate | null {
+  const raw = str(e?.status);
+  const status = STATUS[raw];
+  if (!status) return null; // e.g. `disconnected` comes from a WebSocket leg, not the call
+  const u: StatusUpdate = { status, providerCallId: str(e.uuid) || undefined };
+  if (raw === "human" || raw === "machine") u.answeredBy = raw;
+  const duration = intOrNull(e.duration);
+  if (duration !== null) u.durationSeconds = duration;
+  if (status === "failed" || status === "declined") u.error = e.detail ? `Call ${raw}: ${e.detail}` : null;
+  if (typeof e.timestamp === "string" && Number.isFinite(Date.parse(e.timestamp))) u.at = new Date(Date.parse(e.timestamp)).toISOString();
+  return u;
+}
+
+// --- the module -------------------------------------------------------------------------------
+
+const auth = async (ctx: ConfigContext) => `Bearer ${await vonageJwt(str(ctx.config.application_id), str(ctx.config.private_key))}`;
+const callsUrl = (env: ProviderEnv) => `${baseUrl(env, "vonage", VONAGE_API)}/v1/calls`;
+
+export function problemMessage(json: any): string | null {
+  if (!json) return null;
+  const parts = [json.title, json.detail].filter(Boolean);
+  if (Array.isArray(json.invalid_parameters)) {
+    for (const p of json.invalid_parameters) parts.push(`${p.name}: ${p.reason}`);
+  }
+  return parts.length ? parts.join(": ") : null;
+}
+
+export const vonageCalls: ProviderCalls = {
+  async originate(ctx, env, req): Promise<OriginateResult> {
+    let authorization: string;
+    try {
+      authorization = await auth(ctx);
+    } catch {
+      return { ok: false, message: "The Vonage private key could not be read (expected a PEM RSA private key)" };
+    }
+    const body = {
+      to: [{ type: "phone", number: digits(req.to) }],
+      from: { type: "phone", number: digits(req.from ?? "") },
+      answer_url: [req.answerUrl],
+      answer_method: "GET",
+      event_url: [req.statusUrl],
+      event_method: "POST",
+      ringing_timer: req.timeoutSeconds ?? 60,
+    };
+    const res = await carrierFetch(callsUrl(env), {
+      method: "POST",
+      headers: { Authorization: authorization, "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 200 && res.status < 300 && typeof res.json?.uuid === "string") return { ok: true, providerCallId: res.json.uuid };
+    return refused(res, problemMessage(res.json));
+  },
+
+  async hangup(ctx, env, uuid) {
+    const res = await carrierFetch(`${callsUrl(env)}/${encodeURIComponent(uuid)}`, {
+      method: "PUT",
+      headers: { Authorization: await auth(ctx), "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "hangup" }),
+    });
+    // 400/404 after the call has ended count as success.
+    if ((res.status >= 200 && res.status < 300) || res.status === 400 || res.status === 404) return;
+    throw new Error(`Vonage hang-up failed (HTTP ${res.status}): ${problemMessage(res.json) ?? res.text}`);
+  },
+
+  answerDocument(text) {
+    return { body: JSON.stringify([{ action: "talk", text }]), contentType: "application/json" };
+  },
+
+  async verifyCallback(ctx, request, rawBody) {
+    const secret = str(ctx.config.signature_secret);
+    // Signed callbacks are opt-in (a non-blocking checklist step), and the answer GET is not assured
+    // to be signed: those rest on the per-run token alone.
+    if (!secret || request.method === "GET") return true;
+    return verifyVonageSignedCallback({ authorization: request.headers.get("authorization"), rawBody, secret, apiKey: str(ctx.config.api_key) });
+  },
+
+  async parseStatus(request, rawBody) {
+    if (request.method === "GET") {
+      // The answer request: `uuid` in the query, and the call is answered.
+      const uuid = new URL(request.url).searchParams.get("uuid");
+      return [{ status: "in_progress", providerCallId: uuid || undefined }];
+    }
+    const u = mapVonage(jsonOrNull(rawBody));
+    return u ? [u] : [];
+  },
+};

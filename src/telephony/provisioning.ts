@@ -1,0 +1,57 @@
+// Auto-provisioning on save (contract 4): when a provider can create its carrier application, it runs
+// after the configuration is stored. A carrier that cannot be reached leaves the configuration saved,
+// the `application` step incomplete with the carrier's message, and the next update retries.
+import { and, eq } from "drizzle-orm";
+import { telephonyConfigs } from "../db/schema";
+import { getDb } from "../lib/db";
+import { isPlainObject, type Obj } from "./merge";
+import { getProvider } from "./providers/registry";
+import type { ProviderEnv, ProviderName } from "./providers/types";
+import { loadConfigContext } from "./resolve";
+import type { ConfigRow } from "./view";
+
+/**
+ * Carrier hosts and our public origin for provider calls. `CARRIER_BASE_URLS` (optional JSON object,
+ * e.g. {"twilio":"http://127.0.0.1:9000"}) points carriers at a simulator; the real hosts are the defaults.
+ */
+export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
+  let baseUrls: Partial<Record<ProviderName, string>> = {};
+  const raw = (env as unknown as { CARRIER_BASE_URLS?: string }).CARRIER_BASE_URLS;
+  if (raw) {
+    try {
+      const parsed = JSON.parse(raw);
+      if (isPlainObject(parsed)) baseUrls = parsed as typeof baseUrls;
+    } catch {
+      // a malformed override is ignored: the real hosts apply
+    }
+  }
+  const publicBaseUrl = env.PUBLIC_BASE_URL || (requestUrl ? new URL(requestUrl).origin : "");
+  return { baseUrls, publicBaseUrl };
+}
+
+const MAX_ERROR = 500;
+
+export async function provisionOnSave(env: Env, requestUrl: string, row: ConfigRow): Promise<ConfigRow> {
+  const provider = getProvider(row.provider);
+  if (!provider.provision) return row;
+  const state: Obj = isPlainObject(row.state) ? { ...row.state } : {};
+  let config: Obj = isPlainObject(row.config) ? { ...row.config } : {};
+  try {
+    const out = await provider.provision(await loadConfigContext(env, row), providerEnvOf(env, requestUrl));
+    delete state.application_error;
+    Object.assign(state, out.state);
+    // Provisioning may fill ids (e.g. application_id), never secrets: those only come from the user.
+    const ids = Object.entries(out.config ?? {}).filter(([k]) => !provider.sensitive.includes(k) && k !== "provider");
+    config = { ...config, ...Object.fromEntries(ids) };
+  } catch (err) {
+    state.application_error = String((err as Error)?.message ?? err).slice(0, MAX_ERROR);
+  }
+  const saved = await getDb(env)
+    .update(telephonyConfigs)
+    .set({ state, config })
+    .where(and(eq(telephonyConfigs.id, row.id), eq(telephonyConfigs.orgId, row.orgId), eq(telephonyConfigs.updatedAt, row.updatedAt)))
+    .returning()
+    .get();
+  // Another write landed meanwhile: it carries its own provisioning; show the newest row.
+  return saved ?? row;
+}

@@ -1,0 +1,70 @@
+// What the calls and campaigns modules use to pick a configuration (contract 4 resolution), open its
+// secrets when dialing, and choose a caller ID (contract 7).
+import { asc, desc, eq } from "drizzle-orm";
+import { telephonyConfigs } from "../db/schema";
+import { getDb } from "../lib/db";
+import { conflict } from "../lib/errors";
+import { SecretBox } from "../lib/secret-box";
+import { readiness } from "./checklist";
+import { isPlainObject, setPath, clone, type Obj } from "./merge";
+import { getProvider } from "./providers/registry";
+import type { ConfigContext, Provider } from "./providers/types";
+import { openSecrets, storedSecrets } from "./secrets";
+import { activeNumbersOf, getConfig } from "./store";
+import { readContext, type ConfigRow } from "./view";
+
+export type ResolvedConfig = {
+  id: number;
+  name: string;
+  provider: Provider;
+  ready: boolean;
+  /** Why it is not ready: the first incomplete blocking step, or inactivity; null when ready. */
+  blockedReason: string | null;
+  row: ConfigRow;
+};
+
+export const NO_DEFAULT = "No telephony configuration is set as default";
+
+/**
+ * The explicit id (404 `Telephony configuration not found` when unknown or another organization's), else
+ * the organization's default, else its only configuration; otherwise 409. Readiness is reported, not enforced:
+ * callers decide (a draft campaign may use a configuration that is not ready yet).
+ */
+export async function resolveTelephonyConfig(env: { DB: D1Database }, orgId: number, explicitId?: number | null): Promise<ResolvedConfig> {
+  const db = getDb(env);
+  let row: ConfigRow | undefined;
+  if (explicitId !== undefined && explicitId !== null) {
+    row = await getConfig(db, orgId, explicitId);
+  } else {
+    const rows = await db
+      .select()
+      .from(telephonyConfigs)
+      .where(eq(telephonyConfigs.orgId, orgId))
+      .orderBy(desc(telephonyConfigs.isDefaultOutbound), asc(telephonyConfigs.id))
+      .limit(2)
+      .all();
+    if (rows[0]?.isDefaultOutbound) row = rows[0];
+    else if (rows.length === 1) row = rows[0];
+    else throw conflict(NO_DEFAULT);
+  }
+  const provider = getProvider(row.provider);
+  const numbers = (await activeNumbersOf(db, [row.id])).get(row.id) ?? [];
+  const r = readiness(provider.steps(readContext(provider, row, numbers)), { inactive: row.inactive, reason: row.inactiveReason });
+  return { id: row.id, name: row.name, provider, ready: r.ready, blockedReason: r.blockedReason, row };
+}
+
+/** The full configuration with secrets decrypted, for a provider call that dials or provisions. Never log it. */
+export async function loadConfigContext(env: { DB: D1Database; ENCRYPTION_KEYS: string }, row: ConfigRow): Promise<ConfigContext> {
+  const provider = getProvider(row.provider);
+  const config: Obj = { provider: provider.name, ...(isPlainObject(row.config) ? clone(row.config) : {}) };
+  const plain = await openSecrets(SecretBox.fromEnv(env), row.orgId, storedSecrets(row.secrets));
+  for (const [path, value] of Object.entries(plain)) setPath(config, path, value);
+  const activeNumbers = (await activeNumbersOf(getDb(env), [row.id])).get(row.id) ?? [];
+  return { id: row.id, orgId: row.orgId, config, state: isPlainObject(row.state) ? clone(row.state) : {}, activeNumbers };
+}
+
+/** The caller ID to present: the configuration's default caller-ID number if active, else its first active number. */
+export async function callerIdFor(env: { DB: D1Database }, configId: number): Promise<string | null> {
+  const numbers = (await activeNumbersOf(getDb(env), [configId])).get(configId) ?? [];
+  return numbers[0] ?? null;
+}

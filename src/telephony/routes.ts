@@ -1,0 +1,300 @@
+// Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.ts) their numbers.
+import { createRoute } from "@hono/zod-openapi";
+import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
+import { campaigns, phoneNumbers, telephonyConfigs } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { clock } from "../lib/clock";
+import { getDb, isUniqueViolation, type Db } from "../lib/db";
+import { ApiError, conflict, zodIssuesToItems } from "../lib/errors";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { SecretBox } from "../lib/secret-box";
+import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./config-input";
+import { phoneNumbersRouter } from "./phone-numbers";
+import { provisionOnSave } from "./provisioning";
+import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
+import {
+  CreateConfigBody,
+  DeletedConfig,
+  ProviderInfo,
+  TelephonyConfig,
+  UpdateConfigBody,
+  UpdateConfigBodyDoc,
+} from "./schemas";
+import { activeNumbersOf, CONFIG_NOT_FOUND, findConfig, getConfig } from "./store";
+import { configView, type ConfigRow } from "./view";
+
+const tags = ["telephony"];
+const CONFIGS = "/organizations/telephony-configs";
+const ONE_CONFIG = `${CONFIGS}/{config_id}`;
+
+const listProviders = createRoute({
+  method: "get",
+  path: "/organizations/telephony-providers",
+  tags,
+  summary: "List the supported providers and their configuration fields",
+  responses: { 200: json(pageOf(ProviderInfo)), ...errors(401) },
+});
+
+const listConfigs = createRoute({
+  method: "get",
+  path: CONFIGS,
+  tags,
+  summary: "List the organization's telephony configurations (newest first)",
+  request: { query: pageQuery },
+  responses: { 200: json(pageOf(TelephonyConfig)), ...errors(401, 422) },
+});
+
+const createConfig = createRoute({
+  method: "post",
+  path: CONFIGS,
+  tags,
+  summary: "Create a telephony configuration (secrets are encrypted at rest and masked in responses)",
+  request: { body: { content: { "application/json": { schema: CreateConfigBody } }, required: true } },
+  responses: { 200: json(TelephonyConfig), ...errors(401, 404, 409, 422) },
+});
+
+const getOne = createRoute({
+  method: "get",
+  path: ONE_CONFIG,
+  tags,
+  summary: "Get a telephony configuration",
+  request: { params: idParam("config_id") },
+  responses: { 200: json(TelephonyConfig), ...errors(401, 404, 422) },
+});
+
+const updateSpec = {
+  method: "put",
+  path: ONE_CONFIG,
+  tags,
+  summary: "Update a telephony configuration (partial: rename, rotate a secret, change fields, set default)",
+  responses: { 200: json(TelephonyConfig), ...errors(401, 404, 409, 422) },
+} as const;
+// Served with the edge schema (config checked against the stored provider in the handler) and documented
+// with every variant: both describe the same operation.
+const updateServed = createRoute({
+  ...updateSpec,
+  hide: true,
+  request: { params: idParam("config_id"), body: { content: { "application/json": { schema: UpdateConfigBody } }, required: true } },
+});
+const updateDocumented = createRoute({
+  ...updateSpec,
+  request: { params: idParam("config_id"), body: { content: { "application/json": { schema: UpdateConfigBodyDoc } }, required: true } },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: ONE_CONFIG,
+  tags,
+  summary: "Delete a telephony configuration (409 while an unfinished campaign uses it)",
+  request: { params: idParam("config_id") },
+  responses: { 200: json(DeletedConfig), ...errors(401, 404, 409, 422) },
+});
+
+/** The create body's 422s, with any echoed secret removed (the shared hook would echo every input). */
+const redactingHook = (result: { success: boolean }): undefined => {
+  if (result.success) return;
+  const r = result as unknown as { error: { issues: Parameters<typeof zodIssuesToItems>[0] }; data?: unknown };
+  // zod already ends a discriminator issue's path with the discriminator, and the shared mapper appends it
+  // again; strip ours so the loc reads [..., "config", "provider"] either way.
+  const issues = r.error.issues.map((i) =>
+    i.code === "invalid_union" && "discriminator" in i && i.discriminator && i.path[i.path.length - 1] === i.discriminator
+      ? { ...i, path: i.path.slice(0, -1) }
+      : i,
+  );
+  const named = (r.data as { config?: { provider?: unknown } } | undefined)?.config?.provider;
+  const sensitive = typeof named === "string" && isProviderName(named) ? getProvider(named).sensitive : [];
+  // With an unknown provider the only issue is the discriminator itself, so nothing secret is at stake.
+  throw new ApiError(422, redactSecretInputs(zodIssuesToItems(issues, ["body"], r.data), sensitive, CONFIG_LOC));
+};
+
+const DEFAULT_INDEX = /UNIQUE constraint failed: telephony_configs\.org_id$/m;
+
+function saveConflict(err: unknown, name: string): never {
+  if (isUniqueViolation(err)) {
+    const text = String((err as { cause?: unknown })?.cause ?? "") + String((err as Error)?.message ?? "");
+    if (DEFAULT_INDEX.test(text)) throw conflict("Another configuration became the default at the same time; retry");
+    throw conflict(`A telephony configuration named '${name}' already exists`);
+  }
+  throw err;
+}
+
+const IN_USE_STATES = sql`('draft', 'running', 'paused')`;
+const inUseBy = (id: number) =>
+  sql`exists (select 1 from campaigns cu where cu.telephony_configuration_id = ${id} and cu.state in ${IN_USE_STATES})`;
+
+/** A strictly later timestamp than `prev`, so it can serve as a compare-and-set version. */
+function nextStamp(prev: string): string {
+  const now = clock.now();
+  const prevMs = Date.parse(prev);
+  return new Date(Number.isFinite(prevMs) && prevMs >= now ? prevMs + 1 : now).toISOString();
+}
+
+async function viewOf(db: Db, row: ConfigRow) {
+  const numbers = (await activeNumbersOf(db, [row.id])).get(row.id) ?? [];
+  return configView(getProvider(row.provider), row, numbers);
+}
+
+const configsRouter = createRouter()
+  .openapi(listProviders, (c) => {
+    const items = PROVIDER_LIST.map((p) => ({
+      name: p.name,
+      display_name: p.displayName,
+      connectivity: p.connectivity,
+      supports_trunks: p.supportsTrunks,
+      docs_url: p.docsUrl,
+      fields: [...p.fields],
+    }));
+    return c.json({ items, next_cursor: null }, 200);
+  })
+  .openapi(listConfigs, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const before = decodeCursor(cursor);
+    const db = getDb(c.env);
+    const rows = await db
+      .select()
+      .from(telephonyConfigs)
+      .where(and(eq(telephonyConfigs.orgId, c.get("orgId")), before ? lt(telephonyConfigs.id, before) : undefined))
+      .orderBy(desc(telephonyConfigs.id))
+      .limit(limit + 1)
+      .all();
+    const numbers = await activeNumbersOf(db, rows.slice(0, limit).map((r) => r.id));
+    return c.json(
+      toPage(rows, limit, (r) => configView(getProvider(r.provider), r, numbers.get(r.id) ?? [])),
+      200,
+    );
+  })
+  .openapi(
+    createConfig,
+    async (c) => {
+      const orgId = c.get("orgId");
+      const body = c.req.valid("json");
+      const provider = getProvider(body.config.provider as string);
+      const prepared = await prepareCreate(provider, body.config, orgId, SecretBox.fromEnv(c.env));
+      const db = getDb(c.env);
+      const insert = db
+        .insert(telephonyConfigs)
+        .values({
+          orgId,
+          name: body.name,
+          provider: provider.name,
+          isDefaultOutbound: body.is_default_outbound,
+          config: prepared.config,
+          secrets: prepared.secrets,
+        })
+        .returning();
+      let row: ConfigRow;
+      try {
+        if (body.is_default_outbound) {
+          // One transaction: clear the old default, insert the new one. D1 runs batches one at a time,
+          // so two concurrent creates leave exactly one default (the later one).
+          const clear = db
+            .update(telephonyConfigs)
+            .set({ isDefaultOutbound: false })
+            .where(and(eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.isDefaultOutbound, true)));
+          const [, inserted] = await db.batch([clear, insert]);
+          row = inserted[0];
+        } else {
+          row = (await insert.all())[0];
+        }
+      } catch (err) {
+        saveConflict(err, body.name);
+      }
+      row = await provisionOnSave(c.env, c.req.url, row);
+      return c.json(await viewOf(db, row), 200);
+    },
+    redactingHook,
+  )
+  .openapi(getOne, async (c) => {
+    const db = getDb(c.env);
+    const row = await getConfig(db, c.get("orgId"), c.req.valid("param").config_id);
+    return c.json(await viewOf(db, row), 200);
+  })
+  .openapi(updateServed, async (c) => {
+    const orgId = c.get("orgId");
+    const id = c.req.valid("param").config_id;
+    const body = c.req.valid("json");
+    const db = getDb(c.env);
+    const box = SecretBox.fromEnv(c.env);
+
+    // Read, merge, then write only if nobody wrote in between (updated_at is the version); on a lost race,
+    // merge again over the newer row, so no concurrent partial update is silently undone.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = await getConfig(db, orgId, id);
+      const provider = getProvider(row.provider);
+      const prepared = await prepareUpdate(provider, row, body.config, orgId, box);
+      const unchanged = and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.updatedAt, row.updatedAt));
+      const configChanged = body.config !== undefined;
+      const update = db
+        .update(telephonyConfigs)
+        .set({
+          name: body.name ?? row.name,
+          config: prepared.config,
+          secrets: prepared.secrets,
+          updatedAt: nextStamp(row.updatedAt),
+          ...(body.is_default_outbound !== undefined ? { isDefaultOutbound: body.is_default_outbound } : {}),
+          // The user changed the configuration: a previous failure no longer describes it.
+          ...(configChanged ? { inactive: false, inactiveSince: null, inactiveReason: null } : {}),
+        })
+        .where(unchanged)
+        .returning();
+      let updated: ConfigRow[];
+      try {
+        if (body.is_default_outbound === true) {
+          const clear = db
+            .update(telephonyConfigs)
+            .set({ isDefaultOutbound: false })
+            .where(
+              and(
+                eq(telephonyConfigs.orgId, orgId),
+                eq(telephonyConfigs.isDefaultOutbound, true),
+                ne(telephonyConfigs.id, id),
+                // Only when the update below will apply, so a lost race clears nothing.
+                sql`exists (select 1 from telephony_configs tc where tc.id = ${id} and tc.org_id = ${orgId} and tc.updated_at = ${row.updatedAt})`,
+              ),
+            );
+          [, updated] = await db.batch([clear, update]);
+        } else {
+          updated = await update.all();
+        }
+      } catch (err) {
+        saveConflict(err, body.name ?? row.name);
+      }
+      if (updated[0]) {
+        const saved = configChanged ? await provisionOnSave(c.env, c.req.url, updated[0]) : updated[0];
+        return c.json(await viewOf(db, saved), 200);
+      }
+    }
+    throw conflict("The configuration was changed by another request at the same time; retry");
+  })
+  .openapi(remove, async (c) => {
+    const orgId = c.get("orgId");
+    const id = c.req.valid("param").config_id;
+    const db = getDb(c.env);
+    const mine = sql`exists (select 1 from telephony_configs tc where tc.id = ${id} and tc.org_id = ${orgId})`;
+    // One transaction, each statement guarded by "no unfinished campaign uses it": finished campaigns
+    // let go of the reference (the foreign key would otherwise forbid the delete), numbers go with it.
+    const [, , deleted] = await db.batch([
+      db
+        .update(campaigns)
+        .set({ telephonyConfigurationId: null })
+        .where(and(eq(campaigns.telephonyConfigurationId, id), mine, not(inUseBy(id)))),
+      db.delete(phoneNumbers).where(and(eq(phoneNumbers.configId, id), eq(phoneNumbers.orgId, orgId), not(inUseBy(id)))),
+      db
+        .delete(telephonyConfigs)
+        .where(and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId), not(inUseBy(id))))
+        .returning({ id: telephonyConfigs.id }),
+    ]);
+    if (deleted[0]) return c.json({ id, deleted: true as const }, 200);
+    if (!(await findConfig(db, orgId, id))) throw new ApiError(404, `${CONFIG_NOT_FOUND} not found`);
+    const users = await db
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(and(eq(campaigns.telephonyConfigurationId, id), sql`${campaigns.state} in ${IN_USE_STATES}`))
+      .all();
+    throw conflict(`Telephony configuration is in use by unfinished campaigns (${users.map((u) => u.id).join(", ")})`);
+  });
+
+configsRouter.openAPIRegistry.registerPath(updateDocumented);
+
+export const telephonyRouter = createRouter().route("/", configsRouter).route("/", phoneNumbersRouter);
