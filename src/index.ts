@@ -3,6 +3,7 @@ import { app } from "./app";
 
 export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
+export { AriEventsObject } from "./calls/ari-events";
 
 export default {
   fetch: app.fetch,

@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { ariCalls } from "./calls";
 
 export const ari: Provider = {
   name: "ari",
@@ -10,4 +11,5 @@ export const ari: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: ariCalls,
 };

@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { cloudonixCalls } from "./calls";
 
 export const cloudonix: Provider = {
   name: "cloudonix",
@@ -10,5 +11,6 @@ export const cloudonix: Provider = {
   supportsTrunks: true,
   ...config.definition,
   steps: config.steps,
+  calls: cloudonixCalls,
   sipConnectivity: config.sipConnectivity,
 };

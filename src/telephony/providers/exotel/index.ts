@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { exotelCalls } from "./calls";
 
 export const exotel: Provider = {
   name: "exotel",
@@ -10,4 +11,5 @@ export const exotel: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: exotelCalls,
 };

@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { plivoCalls } from "./calls";
 
 export const plivo: Provider = {
   name: "plivo",
@@ -10,4 +11,5 @@ export const plivo: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: plivoCalls,
 };

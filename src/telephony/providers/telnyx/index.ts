@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { telnyxCalls } from "./calls";
 
 export const telnyx: Provider = {
   name: "telnyx",
@@ -10,4 +11,5 @@ export const telnyx: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: telnyxCalls,
 };

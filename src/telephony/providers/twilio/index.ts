@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { twilioCalls } from "./calls";
 
 export const twilio: Provider = {
   name: "twilio",
@@ -10,4 +11,5 @@ export const twilio: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: twilioCalls,
 };

@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { vobizCalls } from "./calls";
 
 export const vobiz: Provider = {
   name: "vobiz",
@@ -10,4 +11,5 @@ export const vobiz: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: vobizCalls,
 };

@@ -1,5 +1,6 @@
 import type { Provider } from "../types";
 import * as config from "./config";
+import { vonageCalls } from "./calls";
 
 export const vonage: Provider = {
   name: "vonage",
@@ -10,4 +11,5 @@ export const vonage: Provider = {
   supportsTrunks: false,
   ...config.definition,
   steps: config.steps,
+  calls: vonageCalls,
 };

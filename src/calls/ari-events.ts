@@ -1,0 +1,204 @@
+// One Durable Object per ARI configuration: holds the PBX's events WebSocket while calls are in flight,
+// maps channel events to run statuses (Q.850 causes, carriers.md §8), reconnects with backoff, and marks
+// the configuration inactive when the PBX keeps refusing or dropping the socket.
+import { DurableObject } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { telephonyConfigs } from "../db/schema";
+import { getDb } from "../lib/db";
+import { basicAuth } from "./kit";
+import { clock, isoNow } from "../lib/clock";
+import { ariAuth, ariBase, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import { loadConfigContext } from "../telephony/resolve";
+import { getRun, isFinal } from "./runs";
+import { applyStatus } from "./status";
+
+/** Consecutive failed connections (or drops) before the configuration is marked inactive. */
+export const ARI_MAX_FAILURES = 5;
+export const ARI_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
+/** A tracked call with no final event after this long is given up on (the run is left to the engine's timeout). */
+export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export function ariEventsStub(env: Env, configId: number): DurableObjectStub<AriEventsObject> {
+  return env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`ari:${configId}`));
+}
+
+type CallRow = { run_id: number; answered: number; hung_up_by_us: number; dial_status: string | null; tracked_at: number };
+
+export class AriEventsObject extends DurableObject<Env> {
+  private socket: WebSocket | null = null;
+  private connecting: Promise<{ connected: boolean; error?: string }> | null = null;
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS calls (run_id INTEGER PRIMARY KEY, answered INTEGER NOT NULL DEFAULT 0, hung_up_by_us INTEGER NOT NULL DEFAULT 0, dial_status TEXT, tracked_at INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)`);
+  }
+
+  private get(k: string): string | null {
+    return this.sql.exec<{ v: string }>(`SELECT v FROM kv WHERE k = ?`, k).toArray()[0]?.v ?? null;
+  }
+  private put(k: string, v: string | number): void {
+    this.sql.exec(`INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, k, String(v));
+  }
+  private inFlight(): number {
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM calls`).one().n;
+  }
+
+  /** Registers a run about to be originated and makes sure the events socket is open before it is. */
+  async track(configId: number, runId: number): Promise<{ connected: boolean; error?: string }> {
+    this.put("config_id", configId);
+    this.sql.exec(`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (?, ?)`, runId, clock.now());
+    const result = await this.ensureConnected();
+    if (!result.connected) this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+    return result;
+  }
+
+  /** We asked the PBX to hang this channel up: a later cause 16 before answer means canceled, not no_answer. */
+  async noteHangup(channelId: string): Promise<void> {
+    const runId = runIdOfChannel(channelId);
+    if (runId !== null) this.sql.exec(`UPDATE calls SET hung_up_by_us = 1 WHERE run_id = ?`, runId);
+  }
+
+  /** For tests and diagnostics. */
+  async status(): Promise<{ connected: boolean; inFlight: number; failures: number }> {
+    return { connected: this.socket !== null, inFlight: this.inFlight(), failures: Number(this.get("failures") ?? 0) };
+  }
+
+  private ensureConnected(): Promise<{ connected: boolean; error?: string }> {
+    if (this.socket) return Promise.resolve({ connected: true });
+    this.connecting ??= this.openSocket().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async openSocket(): Promise<{ connected: boolean; error?: string }> {
+    const configId = Number(this.get("config_id"));
+    const row = configId ? await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get() : undefined;
+    if (!row) return { connected: false, error: "configuration not found" };
+    let ws: WebSocket | null = null;
+    let error = "";
+    try {
+      const ctx = await loadConfigContext(this.env, row);
+      const { user, password } = ariAuth(ctx);
+      const url = `${ariBase(ctx)}/events?${new URLSearchParams({ app: String(ctx.config.app_name ?? "") })}`;
+      const res = await fetch(url, {
+        headers: { Upgrade: "websocket", Authorization: basicAuth(user, password) },
+        signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
+      });
+      ws = res.webSocket;
+      if (!ws) error = `the PBX answered HTTP ${res.status} to the events WebSocket${res.status === 401 ? " (check app_name and app_password)" : ""}`;
+    } catch (err) {
+      error = `events WebSocket unreachable: ${(err as Error)?.message ?? String(err)}`;
+    }
+    if (!ws) {
+      await this.noteFailure(error);
+      return { connected: false, error };
+    }
+    ws.accept();
+    this.socket = ws;
+    this.put("failures", 0);
+    ws.addEventListener("message", (e) => {
+      this.ctx.waitUntil(this.onMessage(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer)));
+    });
+    const onGone = (why: string) => {
+      if (this.socket !== ws) return;
+      this.socket = null;
+      if (this.inFlight() > 0) this.ctx.waitUntil(this.noteFailure(why));
+    };
+    ws.addEventListener("close", (e) => onGone(`events WebSocket closed (${e.code}${e.reason ? ` ${e.reason}` : ""})`));
+    ws.addEventListener("error", () => onGone("events WebSocket error"));
+    return { connected: true };
+  }
+
+  /** Counts a failure; retries with backoff while calls are in flight; gives up (inactive) after ARI_MAX_FAILURES. */
+  private async noteFailure(error: string): Promise<void> {
+    const failures = Number(this.get("failures") ?? 0) + 1;
+    this.put("failures", failures);
+    this.put("last_error", error);
+    console.warn(JSON.stringify({ level: "warning", msg: "ARI events connection failed", config_id: this.get("config_id"), failures, error }));
+    if (failures >= ARI_MAX_FAILURES) {
+      await this.markInactive(error);
+      return;
+    }
+    if (this.inFlight() > 0) await this.ctx.storage.setAlarm(clock.now() + ARI_BACKOFF_MS[Math.min(failures - 1, ARI_BACKOFF_MS.length - 1)]);
+  }
+
+  private async markInactive(error: string): Promise<void> {
+    const configId = Number(this.get("config_id"));
+    const reason = `ARI events connection failed ${ARI_MAX_FAILURES} times in a row: ${error}`;
+    if (configId) {
+      await getDb(this.env)
+        .update(telephonyConfigs)
+        .set({ inactive: true, inactiveSince: isoNow(), inactiveReason: reason })
+        .where(eq(telephonyConfigs.id, configId));
+    }
+    // Without the socket the outcome of the tracked calls cannot be known.
+    const runs = this.sql.exec<{ run_id: number }>(`SELECT run_id FROM calls`).toArray();
+    this.sql.exec(`DELETE FROM calls`);
+    this.put("failures", 0);
+    for (const { run_id } of runs) {
+      const run = await getRun(getDb(this.env), run_id);
+      if (run) await applyStatus(this.env, run, { status: "unknown", error: "Lost the ARI events connection; the outcome is unknown" });
+    }
+  }
+
+  async alarm(): Promise<void> {
+    this.sql.exec(`DELETE FROM calls WHERE tracked_at < ?`, clock.now() - ARI_TRACK_TTL_MS);
+    if (this.inFlight() === 0) {
+      this.closeSocket();
+      return;
+    }
+    await this.ensureConnected();
+  }
+
+  private closeSocket(): void {
+    const ws = this.socket;
+    this.socket = null;
+    try {
+      ws?.close(1000, "no calls in flight");
+    } catch {
+      // already closed
+    }
+  }
+
+  private async onMessage(text: string): Promise<void> {
+    let ev: any;
+    try {
+      ev = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (ev?.type === "ApplicationReplaced") {
+      // Another client took the app's socket; this one receives nothing more.
+      const ws = this.socket;
+      this.socket = null;
+      try {
+        ws?.close(1000, "replaced");
+      } catch {
+        // already closed
+      }
+      if (this.inFlight() > 0) await this.noteFailure("another client connected to the same ARI application (ApplicationReplaced)");
+      return;
+    }
+    const channelId = String(ev?.channel?.id ?? ev?.peer?.id ?? "");
+    const runId = runIdOfChannel(channelId);
+    if (runId === null) return;
+    const row = this.sql.exec<CallRow>(`SELECT * FROM calls WHERE run_id = ?`, runId).toArray()[0];
+    if (!row) return; // not a call this configuration is tracking
+    const state: AriChannelState = { answered: !!row.answered, hungUpByUs: !!row.hung_up_by_us, dialStatus: row.dial_status };
+    const update = mapAriEvent(ev, state);
+    this.sql.exec(`UPDATE calls SET answered = ?, dial_status = ? WHERE run_id = ?`, state.answered ? 1 : 0, state.dialStatus ?? null, runId);
+    if (!update) return;
+    const run = await getRun(getDb(this.env), runId);
+    if (!run) return;
+    const result = await applyStatus(this.env, run, update);
+    if (isFinal(result.status)) {
+      this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+      if (this.inFlight() === 0) this.closeSocket();
+    }
+  }
+}

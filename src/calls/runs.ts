@@ -1,0 +1,110 @@
+// Call records (workflow runs, contract 7) in D1: creation with a unique readable name, the response view.
+import { eq } from "drizzle-orm";
+import { z } from "@hono/zod-openapi";
+import { workflowRuns } from "../db/schema";
+import type { Db } from "../lib/db";
+import type { CallStatus } from "../telephony/providers/types";
+
+export type RunRow = typeof workflowRuns.$inferSelect;
+
+export const FINAL_STATUSES: ReadonlySet<CallStatus> = new Set(["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]);
+export const isFinal = (s: string): boolean => FINAL_STATUSES.has(s as CallStatus);
+
+/** Progress order: a status may only move forward; every final status ranks last. */
+export const RANK: Record<CallStatus, number> = {
+  queued: 0,
+  initiated: 1,
+  ringing: 2,
+  in_progress: 3,
+  completed: 4,
+  busy: 4,
+  no_answer: 4,
+  voicemail: 4,
+  declined: 4,
+  failed: 4,
+  canceled: 4,
+  unknown: 4,
+};
+
+export const runName = (id: number) => `WR-${id}`;
+
+export type NewRun = {
+  orgId: number;
+  workflowId: number;
+  workflowUuid: string;
+  definitionId: number | null;
+  campaignId?: number | null;
+  contactId?: number | null;
+  attempt?: number | null;
+  phoneNumber: string;
+  fromNumber: string | null;
+  initialContext: Record<string, unknown>;
+  telephonyConfigurationId: number;
+  provider: string;
+  leaseId: string | null;
+  greetingOverride?: Record<string, unknown> | null;
+};
+
+/** Inserts a queued run, then names it after its id (`WR-<id>`): unique because the id is. */
+export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
+  const inserted = await db
+    .insert(workflowRuns)
+    .values({ ...input, name: `WR-pending-${crypto.randomUUID()}`, status: "queued" })
+    .returning({ id: workflowRuns.id })
+    .get();
+  return db.update(workflowRuns).set({ name: runName(inserted.id) }).where(eq(workflowRuns.id, inserted.id)).returning().get();
+}
+
+export async function getRun(db: Db, runId: number): Promise<RunRow | null> {
+  return (await db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()) ?? null;
+}
+
+export const WorkflowRun = z
+  .object({
+    id: z.number().int(),
+    name: z.string().openapi({ example: "WR-1042" }),
+    workflow_id: z.number().int(),
+    workflow_uuid: z.string(),
+    campaign_id: z.number().int().nullable(),
+    phone_number: z.string(),
+    from_number: z.string().nullable(),
+    initial_context: z.record(z.string(), z.unknown()),
+    telephony_configuration_id: z.number().int().nullable(),
+    provider: z.string().nullable(),
+    provider_call_id: z.string().nullable(),
+    status: z.enum(["queued", "initiated", "ringing", "in_progress", "completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]),
+    answered_by: z.string().nullable(),
+    error: z.string().nullable(),
+    notes: z.string().nullable().openapi({ description: "Why the call differed from what was asked (e.g. an audio greeting spoken as text)" }),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    answered_at: z.string().nullable(),
+    ended_at: z.string().nullable(),
+    duration_seconds: z.number().int().nullable(),
+  })
+  .openapi("WorkflowRun");
+
+export function runView(r: RunRow): z.infer<typeof WorkflowRun> {
+  return {
+    id: r.id,
+    name: r.name,
+    workflow_id: r.workflowId,
+    workflow_uuid: r.workflowUuid,
+    campaign_id: r.campaignId,
+    phone_number: r.phoneNumber,
+    from_number: r.fromNumber,
+    initial_context: r.initialContext ?? {},
+    telephony_configuration_id: r.telephonyConfigurationId,
+    provider: r.provider,
+    provider_call_id: r.providerCallId,
+    status: r.status as CallStatus,
+    answered_by: r.answeredBy,
+    error: r.error,
+    notes: r.notes,
+    created_at: r.createdAt,
+    started_at: r.startedAt,
+    answered_at: r.answeredAt,
+    ended_at: r.endedAt,
+    duration_seconds: r.durationSeconds,
+  };
+}

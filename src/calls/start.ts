@@ -1,0 +1,169 @@
+// The calls module's entry points for starting a call: single calls (the public endpoints) and campaign
+// calls (the engine). Both resolve the configuration and caller ID, create the run, and originate through
+// the provider module; a carrier refusal leaves the run `failed` with the carrier's message.
+import { and, eq } from "drizzle-orm";
+import { workflowRuns } from "../db/schema";
+import { getDb } from "../lib/db";
+import { ApiError, conflict, invalid } from "../lib/errors";
+import { normalizeNumber } from "../telephony/numbers";
+import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../telephony/resolve";
+import type { OriginateResult } from "../telephony/providers/types";
+import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
+import type { CallStartResult, CampaignCallRequest } from "../campaigns/object-api";
+import { registerCallStarter } from "../campaigns/engine/call-starter";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../campaigns/campaign-object";
+import { organizationStub } from "../organizations/organization-object";
+import { callbackUrls } from "./callback-urls";
+import { providerEnvOf } from "../telephony/provisioning";
+import { createRun, type RunRow } from "./runs";
+import { applyStatus } from "./status";
+import { ariEventsStub } from "./ari-events";
+
+/** A single call's lease outlives the longest call plus the engine's grace, so a lost final status frees it. */
+export const SINGLE_CALL_LEASE_SECONDS = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS;
+
+export const NOT_READY = "Telephony configuration is not ready for outbound calls";
+
+/** Readiness is enforced at dial time: 409 with the first incomplete step (or inactivity). */
+export function requireReady(cfg: ResolvedConfig): void {
+  if (!cfg.ready) throw conflict(`${NOT_READY}: ${cfg.blockedReason ?? "setup incomplete"}`);
+}
+
+/** Asks the carrier; any throw (a bug, a bad key) becomes a refusal in the carrier's place, never a 500. */
+async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseUrl: string): Promise<OriginateResult> {
+  const provider = cfg.provider;
+  const calls = provider.calls;
+  if (!calls) return { ok: false, message: `Calls are not supported for provider ${provider.name}` };
+  const urls = await callbackUrls(env.CALLBACK_SECRET, publicBaseUrl, provider.name, run.id);
+  try {
+    const ctx = await loadConfigContext(env, cfg.row);
+    if (provider.name === "ari") {
+      // Events can arrive before the originate reply: the configuration's events socket must be open first.
+      const watch = await ariEventsStub(env, ctx.id).track(ctx.id, run.id);
+      if (!watch.connected) return { ok: false, message: `ARI events connection failed: ${watch.error ?? "unknown error"}` };
+    }
+    return await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "originate threw", provider: provider.name, run_id: run.id, error: String(err) }));
+    return { ok: false, message: `Could not place the call: ${(err as Error)?.message ?? String(err)}` };
+  }
+}
+
+/** Records the originate outcome on the run (monotonic: a callback may already have moved it on). */
+async function recordOriginate(env: Env, run: RunRow, result: OriginateResult): Promise<RunRow> {
+  if (result.ok) {
+    return (await applyStatus(env, run, { status: "initiated", providerCallId: result.providerCallId })).run;
+  }
+  return (await applyStatus(env, run, { status: "failed", error: result.message, durationSeconds: 0 })).run;
+}
+
+export type SingleCallInput = {
+  orgId: number;
+  workflow: UsableWorkflow;
+  phoneNumber: string;
+  initialContext: Record<string, unknown>;
+  telephonyConfigurationId?: number | null;
+  /** The request's origin, used for callback URLs when PUBLIC_BASE_URL is not set. */
+  origin: string;
+};
+
+export type SingleCallResult = { status: 200; body: { status: "initiated"; workflow_run_id: number; workflow_run_name: string } } | { status: 502; body: { detail: string } };
+
+/**
+ * A single call (contract 7): 404/409 from resolution, 422 for a number this configuration cannot dial,
+ * 429 when the organization is at its concurrent-call cap, 502 when the carrier refuses (the run is kept, `failed`).
+ */
+export async function startSingleCall(env: Env, input: SingleCallInput): Promise<SingleCallResult> {
+  const cfg = await resolveTelephonyConfig(env, input.orgId, input.telephonyConfigurationId);
+  requireReady(cfg);
+  const number = normalizeNumber(input.phoneNumber, cfg.provider.pbx);
+  if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber);
+  const from = await callerIdFor(env, cfg.id);
+
+  const leaseId = `single:${crypto.randomUUID()}`;
+  const lease = await organizationStub(env, input.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS });
+  if (!lease.granted) {
+    const retry = String(Math.max(1, lease.retryAfterSeconds ?? 1));
+    throw new ApiError(429, "Concurrent call limit reached", { "Retry-After": retry });
+  }
+
+  let run: RunRow;
+  try {
+    run = await createRun(getDb(env), {
+      orgId: input.orgId,
+      workflowId: input.workflow.id,
+      workflowUuid: input.workflow.uuid,
+      definitionId: input.workflow.definitionId,
+      phoneNumber: number.value,
+      fromNumber: from,
+      initialContext: input.initialContext,
+      telephonyConfigurationId: cfg.id,
+      provider: cfg.provider.name,
+      leaseId,
+    });
+  } catch (err) {
+    await organizationStub(env, input.orgId).release(leaseId);
+    throw err;
+  }
+
+  const publicBaseUrl = providerEnvOf(env, input.origin).publicBaseUrl;
+  const result = await originate(env, cfg, run, publicBaseUrl);
+  run = await recordOriginate(env, run, result);
+  if (!result.ok) return { status: 502, body: { detail: result.message } };
+  return { status: 200, body: { status: "initiated", workflow_run_id: run.id, workflow_run_name: run.name } };
+}
+
+/**
+ * The campaign engine's entry point. The engine holds the organization lease (`req.leaseId`); it is recorded
+ * on the run so the final status frees it, and never acquired twice. Nothing throws for an expected problem.
+ */
+export async function startCampaignCall(env: Env, req: CampaignCallRequest): Promise<CallStartResult> {
+  const publicBaseUrl = providerEnvOf(env).publicBaseUrl;
+  if (!publicBaseUrl) return { ok: false, runId: null, kind: "config", message: "PUBLIC_BASE_URL is not set: carriers would have no callback URL" };
+  let cfg: ResolvedConfig;
+  let workflow: UsableWorkflow;
+  try {
+    cfg = await resolveTelephonyConfig(env, req.orgId, req.telephonyConfigurationId);
+    requireReady(cfg);
+    workflow = await loadUsableWorkflow(getDb(env), req.orgId, req.workflowId);
+  } catch (err) {
+    if (err instanceof ApiError) return { ok: false, runId: null, kind: "config", message: String(err.detail) };
+    throw err;
+  }
+  const number = normalizeNumber(req.phoneNumber, cfg.provider.pbx);
+  if (!number.ok) return { ok: false, runId: null, kind: "invalid_number", message: number.message };
+
+  const run = await createRun(getDb(env), {
+    orgId: req.orgId,
+    workflowId: workflow.id,
+    workflowUuid: workflow.uuid,
+    definitionId: workflow.definitionId,
+    campaignId: req.campaignId,
+    contactId: req.contactId,
+    attempt: req.attempt,
+    phoneNumber: number.value,
+    fromNumber: await callerIdFor(env, cfg.id),
+    initialContext: req.initialContext,
+    telephonyConfigurationId: cfg.id,
+    provider: cfg.provider.name,
+    leaseId: req.leaseId ?? null,
+    greetingOverride: req.greetingOverride,
+  });
+  const result = await originate(env, cfg, run, publicBaseUrl);
+  const after = await recordOriginate(env, run, result);
+  if (result.ok) return { ok: true, runId: after.id, providerCallId: result.providerCallId };
+  return { ok: false, runId: after.id, kind: "carrier_refused", message: result.message };
+}
+
+registerCallStarter(startCampaignCall);
+
+/** Ends a call we placed (e.g. ARI's "we hung up" heuristic needs to know). Already-ended calls are fine. */
+export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {
+  const db = getDb(env);
+  const run = await db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId))).get();
+  if (!run || !run.providerCallId || !run.telephonyConfigurationId) return;
+  const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
+  const ctx = await loadConfigContext(env, cfg.row);
+  if (cfg.provider.name === "ari") await ariEventsStub(env, ctx.id).noteHangup(run.providerCallId);
+  await cfg.provider.calls?.hangup(ctx, providerEnvOf(env), run.providerCallId);
+}
