@@ -85,3 +85,27 @@ describe("error shapes", () => {
     expect(unsafe.headers.get("X-Request-Id")).not.toContain("bad");
   });
 });
+
+describe("zod issue mapping", () => {
+  it("an absent enum, literal or union field is `missing`, not a bad option", async () => {
+    const { z } = await import("@hono/zod-openapi");
+    const { zodIssuesToItems } = await import("../src/lib/errors");
+    const schema = z.object({
+      mode: z.enum(["a", "b"]),
+      kind: z.literal("x"),
+      either: z.union([z.string(), z.number()]),
+      tagged: z.discriminatedUnion("provider", [z.object({ provider: z.literal("p") }), z.object({ provider: z.literal("q") })]),
+    });
+    const items = zodIssuesToItems(schema.safeParse({ tagged: {} }).error!.issues, ["body"], { tagged: {} });
+    const byLoc = Object.fromEntries(items.map((i) => [i.loc.join("."), i]));
+    for (const loc of ["body.mode", "body.kind", "body.either", "body.tagged.provider"]) {
+      expect(byLoc[loc], loc).toMatchObject({ type: "missing", msg: "Field required" });
+    }
+    const wrong = zodIssuesToItems(schema.safeParse({ mode: "c", kind: "x", either: 1, tagged: { provider: "z" } }).error!.issues, ["body"], {
+      mode: "c",
+      tagged: { provider: "z" },
+    });
+    expect(wrong.find((i) => i.loc.join(".") === "body.mode")).toMatchObject({ type: "enum", input: "c" });
+    expect(wrong.find((i) => i.loc.join(".") === "body.tagged.provider")).toMatchObject({ type: "union_tag_invalid", input: "z" });
+  });
+});

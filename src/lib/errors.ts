@@ -52,9 +52,11 @@ const typeNames: Record<string, string> = {
 };
 
 function issueType(issue: $ZodIssue, input: unknown): { type: string; msg?: string; ctx?: Record<string, unknown> } {
+  // zod reports an absent field by what it expected (a type, an enum option, a union member): all are "missing".
+  const absentable = issue.code === "invalid_type" || issue.code === "invalid_value" || issue.code === "invalid_union";
+  if (absentable && input === undefined) return { type: "missing", msg: "Field required" };
   switch (issue.code) {
     case "invalid_type":
-      if (input === undefined) return { type: "missing", msg: "Field required" };
       return { type: typeNames[issue.expected] ?? `${issue.expected}_type` };
     case "too_small": {
       const min = Number(issue.minimum);
@@ -90,7 +92,9 @@ export function zodIssuesToItems(issues: readonly $ZodIssue[], prefix: Loc, data
   return issues.map((issue) => {
     let path = [...issue.path];
     // A bad discriminator is reported on the discriminator field itself, e.g. ["body","config","provider"].
-    if (issue.code === "invalid_union" && "discriminator" in issue && issue.discriminator) path = [...path, issue.discriminator];
+    if (issue.code === "invalid_union" && "discriminator" in issue && issue.discriminator && path[path.length - 1] !== issue.discriminator) {
+      path = [...path, issue.discriminator];
+    }
     const input = valueAt(data, path);
     const { type, msg, ctx } = issueType(issue, input);
     const item: ValidationItem = {
