@@ -1,6 +1,7 @@
 // Mounts every feature router under /api/v1 and the API document.
 import { createApp } from "./lib/app";
 import { mountOpenApi } from "./lib/openapi";
+import { campaignControlRouter } from "./campaigns/control.routes";
 import { uploadsRouter } from "./uploads/routes";
 import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
@@ -13,4 +14,5 @@ app.route("/api/v1", apiKeysRouter);
 app.route("/api/v1", telephonyRouter);
 app.route("/api/v1", workflowsRouter);
 app.route("/api/v1", uploadsRouter);
+app.route("/api/v1", campaignControlRouter);
 mountOpenApi(app);

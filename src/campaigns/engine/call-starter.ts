@@ -17,11 +17,9 @@ export function registerCallStarter(fn: CallStarter): void {
   registered = fn;
 }
 
-export function startCampaignCallVia(env: Env, req: CampaignCallRequest): Promise<CallStartResult> {
-  const fn = override ?? registered;
-  if (!fn) {
-    // Nothing was asked of any carrier: the engine treats this like a configuration problem and pauses.
-    return Promise.resolve({ ok: false, runId: null, kind: "config", message: "The calls module is not available" });
-  }
-  return fn(env, req);
+export async function startCampaignCallVia(env: Env, req: CampaignCallRequest): Promise<CallStartResult> {
+  if (override) return override(env, req);
+  // Loaded lazily: the calls module imports engine constants, so a static import here would be circular.
+  if (!registered) registered = (await import("../../calls/start")).startCampaignCall;
+  return registered(env, req);
 }

@@ -68,17 +68,22 @@ function transitionBetween(lo: number, hi: number, tz: string): number {
 }
 
 /**
- * The instant a local wall time (date + minutes, 1440 = the next midnight) is reached in `tz`: the earlier one when
- * the wall time occurs twice, the moment the clocks jump when it does not occur at all.
+ * Every instant a local wall time (date + minutes, 1440 = the next midnight) is reached in `tz`: two when the clocks
+ * fall back over it, the moment the clocks jump when it is skipped, else one.
  */
-export function zonedInstant(y: number, m: number, d: number, minutes: number, tz: string): number {
+export function zonedInstants(y: number, m: number, d: number, minutes: number, tz: string): number[] {
   const naive = Date.UTC(y, m - 1, d) + minutes * MINUTE;
   const offsets = [...new Set([offsetAt(naive - DAY, tz), offsetAt(naive + DAY, tz)])];
   const valid = offsets.map((o) => naive - o).filter((u) => offsetAt(u, tz) === naive - u);
-  if (valid.length) return Math.min(...valid);
+  if (valid.length) return valid.sort((a, b) => a - b);
   // In a gap: the wall time is skipped, so it is first "reached" at the jump.
   const candidates = offsets.map((o) => naive - o);
-  return transitionBetween(Math.min(...candidates), Math.max(...candidates), tz);
+  return [transitionBetween(Math.min(...candidates), Math.max(...candidates), tz)];
+}
+
+/** The first instant a local wall time is reached (see zonedInstants). */
+export function zonedInstant(y: number, m: number, d: number, minutes: number, tz: string): number {
+  return zonedInstants(y, m, d, minutes, tz)[0];
 }
 
 function parseMinutes(hhmm: string): number {
@@ -113,7 +118,7 @@ export class Schedule {
       const dow = (day.getUTCDay() + 6) % 7;
       for (const s of this.slots) {
         if (s.dow !== dow) continue;
-        out.push(zonedInstant(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), edge === "start" ? s.start : s.end, this.tz));
+        out.push(...zonedInstants(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), edge === "start" ? s.start : s.end, this.tz));
       }
     }
     // A jump can open or close a window by itself (e.g. the repeated hour when clocks fall back).

@@ -3,7 +3,10 @@ import type { CampaignState } from "../object-api";
 import type { CampaignSettings } from "../settings";
 
 export type LogLevel = "info" | "warning" | "error";
-export type LogEntry = { ts: string; level: LogLevel; event: string; message: string; details: Record<string, unknown> };
+/** JSON values (two levels, not recursive), so the type survives Workers RPC typing (`unknown` maps to `never`). */
+type JsonScalar = string | number | boolean | null;
+export type Json = JsonScalar | JsonScalar[] | { [k: string]: JsonScalar | JsonScalar[] };
+export type LogEntry = { ts: string; level: LogLevel; event: string; message: string; details: { [k: string]: Json } };
 
 /** Contact and attempt counts of contract 6. */
 export type CampaignCounts = {

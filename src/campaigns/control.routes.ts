@@ -1,0 +1,214 @@
+// Campaign operations (contract 6): start, pause, resume, cancel, redial, progress, logs and runs. Each handler checks
+// the organization, then asks the campaign's Durable Object, which owns state and counts.
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, ne } from "drizzle-orm";
+import { campaigns, workflowRuns } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { ApiError, conflict, notFound, zodIssuesToItems } from "../lib/errors";
+import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { WorkflowRun, runView } from "../calls/runs";
+import { requireReady } from "../calls/start";
+import { resolveTelephonyConfig } from "../telephony/resolve";
+import { loadUsableWorkflow } from "../workflows";
+import { viaEngine } from "./engine/errors";
+import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
+import { redialCampaign } from "./engine/redial";
+import { nextState, refusal } from "./engine/transitions";
+import type { CampaignState } from "./object-api";
+import { engineStub as campaignStub } from "./engine/stub";
+import { CAMPAIGN_STATES, Campaign, CampaignLog, IMPORTING, campaignView } from "./view";
+
+const tags = ["campaigns"];
+const params = idParam("campaign_id");
+
+const FINAL_OUTCOMES = ["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"] as const;
+
+const RedialBody = z
+  .object({
+    outcomes: z
+      .array(z.enum(FINAL_OUTCOMES))
+      .min(1)
+      .optional()
+      .openapi({ description: "Final outcomes whose contacts the new campaign dials (default busy, no_answer, voicemail)" }),
+  })
+  .openapi("RedialCampaign");
+
+const Progress = z
+  .object({
+    campaign_id: z.number().int(),
+    state: z.enum(CAMPAIGN_STATES),
+    total_rows: z.number().int(),
+    processed_rows: z.number().int(),
+    failed_calls: z.number().int(),
+    progress_percentage: z.number(),
+    source_sync: z.object({ status: z.enum(["pending", "completed", "failed"]), last_synced_at: z.string().nullable(), error: z.string().nullable() }),
+    rate_limit: z.number().int(),
+    started_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+    total: z.number().int(),
+    processed: z.number().int().openapi({ description: "Contacts attempted at least once" }),
+    completed: z.number().int().openapi({ description: "Contacts whose final outcome was successful" }),
+    failed: z.number().int().openapi({ description: "Contacts with no attempts left and no success" }),
+    pending: z.number().int().openapi({ description: "Contacts not attempted yet" }),
+    in_progress: z.number().int().openapi({ description: "Calls being started or in progress" }),
+    completion_percentage: z.number(),
+    next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
+  })
+  .openapi("CampaignProgress");
+
+const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: string) =>
+  createRoute({
+    method: "post",
+    path: `/campaign/{campaign_id}/${verb}`,
+    tags,
+    summary,
+    request: { params },
+    responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
+  });
+
+const start = operation("start", "Start a draft campaign (or continue a paused one)");
+const pause = operation("pause", "Pause: no new calls; calls in progress finish and are recorded");
+const resume = operation("resume", "Resume a paused campaign");
+const cancel = operation("cancel", "Cancel: pending contacts are skipped; calls in progress finish");
+
+const redial = createRoute({
+  method: "post",
+  path: "/campaign/{campaign_id}/redial",
+  tags,
+  summary: "Create a new draft campaign with the contacts whose final outcome is in `outcomes`",
+  request: { params, body: { content: { "application/json": { schema: RedialBody } }, required: false } },
+  responses: { 200: json(Campaign, "The new (child) campaign"), ...errors(401, 404, 409, 422) },
+});
+
+const progress = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/progress",
+  tags,
+  summary: "A real-time snapshot of the campaign's progress",
+  request: { params },
+  responses: { 200: json(Progress), ...errors(401, 404, 422) },
+});
+
+const logs = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/logs",
+  tags,
+  summary: "The campaign's log, newest first",
+  request: { params, query: pageQuery },
+  responses: { 200: json(pageOf(CampaignLog)), ...errors(401, 404, 422) },
+});
+
+const runs = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/runs",
+  tags,
+  summary: "The campaign's calls (workflow runs), newest first",
+  request: { params, query: pageQuery },
+  responses: { 200: json(pageOf(WorkflowRun)), ...errors(401, 404, 422) },
+});
+
+type Owned = { id: number; workflowId: number; telephonyConfigurationId: number | null; state: string };
+
+/** The campaign's summary row if it is this organization's (and not still being created), else 404. */
+async function owned(env: Env, orgId: number, id: number): Promise<Owned> {
+  const row = await getDb(env)
+    .select({ id: campaigns.id, workflowId: campaigns.workflowId, telephonyConfigurationId: campaigns.telephonyConfigurationId, state: campaigns.state })
+    .from(campaigns)
+    .where(and(eq(campaigns.id, id), eq(campaigns.orgId, orgId), ne(campaigns.state, IMPORTING)))
+    .get();
+  if (!row) throw notFound("Campaign");
+  return row;
+}
+
+/** Contract 6: a campaign runs only with an active agent and a ready configuration (409 otherwise). */
+async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void> {
+  try {
+    await loadUsableWorkflow(getDb(env), orgId, c.workflowId);
+    const cfg = await resolveTelephonyConfig(env, orgId, c.telephonyConfigurationId);
+    requireReady(cfg);
+  } catch (err) {
+    // A vanished agent or configuration is a conflict with the campaign's state, not an unknown campaign.
+    if (err instanceof ApiError && err.status === 404) throw conflict(String(err.detail));
+    throw err;
+  }
+}
+
+/** Refuses an operation the table does not allow, before any other check (409 naming the state). */
+async function currentState(env: Env, id: number): Promise<CampaignState> {
+  return (await viaEngine(campaignStub(env, id).snapshot())).state;
+}
+
+export const campaignControlRouter = createRouter()
+  .openapi(start, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const orgId = c.get("orgId");
+    const row = await owned(c.env, orgId, campaign_id);
+    const state = await currentState(c.env, campaign_id);
+    if (!nextState(state, "start")) throw conflict(refusal(state, "start"));
+    await requireDialable(c.env, orgId, row);
+    await viaEngine(campaignStub(c.env, campaign_id).start());
+    return c.json(await campaignView(c.env, orgId, campaign_id), 200);
+  })
+  .openapi(resume, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const orgId = c.get("orgId");
+    const row = await owned(c.env, orgId, campaign_id);
+    const state = await currentState(c.env, campaign_id);
+    if (!nextState(state, "resume")) throw conflict(refusal(state, "resume"));
+    await requireDialable(c.env, orgId, row);
+    await viaEngine(campaignStub(c.env, campaign_id).resume());
+    return c.json(await campaignView(c.env, orgId, campaign_id), 200);
+  })
+  .openapi(pause, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    await owned(c.env, c.get("orgId"), campaign_id);
+    await viaEngine(campaignStub(c.env, campaign_id).pause());
+    return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
+  })
+  .openapi(cancel, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    await owned(c.env, c.get("orgId"), campaign_id);
+    await viaEngine(campaignStub(c.env, campaign_id).cancel());
+    return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
+  })
+  .openapi(redial, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    await owned(c.env, c.get("orgId"), campaign_id);
+    // The body is optional: an empty request means the default outcomes.
+    const raw = c.req.header("content-length") === "0" ? {} : ((await c.req.json().catch(() => ({}))) ?? {});
+    const body = RedialBody.safeParse(raw);
+    if (!body.success) throw new ApiError(422, zodIssuesToItems(body.error.issues, ["body"], raw));
+    const outcomes = [...new Set(body.data.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];
+    const childId = await redialCampaign(c.env, campaign_id, outcomes);
+    return c.json(await campaignView(c.env, c.get("orgId"), childId), 200);
+  })
+  .openapi(progress, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    await owned(c.env, c.get("orgId"), campaign_id);
+    return c.json(await viaEngine(campaignStub(c.env, campaign_id).progress()), 200);
+  })
+  .openapi(logs, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    const before = decodeCursor(cursor);
+    await owned(c.env, c.get("orgId"), campaign_id);
+    const page = await viaEngine(campaignStub(c.env, campaign_id).logs(limit, before));
+    return c.json({ items: page.items.map(({ id: _id, ...entry }) => entry), next_cursor: page.next_before ? encodeCursor(page.next_before) : null }, 200);
+  })
+  .openapi(runs, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    const before = decodeCursor(cursor);
+    const orgId = c.get("orgId");
+    await owned(c.env, orgId, campaign_id);
+    const rows = await getDb(c.env)
+      .select()
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.campaignId, campaign_id), eq(workflowRuns.orgId, orgId), before ? lt(workflowRuns.id, before) : undefined))
+      .orderBy(desc(workflowRuns.id))
+      .limit(limit + 1)
+      .all();
+    return c.json(toPage(rows, limit, runView), 200);
+  });

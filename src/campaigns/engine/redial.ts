@@ -1,0 +1,58 @@
+// Redial (contract 6): from a completed or cancelled campaign, a new draft child with the contacts whose final
+// outcome is in `outcomes`. Made like any campaign: a hidden D1 row, the child object filled in chunks, then the
+// row shown as `draft`; any failure removes the child. The parent links to its newest child. Repeatable.
+import { and, eq } from "drizzle-orm";
+import { campaigns } from "../../db/schema";
+import { isoNow } from "../../lib/clock";
+import { getDb } from "../../lib/db";
+import { IMPORTING } from "../view";
+import { engineStub as campaignStub } from "./stub";
+import { viaEngine } from "./errors";
+
+const PAGE = 1000;
+
+export async function redialCampaign(env: Env, parentId: number, outcomes: string[]): Promise<number> {
+  const parent = campaignStub(env, parentId);
+  const plan = await viaEngine(parent.redialPlan(outcomes));
+  const db = getDb(env);
+  const name = `${plan.meta.name} (redial)`.slice(0, 255);
+  const row = await db
+    .insert(campaigns)
+    .values({
+      orgId: plan.meta.orgId,
+      name,
+      workflowId: plan.meta.workflowId,
+      telephonyConfigurationId: plan.meta.telephonyConfigurationId,
+      state: IMPORTING,
+      sourceType: "csv",
+      sourceId: plan.meta.sourceId,
+      settings: plan.meta.settings,
+      parentCampaignId: parentId,
+    })
+    .returning({ id: campaigns.id })
+    .get();
+  const childId = row.id;
+  const child = campaignStub(env, childId);
+  try {
+    await viaEngine(child.initialize({ ...plan.meta, name, campaignId: childId, parentCampaignId: parentId }));
+    let after = 0;
+    for (;;) {
+      const page = await viaEngine(parent.redialContacts(outcomes, after, PAGE));
+      if (page.contacts.length) await viaEngine(child.importContacts(page.contacts));
+      if (page.next == null) break;
+      after = page.next;
+    }
+    const { total } = await viaEngine(child.finishImport());
+    await db
+      .update(campaigns)
+      .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
+      .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING)))
+      .run();
+    await viaEngine(parent.linkRedial(childId, total));
+    return childId;
+  } catch (err) {
+    await child.discard().catch(() => undefined);
+    await db.delete(campaigns).where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))).run();
+    throw err;
+  }
+}

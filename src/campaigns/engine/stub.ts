@@ -1,0 +1,14 @@
+// The campaign object addressed by campaign id (idFromName(String(id))), typed by its class: every RPC method is
+// async and returns plain data, so the class's own signatures describe the stub (and avoid deep RPC type mapping).
+import type { CampaignObject } from "../campaign-object";
+
+export type CampaignRpcAll = Pick<
+  CampaignObject,
+  | "initialize" | "importContacts" | "finishImport" | "failSource" | "discard" | "snapshot" | "progress" | "logs"
+  | "start" | "resume" | "pause" | "cancel" | "updateSettings" | "wake" | "onCallStatus"
+  | "redialPlan" | "redialContacts" | "linkRedial"
+>;
+
+export function engineStub(env: Env, campaignId: number): CampaignRpcAll {
+  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignRpcAll;
+}

@@ -1,0 +1,138 @@
+// Test support for the campaign engine: a controllable clock, a fake carrier behind the call-starter seam, and a
+// driver that moves time only through alarms (runDurableObjectAlarm) and the clock. No real sleeps, no real timers.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import type { CallStartResult, CampaignCallRequest, ContactInput } from "../../src/campaigns/object-api";
+import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
+import { clock } from "../../src/lib/clock";
+import type { CallStatus } from "../../src/telephony/providers/types";
+
+/** Far enough ahead of the real clock that no alarm fires on its own during a test. */
+export const T0 = Date.parse("2030-01-07T10:00:00Z"); // a Monday
+
+export type CampaignStub = DurableObjectStub<import("../../src/campaigns/campaign-object").CampaignObject>;
+
+let seq = 0;
+export const uniqueId = () => 700_000 + Math.floor(Math.random() * 1000) * 1000 + ++seq;
+
+export const campaignStub = (id: number): CampaignStub => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+export const orgStub = (orgId: number) => env.ORGANIZATION.get(env.ORGANIZATION.idFromName(String(orgId)));
+
+export type Started = { req: CampaignCallRequest; at: number; runId: number };
+type Decide = (req: CampaignCallRequest) => CallStartResult | "hang" | "throw" | Promise<CallStartResult>;
+
+/** The carrier double: every start is recorded; by default it accepts, and the test reports the outcomes. */
+export class FakeCarrier {
+  started: Started[] = [];
+  private nextRun = 1;
+  decide: Decide = () => ({ ok: true, runId: 0, providerCallId: null });
+
+  install(): this {
+    setCallStarter(async (_env, req) => {
+      const runId = this.nextRun++;
+      this.started.push({ req, at: clock.now(), runId });
+      const d = this.decide(req);
+      if (d === "hang") return new Promise<CallStartResult>(() => undefined);
+      if (d === "throw") throw new Error("carrier exploded");
+      const r = await d;
+      return r.ok ? { ...r, runId, providerCallId: r.providerCallId ?? `call-${runId}` } : { ...r, runId: r.runId ?? runId };
+    });
+    return this;
+  }
+
+  /** Calls started for a campaign and not yet reported final by the test. */
+  open(campaignId: number): Started[] {
+    return this.started.filter((s) => s.req.campaignId === campaignId && !this.ended.has(s.runId));
+  }
+
+  ended = new Set<number>();
+
+  /** Reports a status for a started call to its campaign (as the calls module would). */
+  async report(s: Started, status: CallStatus, at = clock.now()) {
+    if (["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"].includes(status)) this.ended.add(s.runId);
+    return campaignStub(s.req.campaignId).onCallStatus({ runId: s.runId, contactId: s.req.contactId, attempt: s.req.attempt, status, at: new Date(at).toISOString() });
+  }
+
+  dialsOf(campaignId: number, phone: string): Started[] {
+    return this.started.filter((s) => s.req.campaignId === campaignId && s.req.phoneNumber === phone);
+  }
+}
+
+export function resetWorld(): FakeCarrier {
+  clock.set(T0);
+  return new FakeCarrier().install();
+}
+
+export const phone = (i: number) => `+1415555${String(i).padStart(4, "0")}`;
+export const contacts = (n: number, from = 0): ContactInput[] =>
+  Array.from({ length: n }, (_, i) => ({ row: i + 2 + from, phone_number: phone(i + from), initial_context: { i: String(i + from) }, greeting_override: null }));
+
+export type MakeOpts = { contacts?: number; settings?: Partial<CampaignSettings>; orgId?: number; start?: boolean };
+
+/** A campaign object with `n` contacts, imported, optionally started. */
+export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; orgId: number; stub: CampaignStub }> {
+  const id = uniqueId();
+  const orgId = opts.orgId ?? uniqueId();
+  const stub = campaignStub(id);
+  await stub.initialize({
+    campaignId: id,
+    orgId,
+    name: `campaign ${id}`,
+    workflowId: 1,
+    telephonyConfigurationId: 1,
+    sourceId: "campaigns/test.csv",
+    settings: { ...DEFAULT_SETTINGS, ...opts.settings },
+  });
+  const all = contacts(opts.contacts ?? 3);
+  for (let i = 0; i < all.length; i += 1000) await stub.importContacts(all.slice(i, i + 1000));
+  await stub.finishImport();
+  if (opts.start) await stub.start();
+  return { id, orgId, stub };
+}
+
+export const alarmAt = (stub: CampaignStub) => runInDurableObject(stub, (_i, state) => state.storage.getAlarm());
+
+/** Runs every alarm due at the current clock (alarms scheduled for later are left alone). */
+export async function tick(...stubs: CampaignStub[]): Promise<number> {
+  let ran = 0;
+  for (let guard = 0; guard < 10_000; guard++) {
+    let any = false;
+    for (const stub of stubs) {
+      const at = await alarmAt(stub);
+      if (at != null && at <= clock.now()) {
+        await runDurableObjectAlarm(stub);
+        ran++;
+        any = true;
+      }
+    }
+    if (!any) return ran;
+  }
+  throw new Error("alarms keep firing");
+}
+
+/** Moves the clock forward by `ms`, stopping at each alarm on the way (in time order) to run it. */
+export async function advance(ms: number, ...stubs: CampaignStub[]): Promise<void> {
+  const target = clock.now() + ms;
+  for (let guard = 0; guard < 100_000; guard++) {
+    await tick(...stubs);
+    const times = (await Promise.all(stubs.map(alarmAt))).filter((t): t is number => t != null && t <= target);
+    if (!times.length) break;
+    clock.set(Math.max(clock.now(), Math.min(...times)));
+  }
+  clock.set(target);
+  await tick(...stubs);
+}
+
+export const sqlOf = <T extends Record<string, SqlStorageValue>>(stub: CampaignStub, q: string, ...b: unknown[]) =>
+  runInDurableObject(stub, (_i, state) => state.storage.sql.exec<T>(q, ...b).toArray());
+
+/** The message an RPC rejects with (awaited directly: `.rejects` on RPC promises reports them as unhandled). */
+export async function errorOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return "(resolved)";
+}
