@@ -71,6 +71,8 @@ export const phoneNumbers = sqliteTable(
   (t) => [
     uniqueIndex("phone_numbers_org_address_uq").on(t.orgId, t.address),
     index("phone_numbers_config_idx").on(t.configId),
+    // At most one default caller ID per configuration, enforced by the database itself.
+    uniqueIndex("phone_numbers_config_default_uq").on(t.configId).where(sql`is_default_caller_id = 1`),
   ],
 );
 

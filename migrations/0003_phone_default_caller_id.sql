@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `phone_numbers_config_default_uq` ON `phone_numbers` (`config_id`) WHERE is_default_caller_id = 1;
