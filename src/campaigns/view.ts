@@ -1,12 +1,17 @@
 // The campaign response object (interface 2.3): the D1 summary row (identity, names, links) overlaid with the
 // campaign object's snapshot (state, counts, settings, times, newest logs), which is the source of truth.
 import { z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
-import type { CampaignMeta, CampaignState, ContactInput } from "./object-api";
+import type { CampaignObject } from "./campaign-object";
+import type { CampaignSnapshot } from "./engine/types";
+import type { CampaignState } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+
+/** State of a summary row whose contacts are still being imported by create: hidden from every read. */
+export const IMPORTING = "importing";
 
 export const CAMPAIGN_STATES = ["draft", "running", "paused", "completed", "cancelled", "failed"] as const satisfies readonly CampaignState[];
 
@@ -52,29 +57,13 @@ export const Campaign = z
   .openapi("Campaign");
 export type Campaign = z.infer<typeof Campaign>;
 
-/** What the campaign object reports of itself (issue 6's `snapshot()`); only the fields the view needs. */
-export type ObjectSnapshot = {
-  state: CampaignState;
-  settings: CampaignSettings;
-  started_at: string | null;
-  completed_at: string | null;
-  counts: { total: number; processed: number; failed: number; executed: number; queued: number };
-  logs: CampaignLog[];
-};
+/** The object's RPCs the records routes use, typed from the class itself (the RPC stub's generic types are too
+ *  deep for the compiler on these return types). */
+export type CampaignRpc = Pick<CampaignObject, "initialize" | "importContacts" | "finishImport" | "discard" | "snapshot" | "updateSettings">;
 
-/** The campaign object's RPCs this module and campaign create use (implemented in campaign-object.ts, issue 6). */
-export interface CampaignObjectRpc {
-  initialize(meta: CampaignMeta): Promise<unknown>;
-  importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }>;
-  finishImport(): Promise<{ total: number }>;
-  discard(): Promise<unknown>;
-  snapshot(): Promise<ObjectSnapshot>;
-  updateSettings(patch: Partial<CampaignSettings>): Promise<unknown>;
-}
-
-/** The campaign's object, addressed by its id as agreed with the engine. */
-export function campaignStub(env: Env, campaignId: number): CampaignObjectRpc {
-  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignObjectRpc;
+/** The campaign's object, addressed by its id as agreed with the engine (issue 6). */
+export function campaignStub(env: Env, campaignId: number): CampaignRpc {
+  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignRpc;
 }
 
 type SummaryRow = typeof campaigns.$inferSelect & { workflowName: string; telephonyConfigurationName: string | null };
@@ -120,19 +109,22 @@ export function summaryView(r: SummaryRow): Campaign {
 }
 
 /** Overlays the object's live snapshot on the summary: the object owns state, counts, settings and logs. */
-export function withSnapshot(base: Campaign, snap: ObjectSnapshot): Campaign {
+export function withSnapshot(base: Campaign, snap: CampaignSnapshot): Campaign {
   return {
     ...base,
-    state: snap.state ?? base.state,
-    total_rows: snap.counts?.total ?? base.total_rows,
-    processed_rows: snap.counts?.processed ?? base.processed_rows,
-    failed_rows: snap.counts?.failed ?? base.failed_rows,
-    executed_count: snap.counts?.executed ?? base.executed_count,
-    total_queued_count: snap.counts?.queued ?? base.total_queued_count,
-    started_at: snap.started_at === undefined ? base.started_at : snap.started_at,
-    completed_at: snap.completed_at === undefined ? base.completed_at : snap.completed_at,
-    ...(snap.settings ? settingsOf(snap.settings as unknown as Record<string, unknown>) : {}),
-    logs: Array.isArray(snap.logs) ? snap.logs.slice(0, 100) : base.logs,
+    name: snap.name,
+    state: snap.state,
+    total_rows: snap.counts.total,
+    processed_rows: snap.counts.processed,
+    failed_rows: snap.counts.failed,
+    executed_count: snap.counts.executed,
+    total_queued_count: snap.counts.queued,
+    started_at: snap.started_at,
+    completed_at: snap.completed_at,
+    parent_campaign_id: snap.parent_campaign_id ?? base.parent_campaign_id,
+    redialed_campaign_id: snap.redialed_campaign_id ?? base.redialed_campaign_id,
+    ...settingsOf(snap.settings),
+    logs: snap.logs.slice(0, 100),
   };
 }
 
@@ -161,11 +153,11 @@ export const flattenSummary = (r: { c: typeof campaigns.$inferSelect; workflowNa
  */
 export async function campaignView(env: Env, orgId: number, campaignId: number): Promise<Campaign> {
   const row = await selectSummaries(env)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.orgId, orgId)))
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.orgId, orgId), ne(campaigns.state, IMPORTING)))
     .get();
   if (!row) throw notFound("Campaign");
   const base = summaryView(flattenSummary(row));
-  let snap: ObjectSnapshot;
+  let snap: CampaignSnapshot;
   try {
     snap = await campaignStub(env, campaignId).snapshot();
   } catch (err) {
@@ -173,5 +165,5 @@ export async function campaignView(env: Env, orgId: number, campaignId: number):
     console.warn(JSON.stringify({ level: "warning", event: "campaign_snapshot_failed", campaign_id: campaignId, error: String(err) }));
     return base;
   }
-  return snap ? withSnapshot(base, snap) : base;
+  return withSnapshot(base, snap);
 }
