@@ -135,6 +135,18 @@ describe("phone numbers", () => {
     expect(await callerIdFor(env, c.id)).toBeNull();
   });
 
+  it("concurrent requests for default caller ID leave exactly one per configuration", async () => {
+    const org = await createOrg();
+    const c = (await api("POST", CONFIGS, { key: org.key, body: { name: "callers", config: config("twilio") } })).json;
+    const added = await Promise.all(
+      [0, 1, 2, 3].map((i) => api("POST", numbersOf(c.id), { key: org.key, body: { address: `+1415555020${i}`, is_default_caller_id: true } })),
+    );
+    expect(added.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await Promise.all(added.map((r) => api("PUT", `${numbersOf(c.id)}/${r.json.id}`, { key: org.key, body: { is_default_caller_id: true } })));
+    const n = await env.DB.prepare("SELECT COUNT(*) AS n FROM phone_numbers WHERE config_id = ? AND is_default_caller_id = 1").bind(c.id).first<{ n: number }>();
+    expect(n!.n).toBe(1);
+  });
+
   it("bad addresses are 422 at body.address; ari also takes extensions and SIP URIs", async () => {
     const org = await createOrg();
     const carrier = (await api("POST", CONFIGS, { key: org.key, body: { name: "carrier", config: config("vonage") } })).json;

@@ -23,17 +23,17 @@ export function steps(ctx: ConfigContext) {
 }
 
 // Cloudonix's multi-tenant SIP gateway (its docs: point SIP equipment at sip.cloudonix.io and use the
-// customer's domain, or a CNAME alias of it, as the SIP domain). carriers.md lists no per-region hosts or
-// origin IPs, so one global entry is shown; the ports are the SIP defaults (unconfirmed).
+// customer's domain, or a CNAME alias of it, as the SIP domain, so calls land in that domain).
+// carriers.md lists no per-region hosts or origin IPs, so one global entry is shown; the ports are the
+// SIP defaults (unconfirmed).
 const GATEWAY = "sip.cloudonix.io";
 
-export function sipConnectivity(ctx: ConfigContext) {
-  const domain = typeof ctx.config.domain_id === "string" ? ctx.config.domain_id : "";
+export function sipConnectivity(_ctx: ConfigContext) {
   const transport = (name: "udp" | "tcp" | "tls", port: number) => ({
     transport: name,
     hostname: GATEWAY,
     port,
-    uri: `${name === "tls" ? "sips" : "sip"}:${domain ? `${domain}@` : ""}${GATEWAY}:${port};transport=${name}`,
+    uri: `${name === "tls" ? "sips" : "sip"}:${GATEWAY}:${port};transport=${name}`,
   });
   return {
     provider_display_name: displayName,
