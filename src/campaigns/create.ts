@@ -1,0 +1,111 @@
+// POST /campaign/create (contract 6): the checks in their order, then the campaign made in one piece. The D1
+// summary row is written first as `importing` (invisible to every read), the contacts stream into the campaign's
+// object, and only a complete import turns the row into a `draft`. Any failure removes both.
+import { and, eq } from "drizzle-orm";
+import { campaigns } from "../db/schema";
+import { isoNow } from "../lib/clock";
+import { getDb } from "../lib/db";
+import { invalid, unprocessable } from "../lib/errors";
+import { resolveTelephonyConfig } from "../telephony/resolve";
+import { keyBelongsTo } from "../uploads/keys";
+import { loadUsableWorkflow, templateVariables } from "../workflows";
+import { importCsv } from "./csv/import";
+import { viaEngine } from "./engine/errors";
+import type { CampaignSettings } from "./settings";
+import { IMPORTING, campaignStub } from "./view";
+
+export type CreateInput = {
+  name: string;
+  workflow_id: number;
+  source_url: string;
+  telephony_configuration_id?: number | null;
+  settings: CampaignSettings;
+};
+
+const fileNotFound = (key: string) =>
+  invalid(["body", "source_url"], "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)", "file_not_found", key);
+
+/** Runs every check of contract 6 in order and creates the campaign; returns its id. Throws the contract's errors. */
+export async function createCampaign(env: Env, orgId: number, input: CreateInput): Promise<number> {
+  const db = getDb(env);
+  // 1. The agent exists (404) and is active (409).
+  const workflow = await loadUsableWorkflow(db, orgId, input.workflow_id);
+  // 2. A telephony configuration resolves (404 for an unknown explicit id, 409 when none is the default).
+  const config = await resolveTelephonyConfig(env, orgId, input.telephony_configuration_id);
+  // 3. The file exists under the organization. Another organization's key is refused without reading it.
+  if (!keyBelongsTo(orgId, input.source_url)) throw fileNotFound(input.source_url);
+  const file = await env.UPLOADS.get(input.source_url);
+  if (!file) throw fileNotFound(input.source_url);
+
+  // 4 and 5 (the CSV, then the agent's template variables) need the campaign's storage for duplicates.
+  let campaignId: number;
+  try {
+    const row = await db
+      .insert(campaigns)
+      .values({
+        orgId,
+        name: input.name,
+        workflowId: workflow.id,
+        telephonyConfigurationId: config.id,
+        state: IMPORTING,
+        sourceType: "csv",
+        sourceId: input.source_url,
+        settings: input.settings,
+      })
+      .returning({ id: campaigns.id })
+      .get();
+    campaignId = row.id;
+  } catch (err) {
+    await file.body.cancel().catch(() => {});
+    throw err;
+  }
+
+  const stub = campaignStub(env, campaignId);
+  try {
+    await viaEngine(
+      stub.initialize({
+        campaignId,
+        orgId,
+        name: input.name,
+        workflowId: workflow.id,
+        telephonyConfigurationId: config.id,
+        sourceId: input.source_url,
+        settings: input.settings,
+      }),
+    );
+    const outcome = await importCsv(file.body, {
+      pbx: config.provider.pbx,
+      requiredVariables: templateVariables(workflow.definition),
+      sink: { importContacts: (chunk) => viaEngine(stub.importContacts(chunk)) },
+    });
+    if (!outcome.ok) throw unprocessable(outcome.items);
+    const { total } = await viaEngine(stub.finishImport());
+    // Committed: from here on the campaign is visible. Guarded on `importing` so nothing else's write is undone.
+    const done = await db
+      .update(campaigns)
+      .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
+      .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
+      .returning({ id: campaigns.id })
+      .get();
+    if (!done) throw new Error(`campaign ${campaignId} summary row vanished during import`);
+    return campaignId;
+  } catch (err) {
+    await file.body.cancel().catch(() => {});
+    await discardCampaign(env, campaignId);
+    throw err;
+  }
+}
+
+/** Undoes a create that did not finish: the object's storage wiped, the hidden summary row deleted. */
+async function discardCampaign(env: Env, campaignId: number): Promise<void> {
+  try {
+    await campaignStub(env, campaignId).discard();
+  } catch (err) {
+    // The row goes anyway, so the leftover object is unreachable; log it for cleanup.
+    console.error(JSON.stringify({ level: "error", event: "campaign_discard_failed", campaign_id: campaignId, error: String(err) }));
+  }
+  await getDb(env)
+    .delete(campaigns)
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
+    .run();
+}

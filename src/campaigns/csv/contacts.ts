@@ -1,0 +1,158 @@
+// Contract 6's CSV rules for one header and one row at a time (pure): what a row becomes as a contact, or which
+// cells are wrong. Phone numbers follow the configuration's family (E.164 for carriers; ari also extensions,
+// SIP URIs and dial strings). Cell text is stored as text: a formula-like cell is never evaluated.
+import { normalizeNumber } from "../../telephony/numbers";
+import { extractVariables } from "../../workflows/template";
+import type { ContactInput, GreetingOverride } from "../object-api";
+
+export const MAX_ROWS = 1_000_000;
+/** Characters of one contact's cells together; a longer row would bloat every call's context. */
+export const MAX_ROW_CHARS = 64 * 1024;
+
+export const PHONE = "phone_number";
+export const G_TYPE = "greeting_override_type";
+export const G_TEXT = "greeting_override_text";
+export const G_RECORDING = "greeting_override_recording_id";
+const GREETING_COLUMNS = new Set([G_TYPE, G_TEXT, G_RECORDING]);
+
+/** One problem in the file: a row (header = 1) and the column's name as written, or its position when unnamed. */
+export type Problem = {
+  row: number;
+  column?: string | number;
+  msg: string;
+  type: string;
+  input?: string;
+  ctx?: Record<string, unknown>;
+};
+
+export type Header = {
+  /** Names as written (trimmed), by position. */
+  names: string[];
+  /** Lowercased names, for case-insensitive lookups. */
+  lower: Set<string>;
+  phone: number;
+  gType: number;
+  gText: number;
+  gRecording: number;
+  /** Columns that become initial_context: every one but phone_number and the greeting override columns. */
+  context: { index: number; name: string }[];
+};
+
+const isBlank = (fields: string[]) => fields.every((f) => f.trim() === "");
+
+/** True for a record that is an empty line (or only separators): skipped, though it keeps its row number. */
+export function isBlankRecord(fields: string[]): boolean {
+  return (fields.length === 1 && fields[0] === "") || isBlank(fields);
+}
+
+/** Reads the header row: names trimmed, compared case-insensitively; `phone_number` required; no duplicates. */
+export function readHeader(fields: string[], row: number, pbx: boolean): { header: Header | null; problems: Problem[] } {
+  const names = fields.map((f) => f.trim());
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  names.forEach((name, i) => {
+    if (name === "") {
+      problems.push({ row, column: i + 1, msg: `Column ${i + 1} has no name in the header row`, type: "csv_header_empty" });
+      return;
+    }
+    const key = name.toLowerCase();
+    if (seen.has(key)) {
+      problems.push({ row, column: name, msg: `Column "${name}" appears more than once in the header row (names are compared case-insensitively)`, type: "csv_header_duplicate", ctx: { first_position: seen.get(key)! + 1 } });
+    } else seen.set(key, i);
+  });
+  const phone = seen.get(PHONE) ?? -1;
+  if (phone < 0) {
+    // A first row that holds a number is data, not a header: say so, it is the usual mistake.
+    const looksLikeData = names.some((n) => normalizeNumber(n, pbx).ok);
+    problems.push({
+      row,
+      column: PHONE,
+      msg: looksLikeData
+        ? "The first row looks like data: the file needs a header row naming its columns, with a phone_number column"
+        : "Column phone_number is required in the header row",
+      type: "missing",
+      ctx: { columns: names },
+    });
+  }
+  if (problems.length) return { header: null, problems };
+  const context = names.flatMap((name, index) => (index === phone || GREETING_COLUMNS.has(name.toLowerCase()) ? [] : [{ index, name }]));
+  return {
+    header: {
+      names,
+      lower: new Set(seen.keys()),
+      phone,
+      gType: seen.get(G_TYPE) ?? -1,
+      gText: seen.get(G_TEXT) ?? -1,
+      gRecording: seen.get(G_RECORDING) ?? -1,
+      context,
+    },
+    problems,
+  };
+}
+
+/** Template variables of `text` that are not columns of the file. */
+export function unknownVariables(text: string, h: Header): string[] {
+  return extractVariables(text).filter((v) => !h.lower.has(v.toLowerCase()));
+}
+
+/** One data row: the contact it becomes, or its problems (each about one cell). */
+export function readRow(h: Header, fields: string[], row: number, pbx: boolean): { contact: ContactInput | null; problems: Problem[] } {
+  const problems: Problem[] = [];
+  if (fields.length > h.names.length) {
+    const extra = fields.slice(h.names.length).findIndex((f) => f.trim() !== "");
+    // Trailing empty cells (a spreadsheet's stray commas) are harmless; a value without a column is not.
+    if (extra >= 0) {
+      problems.push({
+        row,
+        column: h.names.length + extra + 1,
+        msg: `Row has ${fields.length} values but the header names ${h.names.length} columns`,
+        type: "csv_too_many_values",
+        input: fields[h.names.length + extra],
+      });
+    }
+  }
+  let chars = 0;
+  for (const f of fields) chars += f.length;
+  if (chars > MAX_ROW_CHARS) {
+    problems.push({ row, msg: `Row is longer than ${MAX_ROW_CHARS} characters`, type: "csv_row_too_long" });
+    return { contact: null, problems };
+  }
+
+  const cell = (i: number) => (i >= 0 && i < fields.length ? fields[i].trim() : "");
+  const rawPhone = fields[h.phone] ?? "";
+  const phone = normalizeNumber(rawPhone, pbx);
+  if (!phone.ok) problems.push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone });
+
+  let greeting: GreetingOverride = null;
+  const gType = cell(h.gType).toLowerCase();
+  if (gType === "text") {
+    const text = cell(h.gText);
+    if (!text) {
+      problems.push({ row, column: h.gText >= 0 ? h.names[h.gText] : G_TEXT, msg: "greeting_override_text is required when greeting_override_type is text", type: "missing" });
+    } else {
+      const unknown = unknownVariables(text, h);
+      if (unknown.length) {
+        problems.push({
+          row,
+          column: h.names[h.gText],
+          msg: `Unknown template variable${unknown.length > 1 ? "s" : ""} ${unknown.map((v) => `{{${v}}}`).join(", ")}: not a column of the file`,
+          type: "unknown_template_variable",
+          input: text,
+          ctx: { variables: unknown },
+        });
+      } else greeting = { type: "text", text };
+    }
+  } else if (gType === "audio") {
+    const id = cell(h.gRecording);
+    if (!id) {
+      problems.push({ row, column: h.gRecording >= 0 ? h.names[h.gRecording] : G_RECORDING, msg: "greeting_override_recording_id is required when greeting_override_type is audio", type: "missing" });
+    } else greeting = { type: "audio", recordingId: id };
+  } else if (gType !== "") {
+    problems.push({ row, column: h.names[h.gType], msg: "greeting_override_type must be text, audio or empty", type: "enum", input: fields[h.gType], ctx: { expected: ["text", "audio", ""] } });
+  }
+
+  if (problems.length || !phone.ok) return { contact: null, problems };
+  const initial_context: Record<string, string> = {};
+  for (const c of h.context) initial_context[c.name] = cell(c.index);
+  return { contact: { row, phone_number: phone.value, initial_context, greeting_override: greeting }, problems };
+}

@@ -1,0 +1,211 @@
+// Campaign records (contract 6): create (from an uploaded CSV), list, read, and PATCH settings. The engine's
+// routes (start, pause, progress, logs, ...) live with the engine and return the same object (view.ts).
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt, ne } from "drizzle-orm";
+import { campaigns } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } from "../lib/errors";
+import { IDEMPOTENCY_HEADER, withIdempotency } from "../lib/idempotency";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, idParam, json } from "../lib/schemas";
+import { createCampaign } from "./create";
+import { viaEngine } from "./engine/errors";
+import type { SettingsPatch } from "./engine/types";
+import { isFinished, refusal } from "./engine/transitions";
+import { CircuitBreaker, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignStub, campaignView, flattenSummary, selectSummaries, settingsOf, summaryView } from "./view";
+
+const tags = ["campaigns"];
+
+const CreateCampaign = z
+  .object({
+    name: z.string().min(1).max(255),
+    workflow_id: z.number().int().positive().openapi({ description: "The agent that makes the calls" }),
+    source_type: z.literal("csv").default("csv"),
+    source_url: z.string().min(1).optional().openapi({ description: "The `file_key` returned by POST /s3/presigned-upload-url (required; `source_id` is accepted as an alias)" }),
+    source_id: z.string().min(1).optional().openapi({ description: "Alias of source_url" }),
+    telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Default: the organization's default configuration, or its only one" }),
+    retry_config: RetryConfig.optional(),
+    max_concurrency: MaxConcurrency.default(10),
+    rate_limit: RateLimit.default(1).openapi({ description: "Calls started per second at most (1–50)" }),
+    schedule_config: ScheduleConfig.nullable().optional(),
+    circuit_breaker: CircuitBreaker.optional(),
+  })
+  .openapi("CreateCampaign");
+
+/** A settings object for PATCH: every field optional and no defaults, so fields not sent keep their values. */
+function patchOf<T extends z.ZodObject>(schema: T, name: string) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, v] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    shape[k] = (v instanceof z.ZodDefault ? (v.removeDefault() as z.ZodType) : v).optional();
+  }
+  return z.object(shape).openapi(name);
+}
+
+const PatchCampaign = z
+  .object({
+    name: z.string().min(1).max(255).optional(),
+    retry_config: patchOf(RetryConfig, "RetryConfigPatch").optional(),
+    max_concurrency: MaxConcurrency.optional(),
+    rate_limit: RateLimit.optional(),
+    schedule_config: patchOf(ScheduleConfig, "ScheduleConfigPatch").nullable().optional().openapi({ description: "null turns the schedule off" }),
+    circuit_breaker: patchOf(CircuitBreaker, "CircuitBreakerPatch").optional(),
+  })
+  .openapi("UpdateCampaign");
+
+const CampaignSummary = Campaign.omit({ logs: true }).openapi("CampaignSummary", {
+  description: "A campaign as listed: every field of the campaign object but its logs (GET /campaign/{campaign_id} carries them)",
+});
+
+const ListQuery = pageQuery.extend({
+  state: z.enum(CAMPAIGN_STATES).optional().openapi({ description: "Only campaigns in this state" }),
+});
+
+const create = createRoute({
+  method: "post",
+  path: "/campaign/create",
+  tags,
+  summary: "Create a campaign from an uploaded CSV (all or nothing)",
+  description:
+    "Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: [\"body\", \"source_url\", row, column]`, at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.",
+  request: {
+    headers: z.object({ "idempotency-key": z.string().max(255).optional().openapi({ description: "Replays the first response for the same key and body within 24 hours" }) }),
+    body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
+  },
+  responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/campaign/",
+  tags,
+  summary: "List campaigns, newest first",
+  request: { query: ListQuery },
+  responses: { 200: json(pageOf(CampaignSummary)), ...errors(401, 422) },
+});
+
+// The same listing without the trailing slash (clients differ); not a separate operation in the document.
+const listNoSlash = createRoute({ ...list, path: "/campaign", hide: true });
+
+const get = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}",
+  tags,
+  summary: "Get a campaign",
+  request: { params: idParam("campaign_id") },
+  responses: { 200: json(Campaign), ...errors(401, 404, 422) },
+});
+
+const patch = createRoute({
+  method: "patch",
+  path: "/campaign/{campaign_id}",
+  tags,
+  summary: "Change a campaign's name or settings (not once finished); takes effect at once",
+  request: { params: idParam("campaign_id"), body: { content: { "application/json": { schema: PatchCampaign } }, required: true } },
+  responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
+});
+
+/** The merged settings must still be valid as a whole (e.g. a schedule patched onto none needs its slots). */
+function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): void {
+  const items: ValidationItem[] = [];
+  const parts = [
+    ["retry_config", RetryConfig, merged.retry_config],
+    ["schedule_config", ScheduleConfig, merged.schedule_config],
+    ["circuit_breaker", CircuitBreaker, merged.circuit_breaker],
+  ] as const;
+  for (const [field, schema, value] of parts) {
+    if (sent[field] === undefined || value === null) continue;
+    const r = (schema as z.ZodType).safeParse(value);
+    if (!r.success) items.push(...zodIssuesToItems(r.error.issues, ["body", field], value));
+  }
+  if (items.length) throw new ApiError(422, items);
+}
+
+function merge(cur: CampaignSettings, p: SettingsPatch): CampaignSettings {
+  return {
+    retry_config: p.retry_config ? { ...cur.retry_config, ...p.retry_config } : cur.retry_config,
+    max_concurrency: p.max_concurrency ?? cur.max_concurrency,
+    rate_limit: p.rate_limit ?? cur.rate_limit,
+    schedule_config:
+      p.schedule_config === undefined
+        ? cur.schedule_config
+        : p.schedule_config === null
+          ? null
+          : ({ ...(cur.schedule_config ?? {}), ...p.schedule_config } as CampaignSettings["schedule_config"]),
+    circuit_breaker: p.circuit_breaker ? { ...cur.circuit_breaker, ...p.circuit_breaker } : cur.circuit_breaker,
+  };
+}
+
+/** One page of the organization's campaigns from their D1 summary rows (hidden while importing). */
+async function listCampaigns(env: Env, orgId: number, q: z.infer<typeof ListQuery>) {
+  const before = decodeCursor(q.cursor);
+  const rows = await selectSummaries(env)
+    .where(
+      and(
+        eq(campaigns.orgId, orgId),
+        q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, IMPORTING),
+        before ? lt(campaigns.id, before) : undefined,
+      ),
+    )
+    .orderBy(desc(campaigns.id))
+    .limit(q.limit + 1)
+    .all();
+  return toPage(
+    rows.map((r) => ({ ...r, id: r.c.id })),
+    q.limit,
+    (r) => {
+      const { logs: _logs, ...summary } = summaryView(flattenSummary(r));
+      return summary;
+    },
+  );
+}
+
+export const campaignRecordsRouter = createRouter()
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const source = body.source_url ?? body.source_id;
+    if (source === undefined) throw invalid(["body", "source_url"], "Field required", "missing");
+    const orgId = c.get("orgId");
+    const result = await withIdempotency(
+      c.env,
+      { orgId, scope: "campaign_create", key: c.req.header(IDEMPOTENCY_HEADER), request: body },
+      async () => {
+        const id = await createCampaign(c.env, orgId, {
+          name: body.name,
+          workflow_id: body.workflow_id,
+          source_url: source,
+          telephony_configuration_id: body.telephony_configuration_id,
+          settings: settingsOf({
+            retry_config: body.retry_config,
+            max_concurrency: body.max_concurrency,
+            rate_limit: body.rate_limit,
+            schedule_config: body.schedule_config ?? null,
+            circuit_breaker: body.circuit_breaker,
+          }),
+        });
+        return { status: 200, body: await campaignView(c.env, orgId, id) };
+      },
+    );
+    return c.json(result.body as Campaign, 200);
+  })
+  .openapi(list, async (c) => c.json(await listCampaigns(c.env, c.get("orgId"), c.req.valid("query")), 200))
+  .openapi(listNoSlash, async (c) => c.json(await listCampaigns(c.env, c.get("orgId"), c.req.valid("query")), 200))
+  .openapi(get, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
+  })
+  .openapi(patch, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const body = c.req.valid("json") as SettingsPatch & Record<string, unknown>;
+    const orgId = c.get("orgId");
+    const current = await campaignView(c.env, orgId, campaign_id); // 404 for an unknown or another org's id
+    if (isFinished(current.state)) throw conflict(refusal(current.state, "update"));
+    const sent: SettingsPatch = {};
+    for (const k of ["name", "retry_config", "max_concurrency", "rate_limit", "schedule_config", "circuit_breaker"] as const) {
+      if (body[k] !== undefined) (sent as Record<string, unknown>)[k] = body[k];
+    }
+    checkMerged(merge(settingsOf(current), sent), sent as Record<string, unknown>);
+    await viaEngine(campaignStub(c.env, campaign_id).updateSettings(sent));
+    return c.json(await campaignView(c.env, orgId, campaign_id), 200);
+  });
+
