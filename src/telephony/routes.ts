@@ -95,17 +95,10 @@ const remove = createRoute({
 const redactingHook = (result: { success: boolean }): undefined => {
   if (result.success) return;
   const r = result as unknown as { error: { issues: Parameters<typeof zodIssuesToItems>[0] }; data?: unknown };
-  // zod already ends a discriminator issue's path with the discriminator, and the shared mapper appends it
-  // again; strip ours so the loc reads [..., "config", "provider"] either way.
-  const issues = r.error.issues.map((i) =>
-    i.code === "invalid_union" && "discriminator" in i && i.discriminator && i.path[i.path.length - 1] === i.discriminator
-      ? { ...i, path: i.path.slice(0, -1) }
-      : i,
-  );
   const named = (r.data as { config?: { provider?: unknown } } | undefined)?.config?.provider;
   const sensitive = typeof named === "string" && isProviderName(named) ? getProvider(named).sensitive : [];
   // With an unknown provider the only issue is the discriminator itself, so nothing secret is at stake.
-  throw new ApiError(422, redactSecretInputs(zodIssuesToItems(issues, ["body"], r.data), sensitive, CONFIG_LOC));
+  throw new ApiError(422, redactSecretInputs(zodIssuesToItems(r.error.issues, ["body"], r.data), sensitive, CONFIG_LOC));
 };
 
 const DEFAULT_INDEX = /UNIQUE constraint failed: telephony_configs\.org_id$/m;
