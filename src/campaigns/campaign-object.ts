@@ -7,11 +7,11 @@
 // seconds while running.
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
-import { organizationStub } from "../organizations/organization-object";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, CampaignState, ContactInput, LeaseResult } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { startCampaignCallVia } from "./engine/call-starter";
+import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
 import { FAILED_CALL_STATUSES, PROGRESS_ORDER, isBreakerFailure, isFinalStatus, isSuccess } from "./engine/outcomes";
 import { PaceWindow } from "./engine/pacing";
@@ -618,7 +618,7 @@ export class CampaignObject extends DurableObject<Env> {
       return false;
     }
 
-    const org = organizationStub(this.env, c.org_id);
+    const org = leaseClient(this.env, c.org_id);
     const ttlSeconds = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60;
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
     const leases = await Promise.all(
@@ -802,7 +802,7 @@ export class CampaignObject extends DurableObject<Env> {
 
   private async releaseLease(orgId: number, leaseId: string): Promise<void> {
     try {
-      await organizationStub(this.env, orgId).release(leaseId);
+      await leaseClient(this.env, orgId).release(leaseId);
     } catch (err) {
       // The lease expires by itself; a failed release costs capacity for a while, never correctness.
       console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_id: leaseId, error: String(err) }));

@@ -1,7 +1,7 @@
 // Dispatch: concurrency, the organization cap, pacing, pause, completion.
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
-import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, sqlOf, tick } from "./engine-harness";
+import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -24,5 +24,131 @@ describe("dispatch", () => {
     expect(req).toMatchObject({ campaignId: id, attempt: 1, phoneNumber: "+14155550000", initialContext: { i: "0" }, leaseId: `campaign:${id}:${req.contactId}:1` });
     const p = await stub.progress();
     expect(p).toMatchObject({ state: "running", total: 10, processed: 3, pending: 7, in_progress: 3 });
+  });
+});
+
+describe("concurrency caps", () => {
+  it("two campaigns sharing the organization's cap: in flight never exceeds either cap", async () => {
+    const orgId = (await makeCampaign()).orgId;
+    await orgStub(orgId).setCap(5);
+    const a = await makeCampaign({ orgId, contacts: 30, settings: { max_concurrency: 4, rate_limit: 10 } });
+    const b = await makeCampaign({ orgId, contacts: 30, settings: { max_concurrency: 4, rate_limit: 10 } });
+    await a.stub.start();
+    await b.stub.start();
+    let peak = 0;
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    await simulate(carrier, [a.stub, b.stub], {
+      untilMs: clock.now() + 3600_000,
+      plan: () => ({ durationMs: 1000 + Math.floor(rnd() * 30_000), outcome: "completed" }),
+      check: async () => {
+        const ia = carrier.open(a.id).length;
+        const ib = carrier.open(b.id).length;
+        expect(ia).toBeLessThanOrEqual(4);
+        expect(ib).toBeLessThanOrEqual(4);
+        expect(ia + ib).toBeLessThanOrEqual(5);
+        expect((await orgStub(orgId).usage()).inUse).toBeLessThanOrEqual(5);
+        peak = Math.max(peak, ia + ib);
+      },
+    });
+    expect(peak).toBe(5); // the cap was actually reached
+    expect((await a.stub.snapshot()).state).toBe("completed");
+    expect((await b.stub.snapshot()).state).toBe("completed");
+    expect((await orgStub(orgId).usage()).inUse).toBe(0);
+    const logs = [...(await a.stub.logs(100)).items, ...(await b.stub.logs(100)).items];
+    expect(logs.some((l) => l.event === "org_cap_reached")).toBe(true);
+  });
+
+  it("single calls hold slots of the same cap", async () => {
+    const { id, orgId, stub } = await makeCampaign({ contacts: 5, settings: { max_concurrency: 5, rate_limit: 10 } });
+    await orgStub(orgId).setCap(3);
+    expect((await orgStub(orgId).acquire({ leaseId: "single:a", ttlSeconds: 60 })).granted).toBe(true);
+    expect((await orgStub(orgId).acquire({ leaseId: "single:b", ttlSeconds: 60 })).granted).toBe(true);
+    await stub.start();
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(1);
+    expect((await stub.snapshot()).logs[0]).toMatchObject({ event: "org_cap_reached", level: "warning", details: { in_use: 3, cap: 3 } });
+    // A single call ends: the organization wakes the waiting campaign, which dials into the freed slot.
+    await orgStub(orgId).release("single:a");
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(2);
+    // Leases expire, so a lost release cannot hold a slot forever.
+    clock.advance(61_000);
+    await advance(5000, stub);
+    expect(carrier.open(id)).toHaveLength(3);
+  });
+
+  it("the organization object: idempotent acquire, release, expiry, cap", async () => {
+    const org = orgStub(123_456_789);
+    await org.setCap(2);
+    expect(await org.acquire({ leaseId: "x", ttlSeconds: 10 })).toMatchObject({ granted: true, inUse: 1, cap: 2 });
+    expect(await org.acquire({ leaseId: "x", ttlSeconds: 10 })).toMatchObject({ granted: true, inUse: 1 });
+    expect(await org.acquire({ leaseId: "y", ttlSeconds: 10 })).toMatchObject({ granted: true, inUse: 2 });
+    const refused = await org.acquire({ leaseId: "z", ttlSeconds: 10 });
+    expect(refused).toMatchObject({ granted: false, inUse: 2, cap: 2 });
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(await org.release("x")).toBe(true);
+    expect(await org.release("x")).toBe(false);
+    clock.advance(10_000);
+    expect(await org.usage()).toEqual({ inUse: 0, cap: 2 });
+    await org.setCap(null);
+    expect((await org.usage()).cap).toBe(20); // ORG_MAX_CONCURRENT_CALLS
+  });
+});
+
+describe("pause and settings", () => {
+  it("pause stops new dials; calls in progress finish and are recorded; resume continues", async () => {
+    const { id, stub } = await makeCampaign({ contacts: 6, settings: { max_concurrency: 3, rate_limit: 10 }, start: true });
+    await tick(stub);
+    const inFlight = carrier.open(id);
+    expect(inFlight).toHaveLength(3);
+    const paused = await stub.pause();
+    expect(paused.logs[0]).toMatchObject({ event: "campaign_paused", details: { in_progress: 3 } });
+    await carrier.report(inFlight[0], "completed");
+    await carrier.report(inFlight[1], "no_answer");
+    await advance(600_000, stub); // the no_answer retry comes due, but nothing dials while paused
+    expect(carrier.started).toHaveLength(3);
+    await carrier.report(inFlight[2], "completed");
+    const p = await stub.progress();
+    expect(p).toMatchObject({ state: "paused", completed: 2, processed: 3, in_progress: 0, pending: 3 });
+    await stub.resume();
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(3);
+    expect(carrier.open(id).map((s) => s.req.attempt).sort()).toEqual([1, 1, 2]); // the due retry goes first
+  });
+
+  it("PATCH takes effect at once: more concurrency dials now, less holds new dials back", async () => {
+    const { id, stub } = await makeCampaign({ contacts: 10, settings: { max_concurrency: 2, rate_limit: 50 }, start: true });
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(2);
+    await stub.updateSettings({ max_concurrency: 5 });
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(5);
+    await stub.updateSettings({ max_concurrency: 1 });
+    for (const s of carrier.open(id).slice(0, 3)) await carrier.report(s, "completed");
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(2); // still above the new cap: nothing new starts
+    for (const s of carrier.open(id)) await carrier.report(s, "completed");
+    await tick(stub);
+    expect(carrier.open(id)).toHaveLength(1);
+    expect((await stub.snapshot()).logs.some((l) => l.event === "settings_updated")).toBe(true);
+  });
+
+  it("cancel skips pending contacts while calls in progress finish and are recorded", async () => {
+    const { id, stub } = await makeCampaign({ contacts: 5, settings: { max_concurrency: 2, rate_limit: 10 }, start: true });
+    await tick(stub);
+    const [a, b] = carrier.open(id);
+    await carrier.report(a, "busy"); // awaiting retry: skipped by cancel
+    await tick(stub);
+    const snap = await stub.cancel();
+    expect(snap.logs[0]).toMatchObject({ event: "campaign_cancelled", details: { skipped: 3, in_progress: 2 } });
+    await carrier.report(b, "completed");
+    await advance(3600_000, stub);
+    expect(carrier.started).toHaveLength(3);
+    const p = await stub.progress();
+    expect(p).toMatchObject({ state: "cancelled", completed: 1, failed: 1, pending: 2, in_progress: 1 });
+    await carrier.report(carrier.open(id)[0], "no_answer"); // finishes and is recorded, never retried
+    expect((await stub.progress()).in_progress).toBe(0);
+    expect(await sqlOf(stub, "SELECT count(*) AS n FROM timers WHERE kind = 'retry'")).toEqual([{ n: 0 }]);
   });
 });

@@ -136,3 +136,50 @@ export async function errorOf(p: Promise<unknown>): Promise<string> {
   }
   return "(resolved)";
 }
+
+export type CallPlan = { durationMs: number; outcome: CallStatus } | null; // null: never report (times out)
+
+/**
+ * An event-driven run: the clock jumps to the next alarm or the next call end, whichever comes first, until
+ * `untilMs` or until `stop()` says so. Each started call is planned once by `plan` (duration and outcome).
+ * `check` runs after every event, so invariants hold at every step.
+ */
+export async function simulate(
+  carrier: FakeCarrier,
+  stubs: CampaignStub[],
+  opts: { untilMs: number; plan: (s: Started) => CallPlan; check?: () => Promise<void> | void; stop?: () => Promise<boolean> | boolean },
+): Promise<void> {
+  const ends = new Map<number, { at: number; s: Started; outcome: CallStatus }>();
+  const planned = new Set<number>();
+  const schedule = () => {
+    for (const s of carrier.started) {
+      if (planned.has(s.runId)) continue;
+      planned.add(s.runId);
+      const p = opts.plan(s);
+      if (p) ends.set(s.runId, { at: s.at + p.durationMs, s, outcome: p.outcome });
+    }
+  };
+  for (let guard = 0; guard < 200_000; guard++) {
+    await tick(...stubs);
+    schedule();
+    if (opts.check) await opts.check();
+    if (opts.stop && (await opts.stop())) return;
+    const alarms = (await Promise.all(stubs.map(alarmAt))).filter((t): t is number => t != null);
+    const nextEnd = Math.min(...[...ends.values()].map((e) => e.at), Infinity);
+    const next = Math.min(...alarms, nextEnd);
+    if (!Number.isFinite(next) || next > opts.untilMs) {
+      clock.set(Math.max(clock.now(), opts.untilMs));
+      await tick(...stubs);
+      return;
+    }
+    clock.set(Math.max(clock.now(), next));
+    for (const [runId, e] of [...ends]) {
+      if (e.at > clock.now()) continue;
+      ends.delete(runId);
+      await carrier.report(e.s, e.outcome);
+      schedule();
+      if (opts.check) await opts.check();
+    }
+  }
+  throw new Error("simulation did not settle");
+}

@@ -26,9 +26,11 @@ export class Sql {
     return v ?? fallback;
   }
 
-  /** A write; returns rows written. */
+  /** A write; returns the rows it changed (rowsWritten would also count index entries). */
   run(query: string, ...binds: SqlValue[]): number {
-    return this.sql.exec(query, ...binds).rowsWritten;
+    const cur = this.sql.exec(query, ...binds);
+    if (cur.rowsWritten === 0) return 0;
+    return this.sql.exec("SELECT changes() AS n").one().n as number;
   }
 
   /** Runs `fn` atomically: all of its writes commit together or none do. */
