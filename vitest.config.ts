@@ -1,8 +1,29 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { build } from "esbuild";
+
+/** The carrier simulator (src/dev/simulator), bundled in memory for an auxiliary Worker of the test pool. */
+async function carrierSimulator() {
+  const out = await build({
+    entryPoints: ["src/dev/simulator/worker.ts"],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    external: ["cloudflare:*"],
+    write: false,
+    logLevel: "warning",
+  });
+  return {
+    name: "carrier-sim",
+    modules: [{ type: "ESModule" as const, path: "worker.mjs", contents: out.outputFiles[0].text }],
+    compatibilityDate: "2026-10-01",
+    durableObjects: { CARRIER_SIM: "CarrierSim" },
+  };
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const simulator = await carrierSimulator();
   return {
     plugins: [
       cloudflareTest({
@@ -18,7 +39,15 @@ export default defineConfig(async () => {
             R2_ACCESS_KEY_ID: "",
             R2_SECRET_ACCESS_KEY: "",
             R2_BUCKET_NAME: "",
+            // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
+            PUBLIC_BASE_URL: "http://edgedial.test",
+            CARRIER_BASE_URLS: JSON.stringify(
+              Object.fromEntries(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`])),
+            ),
           },
+          // All outbound fetches go to the simulator, which passes hosts it does not own through.
+          outboundService: "carrier-sim",
+          workers: [simulator],
         },
       }),
     ],

@@ -8,6 +8,9 @@ import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
 import { telephonyRouter } from "./telephony/routes";
 import { workflowsRouter } from "./workflows/routes";
+import { callbacksRouter } from "./telephony/callbacks";
+import { runsRouter } from "./calls/runs.routes";
+import { publicCallsRouter } from "./calls/public.routes";
 
 export const app = createApp();
 app.route("/api/v1", healthRouter);
@@ -16,5 +19,8 @@ app.route("/api/v1", telephonyRouter);
 app.route("/api/v1", workflowsRouter);
 app.route("/api/v1", uploadsRouter);
 app.route("/api/v1", campaignRecordsRouter);
+app.route("/api/v1", callbacksRouter);
+app.route("/api/v1", runsRouter);
+app.route("/api/v1", publicCallsRouter);
 app.route("/api/v1", campaignControlRouter);
 mountOpenApi(app);

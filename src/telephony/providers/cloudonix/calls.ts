@@ -107,7 +107,8 @@ export const cloudonixCalls: ProviderCalls = {
   },
 
   answerDocument(text) {
-    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${xmlEscape(text)}</Say><Hangup/></Response>`, contentType: "application/xml" };
+    const say = text ? `<Say>${xmlEscape(text)}</Say>` : "";
+    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${say}<Hangup/></Response>`, contentType: "application/xml" };
   },
 
   // Cloudonix signs nothing: the per-run token checked by the callback route is the proof.

@@ -1,6 +1,7 @@
 import type { Provider } from "../types";
 import * as config from "./config";
 import { cloudonixCalls } from "./calls";
+import { cloudonixProvision } from "./provision";
 
 export const cloudonix: Provider = {
   name: "cloudonix",
@@ -12,5 +13,6 @@ export const cloudonix: Provider = {
   ...config.definition,
   steps: config.steps,
   calls: cloudonixCalls,
+  provision: cloudonixProvision,
   sipConnectivity: config.sipConnectivity,
 };

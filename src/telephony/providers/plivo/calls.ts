@@ -103,7 +103,8 @@ export function plivoFields(request: Request, rawBody: string): Record<string, s
 }
 
 export function plivoXml(text: string): { body: string; contentType: string } {
-  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response><Speak>${xmlEscape(text)}</Speak><Hangup/></Response>`, contentType: "application/xml" };
+  const speak = text ? `<Speak>${xmlEscape(text)}</Speak>` : "";
+  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`, contentType: "application/xml" };
 }
 
 export const plivoCalls: ProviderCalls = {

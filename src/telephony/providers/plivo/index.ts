@@ -1,6 +1,7 @@
 import type { Provider } from "../types";
 import * as config from "./config";
 import { plivoCalls } from "./calls";
+import { plivoProvision } from "./provision";
 
 export const plivo: Provider = {
   name: "plivo",
@@ -12,4 +13,5 @@ export const plivo: Provider = {
   ...config.definition,
   steps: config.steps,
   calls: plivoCalls,
+  provision: plivoProvision,
 };

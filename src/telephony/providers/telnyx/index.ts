@@ -1,6 +1,7 @@
 import type { Provider } from "../types";
 import * as config from "./config";
 import { telnyxCalls } from "./calls";
+import { telnyxProvision } from "./provision";
 
 export const telnyx: Provider = {
   name: "telnyx",
@@ -12,4 +13,5 @@ export const telnyx: Provider = {
   ...config.definition,
   steps: config.steps,
   calls: telnyxCalls,
+  provision: telnyxProvision,
 };

@@ -110,7 +110,8 @@ export const twilioCalls: ProviderCalls = {
   },
 
   answerDocument(text) {
-    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${xmlEscape(text)}</Say><Hangup/></Response>`, contentType: "text/xml" };
+    const say = text ? `<Say>${xmlEscape(text)}</Say>` : "";
+    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${say}<Hangup/></Response>`, contentType: "text/xml" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

@@ -1,6 +1,7 @@
 import type { Provider } from "../types";
 import * as config from "./config";
 import { vobizCalls } from "./calls";
+import { vobizProvision } from "./provision";
 
 export const vobiz: Provider = {
   name: "vobiz",
@@ -12,4 +13,5 @@ export const vobiz: Provider = {
   ...config.definition,
   steps: config.steps,
   calls: vobizCalls,
+  provision: vobizProvision,
 };

@@ -158,7 +158,8 @@ export const vonageCalls: ProviderCalls = {
   },
 
   answerDocument(text) {
-    return { body: JSON.stringify([{ action: "talk", text }]), contentType: "application/json" };
+    // The call ends when the last action ends: talking is the whole call, and nothing to say ends it at once.
+    return { body: JSON.stringify(text ? [{ action: "talk", text }] : []), contentType: "application/json" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

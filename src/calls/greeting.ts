@@ -1,0 +1,24 @@
+// What a call says until the real-time agent exists (contract 7): the contact's text override or the Start
+// node's greeting, with template variables filled from the run's initial_context.
+import { and, eq, isNull } from "drizzle-orm";
+import { workflowDefinitions, workflowRuns } from "../db/schema";
+import type { Db } from "../lib/db";
+import { renderTemplate, startGreeting } from "../workflows";
+import type { RunRow } from "./runs";
+
+export const AUDIO_FALLBACK_NOTE = "The greeting recording cannot be played yet (no recordings store); the text greeting was spoken instead";
+
+/** The greeting text of a run; records on the run why an audio override was not played. */
+export async function greetingFor(db: Db, run: RunRow): Promise<string> {
+  const override = run.greetingOverride as { type?: string; text?: string } | null;
+  if (override?.type === "text" && typeof override.text === "string" && override.text.trim()) {
+    return renderTemplate(override.text, run.initialContext).text;
+  }
+  if (override?.type === "audio" && !run.notes) {
+    await db.update(workflowRuns).set({ notes: AUDIO_FALLBACK_NOTE }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.notes)));
+  }
+  if (run.definitionId == null) return "";
+  const def = await db.select({ definition: workflowDefinitions.definition }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
+  const greeting = startGreeting(def?.definition ?? null);
+  return greeting ? renderTemplate(greeting, run.initialContext).text : "";
+}

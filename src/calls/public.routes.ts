@@ -1,0 +1,101 @@
+// The public call endpoints (interface 4.11, 4.12; contract 7): start one outbound call for an agent.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { IDEMPOTENCY_HEADER, withIdempotency } from "../lib/idempotency";
+import { errors, json } from "../lib/schemas";
+import type { AppEnv } from "../lib/types";
+import { loadUsableWorkflowByUuid } from "../workflows";
+import { startSingleCall } from "./start";
+
+const tags = ["calls"];
+
+const CallBody = z
+  .object({
+    phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings" }),
+    initial_context: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "Template variables for the agent's prompt and greeting" }),
+  })
+  .openapi("StartCall");
+
+const WorkflowCallBody = CallBody.extend({
+  telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Route through this configuration instead of the default" }),
+}).openapi("StartWorkflowCall");
+
+const CallStarted = z
+  .object({
+    status: z.string().openapi({ example: "initiated" }),
+    workflow_run_id: z.number().int(),
+    workflow_run_name: z.string().openapi({ example: "WR-1042" }),
+  })
+  .openapi("CallInitiationResponse");
+
+const headers = z.object({
+  [IDEMPOTENCY_HEADER]: z.string().optional().openapi({ param: { name: IDEMPOTENCY_HEADER, in: "header" }, description: "Same key and body within 24 h returns the first response without a second call" }),
+});
+
+const responses = {
+  200: json(CallStarted, "The call was handed to the carrier"),
+  ...errors(401, 404, 409, 422, 429),
+  502: { description: "The carrier refused or could not be reached; the run is kept as failed", content: { "application/json": { schema: z.object({ detail: z.string() }) } } },
+};
+
+const byAgent = createRoute({
+  method: "post",
+  path: "/public/agent/{uuid}",
+  tags,
+  summary: "Start a call for an agent (its Agent UUID or an API Trigger path)",
+  request: {
+    params: z.object({ uuid: z.string().min(1).max(255).openapi({ param: { name: "uuid", in: "path" } }) }),
+    headers,
+    body: { content: { "application/json": { schema: CallBody } }, required: true },
+  },
+  responses,
+});
+
+const byWorkflow = createRoute({
+  method: "post",
+  path: "/public/agent/workflow/{workflow_uuid}",
+  tags,
+  summary: "Start a call for an agent by its Agent UUID, optionally through a given telephony configuration",
+  request: {
+    params: z.object({ workflow_uuid: z.string().min(1).max(255).openapi({ param: { name: "workflow_uuid", in: "path" } }) }),
+    headers,
+    body: { content: { "application/json": { schema: WorkflowCallBody } }, required: true },
+  },
+  responses,
+});
+
+async function start(
+  c: Context<AppEnv>,
+  agent: string,
+  body: { phone_number: string; initial_context?: Record<string, unknown> | null; telephony_configuration_id?: number | null },
+  allowTriggerPath: boolean,
+) {
+  const orgId = c.get("orgId");
+  const result = await withIdempotency(
+    c.env,
+    { orgId, scope: "public_call", key: c.req.header(IDEMPOTENCY_HEADER), request: { path: c.req.path, body } },
+    async () => {
+      const workflow = await loadUsableWorkflowByUuid(getDb(c.env), orgId, agent, { allowTriggerPath });
+      return startSingleCall(c.env, {
+        orgId,
+        workflow,
+        phoneNumber: body.phone_number,
+        initialContext: body.initial_context ?? {},
+        telephonyConfigurationId: body.telephony_configuration_id,
+        origin: new URL(c.req.url).origin,
+      });
+    },
+  );
+  if (result.replayed) c.header("Idempotent-Replayed", "true");
+  return c.json(result.body as never, result.status as 200);
+}
+
+export const publicCallsRouter = createRouter()
+  .openapi(byAgent, async (c) => {
+    // Only the workflow endpoint routes by configuration: other fields are ignored here (contract 1).
+    const { phone_number, initial_context } = c.req.valid("json");
+    return start(c, c.req.valid("param").uuid, { phone_number, initial_context }, true);
+  })
+  .openapi(byWorkflow, async (c) => start(c, c.req.valid("param").workflow_uuid, c.req.valid("json"), false));

@@ -1,0 +1,145 @@
+// Asterisk ARI (carriers.md §8): originate with query parameters (Basic auth or api_key), 200 Channel,
+// DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
+import { basicCredentials } from "../sign";
+import { json, randomHex, type Account, type Carrier, type SimCall } from "../types";
+
+const err = (status: number, message: string) => json(status, { message });
+
+/** The sockets of one simulated PBX application; the simulator object owns them (cross-request I/O). */
+export interface AriSockets {
+  accept(account: Account): Response;
+  send(accountId: string, events: unknown[]): number;
+  drop(accountId: string, code: number, reason: string): number;
+}
+
+function authenticated(req: Request, url: URL, account: Account): boolean {
+  const basic = basicCredentials(req.headers.get("authorization"));
+  const apiKey = url.searchParams.get("api_key");
+  const [user, password] = basic ? [basic.user, basic.password] : apiKey ? [apiKey.slice(0, apiKey.indexOf(":")), apiKey.slice(apiKey.indexOf(":") + 1)] : ["", ""];
+  return user === account.credentials.app_name && password === account.credentials.app_password;
+}
+
+const ts = () => new Date().toISOString();
+
+export function channelOf(call: SimCall, state: string) {
+  return {
+    id: call.id,
+    name: `${String(call.extra.endpoint).split("@")[0]}-${String(call.extra.seq).padStart(8, "0")}`,
+    state,
+    caller: { name: "", number: call.from },
+    connected: { name: "", number: "" },
+    accountcode: "",
+    dialplan: { context: "default", exten: "s", priority: 1, app_name: "", app_data: "" },
+    creationtime: new Date(call.createdAt).toISOString(),
+    language: "en",
+  };
+}
+
+export function destroyed(call: SimCall, cause: number, causeTxt: string) {
+  return { type: "ChannelDestroyed", timestamp: ts(), application: call.extra.app, cause, cause_txt: causeTxt, channel: channelOf(call, call.state === "answered" ? "Up" : "Ringing") };
+}
+
+let seq = 0;
+
+export function ari(sockets: AriSockets): Carrier {
+  return {
+    name: "ari",
+    outcomes: ["answered", "busy", "no_answer", "declined", "failed"],
+
+    async createAccount(id) {
+      return { id, provider: "ari", credentials: { app_name: `app-${randomHex(4)}`, app_password: randomHex(12) }, secret: {}, applications: [] };
+    },
+
+    async handle(state, req, path, body) {
+      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);
+      if (!m) return null;
+      const account = state.accounts.get(m[1]);
+      if (!account || account.provider !== "ari") return err(404, "Not found");
+      const url = new URL(req.url);
+      if (!authenticated(req, url, account)) return err(401, "Authentication required");
+      state.record(account.id, { method: req.method, path, query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, url.searchParams.getAll(k)])), headers: Object.fromEntries(req.headers), body, at: Date.now() });
+
+      if (m[2] === "events") {
+        if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return err(400, "WebSocket upgrade required");
+        const fault = state.takeFault(account.id, "events");
+        if (fault) return err(fault.status, String(fault.body ?? "Service unavailable"));
+        if (url.searchParams.get("app") !== account.credentials.app_name) return err(400, "Invalid application");
+        return sockets.accept(account);
+      }
+
+      if (m[3]) {
+        if (req.method !== "DELETE") return err(405, "Method not allowed");
+        const call = state.calls.get(decodeURIComponent(m[3]));
+        if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Channel not found");
+        const answered = call.state === "answered";
+        call.state = "ended";
+        sockets.send(account.id, [
+          { type: "ChannelHangupRequest", timestamp: ts(), application: call.extra.app, cause: 16, soft: false, channel: channelOf(call, answered ? "Up" : "Ringing") },
+          ...(answered ? [{ type: "StasisEnd", timestamp: ts(), application: call.extra.app, channel: channelOf(call, "Up") }] : []),
+          destroyed(call, 16, "Normal Clearing"),
+        ]);
+        return new Response(null, { status: 204 });
+      }
+
+      if (req.method !== "POST") return err(405, "Method not allowed");
+      const fault = state.takeFault(account.id, "originate");
+      if (fault) return err(fault.status, String(fault.body ?? "Allocation failed"));
+      const q = url.searchParams;
+      const endpoint = q.get("endpoint");
+      if (!endpoint) return err(400, "Endpoint parameter not specified");
+      if (!/^[A-Za-z][A-Za-z0-9]*\/\S+$/.test(endpoint)) return err(400, `Invalid endpoint ${endpoint}`);
+      const app = q.get("app");
+      if (!app && !q.get("extension")) return err(400, "Either app or extension must be specified");
+      const timeout = q.get("timeout");
+      if (timeout !== null && !/^-?\d+$/.test(timeout)) return err(400, "timeout must be an integer");
+      const channelId = q.get("channelId") ?? `${Date.now()}.${seq}`;
+      if (state.calls.has(channelId)) return err(409, "Channel with given unique ID already exists");
+      const call: SimCall = {
+        id: channelId,
+        provider: "ari",
+        accountId: account.id,
+        to: endpoint,
+        from: q.get("callerId") ?? "",
+        urls: {},
+        amd: false,
+        state: "queued",
+        pending: [],
+        extra: { endpoint, app, args: (q.get("appArgs") ?? "").split(",").filter(Boolean), seq: ++seq, timeout },
+        createdAt: Date.now(),
+      };
+      state.calls.set(channelId, call);
+      return json(200, channelOf(call, "Down"));
+    },
+
+    async script(_state, call, outcome) {
+      const app = call.extra.app;
+      const change = (s: string) => ({ type: "ChannelStateChange", timestamp: ts(), application: app, channel: channelOf(call, s) });
+      const events: unknown[] = [];
+      switch (outcome) {
+        case "answered":
+          events.push(change("Ringing"));
+          call.state = "answered";
+          events.push(change("Up"), { type: "StasisStart", timestamp: ts(), application: app, args: call.extra.args, channel: channelOf(call, "Up") });
+          events.push({ type: "StasisEnd", timestamp: ts(), application: app, channel: channelOf(call, "Up") }, destroyed(call, 16, "Normal Clearing"));
+          break;
+        case "busy":
+          events.push(destroyed(call, 17, "User busy"));
+          break;
+        case "no_answer":
+          events.push(change("Ringing"), destroyed(call, 19, "No answer"));
+          break;
+        case "declined":
+          events.push(destroyed(call, 21, "Call Rejected"));
+          break;
+        case "failed":
+          events.push(destroyed(call, 1, "Unallocated (unassigned) number"));
+          break;
+        default:
+          return [];
+      }
+      call.state = "ended";
+      sockets.send(call.accountId, events);
+      return [];
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// Cloudonix (carriers.md §6): Bearer JSON originate naming exactly one of cxml/url/application, session
+// updates and a CDR posted to the call's `callback`, voice-application requests to `url`. Nothing is signed.
+import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type SimCall, type SimState } from "../types";
+
+const err = (status: number, message: string) => json(status, { status, message });
+
+function bearer(state: SimState, req: Request, domain: string): Account | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.get("authorization") ?? "");
+  return m ? [...state.accounts.values()].find((a) => a.provider === "cloudonix" && a.credentials.bearer_token === m[1] && a.credentials.domain_id === domain) : undefined;
+}
+
+const post = (url: string, body: unknown, kind: Callback["kind"] = "status"): Callback => ({ kind, method: "POST", url, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+
+function session(call: SimCall, status: string, answerTime = 0, endTime = 0) {
+  return { token: call.id, domain: call.extra.domain, callerId: call.from, destination: call.to, direction: "outgoing", status, callStartTime: call.createdAt, callAnswerTime: answerTime, callEndTime: endTime };
+}
+
+export const cloudonix: Carrier = {
+  name: "cloudonix",
+  outcomes: ["answered", "busy", "no_answer", "failed", "canceled"],
+
+  async createAccount(id) {
+    return { id, provider: "cloudonix", credentials: { bearer_token: `XI${randomHex(16).toUpperCase()}`, domain_id: `sim-${randomHex(4)}.cloudonix.net` }, secret: {}, applications: [] };
+  },
+
+  async handle(state, req, path, body) {
+    const originate = /^\/calls\/([^/]+)\/application$/.exec(path);
+    const app = /^\/customers\/self\/domains\/([^/]+)\/applications(?:\/([^/]+))?$/.exec(path);
+    const sess = /^\/customers\/self\/domains\/([^/]+)\/sessions\/([^/]+)$/.exec(path);
+    const domain = decodeURIComponent((originate ?? app ?? sess)?.[1] ?? "");
+    if (!originate && !app && !sess) return null;
+    const account = bearer(state, req, domain);
+    if (!account) return err(401, "Unauthorized");
+    state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
+
+    if (sess) {
+      if (req.method !== "DELETE") return err(405, "Method not allowed");
+      const call = state.calls.get(decodeURIComponent(sess[2]));
+      if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Session not found");
+      const answered = call.state === "answered";
+      call.state = "ended";
+      call.pending.push(post(call.statusUrl!, { domain, session: { token: call.id }, disposition: answered ? "ANSWER" : "CANCEL", billsec: answered ? 3 : 0, duration: 5, from: call.from, to: call.to }));
+      return new Response(null, { status: 204 });
+    }
+
+    if (app) {
+      const name = app[2] ? decodeURIComponent(app[2]) : null;
+      if (req.method === "GET" && name) {
+        const found = account.applications.find((a) => a.name === name);
+        return found ? json(200, { id: Number(found.id), name: found.name, url: found.url, type: "cxml", active: true }) : err(404, "Application not found");
+      }
+      if (req.method !== "POST" || name) return err(405, "Method not allowed");
+      const fault = state.takeFault(account.id, "provision");
+      if (fault) return err(fault.status, String(fault.body ?? "Internal error"));
+      let p: any;
+      try {
+        p = JSON.parse(body);
+      } catch {
+        return err(400, "Invalid JSON");
+      }
+      if (typeof p.name !== "string" || !p.name) return err(400, "name is required");
+      if (typeof p.url !== "string" || !/^https?:\/\//.test(p.url)) return err(400, "url is required");
+      if (account.applications.some((a) => a.name === p.name)) return err(409, "Application already exists");
+      const created = { id: String(account.applications.length + 1), name: p.name, url: p.url };
+      account.applications.push(created);
+      return json(200, { id: Number(created.id), name: created.name, url: created.url, type: p.type ?? "cxml", active: true });
+    }
+
+    if (req.method !== "POST") return err(405, "Method not allowed");
+    const fault = state.takeFault(account.id, "originate");
+    if (fault) return err(fault.status, String(fault.body ?? "Internal error"));
+    let p: any;
+    try {
+      p = JSON.parse(body);
+    } catch {
+      return err(400, "Invalid JSON");
+    }
+    if (typeof p.destination !== "string" || !DIGITS.test(p.destination)) return err(400, `Invalid destination '${p.destination}'`);
+    if (p["caller-id"] !== undefined && !DIGITS.test(String(p["caller-id"]))) return err(400, `Invalid caller-id '${p["caller-id"]}'`);
+    const modes = ["cxml", "url", "application"].filter((k) => p[k] !== undefined);
+    if (modes.length !== 1) return err(400, "Exactly one of cxml, url or application is required");
+    if (p.url !== undefined && !/^https?:\/\//.test(p.url)) return err(400, "url must be an http(s) URL");
+    const token = randomHex(16);
+    const call: SimCall = {
+      id: token,
+      provider: "cloudonix",
+      accountId: account.id,
+      to: p.destination,
+      from: String(p["caller-id"] ?? ""),
+      answerUrl: p.url,
+      statusUrl: p.callback,
+      urls: {},
+      amd: false,
+      state: "queued",
+      pending: [],
+      extra: { domain, cxml: p.cxml },
+      createdAt: Date.now(),
+    };
+    state.calls.set(token, call);
+    return json(200, { domainId: 1, subscriberId: null, destination: p.destination, direction: "outbound-api", token });
+  },
+
+  async script(_state, call, outcome) {
+    if (!call.statusUrl) return [];
+    const out: Callback[] = [post(call.statusUrl, session(call, "processing"))];
+    const cdr = (disposition: string, billsec = 0) => {
+      call.state = "ended";
+      out.push(post(call.statusUrl!, { domain: call.extra.domain, session: { token: call.id }, disposition, billsec, duration: billsec + 5, from: call.from, to: call.to }));
+    };
+    switch (outcome) {
+      case "answered": {
+        out.push(post(call.statusUrl, session(call, "ringing")));
+        call.state = "answered";
+        const answeredAt = Date.now() - 7000;
+        if (call.answerUrl) out.push(post(call.answerUrl, { CallSid: randomHex(16), From: call.from, To: call.to, Direction: "outbound-api", CallStatus: "in-progress", Session: call.id }, "answer"));
+        out.push(post(call.statusUrl, session(call, "connected", answeredAt)));
+        cdr("ANSWER", 7);
+        break;
+      }
+      case "busy":
+        out.push(post(call.statusUrl, session(call, "ringing")));
+        cdr("BUSY");
+        break;
+      case "no_answer":
+        out.push(post(call.statusUrl, session(call, "ringing")));
+        cdr("NOANSWER");
+        break;
+      case "failed":
+        cdr("FAILED");
+        break;
+      case "canceled":
+        out.push(post(call.statusUrl, session(call, "ringing")));
+        cdr("CANCEL");
+        break;
+      default:
+        return [];
+    }
+    return out;
+  },
+};

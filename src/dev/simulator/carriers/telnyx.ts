@@ -1,0 +1,166 @@
+// Telnyx Call Control v2 (carriers.md §4): Bearer JSON, `{errors:[…]}` error bodies, commands under
+// /v2/calls/{id}/actions/*, webhooks signed with Ed25519 over `timestamp|body`.
+import { b64, telnyxSign } from "../sign";
+import { E164, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
+
+const err = (status: number, code: string, title: string, detail: string, pointer?: string) =>
+  json(status, { errors: [{ code, title, detail, ...(pointer ? { source: { pointer } } : {}) }] });
+
+function bearer(state: SimState, req: Request): Account | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.get("authorization") ?? "");
+  return m ? [...state.accounts.values()].find((a) => a.provider === "telnyx" && a.credentials.api_key === m[1]) : undefined;
+}
+
+async function webhook(account: Account, call: SimCall, eventType: string, payload: Record<string, unknown>, opts: OutcomeOptions, kind: Callback["kind"] = "status"): Promise<Callback> {
+  const body = JSON.stringify({
+    data: {
+      record_type: "event",
+      event_type: eventType,
+      id: crypto.randomUUID(),
+      occurred_at: new Date().toISOString(),
+      payload: {
+        call_control_id: call.id,
+        call_leg_id: call.extra.legId,
+        call_session_id: call.extra.sessionId,
+        connection_id: call.extra.connectionId,
+        client_state: call.extra.clientState ?? null,
+        from: call.from,
+        to: call.to,
+        direction: "outgoing",
+        ...payload,
+      },
+    },
+    meta: { attempt: 1, delivered_to: call.statusUrl },
+  });
+  const ts = String(Math.floor(Date.now() / 1000) - (opts.stale ? 400 : 0));
+  return {
+    kind,
+    method: "POST",
+    url: call.statusUrl!,
+    body,
+    headers: { "Content-Type": "application/json", "telnyx-timestamp": ts, "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body) },
+  };
+}
+
+export const telnyx: Carrier = {
+  name: "telnyx",
+  outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
+
+  async createAccount(id) {
+    const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pub = b64((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
+    return { id, provider: "telnyx", credentials: { api_key: `KEY${randomHex(16).toUpperCase()}`, webhook_public_key: pub }, secret: { privateKey: pair.privateKey }, applications: [] };
+  },
+
+  async handle(state, req, path, body) {
+    if (!path.startsWith("/v2/")) return null;
+    const account = bearer(state, req);
+    if (!account) return err(401, "10009", "Authentication failed", "The API key in the Authorization header is missing or invalid.");
+    state.record(account.id, { method: req.method, path, query: Object.fromEntries([...new URL(req.url).searchParams].map(([k, v]) => [k, [v]])), headers: Object.fromEntries(req.headers), body, at: Date.now() });
+    let p: Record<string, any> = {};
+    if (req.method === "POST") {
+      try {
+        p = body ? JSON.parse(body) : {};
+      } catch {
+        return err(400, "10015", "Invalid JSON", "The request body is not valid JSON.");
+      }
+    }
+
+    if (path === "/v2/call_control_applications") {
+      if (req.method === "GET") {
+        const name = new URL(req.url).searchParams.get("filter[application_name][contains]") ?? "";
+        return json(200, { data: account.applications.filter((a) => a.name.includes(name)).map((a) => ({ id: a.id, application_name: a.name, webhook_event_url: a.url, record_type: "call_control_application" })), meta: { total_results: account.applications.length } });
+      }
+      const fault = state.takeFault(account.id, "provision");
+      if (fault) return err(fault.status, "10007", "Unexpected error", String(fault.body ?? "An unexpected error occurred."));
+      if (typeof p.application_name !== "string" || !p.application_name) return err(422, "10015", "Invalid value", "application_name is required", "/application_name");
+      if (typeof p.webhook_event_url !== "string" || !/^https?:\/\//.test(p.webhook_event_url)) return err(422, "10015", "Invalid value", "webhook_event_url must be a URL", "/webhook_event_url");
+      const app = { id: String(1_000_000_000_000 + Math.floor(Math.random() * 1e12)), name: p.application_name, url: p.webhook_event_url };
+      account.applications.push(app);
+      return json(201, { data: { id: app.id, application_name: app.name, webhook_event_url: app.url, active: true, record_type: "call_control_application" } });
+    }
+
+    const action = /^\/v2\/calls\/([^/]+)\/actions\/([a-z_]+)$/.exec(path);
+    if (action && req.method === "POST") {
+      const call = state.calls.get(decodeURIComponent(action[1]));
+      if (!call || call.accountId !== account.id) return err(404, "10005", "Resource not found", "Call not found");
+      if (call.state === "ended") return err(422, "90018", "Call has already ended", "This call is no longer active and can't receive commands.");
+      if (action[2] === "hangup") {
+        const answered = call.state === "answered";
+        call.state = "ended";
+        call.pending.push(await webhook(account, call, "call.hangup", { hangup_cause: answered ? "normal_clearing" : "originator_cancel", hangup_source: "caller", sip_hangup_cause: answered ? "200" : "487", state: "hangup" }, {}));
+      } else if (action[2] === "speak") {
+        if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string") return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
+        call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
+      } else if (!["playback_start", "streaming_start", "answer"].includes(action[2])) {
+        return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);
+      }
+      return json(200, { data: { result: "ok" } });
+    }
+
+    if (path === "/v2/calls" && req.method === "POST") {
+      const fault = state.takeFault(account.id, "originate");
+      if (fault) return err(fault.status, "10007", "Unexpected error", String(fault.body ?? "An unexpected error occurred."));
+      if (!p.connection_id || !account.applications.some((a) => a.id === String(p.connection_id))) return err(422, "10015", "Invalid value", "The connection_id is not a Call Control application of this account.", "/connection_id");
+      if (typeof p.to !== "string" || !(E164.test(p.to) || /^sip:/.test(p.to))) return err(422, "10016", "Invalid 'to' address", `The destination ${p.to} is not a valid E.164 number or SIP URI.`, "/to");
+      if (typeof p.from !== "string" || !E164.test(p.from)) return err(422, "10016", "Invalid 'from' address", `The caller ID ${p.from} is not a valid E.164 number.`, "/from");
+      if (p.timeout_secs !== undefined && !(Number.isInteger(p.timeout_secs) && p.timeout_secs >= 5 && p.timeout_secs <= 600)) return err(422, "10015", "Invalid value", "timeout_secs must be between 5 and 600", "/timeout_secs");
+      if (p.webhook_url !== undefined && !/^https?:\/\//.test(String(p.webhook_url))) return err(422, "10015", "Invalid value", "webhook_url must be a URL", "/webhook_url");
+      const id = `v3:${randomHex(20)}`;
+      const call: SimCall = {
+        id,
+        provider: "telnyx",
+        accountId: account.id,
+        to: p.to,
+        from: p.from,
+        statusUrl: p.webhook_url ?? account.applications.find((a) => a.id === String(p.connection_id))?.url,
+        urls: {},
+        amd: p.answering_machine_detection !== undefined,
+        state: "queued",
+        pending: [],
+        extra: { legId: crypto.randomUUID(), sessionId: crypto.randomUUID(), connectionId: String(p.connection_id), clientState: p.client_state ?? null },
+        createdAt: Date.now(),
+      };
+      state.calls.set(id, call);
+      return json(200, { data: { call_control_id: id, call_leg_id: call.extra.legId, call_session_id: call.extra.sessionId, is_alive: false, record_type: "call" } });
+    }
+    return err(404, "10005", "Resource not found", `No route for ${req.method} ${path}`);
+  },
+
+  async script(state, call, outcome, opts) {
+    const account = state.accounts.get(call.accountId)!;
+    const out: Callback[] = [await webhook(account, call, "call.initiated", { state: "bridging" }, opts)];
+    const started = new Date(Date.now() - 7000).toISOString();
+    const hangup = async (cause: string, sip: string, answered: boolean) => {
+      call.state = "ended";
+      out.push(await webhook(account, call, "call.hangup", { hangup_cause: cause, hangup_source: answered ? "callee" : "unknown", sip_hangup_cause: sip, state: "hangup", start_time: started, end_time: new Date().toISOString() }, opts));
+    };
+    switch (outcome) {
+      case "answered":
+      case "voicemail":
+        call.state = "answered";
+        out.push(await webhook(account, call, "call.answered", { state: "answered", start_time: started }, opts));
+        if (outcome === "voicemail") out.push(await webhook(account, call, "call.machine.detection.ended", { result: "machine" }, opts));
+        await hangup("normal_clearing", "200", true);
+        break;
+      case "busy":
+        await hangup("user_busy", "486", false);
+        break;
+      case "no_answer":
+        await hangup("timeout", "480", false);
+        break;
+      case "declined":
+        await hangup("call_rejected", "603", false);
+        break;
+      case "failed":
+        await hangup("not_found", "404", false);
+        break;
+      case "canceled":
+        await hangup("originator_cancel", "487", false);
+        break;
+      default:
+        return [];
+    }
+    return out;
+  },
+};

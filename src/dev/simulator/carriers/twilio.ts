@@ -1,0 +1,151 @@
+// Twilio as carriers.md §1 describes it: form-encoded Calls.json with Basic auth, JSON errors
+// {code, message, more_info, status}, X-Twilio-Signature on every callback.
+import { basicCredentials, twilioSign } from "../sign";
+import { E164, json, randomHex, type Callback, type Carrier, type SimCall, type SimState } from "../types";
+
+const err = (status: number, code: number, message: string) =>
+  json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+
+const EVENTS = new Set(["initiated", "ringing", "answered", "completed"]);
+
+async function signed(token: string, url: string, fields: Record<string, string>, kind: Callback["kind"]): Promise<Callback> {
+  const params = Object.entries(fields);
+  const body = new URLSearchParams(params).toString();
+  return {
+    kind,
+    method: "POST",
+    url,
+    body,
+    headers: { "Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": await twilioSign(token, url, params) },
+  };
+}
+
+export const twilio: Carrier = {
+  name: "twilio",
+  outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
+
+  async createAccount(id) {
+    const sid = `AC${randomHex(16)}`;
+    return { id, provider: "twilio", credentials: { account_sid: sid, auth_token: randomHex(16) }, secret: {}, applications: [] };
+  },
+
+  async handle(state, req, path, body) {
+    const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?\.json$/.exec(path);
+    if (!m) return null;
+    const account = [...state.accounts.values()].find((a) => a.provider === "twilio" && a.credentials.account_sid === m[1]);
+    const creds = basicCredentials(req.headers.get("authorization"));
+    if (!account || !creds || creds.user !== m[1] || creds.password !== account.credentials.auth_token) return err(401, 20003, "Authenticate");
+    state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
+    if (req.method !== "POST") return err(405, 20004, "Method not allowed");
+    if (!(req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded")) return err(400, 21601, "Request body must be form-encoded");
+    const form = new URLSearchParams(body);
+
+    if (m[2]) {
+      // Update (hang up) a call.
+      const call = state.calls.get(m[2]);
+      if (!call || call.accountId !== account.id) return err(404, 20404, `The requested resource ${path} was not found`);
+      const want = form.get("Status");
+      if (want !== "canceled" && want !== "completed") return err(400, 21218, "Invalid Status: must be canceled or completed");
+      const ended = call.state === "ended";
+      if (!ended && ((want === "canceled" && call.state !== "answered") || (want === "completed" && call.state === "answered"))) {
+        const final = want === "canceled" ? "canceled" : "completed";
+        call.state = "ended";
+        call.pending.push(await signed(account.credentials.auth_token, call.statusUrl!, { ...base(call, account.credentials.account_sid), CallStatus: final, CallDuration: final === "completed" ? "3" : "0" }, "status"));
+      }
+      const status = call.state === "answered" ? "in-progress" : (call.extra.finalStatus as string) ?? (want === "canceled" ? "canceled" : "completed");
+      return json(200, { sid: call.id, status });
+    }
+
+    const fault = state.takeFault(account.id, "originate");
+    if (fault) return err(fault.status, 20500, (fault.body as string) ?? "Internal Server Error");
+    const to = form.get("To") ?? "";
+    const from = form.get("From") ?? "";
+    if (!to) return err(400, 21201, "No 'To' number is specified");
+    if (!E164.test(to)) return err(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
+    if (!from) return err(400, 21603, "A 'From' phone number is required.");
+    if (!E164.test(from)) return err(400, 21212, `The 'From' number ${from} is not a valid phone number, shortcode, or alphanumeric sender ID.`);
+    if (!form.get("Url") && !form.get("Twiml")) return err(400, 21205, "Url or Twiml is required");
+    const timeout = form.get("Timeout");
+    if (timeout !== null && !(/^\d+$/.test(timeout) && Number(timeout) >= 1 && Number(timeout) <= 600)) return err(400, 21208, `Timeout must be between 1 and 600, got ${timeout}`);
+    const events = form.getAll("StatusCallbackEvent");
+    if (events.some((e) => !EVENTS.has(e))) return err(400, 21626, "Invalid StatusCallbackEvent");
+    const md = form.get("MachineDetection");
+    if (md !== null && md !== "Enable" && md !== "DetectMessageEnd") return err(400, 21624, "Invalid MachineDetection");
+
+    const sid = `CA${randomHex(16)}`;
+    const call: SimCall = {
+      id: sid,
+      provider: "twilio",
+      accountId: account.id,
+      to,
+      from,
+      answerUrl: form.get("Url") ?? undefined,
+      statusUrl: form.get("StatusCallback") ?? undefined,
+      urls: {},
+      amd: md !== null,
+      state: "queued",
+      pending: [],
+      extra: { events },
+      createdAt: Date.now(),
+    };
+    state.calls.set(sid, call);
+    return json(201, { sid, account_sid: account.credentials.account_sid, to, from, status: "queued", direction: "outbound-api", api_version: "2010-04-01", uri: `/2010-04-01/Accounts/${m[1]}/Calls/${sid}.json` });
+  },
+
+  async script(state, call, outcome) {
+    const account = state.accounts.get(call.accountId)!;
+    const token = account.credentials.auth_token;
+    const events = new Set((call.extra.events as string[]) ?? []);
+    const b = base(call, account.credentials.account_sid);
+    let seq = 0;
+    const status = async (event: string, fields: Record<string, string>) =>
+      call.statusUrl && (event === "completed" || events.has(event))
+        ? [await signed(token, call.statusUrl, { ...b, ...fields, CallbackSource: "call-progress-events", SequenceNumber: String(seq++), Timestamp: new Date().toUTCString() }, "status")]
+        : [];
+    const answer = async (answeredBy?: string) =>
+      call.answerUrl ? [await signed(token, call.answerUrl, { ...b, CallStatus: "in-progress", ...(call.amd && answeredBy ? { AnsweredBy: answeredBy } : {}) }, "answer")] : [];
+    const out: Callback[] = [...(await status("initiated", { CallStatus: "initiated" }))];
+    const end = (s: string) => {
+      call.state = "ended";
+      call.extra.finalStatus = s;
+    };
+    switch (outcome) {
+      case "answered":
+      case "voicemail": {
+        const by = outcome === "voicemail" ? "machine_end_beep" : "human";
+        call.state = "answered";
+        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await answer(by)), ...(await status("answered", { CallStatus: "in-progress" })));
+        end("completed");
+        out.push(...(await status("completed", { CallStatus: "completed", CallDuration: "7", ...(call.amd || outcome === "voicemail" ? { AnsweredBy: by } : {}) })));
+        break;
+      }
+      case "busy":
+        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "486" })));
+        end("busy");
+        break;
+      case "declined":
+        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "603" })));
+        end("busy");
+        break;
+      case "no_answer":
+        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "no-answer", CallDuration: "0", SipResponseCode: "480" })));
+        end("no-answer");
+        break;
+      case "failed":
+        out.push(...(await status("completed", { CallStatus: "failed", CallDuration: "0", SipResponseCode: "404" })));
+        end("failed");
+        break;
+      case "canceled":
+        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "canceled", CallDuration: "0" })));
+        end("canceled");
+        break;
+      default:
+        return [];
+    }
+    return out;
+  },
+};
+
+function base(call: SimCall, accountSid: string): Record<string, string> {
+  return { CallSid: call.id, AccountSid: accountSid, From: call.from, To: call.to, Direction: "outbound-api", ApiVersion: "2010-04-01" };
+}

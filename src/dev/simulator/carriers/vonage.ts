@@ -1,0 +1,180 @@
+// Vonage Voice API v1 (carriers.md §5): RS256 application JWT on every request (verified with the
+// application's public key), problem-details errors, answer GET returning an NCCO, HS256-signed events.
+import { pem, verifyRs256, vonageCallbackJwt } from "../sign";
+import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
+
+const problem = (status: number, title: string, detail: string, invalid?: Array<{ name: string; reason: string }>) =>
+  json(status, { type: `https://developer.nexmo.com/api-errors#${status}`, title, detail, ...(invalid ? { invalid_parameters: invalid } : {}) });
+
+async function authenticate(state: SimState, req: Request): Promise<Account | null> {
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "");
+  if (!m) return null;
+  for (const a of state.accounts.values()) {
+    if (a.provider !== "vonage") continue;
+    const claims = await verifyRs256(m[1], a.secret.publicKey as CryptoKey);
+    if (!claims) continue;
+    const now = Date.now() / 1000;
+    if (claims.application_id !== a.credentials.application_id) return null;
+    if (typeof claims.iat !== "number" || typeof claims.jti !== "string" || !claims.jti || typeof claims.exp !== "number") return null;
+    if (claims.exp <= now || claims.iat > now + 60) return null;
+    return a;
+  }
+  return null;
+}
+
+async function event(account: Account, call: SimCall, status: string, extra: Record<string, string>, opts: OutcomeOptions): Promise<Callback> {
+  const body = JSON.stringify({ uuid: call.id, conversation_uuid: call.extra.conversation, status, direction: "outbound", from: call.from, to: call.to, timestamp: new Date().toISOString(), ...extra });
+  const iat = Math.floor(Date.now() / 1000) - (opts.stale ? 400 : 0);
+  const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { iat, jti: crypto.randomUUID(), iss: "Vonage", api_key: opts.apiKey ?? account.credentials.api_key, application_id: account.credentials.application_id }, body);
+  return { kind: "status", method: "POST", url: call.statusUrl!, body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${jwt}` } };
+}
+
+export const vonage: Carrier = {
+  name: "vonage",
+  outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
+
+  async createAccount(id) {
+    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+    return {
+      id,
+      provider: "vonage",
+      credentials: {
+        api_key: randomHex(4),
+        api_secret: randomHex(8),
+        application_id: crypto.randomUUID(),
+        private_key: pem("PRIVATE KEY", pkcs8),
+        // The same key as PKCS#1 (what older Vonage dashboards hand out): PKCS#8's inner OCTET STRING.
+        private_key_pkcs1: pem("RSA PRIVATE KEY", pkcs1Of(pkcs8)),
+        signature_secret: randomHex(16),
+      },
+      secret: { publicKey: pair.publicKey },
+      applications: [],
+    };
+  },
+
+  async handle(state, req, path, body) {
+    const m = /^\/v1\/calls(?:\/([^/]+))?$/.exec(path);
+    if (!m) return null;
+    const account = await authenticate(state, req);
+    if (!account) return problem(401, "Unauthorized", "Invalid Token");
+    state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
+    let p: any;
+    try {
+      p = body ? JSON.parse(body) : {};
+    } catch {
+      return problem(400, "Bad Request", "The request body is not valid JSON");
+    }
+    if (m[1]) {
+      if (req.method !== "PUT") return problem(405, "Method Not Allowed", "Use PUT to modify a call");
+      const call = state.calls.get(m[1]);
+      if (!call || call.accountId !== account.id) return problem(404, "Not Found", "Call not found");
+      if (p.action !== "hangup") return problem(400, "Bad Request", "Unsupported action", [{ name: "action", reason: "must be hangup" }]);
+      if (call.state === "ended") return problem(400, "Bad Request", "The call has already ended");
+      const answered = call.state === "answered";
+      call.state = "ended";
+      call.pending.push(await event(account, call, answered ? "completed" : "cancelled", answered ? { duration: "3" } : {}, {}));
+      return new Response(null, { status: 204 });
+    }
+    if (req.method !== "POST") return problem(405, "Method Not Allowed", "Use POST to create a call");
+    const fault = state.takeFault(account.id, "originate");
+    if (fault) return problem(fault.status, "Internal Error", String(fault.body ?? "An internal error occurred"));
+    const invalid: Array<{ name: string; reason: string }> = [];
+    const to = Array.isArray(p.to) ? p.to[0] : undefined;
+    if (!to || to.type !== "phone" || !DIGITS.test(String(to.number ?? ""))) invalid.push({ name: "to", reason: "must be [{type:'phone', number: digits}]" });
+    if (!p.from || p.from.type !== "phone" || !DIGITS.test(String(p.from.number ?? ""))) invalid.push({ name: "from", reason: "must be {type:'phone', number: digits}" });
+    if (!(Array.isArray(p.answer_url) && typeof p.answer_url[0] === "string") && !Array.isArray(p.ncco)) invalid.push({ name: "answer_url", reason: "answer_url (array) or ncco is required" });
+    if (p.event_url !== undefined && !(Array.isArray(p.event_url) && typeof p.event_url[0] === "string")) invalid.push({ name: "event_url", reason: "must be an array of one URL" });
+    if (p.answer_method !== undefined && !["GET", "POST"].includes(p.answer_method)) invalid.push({ name: "answer_method", reason: "must be GET or POST" });
+    if (invalid.length) return problem(400, "Bad Request", "The request failed due to validation errors", invalid);
+    const uuid = crypto.randomUUID();
+    const call: SimCall = {
+      id: uuid,
+      provider: "vonage",
+      accountId: account.id,
+      to: String(to.number),
+      from: String(p.from.number),
+      answerUrl: p.answer_url?.[0],
+      statusUrl: p.event_url?.[0],
+      urls: { answer_method: p.answer_method ?? "GET" },
+      amd: p.machine_detection !== undefined,
+      state: "queued",
+      pending: [],
+      extra: { conversation: `CON-${crypto.randomUUID()}` },
+      createdAt: Date.now(),
+    };
+    state.calls.set(uuid, call);
+    return json(201, { uuid, status: "started", direction: "outbound", conversation_uuid: call.extra.conversation });
+  },
+
+  async script(state, call, outcome, opts) {
+    const account = state.accounts.get(call.accountId)!;
+    const out: Callback[] = [await event(account, call, "started", {}, opts)];
+    const answer = () => {
+      call.state = "answered";
+      const q = new URLSearchParams({ to: call.to, from: call.from, uuid: call.id, conversation_uuid: String(call.extra.conversation) });
+      out.push(call.urls.answer_method === "POST"
+        ? { kind: "answer", method: "POST", url: call.answerUrl!, body: JSON.stringify(Object.fromEntries(q)), headers: { "Content-Type": "application/json" } }
+        : { kind: "answer", method: "GET", url: `${call.answerUrl}${call.answerUrl!.includes("?") ? "&" : "?"}${q}`, body: "", headers: {} });
+    };
+    const end = async (status: string, extra: Record<string, string> = {}) => {
+      call.state = "ended";
+      out.push(await event(account, call, status, extra, opts));
+    };
+    switch (outcome) {
+      case "answered":
+      case "voicemail":
+        out.push(await event(account, call, "ringing", {}, opts));
+        answer();
+        out.push(await event(account, call, "answered", {}, opts));
+        if (outcome === "voicemail") await end("machine");
+        await end("completed", { duration: "7", start_time: new Date(Date.now() - 7000).toISOString(), end_time: new Date().toISOString(), rate: "0.01", price: "0.002", network: "310260" });
+        break;
+      case "busy":
+        out.push(await event(account, call, "ringing", {}, opts));
+        await end("busy");
+        break;
+      case "no_answer":
+        out.push(await event(account, call, "ringing", {}, opts));
+        await end("timeout");
+        break;
+      case "declined":
+        out.push(await event(account, call, "ringing", {}, opts));
+        await end("rejected", { detail: "remote_reject" });
+        break;
+      case "failed":
+        await end("failed", { detail: "invalid_number" });
+        break;
+      case "canceled":
+        out.push(await event(account, call, "ringing", {}, opts));
+        await end("cancelled");
+        break;
+      default:
+        return [];
+    }
+    return out;
+  },
+};
+
+/** PKCS#8 PrivateKeyInfo -> its inner PKCS#1 RSAPrivateKey (the OCTET STRING after version and algorithm). */
+function pkcs1Of(pkcs8: Uint8Array): Uint8Array {
+  let i = 0;
+  const len = () => {
+    let n = pkcs8[i++];
+    if (n & 0x80) {
+      const k = n & 0x7f;
+      n = 0;
+      for (let j = 0; j < k; j++) n = n * 256 + pkcs8[i++];
+    }
+    return n;
+  };
+  i++; // SEQUENCE
+  len();
+  i++; // INTEGER version
+  i += len();
+  i++; // SEQUENCE algorithm
+  i += len();
+  i++; // OCTET STRING
+  const n = len();
+  return pkcs8.slice(i, i + n);
+}

@@ -1,0 +1,161 @@
+// The simulator's single Durable Object: every carrier's state lives here (accounts, calls, recorded
+// requests, queued faults) and it holds the ARI events sockets, which need cross-request I/O.
+import { DurableObject } from "cloudflare:workers";
+import { ari, type AriSockets } from "./carriers/ari";
+import { cloudonix } from "./carriers/cloudonix";
+import { exotel } from "./carriers/exotel";
+import { plivo } from "./carriers/plivo";
+import { telnyx } from "./carriers/telnyx";
+import { twilio } from "./carriers/twilio";
+import { vobiz } from "./carriers/vobiz";
+import { vonage } from "./carriers/vonage";
+import { json, randomHex, type Account, type Callback, type Carrier, type CarrierName, type Fault, type Outcome, type OutcomeOptions, type RecordedRequest, type SimCall, type SimState } from "./types";
+
+export type PlayRequest = OutcomeOptions & {
+  outcome: Outcome;
+  /** Each status callback twice (carriers retry). */
+  duplicate?: boolean;
+  /** Status callbacks in reverse order (carriers deliver concurrently). */
+  reverse?: boolean;
+  /** Send the callbacks from the simulator itself (the local demo); tests deliver them to the Worker. */
+  deliver?: boolean;
+};
+
+export class CarrierSim extends DurableObject<Record<string, unknown>> implements SimState, AriSockets {
+  accounts = new Map<string, Account>();
+  calls = new Map<string, SimCall>();
+  private requests = new Map<string, RecordedRequest[]>();
+  private faults = new Map<string, Fault[]>();
+  private sockets = new Map<string, WebSocket[]>();
+  private readonly carriers: Record<CarrierName, Carrier>;
+
+  constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
+    super(ctx, env);
+    this.carriers = { twilio, plivo, vobiz, telnyx, vonage, cloudonix, exotel, ari: ari(this) };
+  }
+
+  record(accountId: string, req: RecordedRequest): void {
+    const list = this.requests.get(accountId) ?? [];
+    list.push(req);
+    this.requests.set(accountId, list);
+  }
+
+  takeFault(accountId: string, op: string): Fault | null {
+    const list = this.faults.get(accountId) ?? [];
+    const f = list.find((x) => x.op === op && x.times > 0);
+    if (!f) return null;
+    f.times -= 1;
+    return f;
+  }
+
+  // --- ARI sockets ---------------------------------------------------------------------------
+
+  accept(account: Account): Response {
+    const pair = new WebSocketPair();
+    const server = pair[1];
+    server.accept();
+    const old = this.sockets.get(account.id) ?? [];
+    for (const ws of old) {
+      // One socket per application: the newer wins, the older is told so.
+      try {
+        ws.send(JSON.stringify({ type: "ApplicationReplaced", timestamp: new Date().toISOString(), application: account.credentials.app_name }));
+        ws.close(1000, "replaced");
+      } catch {
+        // already gone
+      }
+    }
+    this.sockets.set(account.id, [server]);
+    server.addEventListener("close", () => {
+      const list = this.sockets.get(account.id) ?? [];
+      this.sockets.set(account.id, list.filter((w) => w !== server));
+    });
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  send(accountId: string, events: unknown[]): number {
+    const list = this.sockets.get(accountId) ?? [];
+    for (const ws of list) for (const e of events) ws.send(JSON.stringify(e));
+    return list.length;
+  }
+
+  drop(accountId: string, code: number, reason: string): number {
+    const list = this.sockets.get(accountId) ?? [];
+    for (const ws of list) ws.close(code, reason);
+    this.sockets.set(accountId, []);
+    return list.length;
+  }
+
+  // --- HTTP ----------------------------------------------------------------------------------
+
+  async fetch(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const [, first, ...rest] = url.pathname.split("/");
+    if (first === "_sim") return this.control(req, rest);
+    const carrier = this.carriers[first as CarrierName];
+    if (!carrier) return json(404, { message: `The simulator has no carrier named ${first}` });
+    const body = req.method === "GET" || req.method === "HEAD" ? "" : new TextDecoder().decode(await req.arrayBuffer());
+    const res = await carrier.handle(this, req, "/" + rest.join("/"), body);
+    return res ?? json(404, { message: `Unknown ${first} path ${url.pathname}` });
+  }
+
+  private async control(req: Request, parts: string[]): Promise<Response> {
+    const body: any = req.method === "POST" ? await req.json().catch(() => ({})) : {};
+    const [what, id, action] = parts;
+    if (what === "accounts" && !id && req.method === "POST") {
+      const carrier = this.carriers[body.provider as CarrierName];
+      if (!carrier) return json(400, { message: "unknown provider" });
+      const account = await carrier.createAccount(`acct-${randomHex(6)}`);
+      this.accounts.set(account.id, account);
+      return json(200, { id: account.id, provider: account.provider, credentials: account.credentials });
+    }
+    const account = what === "accounts" ? this.accounts.get(id) : undefined;
+    if (what === "accounts" && !account) return json(404, { message: "no such account" });
+    if (account && action === "requests") return json(200, this.requests.get(account.id) ?? []);
+    if (account && action === "applications") return json(200, account.applications);
+    if (account && action === "faults" && req.method === "POST") {
+      const list = this.faults.get(account.id) ?? [];
+      list.push({ op: String(body.op), status: Number(body.status ?? 500), body: body.message, times: Number(body.times ?? 1) });
+      this.faults.set(account.id, list);
+      return json(200, { ok: true });
+    }
+    if (account && action === "calls") return json(200, [...new Set(this.calls.values())].filter((c) => c.accountId === account.id).map(view));
+    if (account && action === "drop") return json(200, { dropped: this.drop(account.id, Number(body.code ?? 1011), String(body.reason ?? "dropped by the simulator")) });
+    if (account && action === "send") return json(200, { sockets: this.send(account.id, body.events ?? []) });
+    if (account && action === "sockets") return json(200, { sockets: (this.sockets.get(account.id) ?? []).length });
+
+    if (what === "calls" && id) {
+      const call = this.calls.get(decodeURIComponent(id));
+      if (!call) return json(404, { message: "no such call" });
+      if (!action) return json(200, view(call));
+      if (action === "flush") return this.finish(call, [], body);
+      if (action === "outcome") {
+        const carrier = this.carriers[call.provider];
+        if (!carrier.outcomes.includes(body.outcome)) return json(400, { message: `${call.provider} does not distinguish ${body.outcome}` });
+        return this.finish(call, await carrier.script(this, call, body.outcome, body), body);
+      }
+    }
+    return json(404, { message: "unknown control path" });
+  }
+
+  /** Hands out pending + scripted callbacks, duplicated / reordered as asked, or delivers them (demo). */
+  private async finish(call: SimCall, scripted: Callback[], opts: PlayRequest): Promise<Response> {
+    let list = [...call.pending.splice(0), ...scripted];
+    if (opts.reverse) {
+      const statuses = list.filter((c) => c.kind === "status").reverse();
+      list = [...list.filter((c) => c.kind !== "status"), ...statuses];
+    }
+    if (opts.duplicate) list = list.flatMap((c) => (c.kind === "status" ? [c, c] : [c]));
+    if (!opts.deliver) return json(200, { callbacks: list });
+    const results = [];
+    for (const cb of list) {
+      if (cb.kind === "stream") continue;
+      const res = await fetch(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body });
+      results.push({ kind: cb.kind, url: cb.url, status: res.status, body: await res.text() });
+    }
+    return json(200, { callbacks: list, delivered: results });
+  }
+}
+
+function view(c: SimCall) {
+  return { id: c.id, provider: c.provider, to: c.to, from: c.from, state: c.state, answerUrl: c.answerUrl, statusUrl: c.statusUrl, streamUrl: c.streamUrl, urls: c.urls, requestId: c.requestId, amd: c.amd, extra: c.extra };
+}

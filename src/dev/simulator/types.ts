@@ -1,0 +1,83 @@
+// The carrier simulator's shared shapes. The simulator is test and demo support: it speaks each carrier's
+// REST contract (carriers.md), checks auth and parameters like the real API, answers errors in the
+// carrier's own shape, and produces signed callbacks for an outcome a test asks for.
+
+export type CarrierName = "twilio" | "plivo" | "vobiz" | "telnyx" | "vonage" | "cloudonix" | "exotel" | "ari";
+
+export type Outcome = "answered" | "busy" | "no_answer" | "voicemail" | "failed" | "declined" | "canceled" | "timeout";
+
+/** Credentials and keys a test puts into a telephony configuration, plus what the simulator keeps. */
+export type Account = {
+  id: string;
+  provider: CarrierName;
+  /** Fields exactly as the telephony configuration names them. */
+  credentials: Record<string, string>;
+  /** Private material the simulator signs with (never handed to edgedial). */
+  secret: Record<string, unknown>;
+  /** Provisioned applications (plivo, vobiz, telnyx, cloudonix). */
+  applications: Array<{ id: string; name: string; url?: string }>;
+};
+
+/** One HTTP request a carrier would make to us. */
+export type Callback = {
+  kind: "answer" | "status" | "stream";
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** For `stream`: the text frames the carrier would send after connecting. */
+  frames?: string[];
+};
+
+export type SimCall = {
+  id: string; // the carrier's call id
+  provider: CarrierName;
+  accountId: string;
+  to: string;
+  from: string;
+  answerUrl?: string;
+  statusUrl?: string;
+  /** Plivo: answer/ring/hangup URLs separately. */
+  urls: Record<string, string>;
+  streamUrl?: string;
+  /** Plivo/Vobiz request uuid (the call id is the CallUUID). */
+  requestId?: string;
+  amd: boolean;
+  state: "queued" | "ringing" | "answered" | "ended";
+  /** Callbacks produced by API actions (e.g. a hang-up), handed out with the next outcome or flush. */
+  pending: Callback[];
+  extra: Record<string, unknown>;
+  createdAt: number;
+};
+
+export type RecordedRequest = { method: string; path: string; query: Record<string, string[]>; headers: Record<string, string>; body: string; at: number };
+
+export type Fault = { op: string; status: number; body?: unknown; times: number };
+
+export type OutcomeOptions = { stale?: boolean; apiKey?: string; json?: boolean };
+
+export interface SimState {
+  accounts: Map<string, Account>;
+  calls: Map<string, SimCall>;
+  record(accountId: string, req: RecordedRequest): void;
+  /** A fault queued for this account and operation, consumed once. */
+  takeFault(accountId: string, op: string): Fault | null;
+}
+
+export interface Carrier {
+  name: CarrierName;
+  outcomes: readonly Outcome[];
+  createAccount(id: string): Promise<Account>;
+  /** The REST API; `path` is below the carrier prefix. Returns null for a path it does not know. */
+  handle(state: SimState, req: Request, path: string, body: string): Promise<Response | null>;
+  /** Signed callbacks for an outcome, in the carrier's order. */
+  script(state: SimState, call: SimCall, outcome: Outcome, opts: OutcomeOptions): Promise<Callback[]>;
+}
+
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+
+export const randomHex = (bytes: number) => [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+export const E164 = /^\+[1-9]\d{6,14}$/;
+export const DIGITS = /^[1-9]\d{6,14}$/;

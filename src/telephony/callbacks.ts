@@ -1,0 +1,137 @@
+// Carrier callbacks under /api/v1/telephony/{provider}/... (contract 7): the answer document, status
+// callbacks and Exotel's media socket. Each proves itself twice: our per-run token in the path, and the
+// carrier's signature where it signs. A callback failing either is refused (401/403) and changes nothing.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { ApiError } from "../lib/errors";
+import { errors } from "../lib/schemas";
+import type { AppEnv } from "../lib/types";
+import { verifyCallbackToken, type CallbackKind } from "../calls/callback-urls";
+import { greetingFor } from "../calls/greeting";
+import { getRun, type RunRow } from "../calls/runs";
+import { applyStatus } from "../calls/status";
+import { getProvider } from "./providers/registry";
+import { PROVIDER_NAMES, type StatusUpdate } from "./providers/types";
+import { loadConfigContext } from "./resolve";
+import { providerEnvOf } from "./provisioning";
+import { getConfig } from "./store";
+
+const tags = ["telephony callbacks"];
+
+const Params = z.object({
+  provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }),
+  run_id: z.coerce.number().int().positive().openapi({ param: { name: "run_id", in: "path" } }),
+  token: z.string().openapi({ param: { name: "token", in: "path" }, description: "The per-run callback token" }),
+});
+
+const refused = (status: 401 | 403, detail: string) => new ApiError(status, detail);
+
+// Carriers whose callback body is not covered by a signature: the ids it names must match the run's.
+const UNSIGNED_BODY = new Set(["vobiz", "cloudonix", "exotel"]);
+
+/** A callback naming another call than the run's is refused (Vobiz signs only the URL, so this is its body check). */
+export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate, requireId: boolean): boolean {
+  if (run.providerCallId == null) return true;
+  if (!u.providerCallId && !u.requestId) return !requireId;
+  return u.providerCallId === run.providerCallId || (u.requestId != null && u.requestId === run.providerCallId);
+}
+
+/** The URL the carrier called, rebuilt on our configured public origin (a TLS proxy may present another). */
+function publicUrl(env: Env, requestUrl: string): string {
+  const u = new URL(requestUrl);
+  const base = providerEnvOf(env, requestUrl).publicBaseUrl;
+  return base + u.pathname + u.search;
+}
+
+type Checked = { run: RunRow; ctx: Awaited<ReturnType<typeof loadConfigContext>>; provider: ReturnType<typeof getProvider> };
+
+async function authenticate(c: Context<AppEnv>, providerName: string, runId: number, token: string): Promise<Checked> {
+  if (!(await verifyCallbackToken(c.env.CALLBACK_SECRET, providerName, runId, token))) throw refused(401, "Invalid callback token");
+  const db = getDb(c.env);
+  const run = await getRun(db, runId);
+  if (!run || run.provider !== providerName || run.telephonyConfigurationId == null) throw refused(401, "Invalid callback token");
+  const row = await getConfig(db, run.orgId, run.telephonyConfigurationId);
+  const provider = getProvider(providerName);
+  return { run, ctx: await loadConfigContext(c.env, row), provider };
+}
+
+async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<typeof Params>): Promise<Response> {
+  const { run: initial, ctx, provider } = await authenticate(c, params.provider, params.run_id, params.token);
+  const calls = provider.calls;
+  if (!calls) throw refused(401, "Invalid callback token");
+  // Bytes as sent: signatures cover the raw body (decoding a form as text would not change them, but workerd warns).
+  const rawBody = c.req.method === "GET" || c.req.method === "HEAD" ? "" : new TextDecoder().decode(await c.req.arrayBuffer());
+  const request = new Request(publicUrl(c.env, c.req.url), { method: c.req.method, headers: c.req.raw.headers, body: rawBody || undefined });
+  if (!(await calls.verifyCallback(ctx, request, rawBody))) throw refused(403, "Invalid signature");
+
+  const updates = await calls.parseStatus(request, rawBody);
+  const requireId = UNSIGNED_BODY.has(provider.name);
+  if (updates.some((u) => !matchesRun(initial, u, requireId))) throw refused(403, "Callback does not match this call");
+
+  let run = initial;
+  for (const u of updates) run = (await applyStatus(c.env, run, u)).run;
+
+  const db = getDb(c.env);
+  if (calls.afterStatus) {
+    try {
+      await calls.afterStatus(ctx, providerEnvOf(c.env, c.req.url), rawBody, () => greetingFor(db, run));
+    } catch (err) {
+      // The status is recorded; a failed command (speak, hang up) must not make the carrier redeliver it.
+      console.error(JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }));
+    }
+  }
+  if (kind === "status") return c.body(null, 204);
+  const doc = calls.answerDocument(await greetingFor(db, run));
+  return c.body(doc.body, 200, { "Content-Type": doc.contentType });
+}
+
+/**
+ * Exotel's media socket (the `streamurl` of the originate request). Until the real-time agent exists there
+ * is no audio to send, so the socket closes once the stream starts, which ends the call.
+ */
+async function stream(c: Context<AppEnv>, params: z.infer<typeof Params>): Promise<Response> {
+  await authenticate(c, params.provider, params.run_id, params.token);
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade");
+  const pair = new WebSocketPair();
+  const [client, server] = [pair[0], pair[1]];
+  server.accept();
+  server.addEventListener("message", (e) => {
+    let msg: { event?: string } = {};
+    try {
+      msg = JSON.parse(typeof e.data === "string" ? e.data : "");
+    } catch {
+      return;
+    }
+    if (msg.event === "start") server.close(1000, "no agent attached");
+  });
+  return new Response(null, { status: 101, webSocket: client });
+}
+
+const responses = { ...errors(401, 403, 404, 422) };
+const answerDoc = {
+  description: "The answer document (TwiML, Plivo XML, NCCO or CXML) speaking the greeting, then hanging up",
+  content: { "text/xml": { schema: z.string() }, "application/xml": { schema: z.string() }, "application/json": { schema: z.unknown() } },
+};
+
+const answerPost = createRoute({ method: "post", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, summary: "Carrier answer request", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
+const answerGet = createRoute({ method: "get", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, summary: "Carrier answer request (GET, e.g. Vonage)", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
+const statusPost = createRoute({ method: "post", path: "/telephony/{provider}/status/{run_id}/{token}", tags, summary: "Carrier status callback", request: { params: Params }, responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses } });
+const streamGet = createRoute({ method: "get", path: "/telephony/{provider}/stream/{run_id}/{token}", tags, summary: "Carrier media WebSocket (Exotel)", request: { params: Params }, responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } } });
+
+const inboundParams = z.object({ provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }) });
+const inboundPost = createRoute({ method: "post", path: "/telephony/{provider}/inbound", tags, summary: "Inbound calls to a provisioned carrier application (not handled yet: hangs up)", request: { params: inboundParams }, responses: { 200: answerDoc, ...errors(422) } });
+
+/** The URL provisioned applications answer on. Inbound agents do not exist yet, so a call is hung up. */
+function inbound(c: Context<AppEnv>, providerName: string): Response {
+  const doc = getProvider(providerName).calls?.answerDocument("") ?? { body: "", contentType: "text/plain" };
+  return c.body(doc.body, 200, { "Content-Type": doc.contentType });
+}
+
+export const callbacksRouter = createRouter()
+  .openapi(answerPost, (c) => handle(c, "answer", c.req.valid("param")) as never)
+  .openapi(answerGet, (c) => handle(c, "answer", c.req.valid("param")) as never)
+  .openapi(statusPost, (c) => handle(c, "status", c.req.valid("param")) as never)
+  .openapi(streamGet, (c) => stream(c, c.req.valid("param")) as never)
+  .openapi(inboundPost, (c) => inbound(c, c.req.valid("param").provider) as never);

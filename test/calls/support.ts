@@ -1,0 +1,126 @@
+// Test support for calls: the carrier simulator's control API (an auxiliary Worker every outbound fetch
+// reaches), delivery of the callbacks it produces to the Worker, and a ready configuration per provider.
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { eq } from "drizzle-orm";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import type { Callback, Outcome } from "../../src/dev/simulator/types";
+import type { PlayRequest } from "../../src/dev/simulator/sim-object";
+import { call, createOrg, type Org } from "../helpers";
+
+export const SIM = "http://sim.test";
+export const CALLEE = "+14155550123";
+export const CALLER = "+14155550100";
+
+export async function sim<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${SIM}/_sim${path}`, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  expect(res.status, `simulator ${method} ${path}`).toBe(200);
+  return res.json() as Promise<T>;
+}
+
+export type SimAccount = { id: string; provider: ProviderName; credentials: Record<string, string> };
+export type Recorded = { method: string; path: string; query: Record<string, string[]>; headers: Record<string, string>; body: string };
+
+export const simAccount = (provider: ProviderName) => sim<SimAccount>("POST", "/accounts", { provider });
+export const simRequests = (acct: SimAccount) => sim<Recorded[]>("GET", `/accounts/${acct.id}/requests`);
+export const simFault = (acct: SimAccount, op: string, status: number, message?: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status, message, times });
+export const play = async (callId: string, outcome: Outcome, opts: Omit<PlayRequest, "outcome"> = {}) =>
+  (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/outcome`, { outcome, ...opts })).callbacks;
+export const flush = async (callId: string) => (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/flush`, {})).callbacks;
+
+/** Sends one carrier callback to the Worker exactly as the simulator built it (bytes, headers, URL). */
+export async function deliver(cb: Callback, tweak: { body?: string; headers?: Record<string, string | null>; url?: string } = {}) {
+  const headers = new Headers(cb.headers);
+  for (const [k, v] of Object.entries(tweak.headers ?? {})) v === null ? headers.delete(k) : headers.set(k, v);
+  const body = tweak.body ?? cb.body;
+  const res = await exports.default.fetch(new Request(tweak.url ?? cb.url, { method: cb.method, headers, body: cb.method === "GET" ? undefined : body }));
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+/** Delivers every callback in order and expects each to be accepted (2xx). */
+export async function deliverAll(cbs: Callback[]) {
+  const out = [];
+  for (const cb of cbs) {
+    if (cb.kind === "stream") continue;
+    const r = await deliver(cb);
+    expect(r.status, `${cb.kind} ${cb.url}: ${r.text}`).toBeLessThan(300);
+    out.push({ cb, ...r });
+  }
+  return out;
+}
+
+export const GREETING_DEF = () => ({
+  nodes: [
+    { id: "start", type: "startCall", data: { prompt: "Talk to {{first_name}}", greeting: "Hello {{first_name}}, this is Edgedial & co." } },
+    { id: "end", type: "endCall", data: { prompt: "Say bye" } },
+    { id: "trigger", type: "apiTrigger", data: { trigger_path: `path-${crypto.randomUUID()}` } },
+  ],
+  edges: [{ id: "e", source: "start", target: "end", data: { label: "bye", condition: "always" } }],
+});
+
+export async function createAgent(org: Org) {
+  const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: GREETING_DEF() } });
+  expect(res.status, res.text).toBe(200);
+  return res.json as { id: number; workflow_uuid: string; workflow_definition: ReturnType<typeof GREETING_DEF> };
+}
+
+/** The `config` of a telephony configuration for a simulator account. */
+export function configFor(acct: SimAccount, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const c = acct.credentials;
+  const base: Record<ProviderName, Record<string, unknown>> = {
+    twilio: { account_sid: c.account_sid, auth_token: c.auth_token },
+    plivo: { auth_id: c.auth_id, auth_token: c.auth_token },
+    vobiz: { auth_id: c.auth_id, auth_token: c.auth_token },
+    telnyx: { api_key: c.api_key, webhook_public_key: c.webhook_public_key },
+    vonage: { api_key: c.api_key, api_secret: c.api_secret, application_id: c.application_id, private_key: c.private_key, signature_secret: c.signature_secret },
+    cloudonix: { bearer_token: c.bearer_token, domain_id: c.domain_id },
+    exotel: { account_sid: c.account_sid, api_key: c.api_key, api_token: c.api_token },
+    ari: { ari_endpoint: `${SIM}/ari/${acct.id}`, app_name: c.app_name, app_password: c.app_password },
+  };
+  return { provider: acct.provider, ...base[acct.provider], ...extra };
+}
+
+export type Setup = { org: Org; acct: SimAccount; configId: number; agent: Awaited<ReturnType<typeof createAgent>> };
+
+/** An organization with an agent and a ready configuration on a fresh simulator account (provisioned on save). */
+export async function setup(provider: ProviderName, extra: Record<string, unknown> = {}, org?: Org): Promise<Setup> {
+  org ??= await createOrg();
+  const acct = await simAccount(provider);
+  const created = await call("POST", "/api/v1/organizations/telephony-configs", { key: org.key, body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: true, config: configFor(acct, extra) } });
+  expect(created.status, created.text).toBe(200);
+  const configId = created.json.id as number;
+  const num = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/phone-numbers`, { key: org.key, body: { address: CALLER, is_default_caller_id: true } });
+  expect(num.status, num.text).toBe(200);
+  const agent = await createAgent(org);
+  return { org, acct, configId, agent };
+}
+
+/** Starts a call through the public endpoint and returns the run id, checking the contract's 200 shape. */
+export async function startCall(s: Setup, body: Record<string, unknown> = {}) {
+  const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" }, ...body } });
+  expect(res.status, res.text).toBe(200);
+  expect(res.json).toEqual({ status: "initiated", workflow_run_id: expect.any(Number), workflow_run_name: `WR-${res.json.workflow_run_id}` });
+  return res.json.workflow_run_id as number;
+}
+
+export async function runRow(id: number) {
+  return (await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.id, id)).get())!;
+}
+
+export async function runApi(s: Setup, id: number) {
+  const res = await call("GET", `/api/v1/workflow/${s.agent.id}/runs/${id}`, { key: s.org.key });
+  expect(res.status, res.text).toBe(200);
+  return res.json;
+}
+
+/** Waits for something asynchronous (the ARI events socket) without a fixed sleep. */
+export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
