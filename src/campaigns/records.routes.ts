@@ -84,8 +84,8 @@ const list = createRoute({
   responses: { 200: json(pageOf(CampaignSummary)), ...errors(401, 422) },
 });
 
-// The same listing without the trailing slash (clients differ); not a separate operation in the document.
-const listNoSlash = createRoute({ ...list, path: "/campaign", hide: true });
+// The same listing without the trailing slash (clients differ).
+const listNoSlash = createRoute({ ...list, path: "/campaign", summary: "List campaigns (same as GET /campaign/)" });
 
 const get = createRoute({
   method: "get",
