@@ -572,7 +572,8 @@ export class CampaignObject extends DurableObject<Env> {
     const dropped = fails >= TIMER_MAX_FAILS;
     try {
       this.log("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, { kind: t.kind, ref: t.ref, fails, error: String(err) });
-      if (!dropped)
+      if (dropped) this.db.run(`DELETE FROM timers WHERE kind = ? AND ref = ?`, t.kind, t.ref);
+      else
         this.db.run(
           `INSERT INTO timers (kind, ref, due, fails) VALUES (?, ?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = excluded.fails`,
           t.kind,

@@ -108,7 +108,8 @@ export async function tick(...stubs: CampaignStub[]): Promise<number> {
     }
     if (!any) return ran;
   }
-  throw new Error("alarms keep firing");
+  const state = await Promise.all(stubs.map((s) => sqlOf(s, "SELECT * FROM timers ORDER BY due LIMIT 5")));
+  throw new Error(`alarms keep firing at ${clock.now()}: ${JSON.stringify(state)}`);
 }
 
 /** Moves the clock forward by `ms`, stopping at each alarm on the way (in time order) to run it. */
