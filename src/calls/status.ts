@@ -101,7 +101,8 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     }
     set.endedAt = at;
     set.durationSeconds = u.durationSeconds ?? (answered ? secondsBetween(answeredAt, at) : 0);
-    if (u.error) set.error = u.error;
+    // An error explains an unsuccessful end only (Telnyx's normal_clearing carries one for the unanswered case).
+    if (u.error && !answered) set.error = u.error;
   }
 
   const row = await db

@@ -39,6 +39,16 @@ export async function deliver(cb: Callback, tweak: { body?: string; headers?: Re
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
+/** Delivers what the carrier sends in reaction to our commands (a hang-up, Telnyx's speak), until nothing is left. */
+export async function drain(callId: string) {
+  for (let i = 0; i < 5; i++) {
+    const more = await flush(callId);
+    if (!more.length) return;
+    await deliverAll(more);
+  }
+  throw new Error("the simulator kept producing callbacks");
+}
+
 /** Delivers every callback in order and expects each to be accepted (2xx). */
 export async function deliverAll(cbs: Callback[]) {
   const out = [];

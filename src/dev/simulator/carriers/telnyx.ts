@@ -88,7 +88,8 @@ export const telnyx: Carrier = {
       if (action[2] === "hangup") {
         const answered = call.state === "answered";
         call.state = "ended";
-        call.pending.push(await webhook(account, call, "call.hangup", { hangup_cause: answered ? "normal_clearing" : "originator_cancel", hangup_source: "caller", sip_hangup_cause: answered ? "200" : "487", state: "hangup" }, {}));
+        const times = answered ? { start_time: call.extra.answeredAt, end_time: new Date().toISOString() } : {};
+        call.pending.push(await webhook(account, call, "call.hangup", { hangup_cause: answered ? "normal_clearing" : "originator_cancel", hangup_source: "caller", sip_hangup_cause: answered ? "200" : "487", state: "hangup", ...times }, {}));
       } else if (action[2] === "speak") {
         if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string") return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
         call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
@@ -138,10 +139,11 @@ export const telnyx: Carrier = {
     switch (outcome) {
       case "answered":
       case "voicemail":
+        // The call stays up: the application speaks and hangs up by command (call.hangup follows the hangup command).
         call.state = "answered";
+        call.extra.answeredAt = started;
         out.push(await webhook(account, call, "call.answered", { state: "answered", start_time: started }, opts));
         if (outcome === "voicemail") out.push(await webhook(account, call, "call.machine.detection.ended", { result: "machine" }, opts));
-        await hangup("normal_clearing", "200", true);
         break;
       case "busy":
         await hangup("user_busy", "486", false);

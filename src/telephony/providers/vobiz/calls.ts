@@ -42,9 +42,12 @@ export const vobizCalls: ProviderCalls = {
   },
 
   async hangup(ctx, env, id) {
-    const res = await carrierFetch(`${vobizAccountUrl(ctx, env)}/Call/${encodeURIComponent(id)}/`, { method: "DELETE", headers: vobizHeaders(ctx) });
-    if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
-    throw new Error(`Vobiz hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
+    // As Plivo: before the CallUUID is known only the request can be cancelled (…/Request/{uuid}/) (unconfirmed for Vobiz).
+    for (const kind of ["Call", "Request"]) {
+      const res = await carrierFetch(`${vobizAccountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`, { method: "DELETE", headers: vobizHeaders(ctx) });
+      if (res.status >= 200 && res.status < 300) return;
+      if (res.status !== 404) throw new Error(`Vobiz hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
+    }
   },
 
   answerDocument: plivoXml,
