@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import type { CallStartResult, CampaignCallRequest, ContactInput } from "../../src/campaigns/object-api";
+import type { SettingsPatch } from "../../src/campaigns/engine/types";
 import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
 import type { CallStatus } from "../../src/telephony/providers/types";
@@ -68,7 +69,7 @@ export const phone = (i: number) => `+1415555${String(i).padStart(4, "0")}`;
 export const contacts = (n: number, from = 0): ContactInput[] =>
   Array.from({ length: n }, (_, i) => ({ row: i + 2 + from, phone_number: phone(i + from), initial_context: { i: String(i + from) }, greeting_override: null }));
 
-export type MakeOpts = { contacts?: number; settings?: Partial<CampaignSettings>; orgId?: number; start?: boolean };
+export type MakeOpts = { contacts?: number; settings?: SettingsPatch; orgId?: number; start?: boolean };
 
 /** A campaign object with `n` contacts, imported, optionally started. */
 export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; orgId: number; stub: CampaignStub }> {
@@ -82,7 +83,8 @@ export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; o
     workflowId: 1,
     telephonyConfigurationId: 1,
     sourceId: "campaigns/test.csv",
-    settings: { ...DEFAULT_SETTINGS, ...opts.settings },
+    // Nested objects may be partial: the object completes them with the defaults.
+    settings: { ...DEFAULT_SETTINGS, ...opts.settings } as CampaignSettings,
   });
   const all = contacts(opts.contacts ?? 3);
   for (let i = 0; i < all.length; i += 1000) await stub.importContacts(all.slice(i, i + 1000));
