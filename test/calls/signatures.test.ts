@@ -1,0 +1,159 @@
+// Known-answer signature vectors (carriers.md appendix B): the adapters and the simulator must both
+// reproduce them, and each verifier must refuse the near misses.
+import { describe, expect, it } from "vitest";
+import { twilioSignature } from "../../src/telephony/providers/twilio/calls";
+import { plivoV3Base, plivoV3Signature } from "../../src/telephony/providers/plivo/calls";
+import { vobizSignature, vobizCalls } from "../../src/telephony/providers/vobiz/calls";
+import { verifyTelnyxSignature } from "../../src/telephony/providers/telnyx/calls";
+import { importVonagePrivateKey, pkcs1ToPkcs8, verifyVonageSignedCallback, vonageJwt } from "../../src/telephony/providers/vonage/calls";
+import { plivoCalls } from "../../src/telephony/providers/plivo/calls";
+import { twilioCalls } from "../../src/telephony/providers/twilio/calls";
+import * as sim from "../../src/dev/simulator/sign";
+import type { ConfigContext } from "../../src/telephony/providers/types";
+
+const ctx = (config: Record<string, unknown>): ConfigContext => ({ id: 1, orgId: 1, config, state: {}, activeNumbers: [] });
+const formRequest = (url: string, body: string, headers: Record<string, string>) =>
+  new Request(url, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers }, body });
+
+describe("B.1 Twilio", () => {
+  const url = "https://hooks.example.test/tw/status?run=r1";
+  const params: Array<[string, string]> = [
+    ["CallSid", "CA00000000000000000000000000000001"],
+    ["CallStatus", "completed"],
+    ["CallDuration", "7"],
+    ["AnsweredBy", "human"],
+  ];
+  const body = new URLSearchParams(params).toString();
+  const expected = "kSiaVMVi1yHWGKDQL5GPEpUYHPg=";
+
+  it("adapter and simulator reproduce the vector", async () => {
+    expect(await twilioSignature("test_auth_token", url, params)).toBe(expected);
+    expect(await sim.twilioSign("test_auth_token", url, params)).toBe(expected);
+  });
+
+  it("verifies on the exact URL (with or without the default port) and refuses near misses", async () => {
+    const c = ctx({ auth_token: "test_auth_token" });
+    expect(await twilioCalls.verifyCallback(c, formRequest(url, body, { "X-Twilio-Signature": expected }), body)).toBe(true);
+    expect(await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test:443/tw/status?run=r1", body, { "X-Twilio-Signature": expected }), body)).toBe(true);
+    expect(await twilioCalls.verifyCallback(c, formRequest(url, body + "&x=1", { "X-Twilio-Signature": expected }), body + "&x=1")).toBe(false);
+    expect(await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test/tw/status?run=r2", body, { "X-Twilio-Signature": expected }), body)).toBe(false);
+    expect(await twilioCalls.verifyCallback(ctx({ auth_token: "other" }), formRequest(url, body, { "X-Twilio-Signature": expected }), body)).toBe(false);
+    expect(await twilioCalls.verifyCallback(c, formRequest(url, body, {}), body)).toBe(false);
+  });
+});
+
+describe("B.2 Plivo V3", () => {
+  const params: Array<[string, string]> = [
+    ["CallUUID", "u-1"],
+    ["CallStatus", "completed"],
+    ["Duration", "7"],
+  ];
+  const body = new URLSearchParams(params).toString();
+  const nonce = "12345678901234567890";
+  const withQuery = "https://hooks.example.test/pl/hangup?run=r1";
+  const noQuery = "https://hooks.example.test/pl/hangup";
+
+  it("builds the documented base strings and reproduces both vectors", async () => {
+    expect(plivoV3Base(withQuery, "POST", params)).toBe("https://hooks.example.test/pl/hangup?run=r1.CallStatuscompletedCallUUIDu-1Duration7");
+    expect(plivoV3Base(noQuery, "POST", params)).toBe("https://hooks.example.test/pl/hangup?CallStatuscompletedCallUUIDu-1Duration7");
+    expect(await plivoV3Signature("plivo_token", withQuery, "POST", params, nonce)).toBe("2gmt3Fw9r4EEofxUxYTyeq8TlYRxvE/1NLd3o2mQ9lc=");
+    expect(await plivoV3Signature("plivo_token", noQuery, "POST", params, nonce)).toBe("1x8ap7HX49i5FkGh7KKj3kwfUSLXwbEeyQX0hyOEKYc=");
+    expect(await sim.plivoV3Sign("plivo_token", withQuery, params, nonce)).toBe("2gmt3Fw9r4EEofxUxYTyeq8TlYRxvE/1NLd3o2mQ9lc=");
+    expect(await sim.plivoV3Sign("plivo_token", noQuery, params, nonce)).toBe("1x8ap7HX49i5FkGh7KKj3kwfUSLXwbEeyQX0hyOEKYc=");
+  });
+
+  it("accepts any one of several comma-separated signatures; a missing nonce fails", async () => {
+    const c = ctx({ auth_token: "plivo_token" });
+    const good = "2gmt3Fw9r4EEofxUxYTyeq8TlYRxvE/1NLd3o2mQ9lc=";
+    const req = (h: Record<string, string>) => formRequest(withQuery, body, h);
+    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": `bogus,${good}`, "X-Plivo-Signature-V3-Nonce": nonce }), body)).toBe(true);
+    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": good }), body)).toBe(false);
+    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": "bogus", "X-Plivo-Signature-V3-Nonce": nonce }), body)).toBe(false);
+    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": good, "X-Plivo-Signature-V3-Nonce": "1" + nonce.slice(1, -1) + "1" }), body)).toBe(false);
+  });
+});
+
+describe("B.3 Vobiz", () => {
+  const url = "https://hooks.example.test/vb/hangup?ignored=yes";
+  const nonce = "09876543210987654321";
+  it("reproduces V3 and V2 over the query-less URL", async () => {
+    expect(await vobizSignature("V3", "vobiz_token", url, nonce)).toBe("0yKEeJXTn5KzeMSXNn3gZU6sekI7vzkT93bI0zNysHk=");
+    expect(await vobizSignature("V2", "vobiz_token", url, nonce)).toBe("hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=");
+    expect(await sim.vobizSign("V3", "vobiz_token", url, nonce)).toBe("0yKEeJXTn5KzeMSXNn3gZU6sekI7vzkT93bI0zNysHk=");
+    expect(await sim.vobizSign("V2", "vobiz_token", url, nonce)).toBe("hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=");
+  });
+  it("prefers V3 and falls back to V2", async () => {
+    const c = ctx({ auth_token: "vobiz_token" });
+    const v2only = formRequest(url, "", { "X-Vobiz-Signature-V2": "hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=", "X-Vobiz-Signature-V2-Nonce": nonce });
+    expect(await vobizCalls.verifyCallback(c, v2only, "")).toBe(true);
+    const badV3 = formRequest(url, "", { "X-Vobiz-Signature-V3": "AAAA", "X-Vobiz-Signature-V3-Nonce": nonce, "X-Vobiz-Signature-V2": "hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=", "X-Vobiz-Signature-V2-Nonce": nonce });
+    expect(await vobizCalls.verifyCallback(c, badV3, "")).toBe(false);
+  });
+});
+
+describe("B.4 Telnyx", () => {
+  const pub = "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w=";
+  const body = '{"data":{"event_type":"call.hangup","payload":{"call_control_id":"v3:abc","hangup_cause":"user_busy"}}}';
+  const sig = "ly8Z0KwZLgZtFPYrBipHPIRSd44yt1HzUhReAccMGOyS26uX8Yb8G53PskYhaj/sYwmGhDJSTEvXHgb521xuBA==";
+  const now = 1_700_000_000_000;
+
+  it("verifies the vector with the clock injected", async () => {
+    expect(await verifyTelnyxSignature(pub, "1700000000", sig, body, now)).toBe(true);
+  });
+
+  it("the simulator's signer produces the same signature from the seed", async () => {
+    // PKCS#8 for an Ed25519 seed: a fixed 16-byte prefix, then the 32 seed bytes.
+    const prefix = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+    const key = await crypto.subtle.importKey("pkcs8", Uint8Array.from([...prefix, ...new Array(32).fill(1)]), { name: "Ed25519" }, false, ["sign"]);
+    expect(await sim.telnyxSign(key, "1700000000", body)).toBe(sig);
+  });
+
+  it("refuses a stale or future timestamp, a flipped body byte, bad base64 and a wrong key", async () => {
+    expect(await verifyTelnyxSignature(pub, "1700000000", sig, body, now + 301_000)).toBe(false);
+    expect(await verifyTelnyxSignature(pub, "1700000000", sig, body, now - 301_000)).toBe(false);
+    expect(await verifyTelnyxSignature(pub, "1700000000", sig, body, now + 299_000)).toBe(true);
+    expect(await verifyTelnyxSignature(pub, "1700000000", sig, body.replace("user_busy", "user_bust"), now)).toBe(false);
+    expect(await verifyTelnyxSignature(pub, "1700000001", sig, body, now)).toBe(false);
+    expect(await verifyTelnyxSignature(pub, "1700000000", "not base64!!", body, now)).toBe(false);
+    expect(await verifyTelnyxSignature(pub, "1700000000", null, body, now)).toBe(false);
+    expect(await verifyTelnyxSignature("AAAA", "1700000000", sig, body, now)).toBe(false);
+  });
+});
+
+describe("B.5 Vonage signed callbacks", () => {
+  const body = '{"uuid":"c-1","status":"completed","duration":"7"}';
+  const jwt =
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpYXQiOjE3MDAwMDAwMDAsImp0aSI6InQtMSIsImlzcyI6IlZvbmFnZSIsImFwaV9rZXkiOiJhYmMxMjMiLCJhcHBsaWNhdGlvbl9pZCI6ImFwcC0xIiwicGF5bG9hZF9oYXNoIjoiY2IwYThmYjc5ZGM0YjFhN2Y4N2JhMjM1ZmEyNTRkZGRmNmE0ZGQ0ODBhMGMxYTYyNTM0MjlmYjU5M2ZlOWNhZiJ9.e23z7NeH41FiNRpNZeEV0HtrqLdlUdPAmx_yPnxB-uk";
+  const opts = { authorization: `Bearer ${jwt}`, rawBody: body, secret: "sig_secret", apiKey: "abc123", nowMs: 1_700_000_000_000 };
+
+  it("verifies the vector and the simulator reproduces it", async () => {
+    expect(await verifyVonageSignedCallback(opts)).toBe(true);
+    const minted = await sim.vonageCallbackJwt("sig_secret", { iat: 1700000000, jti: "t-1", iss: "Vonage", api_key: "abc123", application_id: "app-1" }, body);
+    expect(minted).toBe(jwt);
+  });
+
+  it("refuses a payload_hash mismatch, another api_key, another secret, an old iat and a missing token", async () => {
+    expect(await verifyVonageSignedCallback({ ...opts, rawBody: body.replace("7", "8") })).toBe(false);
+    expect(await verifyVonageSignedCallback({ ...opts, apiKey: "zzz999" })).toBe(false);
+    expect(await verifyVonageSignedCallback({ ...opts, secret: "other" })).toBe(false);
+    expect(await verifyVonageSignedCallback({ ...opts, nowMs: opts.nowMs + 301_000 })).toBe(false);
+    expect(await verifyVonageSignedCallback({ ...opts, authorization: null })).toBe(false);
+    expect(await verifyVonageSignedCallback({ ...opts, authorization: `Bearer ${jwt.slice(0, -2)}xx` })).toBe(false);
+  });
+});
+
+describe("Vonage RS256 application JWT", () => {
+  it("mints a token the public half verifies, from a PKCS#8 or a PKCS#1 PEM", async () => {
+    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+    // PKCS#1 is the OCTET STRING inside PKCS#8 (26-byte header for a 2048-bit key); wrapping it back must round-trip.
+    const pkcs1 = pkcs8.slice(26);
+    expect(pkcs1ToPkcs8(pkcs1)).toEqual(pkcs8);
+    for (const pem of [sim.pem("PRIVATE KEY", pkcs8), sim.pem("RSA PRIVATE KEY", pkcs1)]) {
+      await importVonagePrivateKey(pem);
+      const jwt = await vonageJwt("app-1", pem, 1_700_000_000_000);
+      const claims = await sim.verifyRs256(jwt, pair.publicKey);
+      expect(claims).toMatchObject({ application_id: "app-1", iat: 1700000000, exp: 1700000900, jti: expect.any(String) });
+    }
+  });
+});
