@@ -95,13 +95,13 @@ export function configFor(acct: SimAccount, extra: Record<string, unknown> = {})
 export type Setup = { org: Org; acct: SimAccount; configId: number; agent: Awaited<ReturnType<typeof createAgent>> };
 
 /** An organization with an agent and a ready configuration on a fresh simulator account (provisioned on save). */
-export async function setup(provider: ProviderName, extra: Record<string, unknown> = {}, org?: Org): Promise<Setup> {
+export async function setup(provider: ProviderName, extra: Record<string, unknown> = {}, org?: Org, caller = CALLER): Promise<Setup> {
   org ??= await createOrg();
   const acct = await simAccount(provider);
   const created = await call("POST", "/api/v1/organizations/telephony-configs", { key: org.key, body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: true, config: configFor(acct, extra) } });
   expect(created.status, created.text).toBe(200);
   const configId = created.json.id as number;
-  const num = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/phone-numbers`, { key: org.key, body: { address: CALLER, is_default_caller_id: true } });
+  const num = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/phone-numbers`, { key: org.key, body: { address: caller, is_default_caller_id: true } });
   expect(num.status, num.text).toBe(200);
   const agent = await createAgent(org);
   return { org, acct, configId, agent };
