@@ -1,0 +1,122 @@
+// ARI against the simulator: the originate request, outcomes arriving over the events WebSocket held by
+// the configuration's Durable Object (Q.850 causes), our hang-up, reconnecting after a drop or an
+// ApplicationReplaced, and a configuration that keeps failing becoming inactive.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ariEventsStub, ARI_MAX_FAILURES } from "../../src/calls/ari-events";
+import { hangupRun } from "../../src/calls/start";
+import { call } from "../helpers";
+import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup } from "./support";
+
+const sockets = async (s: Setup) => (await sim<{ sockets: number }>("GET", `/accounts/${s.acct.id}/sockets`)).sockets;
+const statusOf = async (runId: number) => (await runRow(runId)).status;
+const until = (runId: number, status: string) => eventually(() => statusOf(runId), (v) => v === status);
+
+describe("ari", () => {
+  it("originates with the dial template, Basic auth, app/appArgs and our own channel id", async () => {
+    const s = await setup("ari", { dial_string_template: "Local/{number}@from-internal" });
+    const runId = await startCall(s, { phone_number: "1001" });
+    const [r] = (await simRequests(s.acct)).filter((x) => x.method === "POST");
+    expect(r.path).toBe(`/${s.acct.id}/ari/channels`);
+    expect(r.headers.authorization).toBe(`Basic ${btoa(`${s.acct.credentials.app_name}:${s.acct.credentials.app_password}`)}`);
+    expect(r.body).toBe("");
+    const q = Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v[0]]));
+    expect(Object.keys(q).sort()).toEqual(["app", "appArgs", "callerId", "channelId", "endpoint", "timeout"]);
+    expect(q).toMatchObject({ endpoint: "Local/1001@from-internal", app: s.acct.credentials.app_name, appArgs: `run=${runId}`, timeout: "30", callerId: CALLER });
+    expect(q.channelId).toMatch(new RegExp(`^edgedial-run-${runId}-[0-9a-f]{8}$`));
+    expect((await runRow(runId)).providerCallId).toBe(q.channelId);
+    // A number that is already a dial string is used as is.
+    await startCall(s, { phone_number: "PJSIP/200@sipp" });
+    expect((await simRequests(s.acct)).filter((x) => x.method === "POST")[1].query.endpoint).toEqual(["PJSIP/200@sipp"]);
+  });
+
+  it("learns every outcome from the events WebSocket, and closes it when no call is in flight", async () => {
+    const s = await setup("ari");
+    const expected = { answered: "completed", busy: "busy", no_answer: "no_answer", declined: "declined", failed: "failed" } as const;
+    for (const [outcome, status] of Object.entries(expected)) {
+      const runId = await startCall(s);
+      expect(await sockets(s)).toBe(1);
+      await play((await runRow(runId)).providerCallId!, outcome as keyof typeof expected);
+      expect(await until(runId, status), outcome).toBe(status);
+    }
+    expect(await eventually(() => sockets(s), (n) => n === 0)).toBe(0);
+    expect(await ariEventsStub(env, s.configId).status()).toMatchObject({ connected: false, inFlight: 0 });
+  });
+
+  it("an answered call records answer and duration; events for channels it does not track are ignored", async () => {
+    const s = await setup("ari");
+    const runId = await startCall(s);
+    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [{ type: "ChannelDestroyed", cause: 17, channel: { id: "edgedial-run-999999-00000000" } }, { type: "ChannelDestroyed", cause: 17, channel: { id: "unrelated" } }] });
+    await play((await runRow(runId)).providerCallId!, "answered");
+    expect(await until(runId, "completed")).toBe("completed");
+    const run = await runRow(runId);
+    expect(run.answeredAt).not.toBeNull();
+    expect(run.endedAt).not.toBeNull();
+  });
+
+  it("our hang-up while ringing ends as canceled (cause 16 after our DELETE)", async () => {
+    const s = await setup("ari");
+    const runId = await startCall(s);
+    const channelId = (await runRow(runId)).providerCallId!;
+    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [{ type: "ChannelStateChange", channel: { id: channelId, state: "Ringing" } }] });
+    expect(await until(runId, "ringing")).toBe("ringing");
+    await hangupRun(env, s.org.id, runId);
+    expect(await until(runId, "canceled")).toBe("canceled");
+    // DELETE again: 404 from the PBX counts as already gone.
+    await hangupRun(env, s.org.id, runId);
+    const deletes = (await simRequests(s.acct)).filter((r) => r.method === "DELETE");
+    expect(deletes.map((r) => r.path)).toEqual([`/${s.acct.id}/ari/channels/${channelId}`, `/${s.acct.id}/ari/channels/${channelId}`]);
+  });
+
+  it("a PBX that refuses the events socket refuses the call: 502, the run failed, nothing dialled", async () => {
+    const s = await setup("ari");
+    await simFault(s.acct, "events", 401, "Authentication required");
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    expect(res.status).toBe(502);
+    expect(res.json.detail).toMatch(/^ARI events connection failed: the PBX answered HTTP 401/);
+    expect((await simRequests(s.acct)).filter((r) => /channels$/.test(r.path))).toHaveLength(0);
+  });
+
+  it("reconnects after a drop (backoff alarm) and after ApplicationReplaced, and still learns the outcome", async () => {
+    const s = await setup("ari");
+    const stub = ariEventsStub(env, s.configId);
+    const runId = await startCall(s);
+    const channelId = (await runRow(runId)).providerCallId!;
+
+    await sim("POST", `/accounts/${s.acct.id}/drop`, { code: 1011 });
+    expect(await eventually(() => stub.status(), (st) => !st.connected)).toMatchObject({ connected: false, inFlight: 1, failures: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.status()).toMatchObject({ connected: true, failures: 0 });
+
+    // Another client takes the application's socket: ours hears ApplicationReplaced and reconnects on its alarm.
+    const other = await fetch(`http://sim.test/ari/${s.acct.id}/ari/events?app=${s.acct.credentials.app_name}&api_key=${s.acct.credentials.app_name}:${s.acct.credentials.app_password}`, { headers: { Upgrade: "websocket" } });
+    expect(other.status).toBe(101);
+    other.webSocket!.accept();
+    expect(await eventually(() => stub.status(), (st) => !st.connected)).toMatchObject({ connected: false, failures: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await stub.status()).connected).toBe(true);
+
+    await play(channelId, "busy");
+    expect(await until(runId, "busy")).toBe("busy");
+  });
+
+  it("a configuration whose events socket keeps failing becomes inactive with its reason", async () => {
+    const s = await setup("ari");
+    const stub = ariEventsStub(env, s.configId);
+    const runId = await startCall(s);
+    await simFault(s.acct, "events", 503, "Service Unavailable", 100);
+    await sim("POST", `/accounts/${s.acct.id}/drop`, {});
+    await eventually(() => stub.status(), (st) => st.failures === 1);
+    for (let i = 1; i < ARI_MAX_FAILURES; i++) expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const cfg = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}`, { key: s.org.key });
+    expect(cfg.json).toMatchObject({ inactive: true, inactive_since: expect.any(String) });
+    expect(cfg.json.inactive_reason).toMatch(/ARI events connection failed 5 times in a row: the PBX answered HTTP 503/);
+    expect(cfg.json.setup_checklist.ready_for_outbound).toBe(false);
+    // The call's outcome cannot be known any more, and new calls are refused.
+    expect(await runRow(runId)).toMatchObject({ status: "unknown", error: expect.stringContaining("ARI events connection") });
+    const refused = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("inactive");
+  });
+});
