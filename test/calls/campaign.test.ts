@@ -1,0 +1,140 @@
+// The engine's entry point (startCampaignCall) and the status applier's campaign side: a real campaign
+// object dials through the simulator, the carrier's callbacks reach the campaign, the engine's lease is
+// recorded (never a second one) and freed; greeting overrides; refusals in the engine's terms.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
+import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
+import type { CampaignCallRequest, CampaignCallStatus } from "../../src/campaigns/object-api";
+import { organizationStub } from "../../src/organizations/organization-object";
+import { startCampaignCall } from "../../src/calls/start";
+import { applyStatus } from "../../src/calls/status";
+import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
+import { CALLEE, deliverAll, play, runRow, setup, simFault, simRequests, type Setup } from "./support";
+
+let seq = 0;
+const campaignId = () => 900_000 + Math.floor(Math.random() * 10_000) * 10 + ++seq;
+
+const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
+  orgId: s.org.id,
+  campaignId: campaignId(),
+  contactId: 7,
+  attempt: 1,
+  workflowId: s.agent.id,
+  telephonyConfigurationId: s.configId,
+  phoneNumber: CALLEE,
+  initialContext: { first_name: "Bo" },
+  greetingOverride: null,
+  ...over,
+});
+
+async function answerText(runId: number) {
+  const cbs = await play((await runRow(runId)).providerCallId!, "answered");
+  const delivered = await deliverAll(cbs);
+  return delivered.find((d) => d.cb.kind === "answer")!.text;
+}
+
+describe("a real campaign object dialling through the calls module", () => {
+  it("starts the call with the engine's lease, and the carrier's final status completes the contact and frees the lease", async () => {
+    const s = await setup("twilio");
+    const id = campaignId();
+    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+    await stub.initialize({
+      campaignId: id,
+      orgId: s.org.id,
+      name: `campaign ${id}`,
+      workflowId: s.agent.id,
+      telephonyConfigurationId: s.configId,
+      sourceId: "campaigns/x.csv",
+      settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, enabled: false } } as CampaignSettings,
+    });
+    await stub.importContacts([{ row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: { type: "text", text: "Hi {{first_name}}, a quick question" } }]);
+    await stub.finishImport();
+    await stub.start();
+    for (let i = 0; i < 5 && (await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path)).length === 0; i++) await runDurableObjectAlarm(stub);
+
+    const runs = await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+    expect(runs).toHaveLength(1);
+    const run = runs[0];
+    expect(run).toMatchObject({ campaignId: id, attempt: 1, status: "initiated", phoneNumber: CALLEE, leaseId: expect.stringMatching(new RegExp(`^campaign:${id}:\\d+:1$`)) });
+    // The engine's lease is the only one: the calls module did not take a second.
+    expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(1);
+
+    expect(await answerText(run.id)).toContain("<Say>Hi Cy, a quick question</Say>");
+    expect((await runRow(run.id)).status).toBe("completed");
+    expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
+    const progress = await stub.progress();
+    expect(progress).toMatchObject({ completed: 1, processed: 1, pending: 0 });
+    expect(progress.state).toBe("completed");
+  });
+});
+
+describe("startCampaignCall", () => {
+  it("records the campaign, contact, attempt and lease on the run; a text override is spoken with variables filled", async () => {
+    const s = await setup("twilio");
+    const req = request(s, { greetingOverride: { type: "text", text: "Hey {{ first_name }}!" }, leaseId: "campaign:1:7:1" });
+    const r = await startCampaignCall(env, req);
+    expect(r).toEqual({ ok: true, runId: expect.any(Number), providerCallId: expect.stringMatching(/^CA[0-9a-f]{32}$/) });
+    if (!r.ok) return;
+    expect(await runRow(r.runId)).toMatchObject({ campaignId: req.campaignId, contactId: 7, attempt: 1, leaseId: "campaign:1:7:1", initialContext: { first_name: "Bo" } });
+    expect(await answerText(r.runId)).toContain("<Say>Hey Bo!</Say>");
+  });
+
+  it("an audio override falls back to the Start greeting and the run records why", async () => {
+    const s = await setup("twilio");
+    const r = await startCampaignCall(env, request(s, { greetingOverride: { type: "audio", recordingId: "rec-1" } }));
+    if (!r.ok) throw new Error(r.message);
+    expect(await answerText(r.runId)).toContain("<Say>Hello Bo, this is Edgedial &amp; co.</Say>");
+    expect((await runRow(r.runId)).notes).toBe(AUDIO_FALLBACK_NOTE);
+  });
+
+  it("answers refusals in the engine's terms", async () => {
+    const s = await setup("twilio");
+    expect(await startCampaignCall(env, request(s, { phoneNumber: "12345" }))).toMatchObject({ ok: false, runId: null, kind: "invalid_number" });
+    expect(await startCampaignCall(env, request(s, { telephonyConfigurationId: 987654 }))).toMatchObject({ ok: false, runId: null, kind: "config", message: "Telephony configuration not found" });
+    await simFault(s.acct, "originate", 400, "Account suspended");
+    const refused = await startCampaignCall(env, request(s));
+    expect(refused).toMatchObject({ ok: false, kind: "carrier_refused", runId: expect.any(Number) });
+    if (refused.ok || refused.runId == null) return;
+    expect(refused.message).toContain("Account suspended");
+    expect(await runRow(refused.runId)).toMatchObject({ status: "failed", error: refused.message });
+  });
+});
+
+describe("the status applier's campaign side", () => {
+  function recordingEnv() {
+    const seen: Array<[string, CampaignCallStatus]> = [];
+    const CAMPAIGN = {
+      idFromName: (name: string) => name,
+      get: (id: string) => ({ onCallStatus: async (st: CampaignCallStatus) => (seen.push([id, st]), { applied: true }) }),
+    };
+    return { env: { ...env, CAMPAIGN } as unknown as Env, seen };
+  }
+
+  it("forwards every change once, ignores late progress, and re-forwards a repeated final status", async () => {
+    const s = await setup("twilio");
+    const r = await startCampaignCall(env, request(s));
+    if (!r.ok) throw new Error(r.message);
+    const { env: fake, seen } = recordingEnv();
+    const apply = async (status: Parameters<typeof applyStatus>[2]["status"], extra = {}) => (await applyStatus(fake, await runRow(r.runId), { status, ...extra })).applied;
+    expect(await apply("ringing")).toBe(true);
+    expect(await apply("ringing")).toBe(false);
+    expect(await apply("in_progress", { answeredBy: "machine_start" })).toBe(true);
+    expect(await apply("ringing")).toBe(false);
+    expect(await apply("completed", { durationSeconds: 9 })).toBe(true); // AMD said machine earlier: voicemail
+    expect(await apply("busy")).toBe(false);
+    expect(await apply("voicemail")).toBe(false);
+    const run = await runRow(r.runId);
+    expect(run).toMatchObject({ status: "voicemail", answeredBy: "machine_start", durationSeconds: 9 });
+    const campaign = String((await runRow(r.runId)).campaignId);
+    expect(seen.map(([id, st]) => [id, st.status, st.contactId, st.attempt, st.runId])).toEqual([
+      [campaign, "ringing", 7, 1, r.runId],
+      [campaign, "in_progress", 7, 1, r.runId],
+      [campaign, "voicemail", 7, 1, r.runId],
+      [campaign, "voicemail", 7, 1, r.runId],
+    ]);
+  });
+});
