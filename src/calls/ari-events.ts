@@ -2,12 +2,13 @@
 // maps channel events to run statuses (Q.850 causes, carriers.md §8), reconnects with backoff, and marks
 // the configuration inactive when the PBX keeps refusing or dropping the socket.
 import { DurableObject } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
-import { telephonyConfigs } from "../db/schema";
+import { and, eq, isNull } from "drizzle-orm";
+import { telephonyConfigs, workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { basicAuth } from "./kit";
 import { clock, isoNow } from "../lib/clock";
-import { ariAuth, ariBase, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import { ariAuth, ariBase, ariCalls, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
@@ -18,6 +19,7 @@ export const ARI_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
 /** A tracked call with no final event after this long is given up on (the run is left to the engine's timeout). */
 export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
 const CONNECT_TIMEOUT_MS = 10_000;
+export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
 
 export function ariEventsStub(env: Env, configId: number): DurableObjectStub<AriEventsObject> {
   return env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`ari:${configId}`));
@@ -165,6 +167,23 @@ export class AriEventsObject extends DurableObject<Env> {
     }
   }
 
+  /**
+   * The channel answered and entered our app. Until the real-time agent exists there is nothing to say (ARI has
+   * no text-to-speech), so the call is ended rather than left open; the run records why nothing was spoken.
+   */
+  private async endAnswered(runId: number, channelId: string): Promise<void> {
+    const db = getDb(this.env);
+    await db.update(workflowRuns).set({ notes: ARI_NO_SPEECH_NOTE }).where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
+    const configId = Number(this.get("config_id"));
+    const row = await db.select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
+    if (!row) return;
+    try {
+      await ariCalls.hangup(await loadConfigContext(this.env, row), providerEnvOf(this.env), channelId);
+    } catch (err) {
+      console.warn(JSON.stringify({ level: "warning", msg: "ARI hang-up after answer failed", run_id: runId, error: String(err) }));
+    }
+  }
+
   private async onMessage(text: string): Promise<void> {
     let ev: any;
     try {
@@ -196,6 +215,7 @@ export class AriEventsObject extends DurableObject<Env> {
     const run = await getRun(getDb(this.env), runId);
     if (!run) return;
     const result = await applyStatus(this.env, run, update);
+    if (ev.type === "StasisStart") await this.endAnswered(runId, channelId);
     if (isFinal(result.status)) {
       this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
       if (this.inFlight() === 0) this.closeSocket();

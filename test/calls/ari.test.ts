@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ariEventsStub, ARI_MAX_FAILURES } from "../../src/calls/ari-events";
+import { ariEventsStub, ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE } from "../../src/calls/ari-events";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
 import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup } from "./support";
@@ -53,6 +53,9 @@ describe("ari", () => {
     const run = await runRow(runId);
     expect(run.answeredAt).not.toBeNull();
     expect(run.endedAt).not.toBeNull();
+    // Nothing can be spoken over ARI yet: the answered channel is hung up, and the run says why.
+    expect(run.notes).toBe(ARI_NO_SPEECH_NOTE);
+    expect(await eventually(async () => (await simRequests(s.acct)).filter((r) => r.method === "DELETE").map((r) => r.path), (p) => p.length > 0)).toEqual([`/${s.acct.id}/ari/channels/${run.providerCallId}`]);
   });
 
   it("our hang-up while ringing ends as canceled (cause 16 after our DELETE)", async () => {
