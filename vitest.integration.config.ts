@@ -36,7 +36,7 @@ export default defineConfig(async () => {
     test: {
       include: ["test/integration/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/integration/peers.global.ts"],
+      globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts"],
       testTimeout: 30_000,
     },
   };
