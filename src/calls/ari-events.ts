@@ -58,6 +58,12 @@ export class AriEventsObject extends DurableObject<Env> {
     return result;
   }
 
+  /** The PBX refused the originate: nothing to watch for this run (the socket closes when nothing else is). */
+  async untrack(runId: number): Promise<void> {
+    this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+    if (this.inFlight() === 0) this.closeSocket();
+  }
+
   /** We asked the PBX to hang this channel up: a later cause 16 before answer means canceled, not no_answer. */
   async noteHangup(channelId: string): Promise<void> {
     const runId = runIdOfChannel(channelId);

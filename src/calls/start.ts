@@ -39,8 +39,12 @@ async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseU
     const ctx = await loadConfigContext(env, cfg.row);
     if (provider.name === "ari") {
       // Events can arrive before the originate reply: the configuration's events socket must be open first.
-      const watch = await ariEventsStub(env, ctx.id).track(ctx.id, run.id);
+      const events = ariEventsStub(env, ctx.id);
+      const watch = await events.track(ctx.id, run.id);
       if (!watch.connected) return { ok: false, message: `ARI events connection failed: ${watch.error ?? "unknown error"}` };
+      const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
+      if (!result.ok) await events.untrack(run.id);
+      return result;
     }
     return await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
   } catch (err) {

@@ -71,10 +71,16 @@ async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<ty
   if (updates.some((u) => !matchesRun(initial, u, requireId))) throw refused(403, "Callback does not match this call");
 
   let run = initial;
-  for (const u of updates) run = (await applyStatus(c.env, run, u)).run;
+  let changed = false;
+  for (const u of updates) {
+    const r = await applyStatus(c.env, run, u);
+    run = r.run;
+    changed ||= r.applied;
+  }
 
   const db = getDb(c.env);
-  if (calls.afterStatus) {
+  // Commands react to news only: a redelivered call.answered must not speak the greeting twice.
+  if (calls.afterStatus && (changed || updates.length === 0)) {
     try {
       await calls.afterStatus(ctx, providerEnvOf(c.env, c.req.url), rawBody, () => greetingFor(db, run));
     } catch (err) {

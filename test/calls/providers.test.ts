@@ -408,3 +408,14 @@ describe.each(SPECS)("$provider", (spec) => {
     await hangupRun(env, s.org.id, runId);
   });
 });
+
+describe("telnyx commands", () => {
+  it("a redelivered call.answered speaks the greeting once", async () => {
+    const s = await setup("telnyx");
+    const runId = await startCall(s);
+    const cbs = await play((await runRow(runId)).providerCallId!, "answered");
+    await deliverAll(cbs);
+    await deliverAll(cbs.filter((c) => JSON.parse(c.body).data.event_type === "call.answered"));
+    expect((await simRequests(s.acct)).filter((r) => /\/actions\/speak$/.test(r.path))).toHaveLength(1);
+  });
+});
