@@ -189,6 +189,10 @@ describe("CSV import: good files", () => {
     const { outcome, sink } = await run(["phone_number", ...rows].join("\n"), { chunkRows: 4 });
     expect(outcome.ok).toBe(true);
     expect(sink.calls).toBe(3); // 4 + 4 + 2
+    // A chunk also ends when its cells reach the character bound: 12 characters a row, 30 at most.
+    const byChars = await run(["phone_number", ...rows].join("\n"), { chunkRows: 100, chunkChars: 30 });
+    expect(byChars.sink.calls).toBe(4); // 3 + 3 + 3 + 1
+    expect(byChars.sink.contacts).toHaveLength(10);
   });
 
   it("passes when every template variable the agent uses is a column (case-insensitively)", async () => {

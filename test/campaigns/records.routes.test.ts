@@ -251,12 +251,12 @@ describe("create checks, in contract 6's order, and nothing created on failure",
 
   it("a failure after contacts were already stored (a duplicate past the first chunks) removes the campaign and wipes its object", async () => {
     const w = await world();
-    const csv = goodCsv(12_000) + `${phone(5)},Again\n`;
+    const csv = goodCsv(30_000) + `${phone(5)},Again\n`; // more than one chunk (25,000 contacts) reaches the object
     const before = await lastCampaignId();
     const res = await createCampaign(w, { source_url: await upload(w, csv) });
     expect(res.status).toBe(422);
     expect(res.json.detail).toEqual([
-      { loc: ["body", "source_url", 12_002, "phone_number"], msg: `Duplicate phone number: ${phone(5)} is already in row 7`, type: "phone_number_duplicate", input: phone(5), ctx: { first_row: 7, total_errors: 1 } },
+      { loc: ["body", "source_url", 30_002, "phone_number"], msg: `Duplicate phone number: ${phone(5)} is already in row 7`, type: "phone_number_duplicate", input: phone(5), ctx: { first_row: 7, total_errors: 1 } },
     ]);
     const id = await lastCampaignId();
     expect(id).toBeGreaterThan(before);

@@ -17,8 +17,10 @@ export type ImportOptions = {
   /** Template variables the agent uses: each must be a column (checked after the rows, as contract 6 orders). */
   requiredVariables: string[];
   sink: ImportSink;
-  /** Contacts per sink call. */
+  /** Contacts per sink call at most. */
   chunkRows?: number;
+  /** Characters of cell text per sink call at most (bounds a chunk of wide rows). */
+  chunkChars?: number;
   /** Problems reported (the total is counted regardless). */
   maxItems?: number;
   /** Contacts allowed in one file (contract 6: a million). */
@@ -61,7 +63,10 @@ export function toItems(problems: Problem[], total: number, loc: (string | numbe
 }
 
 export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOptions): Promise<ImportOutcome> {
-  const chunkRows = o.chunkRows ?? 5000;
+  // Big chunks: each call to the campaign object costs a transaction whose price grows with the table, so fewer
+  // calls import much faster (measured in bench/csv-import); the character bound keeps a chunk to a few MB.
+  const chunkRows = o.chunkRows ?? 25_000;
+  const chunkChars = o.chunkChars ?? 4 * 1024 * 1024;
   const maxRows = o.maxRows ?? MAX_ROWS;
   const loc = o.loc ?? ["body", "source_url"];
   const report = new ProblemReport(o.maxItems ?? 100);
@@ -76,6 +81,7 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
   // Contacts being filled, and problems of the same rows: they are reported together, in row order,
   // once the sink has judged the chunk's duplicates.
   let batch: ContactInput[] = [];
+  let batchChars = 0;
   let pending: Problem[] = [];
   let inFlight: Promise<Problem[]> | null = null;
 
@@ -103,6 +109,7 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
     const previous = inFlight;
     inFlight = send(batch, pending);
     batch = [];
+    batchChars = 0;
     pending = [];
     if (previous) report.addSorted(await previous);
   };
@@ -140,7 +147,8 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
       const r = readRow(header, fields, row, o.pbx);
       if (r.contact) {
         batch.push(r.contact);
-        if (batch.length >= chunkRows) await flush();
+        for (const f of fields) batchChars += f.length;
+        if (batch.length >= chunkRows || batchChars >= chunkChars) await flush();
       } else for (const p of r.problems) pending.push(p);
     }
   };
