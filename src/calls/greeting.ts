@@ -1,9 +1,10 @@
 // What a call says until the real-time agent exists (contract 7): the contact's text override or the Start
 // node's greeting, with template variables filled from the run's initial_context.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { workflowDefinitions, workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
 import { renderTemplate, startGreeting } from "../workflows";
+import { parseStoredDefinition } from "../workflows/store";
 import type { RunRow } from "./runs";
 
 export const AUDIO_FALLBACK_NOTE = "The greeting recording cannot be played yet (no recordings store); the text greeting was spoken instead";
@@ -18,7 +19,8 @@ export async function greetingFor(db: Db, run: RunRow): Promise<string> {
     await db.update(workflowRuns).set({ notes: AUDIO_FALLBACK_NOTE }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.notes)));
   }
   if (run.definitionId == null) return "";
-  const def = await db.select({ definition: workflowDefinitions.definition }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
-  const greeting = startGreeting(def?.definition ?? null);
+  // Read as raw text, as the agents module does, so a corrupt stored definition cannot throw here.
+  const def = await db.select({ text: sql<string | null>`${workflowDefinitions.definition}` }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
+  const greeting = startGreeting(parseStoredDefinition(def?.text ?? null));
   return greeting ? renderTemplate(greeting, run.initialContext).text : "";
 }

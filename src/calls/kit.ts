@@ -61,10 +61,6 @@ export function formFields(rawBody: string): Array<[string, string]> {
   return [...new URLSearchParams(rawBody).entries()];
 }
 
-export function formObject(rawBody: string): Record<string, string> {
-  return Object.fromEntries(new URLSearchParams(rawBody).entries());
-}
-
 export function jsonOrNull(rawBody: string): any {
   try {
     return rawBody ? JSON.parse(rawBody) : null;

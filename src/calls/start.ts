@@ -161,7 +161,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
 
 registerCallStarter(startCampaignCall);
 
-/** Ends a call we placed (e.g. ARI's "we hung up" heuristic needs to know). Already-ended calls are fine. */
+/** Hangs up a call we placed, through its carrier; an already-ended call is fine. ARI is told first, so a cause 16 before answer reads as canceled. */
 export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {
   const db = getDb(env);
   const run = await db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId))).get();

@@ -35,14 +35,6 @@ export function ariBase(ctx: ConfigContext): string {
   return `${u.origin}${path.endsWith("/ari") ? path : `${path}/ari`}`;
 }
 
-/** The events WebSocket URL for this configuration's app (ws/wss from http/https). */
-export function ariEventsUrl(ctx: ConfigContext): string {
-  const { user, password } = ariAuth(ctx);
-  const base = ariBase(ctx).replace(/^http/, "ws");
-  const q = new URLSearchParams({ app: str(ctx.config.app_name), api_key: `${user}:${password}` });
-  return `${base}/events?${q}`;
-}
-
 const ALREADY_DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/\S+$/;
 
 /** Applies `dial_string_template` (default `PJSIP/{number}`); a dial string passes unchanged. */
