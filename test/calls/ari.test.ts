@@ -58,6 +58,20 @@ describe("ari", () => {
     expect(await eventually(async () => (await simRequests(s.acct)).filter((r) => r.method === "DELETE").map((r) => r.path), (p) => p.length > 0)).toEqual([`/${s.acct.id}/ari/channels/${run.providerCallId}`]);
   });
 
+  it("duplicate and out-of-order events change nothing after the final one", async () => {
+    const s = await setup("ari");
+    const runId = await startCall(s);
+    const id = (await runRow(runId)).providerCallId!;
+    const destroyed = { type: "ChannelDestroyed", cause: 17, cause_txt: "User busy", channel: { id, state: "Ringing" } };
+    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [destroyed, destroyed] });
+    expect(await until(runId, "busy")).toBe("busy");
+    const done = await runRow(runId);
+    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [{ type: "ChannelStateChange", channel: { id, state: "Up" } }, { ...destroyed, cause: 16 }] });
+    // Give the late events time to arrive; the run must not move.
+    await eventually(() => runRow(runId), () => false, 300);
+    expect(await runRow(runId)).toEqual(done);
+  });
+
   it("our hang-up while ringing ends as canceled (cause 16 after our DELETE)", async () => {
     const s = await setup("ari");
     const runId = await startCall(s);
