@@ -87,6 +87,7 @@ describe("auto-provisioning on save", () => {
     const plivo = PROVIDERS.plivo;
     const seen: Record<string, unknown>[] = [];
     let reachable = false;
+    const original = plivo.provision;
     plivo.provision = async (ctx) => {
       seen.push(ctx.config);
       if (!reachable) throw new Error("carrier unreachable: connect ECONNREFUSED");
@@ -114,7 +115,7 @@ describe("auto-provisioning on save", () => {
       const plain = (await loadConfigContext(env, row)).config;
       expect(plain.auth_token).toBe(cfg.auth_token);
     } finally {
-      delete plivo.provision;
+      plivo.provision = original;
     }
   });
 });
