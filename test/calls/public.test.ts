@@ -59,6 +59,11 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
     const archived = await post(s, agentPath(s), { phone_number: CALLEE });
     expect(archived.status).toBe(409);
     expect(archived.json).toEqual({ detail: "Workflow is archived" });
+    // Restored, the agent takes calls again.
+    expect((await call("PUT", `/api/v1/workflow/${s.agent.id}/status`, { key: s.org.key, body: { status: "active" } })).status).toBe(200);
+    const restored = await post(s, agentPath(s), { phone_number: CALLEE });
+    expect(restored.status).toBe(200);
+    expect(restored.json.status).toBe("initiated");
 
     const bare = await createOrg();
     const agent = await createAgent(bare);
