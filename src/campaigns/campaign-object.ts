@@ -116,11 +116,13 @@ export class CampaignObject extends DurableObject<Env> {
   private scheduleCache: { json: string; schedule: Schedule } | null = null;
   private windowCache: { from: number; until: number; open: boolean; change: number | null } | null = null;
   private windowTimerAt: number | null | undefined = undefined;
+  /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
+  readonly ready: Promise<void>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = new Sql(ctx.storage.sql, ctx.storage);
-    void ctx.blockConcurrencyWhile(async () => {
+    this.ready = ctx.blockConcurrencyWhile(async () => {
       migrate(this.db);
       this.loadPace();
       try {
