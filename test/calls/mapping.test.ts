@@ -1,7 +1,7 @@
 // Pure status mapping per carrier (carriers.md tables), ARI's Q.850 table, and dial strings.
 import { describe, expect, it } from "vitest";
 import { mapTwilio } from "../../src/telephony/providers/twilio/calls";
-import { mapPlivo } from "../../src/telephony/providers/plivo/calls";
+import { mapPlivo } from "../../src/telephony/providers/plivo-family";
 import { mapTelnyx } from "../../src/telephony/providers/telnyx/calls";
 import { mapVonage } from "../../src/telephony/providers/vonage/calls";
 import { mapCloudonix } from "../../src/telephony/providers/cloudonix/calls";

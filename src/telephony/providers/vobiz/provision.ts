@@ -1,23 +1,6 @@
 // Creates (or finds) the Vobiz application of a configuration saved without application_id
-// (Vobiz keeps Plivo's Application resource).
-import type { ConfigContext, ProviderEnv } from "../types";
-import { carrierFetch, str } from "../../../calls/kit";
-import { applicationName, inboundUrl, provisioningError } from "../../../calls/provision-kit";
-import { vobizAccountUrl, vobizHeaders } from "./calls";
+// (Vobiz keeps Plivo's Application resource; the code is shared with Plivo).
+import { familyProvision } from "../plivo-family";
+import { vobizCarrier } from "./calls";
 
-export async function vobizProvision(ctx: ConfigContext, env: ProviderEnv) {
-  if (str(ctx.config.application_id)) return { state: {} };
-  const name = applicationName(ctx);
-  const base = `${vobizAccountUrl(ctx, env)}/Application/`;
-  const found = await carrierFetch(`${base}?${new URLSearchParams({ app_name: name })}`, { method: "GET", headers: vobizHeaders(ctx) });
-  const existing = found.status === 200 ? (found.json?.objects ?? []).find((a: any) => a?.app_name === name) : null;
-  if (existing?.app_id) return { state: {}, config: { application_id: String(existing.app_id) } };
-  const url = inboundUrl(env, "vobiz");
-  const res = await carrierFetch(base, {
-    method: "POST",
-    headers: vobizHeaders(ctx),
-    body: JSON.stringify({ app_name: name, answer_url: url, answer_method: "POST", hangup_url: url, hangup_method: "POST" }),
-  });
-  if (res.status >= 200 && res.status < 300 && res.json?.app_id) return { state: {}, config: { application_id: String(res.json.app_id) } };
-  throw provisioningError("Vobiz", res, res.json?.error);
-}
+export const vobizProvision = familyProvision(vobizCarrier);

@@ -1,0 +1,182 @@
+// The part Plivo and Vobiz (a Plivo-compatible carrier) share: the config table and checklist, the
+// originate body and call resources, the CallStatus/hang-up-cause mapping, the XML answer document and
+// application provisioning. What differs (carriers.md §2, §3) stays in each carrier's folder: the API
+// base URL, the auth headers and the callback signature scheme.
+import type {
+  CallStatus,
+  ConfigContext,
+  OriginateRequest,
+  OriginateResult,
+  ProviderCalls,
+  ProviderEnv,
+  StatusUpdate,
+} from "./types";
+import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
+import { defineConfig, optionalId, secret, text } from "./define";
+import { carrierFetch, digits, formFields, intOrNull, isMachine, refused, str, xmlEscape } from "../../calls/kit";
+import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
+
+/** One Plivo-family carrier: what its folder supplies to the shared code. */
+export type PlivoFamilyCarrier = {
+  name: "plivo" | "vobiz";
+  /** For error messages ("Plivo hang-up failed …"). */
+  label: string;
+  /** `…/Account/{auth_id}` on the carrier's API (no trailing slash). */
+  accountUrl(ctx: ConfigContext, env: ProviderEnv): string;
+  /** Auth and content headers of every API request. */
+  headers(ctx: ConfigContext): Record<string, string>;
+};
+
+export const familyCreds = (ctx: ConfigContext) => ({ id: str(ctx.config.auth_id), token: str(ctx.config.auth_token) });
+
+// ---- configuration ----
+
+export function familyDefinition(name: PlivoFamilyCarrier["name"], desc: { authId: string; authToken: string }) {
+  return defineConfig(name, {
+    auth_id: text(desc.authId, { required: true, max: 64 }),
+    auth_token: secret(desc.authToken, { required: true }),
+    application_id: optionalId(
+      "Voice application id; its answer URL is updated when inbound workflows are attached. When omitted, an application is created on save and its id stored.",
+    ),
+  });
+}
+
+export function familySteps(ctx: ConfigContext) {
+  return [
+    credentialsStep(ctx.state.credentials_error),
+    callerIdStep(ctx.activeNumbers.length, true),
+    applicationStep(isSet(ctx.config.application_id), "application_id", ctx.state.application_error),
+  ];
+}
+
+// ---- calls ----
+
+export function originateBody(req: OriginateRequest) {
+  return {
+    from: digits(req.from ?? ""),
+    to: digits(req.to),
+    answer_url: req.answerUrl,
+    answer_method: "POST",
+    ring_url: req.statusUrl,
+    ring_method: "POST",
+    hangup_url: req.statusUrl,
+    hangup_method: "POST",
+    ring_timeout: req.timeoutSeconds ?? 60,
+  };
+}
+
+/** Hang-up causes that decide the outcome on their own (carriers.md §2); others defer to CallStatus. */
+function byCauseCode(code: number): CallStatus | null {
+  if (code === 1000) return "canceled";
+  if (code === 1010 || code === 1020) return "failed";
+  if (code >= 2000 && code <= 2070) return "failed";
+  if ([4000, 4010, 4020, 4030].includes(code)) return "completed";
+  return null;
+}
+
+const STATUS: Record<string, CallStatus> = {
+  ringing: "ringing",
+  "in-progress": "in_progress",
+  completed: "completed",
+  busy: "busy",
+  "no-answer": "no_answer",
+  cancel: "canceled",
+  timeout: "failed",
+  failed: "failed",
+};
+
+/** Maps one Plivo-family callback (ring, answer, hangup) to a normalized update; Vobiz uses Plivo's table. */
+export function mapPlivo(p: Record<string, string>): StatusUpdate | null {
+  let status = STATUS[(p.CallStatus ?? "").toLowerCase()];
+  if (!status) return null;
+  const code = intOrNull(p.HangupCauseCode);
+  if (status !== "ringing" && status !== "in_progress" && code !== null && code !== 0) status = byCauseCode(code) ?? status;
+  if (/rejected/i.test(p.HangupCauseName ?? "") && status !== "completed") status = "declined";
+  const answeredBy = p.AnsweredBy || p.MachineDetected || (p.Machine === "true" ? "machine" : "");
+  if (status === "completed" && isMachine(answeredBy)) status = "voicemail";
+  const update: StatusUpdate = { status };
+  if (p.CallUUID) update.providerCallId = p.CallUUID;
+  if (p.RequestUUID) update.requestId = p.RequestUUID;
+  if (answeredBy) update.answeredBy = answeredBy;
+  const duration = intOrNull(p.Duration);
+  if (duration !== null && status !== "ringing" && status !== "in_progress") update.durationSeconds = duration;
+  if (status === "failed" && (p.HangupCause || p.HangupCauseName)) update.error = `Call failed: ${p.HangupCauseName || p.HangupCause}`;
+  return update;
+}
+
+/** Form first; the JSON variant some Plivo-compatible carriers post is accepted too. */
+export function plivoFields(request: Request, rawBody: string): Record<string, string> {
+  const type = request.headers.get("content-type") ?? "";
+  if (type.includes("application/json")) {
+    try {
+      const obj = JSON.parse(rawBody) as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, str(v)]));
+    } catch {
+      return {};
+    }
+  }
+  return Object.fromEntries(formFields(rawBody));
+}
+
+export function plivoXml(text: string): { body: string; contentType: string } {
+  const speak = text ? `<Speak>${xmlEscape(text)}</Speak>` : "";
+  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`, contentType: "application/xml" };
+}
+
+/** The calls module of a Plivo-family carrier; only the signature check is the carrier's own. */
+export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"]): ProviderCalls {
+  return {
+    async originate(ctx, env, req): Promise<OriginateResult> {
+      const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
+        method: "POST",
+        headers: carrier.headers(ctx),
+        body: JSON.stringify(originateBody(req)),
+      });
+      // The request uuid stands in until the ring callback brings the CallUUID (correlated on RequestUUID).
+      const raw = res.json?.request_uuid;
+      const uuid = Array.isArray(raw) ? raw[0] : raw;
+      if (res.status >= 200 && res.status < 300 && typeof uuid === "string") return { ok: true, providerCallId: uuid };
+      return refused(res, res.json?.error ?? res.json?.message);
+    },
+
+    async hangup(ctx, env, id) {
+      // Before the CallUUID is known only the request can be cancelled (…/Request/{uuid}/) (unconfirmed for Vobiz).
+      for (const kind of ["Call", "Request"]) {
+        const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`, { method: "DELETE", headers: carrier.headers(ctx) });
+        if (res.status >= 200 && res.status < 300) return;
+        if (res.status !== 404) throw new Error(`${carrier.label} hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
+      }
+    },
+
+    answerDocument: plivoXml,
+
+    verifyCallback,
+
+    async parseStatus(request, rawBody) {
+      const u = mapPlivo(plivoFields(request, rawBody));
+      return u ? [u] : [];
+    },
+  };
+}
+
+// ---- provisioning ----
+
+/** Creates (or finds) the application of a configuration saved without application_id (Vobiz keeps Plivo's Application resource). */
+export function familyProvision(carrier: PlivoFamilyCarrier) {
+  return async (ctx: ConfigContext, env: ProviderEnv) => {
+    if (str(ctx.config.application_id)) return { state: {} };
+    const name = applicationName(ctx);
+    const base = `${carrier.accountUrl(ctx, env)}/Application/`;
+    const found = await carrierFetch(`${base}?${new URLSearchParams({ app_name: name })}`, { method: "GET", headers: carrier.headers(ctx) });
+    const existing = found.status === 200 ? (found.json?.objects ?? []).find((a: any) => a?.app_name === name) : null;
+    if (existing?.app_id) return { state: {}, config: { application_id: String(existing.app_id) } };
+    const url = inboundUrl(env, carrier.name);
+    const res = await carrierFetch(base, {
+      method: "POST",
+      headers: carrier.headers(ctx),
+      body: JSON.stringify({ app_name: name, answer_url: url, answer_method: "POST", hangup_url: url, hangup_method: "POST" }),
+    });
+    if (res.status >= 200 && res.status < 300 && res.json?.app_id) return { state: {}, config: { application_id: String(res.json.app_id) } };
+    throw provisioningError(carrier.label, res, res.json?.error);
+  };
+}
