@@ -10,10 +10,11 @@ import { clock } from "../lib/clock";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, CampaignState, ContactInput, LeaseResult } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
+import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
-import { FAILED_CALL_STATUSES, PROGRESS_ORDER, isBreakerFailure, isFinalStatus, isSuccess } from "./engine/outcomes";
+import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus, isSuccess } from "./engine/outcomes";
 import { PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { Schedule } from "./engine/schedule";
@@ -910,34 +911,9 @@ export class CampaignObject extends DurableObject<Env> {
     return this.db.value<number>(`SELECT count(*) FROM attempts WHERE ${OPEN_ATTEMPT}`, 0);
   }
 
+  /** Contact and attempt counts (kept by triggers: one row read). */
   counts(): CampaignCounts {
-    const k = this.db.one<Record<string, number>>(
-      `SELECT count(*) AS total,
-         coalesce(sum(attempts > 0), 0) AS processed,
-         coalesce(sum(status = 'done' AND outcome = 'completed'), 0) AS completed,
-         coalesce(sum(status IN ('done', 'skipped') AND attempts > 0 AND coalesce(outcome, '') <> 'completed'), 0) AS failed,
-         coalesce(sum(attempts = 0), 0) AS pending,
-         coalesce(sum(attempts > 0 AND status IN ('queued', 'waiting')), 0) AS awaiting_retry,
-         coalesce(sum(status IN ('queued', 'waiting')), 0) AS waiting
-       FROM contacts`,
-    )!;
-    const failedMarks = [...FAILED_CALL_STATUSES].map(() => "?").join(", ");
-    const a = this.db.one<Record<string, number>>(
-      `SELECT count(*) AS executed, coalesce(sum(${OPEN_ATTEMPT}), 0) AS open, coalesce(sum(status IN (${failedMarks})), 0) AS failed_calls FROM attempts`,
-      ...FAILED_CALL_STATUSES,
-    )!;
-    return {
-      total: k.total,
-      processed: k.processed,
-      completed: k.completed,
-      failed: k.failed,
-      pending: k.pending,
-      in_progress: a.open,
-      awaiting_retry: k.awaiting_retry,
-      executed: a.executed,
-      queued: a.executed + k.waiting,
-      failed_calls: a.failed_calls,
-    };
+    return readCounts(this.db);
   }
 
   /** Entering `running`: the window is looked at afresh, dispatch runs soon, an empty campaign completes. */

@@ -74,3 +74,35 @@ describe("campaign object: creation RPCs", () => {
     expect((await stub.snapshot()).counts.total).toBe(0);
   });
 });
+
+describe("campaign object: storage schema", () => {
+  it("migrates a v1 database to the newest version, counters filled from the rows already there", async () => {
+    const { CampaignObject } = await import("../../src/campaigns/campaign-object");
+    const { MIGRATIONS, SCHEMA_VERSION } = await import("../../src/campaigns/engine/schema");
+    const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
+    const { Sql } = await import("../../src/campaigns/engine/sql");
+    const stub = stubFor(++next);
+    await runInDurableObject(stub, async (_i, state) => {
+      const sql = state.storage.sql;
+      // Back to an empty database at v1 with some history in it.
+      for (const t of ["counters", "contacts", "attempts", "timers", "logs", "campaign", "schema_meta"]) sql.exec(`DROP TABLE IF EXISTS ${t}`);
+      sql.exec(`CREATE TABLE schema_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
+      for (const stmt of MIGRATIONS[0]) sql.exec(stmt);
+      sql.exec(`INSERT INTO schema_meta VALUES ('version', 1)`);
+      sql.exec(`INSERT INTO contacts (row, phone_number, initial_context, status, attempts, queue_key, outcome) VALUES
+        (2, '+1', '{}', 'done', 1, 0, 'completed'), (3, '+2', '{}', 'waiting', 1, 0, 'busy'), (4, '+3', '{}', 'queued', 0, 9e15, NULL)`);
+      sql.exec(`INSERT INTO attempts (contact_id, attempt, status, dialed_at) VALUES (1, 1, 'completed', 0), (2, 1, 'busy', 0)`);
+      const fresh = new CampaignObject(state as DurableObjectState, env);
+      await fresh.ready;
+      const db = new Sql(sql, state.storage);
+      expect(sql.exec("SELECT v FROM schema_meta").one().v).toBe(SCHEMA_VERSION);
+      expect(readCounts(db)).toEqual(recount(db));
+      expect(readCounts(db)).toMatchObject({ total: 3, processed: 2, completed: 1, failed: 0, pending: 1, awaiting_retry: 1, executed: 2, queued: 4, failed_calls: 1 });
+      // From here on the triggers keep them: a new attempt and a finished one move the counts.
+      sql.exec(`INSERT INTO attempts (contact_id, attempt, status, dialed_at) VALUES (3, 1, 'dialing', 0)`);
+      sql.exec(`UPDATE contacts SET status = 'active', attempts = 1 WHERE id = 3`);
+      expect(readCounts(db)).toMatchObject({ pending: 0, processed: 3, in_progress: 1, executed: 3 });
+      expect(readCounts(db)).toEqual(recount(db));
+    });
+  });
+});

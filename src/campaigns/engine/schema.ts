@@ -1,5 +1,6 @@
 // The campaign object's SQLite schema, versioned. Migrations run in the constructor (under blockConcurrencyWhile);
 // each is applied in one transaction and never edited once shipped: add a new entry instead.
+import { countersMigration } from "./counts";
 import type { Sql } from "./sql";
 
 export const MIGRATIONS: readonly string[][] = [
@@ -79,6 +80,8 @@ export const MIGRATIONS: readonly string[][] = [
       details TEXT NOT NULL
     )`,
   ],
+  // v2: counts kept by triggers instead of scanning every contact on each read.
+  countersMigration(),
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,80 @@
+// Contact and attempt counts (contract 6). The object keeps them in a one-row `counters` table maintained by SQLite
+// triggers from each row's old and new values (so no code path can forget one); `recount` derives the same numbers
+// by scanning, for the migration that introduces the table and for tests that check the two always agree.
+import { FAILED_CALL_STATUSES } from "./outcomes";
+import type { Sql } from "./sql";
+import type { CampaignCounts } from "./types";
+
+const FAILED_CALL = `(${[...FAILED_CALL_STATUSES].map((s) => `'${s}'`).join(", ")})`;
+
+/** Each counter as an expression over one contacts row (`R`). */
+const CONTACT_TERMS: Record<string, (r: string) => string> = {
+  total: () => `1`,
+  processed: (r) => `(${r}.attempts > 0)`,
+  completed: (r) => `(${r}.status = 'done' AND ${r}.outcome = 'completed')`,
+  failed: (r) => `(${r}.status IN ('done', 'skipped') AND ${r}.attempts > 0 AND coalesce(${r}.outcome, '') <> 'completed')`,
+  pending: (r) => `(${r}.attempts = 0)`,
+  awaiting_retry: (r) => `(${r}.attempts > 0 AND ${r}.status IN ('queued', 'waiting'))`,
+  waiting: (r) => `(${r}.status IN ('queued', 'waiting'))`,
+};
+
+/** Each counter as an expression over one attempts row. */
+const ATTEMPT_TERMS: Record<string, (r: string) => string> = {
+  executed: () => `1`,
+  open: (r) => `(${r}.status IN ('dialing', 'in_flight'))`,
+  failed_calls: (r) => `(${r}.status IN ${FAILED_CALL})`,
+};
+
+const COLUMNS = [...Object.keys(CONTACT_TERMS), ...Object.keys(ATTEMPT_TERMS)];
+
+function triggers(table: string, terms: Record<string, (r: string) => string>): string[] {
+  const set = (sign: "+" | "-", r: string) => Object.entries(terms).map(([k, f]) => `${k} = ${k} ${sign} ${f(r)}`).join(", ");
+  const both = Object.entries(terms).map(([k, f]) => `${k} = ${k} - ${f("OLD")} + ${f("NEW")}`).join(", ");
+  return [
+    `CREATE TRIGGER ${table}_counts_ins AFTER INSERT ON ${table} BEGIN UPDATE counters SET ${set("+", "NEW")}; END`,
+    `CREATE TRIGGER ${table}_counts_del AFTER DELETE ON ${table} BEGIN UPDATE counters SET ${set("-", "OLD")}; END`,
+    `CREATE TRIGGER ${table}_counts_upd AFTER UPDATE ON ${table} BEGIN UPDATE counters SET ${both}; END`,
+  ];
+}
+
+/** Migration v2: the counters table, filled from the rows already there, and its triggers. */
+export function countersMigration(): string[] {
+  const scanC = Object.entries(CONTACT_TERMS).map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`).join(", ");
+  const scanA = Object.entries(ATTEMPT_TERMS).map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`).join(", ");
+  return [
+    `CREATE TABLE counters (id INTEGER PRIMARY KEY CHECK (id = 1), ${COLUMNS.map((c) => `${c} INTEGER NOT NULL`).join(", ")})`,
+    `INSERT INTO counters (id, ${COLUMNS.join(", ")})
+       SELECT 1, ${COLUMNS.join(", ")} FROM (SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`,
+    ...triggers("contacts", CONTACT_TERMS),
+    ...triggers("attempts", ATTEMPT_TERMS),
+  ];
+}
+
+type Raw = Record<(typeof COLUMNS)[number], number>;
+
+function toCounts(k: Raw): CampaignCounts {
+  return {
+    total: k.total,
+    processed: k.processed,
+    completed: k.completed,
+    failed: k.failed,
+    pending: k.pending,
+    in_progress: k.open,
+    awaiting_retry: k.awaiting_retry,
+    executed: k.executed,
+    queued: k.executed + k.waiting,
+    failed_calls: k.failed_calls,
+  };
+}
+
+/** The maintained counts (one row read). */
+export function readCounts(db: Sql): CampaignCounts {
+  return toCounts(db.one<Raw>(`SELECT * FROM counters WHERE id = 1`)!);
+}
+
+/** The same counts by scanning every contact and attempt. */
+export function recount(db: Sql): CampaignCounts {
+  const scanC = Object.entries(CONTACT_TERMS).map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`).join(", ");
+  const scanA = Object.entries(ATTEMPT_TERMS).map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`).join(", ");
+  return toCounts(db.one<Raw>(`SELECT * FROM (SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`)!);
+}
