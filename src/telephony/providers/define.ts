@@ -2,7 +2,7 @@
 // defaults), the update schema (every field optional, no defaults, so a partial update never resets a
 // field), the list of sensitive paths and the field metadata shown by GET /telephony-providers.
 import { z } from "@hono/zod-openapi";
-import type { FieldMeta, ProviderName } from "./types";
+import type { FieldMeta, Provider, ProviderName } from "./types";
 
 type Common = {
   description: string;
@@ -174,4 +174,39 @@ export function defineConfig(name: ProviderName, table: FieldTable): ConfigDefin
     meta.push(m);
   });
   return { createSchema, updateSchema, sensitive, fields: meta };
+}
+
+/** What a provider's config.ts exports. */
+export type ProviderConfigModule = {
+  displayName: string;
+  docsUrl: string;
+  definition: ConfigDefinition;
+  steps: Provider["steps"];
+  sipConnectivity?: Provider["sipConnectivity"];
+};
+
+/**
+ * Assembles a provider from its config module and its calling half. Most carriers are API carriers
+ * without trunks and not PBXs, so those are the defaults; a provider states only where it differs.
+ */
+export function defineProvider(
+  name: ProviderName,
+  config: ProviderConfigModule,
+  parts: Pick<Provider, "calls" | "provision"> & Partial<Pick<Provider, "connectivity" | "pbx" | "supportsTrunks">>,
+): Provider {
+  const provider: Provider = {
+    name,
+    displayName: config.displayName,
+    connectivity: parts.connectivity ?? "api",
+    pbx: parts.pbx ?? false,
+    docsUrl: config.docsUrl,
+    supportsTrunks: parts.supportsTrunks ?? false,
+    ...config.definition,
+    steps: config.steps,
+    calls: parts.calls,
+  };
+  // Only set when present, as before: optional members stay absent rather than undefined.
+  if (parts.provision) provider.provision = parts.provision;
+  if (config.sipConnectivity) provider.sipConnectivity = config.sipConnectivity;
+  return provider;
 }

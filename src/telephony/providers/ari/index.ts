@@ -1,15 +1,5 @@
-import type { Provider } from "../types";
+import { defineProvider } from "../define";
 import * as config from "./config";
 import { ariCalls } from "./calls";
 
-export const ari: Provider = {
-  name: "ari",
-  displayName: config.displayName,
-  connectivity: "sip",
-  pbx: true,
-  docsUrl: config.docsUrl,
-  supportsTrunks: false,
-  ...config.definition,
-  steps: config.steps,
-  calls: ariCalls,
-};
+export const ari = defineProvider("ari", config, { calls: ariCalls, connectivity: "sip", pbx: true });

@@ -1,15 +1,5 @@
-import type { Provider } from "../types";
+import { defineProvider } from "../define";
 import * as config from "./config";
 import { vonageCalls } from "./calls";
 
-export const vonage: Provider = {
-  name: "vonage",
-  displayName: config.displayName,
-  connectivity: "api",
-  pbx: false,
-  docsUrl: config.docsUrl,
-  supportsTrunks: false,
-  ...config.definition,
-  steps: config.steps,
-  calls: vonageCalls,
-};
+export const vonage = defineProvider("vonage", config, { calls: vonageCalls });
