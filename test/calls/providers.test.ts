@@ -51,6 +51,24 @@ type Spec = {
 const flipLastChar = (s: string) => s.slice(0, -2) + (s.at(-2) === "A" ? "B" : "A") + s.at(-1);
 const wrongToken = (cb: Callback) => ({ url: cb.url.replace(/\/[0-9a-f]{64}(\?|$)/, `/${"0".repeat(64)}$1`) });
 
+// Plivo and Vobiz share the originate body and the CallStatus table (carriers.md §2, §3); what differs
+// (path, auth headers, signatures, answer check) stays in each spec.
+const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled", timeout: "failed" };
+async function expectPlivoFamilyBody(r: Recorded, provider: "plivo" | "vobiz", runId: number) {
+  const u = await urls(provider, runId);
+  expect(JSON.parse(r.body)).toEqual({
+    from: CALLER.slice(1),
+    to: CALLEE.slice(1),
+    answer_url: u.answer,
+    answer_method: "POST",
+    ring_url: u.status,
+    ring_method: "POST",
+    hangup_url: u.status,
+    hangup_method: "POST",
+    ring_timeout: 60,
+  });
+}
+
 const SPECS: Spec[] = [
   {
     provider: "twilio",
@@ -90,25 +108,14 @@ const SPECS: Spec[] = [
   },
   {
     provider: "plivo",
-    outcomes: { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled", timeout: "failed" },
+    outcomes: PLIVO_FAMILY_OUTCOMES,
     async checkOriginate(s, runId) {
       const id = s.acct.credentials.auth_id;
       const r = await originateRequest(s, /\/Call\/$/);
-      const u = await urls("plivo", runId);
       expect(r.path).toBe(`/v1/Account/${id}/Call/`);
       expect(r.headers.authorization).toBe(basic(id, s.acct.credentials.auth_token));
       expect(r.headers["content-type"]).toBe("application/json");
-      expect(JSON.parse(r.body)).toEqual({
-        from: CALLER.slice(1),
-        to: CALLEE.slice(1),
-        answer_url: u.answer,
-        answer_method: "POST",
-        ring_url: u.status,
-        ring_method: "POST",
-        hangup_url: u.status,
-        hangup_method: "POST",
-        ring_timeout: 60,
-      });
+      await expectPlivoFamilyBody(r, "plivo", runId);
     },
     async checkAnswer(_s, _runId, answers) {
       expect(answers).toHaveLength(1);
@@ -125,27 +132,16 @@ const SPECS: Spec[] = [
   },
   {
     provider: "vobiz",
-    outcomes: { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled", timeout: "failed" },
+    outcomes: PLIVO_FAMILY_OUTCOMES,
     async checkOriginate(s, runId) {
       const id = s.acct.credentials.auth_id;
       const r = await originateRequest(s, /\/Call\/$/);
-      const u = await urls("vobiz", runId);
       expect(r.path).toBe(`/api/v1/Account/${id}/Call/`);
       expect(r.headers["x-auth-id"]).toBe(id);
       expect(r.headers["x-auth-token"]).toBe(s.acct.credentials.auth_token);
       expect(r.headers.authorization).toBeUndefined();
       expect(r.headers["content-type"]).toBe("application/json");
-      expect(JSON.parse(r.body)).toEqual({
-        from: CALLER.slice(1),
-        to: CALLEE.slice(1),
-        answer_url: u.answer,
-        answer_method: "POST",
-        ring_url: u.status,
-        ring_method: "POST",
-        hangup_url: u.status,
-        hangup_method: "POST",
-        ring_timeout: 60,
-      });
+      await expectPlivoFamilyBody(r, "vobiz", runId);
     },
     async checkAnswer(_s, _runId, answers) {
       expect(answers).toHaveLength(1);
