@@ -11,6 +11,17 @@ function bearer(state: SimState, req: Request, domain: string): Account | undefi
 
 const post = (url: string, body: unknown, kind: Callback["kind"] = "status"): Callback => ({ kind, method: "POST", url, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
 
+/** Both POSTs (create application, originate) start alike: a scripted fault first, then the JSON body or a 400. */
+function faultOrJson(state: SimState, accountId: string, op: "provision" | "originate", body: string): Response | { p: any } {
+  const fault = state.takeFault(accountId, op);
+  if (fault) return err(fault.status, String(fault.body ?? "Internal error"));
+  try {
+    return { p: JSON.parse(body) };
+  } catch {
+    return err(400, "Invalid JSON");
+  }
+}
+
 function session(call: SimCall, status: string, answerTime = 0, endTime = 0) {
   return { token: call.id, domain: call.extra.domain, callerId: call.from, destination: call.to, direction: "outgoing", status, callStartTime: call.createdAt, callAnswerTime: answerTime, callEndTime: endTime };
 }
@@ -50,14 +61,9 @@ export const cloudonix: Carrier = {
         return found ? json(200, { id: Number(found.id), name: found.name, url: found.url, type: "cxml", active: true }) : err(404, "Application not found");
       }
       if (req.method !== "POST" || name) return err(405, "Method not allowed");
-      const fault = state.takeFault(account.id, "provision");
-      if (fault) return err(fault.status, String(fault.body ?? "Internal error"));
-      let p: any;
-      try {
-        p = JSON.parse(body);
-      } catch {
-        return err(400, "Invalid JSON");
-      }
+      const parsed = faultOrJson(state, account.id, "provision", body);
+      if (parsed instanceof Response) return parsed;
+      const p = parsed.p;
       if (typeof p.name !== "string" || !p.name) return err(400, "name is required");
       if (typeof p.url !== "string" || !/^https?:\/\//.test(p.url)) return err(400, "url is required");
       if (account.applications.some((a) => a.name === p.name)) return err(409, "Application already exists");
@@ -67,14 +73,9 @@ export const cloudonix: Carrier = {
     }
 
     if (req.method !== "POST") return err(405, "Method not allowed");
-    const fault = state.takeFault(account.id, "originate");
-    if (fault) return err(fault.status, String(fault.body ?? "Internal error"));
-    let p: any;
-    try {
-      p = JSON.parse(body);
-    } catch {
-      return err(400, "Invalid JSON");
-    }
+    const parsed = faultOrJson(state, account.id, "originate", body);
+    if (parsed instanceof Response) return parsed;
+    const p = parsed.p;
     if (typeof p.destination !== "string" || !DIGITS.test(p.destination)) return err(400, `Invalid destination '${p.destination}'`);
     if (p["caller-id"] !== undefined && !DIGITS.test(String(p["caller-id"]))) return err(400, `Invalid caller-id '${p["caller-id"]}'`);
     const modes = ["cxml", "url", "application"].filter((k) => p[k] !== undefined);
