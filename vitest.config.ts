@@ -1,5 +1,5 @@
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { testWorker } from "./test/test-bindings";
 import { build } from "esbuild";
 
 /** The carrier simulator (src/dev/simulator), bundled in memory for an auxiliary Worker of the test pool. */
@@ -22,34 +22,24 @@ async function carrierSimulator() {
 }
 
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
   const simulator = await carrierSimulator();
   return {
     plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          // Secrets for the test runtime only (never real values).
-          bindings: {
-            TEST_MIGRATIONS: migrations,
-            ENCRYPTION_KEYS: "t1:3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho=",
-            CALLBACK_SECRET: "test-callback-secret",
-            UPLOAD_SIGNING_SECRET: "test-upload-secret",
-            R2_ACCOUNT_ID: "",
-            R2_ACCESS_KEY_ID: "",
-            R2_SECRET_ACCESS_KEY: "",
-            R2_BUCKET_NAME: "",
-            // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
-            PUBLIC_BASE_URL: "http://edgedial.test",
-            CARRIER_BASE_URLS: JSON.stringify(
-              Object.fromEntries(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`])),
-            ),
-          },
-          // All outbound fetches go to the simulator, which passes hosts it does not own through.
-          outboundService: "carrier-sim",
-          workers: [simulator],
+      await testWorker(
+        {
+          R2_ACCOUNT_ID: "",
+          R2_ACCESS_KEY_ID: "",
+          R2_SECRET_ACCESS_KEY: "",
+          R2_BUCKET_NAME: "",
+          // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
+          PUBLIC_BASE_URL: "http://edgedial.test",
+          CARRIER_BASE_URLS: JSON.stringify(
+            Object.fromEntries(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`])),
+          ),
         },
-      }),
+        // All outbound fetches go to the simulator, which passes hosts it does not own through.
+        { outboundService: "carrier-sim", workers: [simulator] },
+      ),
     ],
     test: {
       include: ["test/**/*.test.ts"],

@@ -1,8 +1,8 @@
 // The integration suite (`npm run test:integration`): the Worker in workerd against real peers on loopback,
 // here the SigV4-verifying S3 server (Ceph RGW) of ../shared/tools/peers. `test/integration/peers.global.ts`
 // uses a running S3 peer or starts one from the peers chroot.
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { testWorker } from "./test/test-bindings";
 
 export const S3_PEER = {
   endpoint: process.env.EDGEDIAL_S3_ENDPOINT ?? "http://127.0.0.1:7480",
@@ -11,33 +11,21 @@ export const S3_PEER = {
   bucket: process.env.EDGEDIAL_S3_BUCKET ?? "edgedial-integration",
 };
 
-export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
-  return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: {
-            TEST_MIGRATIONS: migrations,
-            ENCRYPTION_KEYS: "t1:3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho=",
-            CALLBACK_SECRET: "test-callback-secret",
-            UPLOAD_SIGNING_SECRET: "test-upload-secret",
-            // R2 S3 credentials pointed at the local S3 server: presigned URLs are real SigV4 URLs it verifies.
-            R2_ACCOUNT_ID: "",
-            R2_ACCESS_KEY_ID: S3_PEER.accessKeyId,
-            R2_SECRET_ACCESS_KEY: S3_PEER.secretAccessKey,
-            R2_BUCKET_NAME: S3_PEER.bucket,
-            R2_S3_ENDPOINT: S3_PEER.endpoint,
-          },
-        },
-      }),
-    ],
-    test: {
-      include: ["test/integration/**/*.test.ts"],
-      setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts"],
-      testTimeout: 30_000,
-    },
-  };
-});
+export default defineConfig(async () => ({
+  plugins: [
+    await testWorker({
+      // R2 S3 credentials pointed at the local S3 server: presigned URLs are real SigV4 URLs it verifies.
+      R2_ACCOUNT_ID: "",
+      R2_ACCESS_KEY_ID: S3_PEER.accessKeyId,
+      R2_SECRET_ACCESS_KEY: S3_PEER.secretAccessKey,
+      R2_BUCKET_NAME: S3_PEER.bucket,
+      R2_S3_ENDPOINT: S3_PEER.endpoint,
+    }),
+  ],
+  test: {
+    include: ["test/integration/**/*.test.ts"],
+    setupFiles: ["./test/setup.ts"],
+    globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts"],
+    testTimeout: 30_000,
+  },
+}));

@@ -1,0 +1,23 @@
+// The Worker under test as both test configs (vitest.config.ts, vitest.integration.config.ts) run it: the
+// wrangler config, the D1 migrations and the test-only secrets, plus what each suite adds. Imported by the
+// configs, so this runs in Node, not in workerd.
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+
+type PoolOptions = Exclude<Parameters<typeof cloudflareTest>[0], (...args: never[]) => unknown>;
+type MiniflareOptions = NonNullable<PoolOptions["miniflare"]>;
+
+// Secrets for the test runtime only (never real values).
+export const TEST_SECRETS = {
+  ENCRYPTION_KEYS: "t1:3q2+7wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGho=",
+  CALLBACK_SECRET: "test-callback-secret",
+  UPLOAD_SIGNING_SECRET: "test-upload-secret",
+};
+
+/** The cloudflareTest plugin with the shared bindings; `bindings` and `miniflare` are the suite's own. */
+export async function testWorker(bindings: Record<string, string>, miniflare: Omit<MiniflareOptions, "bindings"> = {}) {
+  const migrations = await readD1Migrations("./migrations");
+  return cloudflareTest({
+    wrangler: { configPath: "./wrangler.toml" },
+    miniflare: { bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...bindings }, ...miniflare },
+  });
+}
