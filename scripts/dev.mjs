@@ -46,6 +46,8 @@ console.log(`
   curl http://127.0.0.1:8787/api/v1/health
   curl -H "X-API-Key: ${key}" http://127.0.0.1:8787/api/v1/organizations/api-keys
 `);
-const child = wranglerLive(["dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)]);
+// Campaign calls are placed by Durable Objects, which have no request origin to build callback URLs from.
+const publicBase = process.env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
+const child = wranglerLive(["dev", "--ip", "127.0.0.1", "--port", "8787", "--var", `PUBLIC_BASE_URL:${publicBase}`, ...process.argv.slice(2)]);
 child.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
