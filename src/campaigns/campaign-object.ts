@@ -15,7 +15,7 @@ import { startCampaignCallVia } from "./engine/call-starter";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
 import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus, isSuccess } from "./engine/outcomes";
-import { PaceWindow } from "./engine/pacing";
+import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { Schedule } from "./engine/schedule";
 import { migrate } from "./engine/schema";
@@ -32,6 +32,11 @@ export const SUMMARY_INTERVAL_MS = 5000;
 const ORG_RETRY_FALLBACK_MS = 5000;
 /** Dials started per dispatch round at most (each round awaits its leases and starts together). */
 const MAX_ROUND = 25;
+/**
+ * Wall time one alarm invocation spends dialing at most (real time, not the clock: it bounds the invocation, well
+ * inside the runtime's limits). Dispatch only runs this long when calls end as fast as they start.
+ */
+const MAX_DISPATCH_MS = 20_000;
 /** Never-attempted contacts sort after due retries (whose key is their due time). */
 const PENDING_KEY = 9e15;
 const TIMER_MAX_FAILS = 5;
@@ -117,6 +122,7 @@ export class CampaignObject extends DurableObject<Env> {
   private scheduleCache: { json: string; schedule: Schedule } | null = null;
   private windowCache: { from: number; until: number; open: boolean; change: number | null } | null = null;
   private windowTimerAt: number | null | undefined = undefined;
+  private summaryTimerAt: number | null = null;
   /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
   readonly ready: Promise<void>;
 
@@ -226,6 +232,7 @@ export class CampaignObject extends DurableObject<Env> {
     this.armedAt = null;
     this.settingsCache = this.scheduleCache = this.windowCache = null;
     this.windowTimerAt = undefined;
+    this.summaryTimerAt = null;
     this.pace.load([]);
     migrate(this.db);
     return { discarded: true };
@@ -537,9 +544,11 @@ export class CampaignObject extends DurableObject<Env> {
     // Taken off first: an alarm delivered twice finds nothing left to do.
     if (!this.db.run(`DELETE FROM timers WHERE kind = ? AND ref = ? AND due = ?`, t.kind, t.ref, t.due)) return;
     switch (t.kind) {
-      case "dispatch":
       case "summary":
-        return; // dispatch and the summary run after the timers anyway
+        this.summaryTimerAt = null;
+        return; // the summary is written after the timers anyway
+      case "dispatch":
+        return; // dispatch runs after the timers anyway
       case "window":
         this.windowTimerAt = undefined;
         this.refreshWindow(now);
@@ -596,7 +605,15 @@ export class CampaignObject extends DurableObject<Env> {
     if (this.dispatching) return;
     this.dispatching = true;
     try {
-      for (let round = 0; round < 10_000; round++) if (!(await this.dispatchRound())) break;
+      const since = Date.now();
+      for (;;) {
+        if (!(await this.dispatchRound())) break;
+        if (Date.now() - since >= MAX_DISPATCH_MS) {
+          // Bounded work per alarm: the next alarm, due at once, carries on.
+          if (this.campaign()?.state === "running") this.pokeDispatch(clock.now());
+          break;
+        }
+      }
     } finally {
       this.dispatching = false;
     }
@@ -625,13 +642,12 @@ export class CampaignObject extends DurableObject<Env> {
     const org = leaseClient(this.env, c.org_id);
     const ttlSeconds = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60;
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
-    const leases = await Promise.all(
-      leaseIds.map((leaseId) =>
-        org.acquire({ leaseId, ttlSeconds, waiter: c!.campaign_id }).catch(
-          (err): LeaseResult => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000, ...{ error: String(err) } }),
-        ),
-      ),
-    );
+    const leases = await org
+      .acquireMany(leaseIds.map((leaseId) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id })))
+      .catch((err): LeaseResult[] => {
+        console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
+        return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
+      });
 
     // The world may have moved while the leases were requested: check everything again before recording.
     c = this.campaign();
@@ -927,7 +943,7 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** Pending and waiting contacts are skipped (cancel, failure); open attempts run on and are recorded. */
   private skipRemaining(): number {
-    const n = this.db.run(`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`);
+    const n = this.db.changes(`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`);
     this.db.run(`DELETE FROM timers WHERE kind = 'retry'`);
     return n;
   }
@@ -1034,7 +1050,8 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   private loadPace(): void {
-    this.pace.load(this.db.all<{ dialed_at: number }>(`SELECT dialed_at FROM attempts ORDER BY dialed_at DESC LIMIT 64`).map((r) => r.dialed_at));
+    const since = clock.now() - PACE_WINDOW_MS;
+    this.pace.load(this.db.all<{ dialed_at: number }>(`SELECT dialed_at FROM attempts WHERE dialed_at > ?`, since).map((r) => r.dialed_at));
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -1060,7 +1077,11 @@ export class CampaignObject extends DurableObject<Env> {
     const now = clock.now();
     const force = this.forceSummary;
     if (!force && (!c.summary_dirty || now - c.summary_at < SUMMARY_INTERVAL_MS)) {
-      if (c.summary_dirty) this.setTimer("summary", 0, c.summary_at + SUMMARY_INTERVAL_MS, "min");
+      const due = c.summary_at + SUMMARY_INTERVAL_MS;
+      if (c.summary_dirty && this.summaryTimerAt !== due) {
+        this.setTimer("summary", 0, due, "min");
+        this.summaryTimerAt = due;
+      }
       return;
     }
     this.forceSummary = false;
@@ -1068,6 +1089,7 @@ export class CampaignObject extends DurableObject<Env> {
     // Cleared before the write: a change made while D1 answers marks it dirty again.
     this.db.run(`UPDATE campaign SET summary_dirty = 0, summary_at = ?`, now);
     this.db.run(`DELETE FROM timers WHERE kind = 'summary'`);
+    this.summaryTimerAt = null;
     try {
       await this.env.DB.prepare(
         `UPDATE campaigns SET name = ?, state = ?, total_rows = ?, processed_rows = ?, failed_rows = ?, executed_count = ?, total_queued_count = ?,

@@ -62,6 +62,11 @@ export class OrganizationObject extends DurableObject<Env> {
     return { granted: true, inUse: inUse + 1, cap };
   }
 
+  /** Several acquire() in one call (a dispatch round asks for its slots together). */
+  acquireMany(reqs: LeaseRequest[]): LeaseResult[] {
+    return reqs.map((r) => this.acquire(r));
+  }
+
   /** Frees a slot; unknown or already released ids are fine. Wakes campaigns that were waiting for one. */
   release(leaseId: string): boolean {
     const freed = this.sql.exec(`DELETE FROM leases WHERE lease_id = ?`, leaseId).rowsWritten > 0;

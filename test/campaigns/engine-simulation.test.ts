@@ -104,6 +104,11 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       }
       return { granted: false, inUse: leases.size, cap: ORG_CAP, retryAfterSeconds: 2 };
     },
+    async acquireMany(reqs) {
+      const out = [];
+      for (const req of reqs) out.push(await this.acquire(req));
+      return out;
+    },
     async release(leaseId) {
       return leases.delete(leaseId);
     },

@@ -5,6 +5,7 @@ import type { LeaseRequest, LeaseResult } from "../object-api";
 
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
+  acquireMany(reqs: LeaseRequest[]): Promise<LeaseResult[]>;
   release(leaseId: string): Promise<unknown>;
 };
 

@@ -16,25 +16,26 @@ export function nextStartAt(starts: readonly number[], rate: number, now: number
   return starts[starts.length - rate] + PACE_WINDOW_MS;
 }
 
-/** Start times kept for pacing: only the newest `cap` matter. */
+/** Start times kept for pacing: only those inside the last window can matter. */
 export class PaceWindow {
   private starts: number[] = [];
-  constructor(private readonly cap = 64) {}
 
   load(starts: number[]): void {
-    this.starts = [...starts].sort((a, b) => a - b).slice(-this.cap);
+    this.starts = [...starts].sort((a, b) => a - b);
   }
 
   record(at: number): void {
     this.starts.push(at);
-    if (this.starts.length > this.cap) this.starts.splice(0, this.starts.length - this.cap);
+    let drop = 0;
+    while (drop < this.starts.length && this.starts[drop] <= at - PACE_WINDOW_MS) drop++;
+    if (drop) this.starts.splice(0, drop);
   }
 
   budget(rate: number, now: number): number {
-    return startBudget(this.starts, Math.min(rate, this.cap), now);
+    return startBudget(this.starts, rate, now);
   }
 
   nextAt(rate: number, now: number): number {
-    return nextStartAt(this.starts, Math.min(rate, this.cap), now);
+    return nextStartAt(this.starts, rate, now);
   }
 }

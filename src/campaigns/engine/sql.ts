@@ -26,10 +26,14 @@ export class Sql {
     return v ?? fallback;
   }
 
-  /** A write; returns the rows it changed (rowsWritten would also count index entries). */
+  /** A write; returns whether it wrote anything (index and trigger writes included, so not a row count). */
   run(query: string, ...binds: SqlValue[]): number {
-    const cur = this.sql.exec(query, ...binds);
-    if (cur.rowsWritten === 0) return 0;
+    return this.sql.exec(query, ...binds).rowsWritten;
+  }
+
+  /** A write; returns exactly how many rows it changed. */
+  changes(query: string, ...binds: SqlValue[]): number {
+    if (this.sql.exec(query, ...binds).rowsWritten === 0) return 0;
     return this.sql.exec("SELECT changes() AS n").one().n as number;
   }
 

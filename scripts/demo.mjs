@@ -1,0 +1,164 @@
+// npm run demo: the whole product on one machine. Starts the carrier simulator and edgedial locally (fresh local
+// storage), creates an organization, an agent and a Twilio-style configuration on the simulator, uploads a sample
+// CSV, starts a campaign, plays the carrier's side of every call (answered, busy, no answer, ...) and prints live
+// progress until the campaign completes.
+//
+//   npm run demo                # 24 contacts
+//   npm run demo -- 60          # another size
+import { execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { unstable_startWorker } from "wrangler";
+import { WRANGLER } from "./lib/wrangler.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 24);
+const state = mkdtempSync(`${tmpdir()}/edgedial-demo-`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const wrangler = (args) =>
+  execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function http(method, url, { key, body, headers = {} } = {}) {
+  const res = await fetch(url, {
+    method,
+    headers: { ...(key ? { "X-API-Key": key } : {}), ...(body !== undefined && typeof body !== "string" ? { "Content-Type": "application/json" } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  if (!res.ok) throw new Error(`${method} ${new URL(url).pathname} → ${res.status} ${text.slice(0, 400)}`);
+  return json;
+}
+
+const step = (msg) => console.log(`\x1b[1m▸ ${msg}\x1b[0m`);
+const workers = [];
+
+try {
+  step("local storage, migrations and an organization");
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+  const key = "edk_demo_" + randomBytes(24).toString("base64url");
+  wrangler([
+    "d1", "execute", "DB", "--local", "--persist-to", state, "--command",
+    `INSERT INTO organizations (name) VALUES ('Demo'); INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'demo', '${createHash("sha256").update(key).digest("hex")}', '${key.slice(-4)}');`,
+  ]);
+
+  step("the carrier simulator and edgedial");
+  const sim = await unstable_startWorker({
+    config: `${ROOT}src/dev/simulator/wrangler.toml`,
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: await freePort() }, persist: `${state}/sim`, watch: false, logLevel: "warn" },
+  });
+  workers.push(sim);
+  await sim.ready;
+  const simUrl = String(await sim.url).replace(/\/$/, "");
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const plain = (o) => Object.fromEntries(Object.entries(o).map(([k, value]) => [k, { type: "plain_text", value }]));
+  const app = await unstable_startWorker({
+    config: `${ROOT}wrangler.toml`,
+    bindings: plain({
+      PUBLIC_BASE_URL: base,
+      CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
+      ENCRYPTION_KEYS: `d1:${randomBytes(32).toString("base64")}`,
+      CALLBACK_SECRET: randomBytes(24).toString("base64url"),
+      UPLOAD_SIGNING_SECRET: randomBytes(24).toString("base64url"),
+      R2_ACCOUNT_ID: "",
+      R2_ACCESS_KEY_ID: "",
+      R2_SECRET_ACCESS_KEY: "",
+      R2_BUCKET_NAME: "",
+    }),
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
+  });
+  workers.push(app);
+  await app.ready;
+  console.log(`  edgedial  ${base}   (API key ${key})\n  simulator ${simUrl}`);
+  const api = (method, path, body) => http(method, `${base}/api/v1${path}`, { key, body });
+
+  step("an agent, a telephony configuration on the simulator, a caller ID");
+  const account = await http("POST", `${simUrl}/_sim/accounts`, { body: { provider: "twilio" } });
+  const agent = await api("POST", "/workflow/create", {
+    name: "Appointment reminder",
+    workflow_definition: {
+      nodes: [
+        { id: "start", type: "startCall", data: { prompt: "Remind {{first_name}} of the appointment", greeting: "Hello {{first_name}}, this is a reminder of your appointment." } },
+        { id: "end", type: "endCall", data: { prompt: "Say goodbye" } },
+      ],
+      edges: [{ id: "e", source: "start", target: "end", data: { label: "done", condition: "Reminder given" } }],
+    },
+  });
+  const config = await api("POST", "/organizations/telephony-configs", {
+    name: "Simulated Twilio",
+    is_default_outbound: true,
+    config: { provider: "twilio", ...account.credentials },
+  });
+  await api("POST", `/organizations/telephony-configs/${config.id}/phone-numbers`, { address: "+14155550100", is_default_caller_id: true });
+
+  step(`a CSV of ${CONTACTS} contacts, uploaded through a presigned URL`);
+  const names = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"];
+  const csv = ["phone_number,first_name", ...Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(2000 + i)},${names[i % names.length]}`)].join("\n") + "\n";
+  const presign = await api("POST", "/s3/presigned-upload-url", { file_name: "demo.csv", file_size: Buffer.byteLength(csv), content_type: "text/csv" });
+  await http("PUT", presign.upload_url, { body: csv, headers: { "Content-Type": "text/csv" } });
+
+  step("a campaign: 4 calls at a time, 2 per second, busy and no-answer retried after 30 s");
+  const campaign = await api("POST", "/campaign/create", {
+    name: "Demo campaign",
+    workflow_id: agent.id,
+    source_url: presign.file_key,
+    max_concurrency: 4,
+    rate_limit: 2,
+    retry_config: { enabled: true, max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false },
+  });
+  await api("POST", `/campaign/${campaign.id}/start`);
+
+  step("live progress (the simulator answers each call after a moment, with a random outcome)");
+  const played = new Set();
+  const firstSeen = new Map();
+  const outcomes = ["answered", "answered", "answered", "answered", "answered", "busy", "no_answer", "voicemail", "declined"];
+  let last = "";
+  for (let t = 0; ; t++) {
+    const calls = await http("GET", `${simUrl}/_sim/accounts/${account.id}/calls`);
+    for (const call of calls) {
+      if (played.has(call.id) || call.state === "ended") continue;
+      if (!firstSeen.has(call.id)) firstSeen.set(call.id, Date.now());
+      if (Date.now() - firstSeen.get(call.id) < 1500 + Math.random() * 2500) continue;
+      played.add(call.id);
+      const outcome = outcomes[Math.floor(Math.random() * outcomes.length)];
+      await http("POST", `${simUrl}/_sim/calls/${encodeURIComponent(call.id)}/outcome`, { body: { outcome, deliver: true } });
+    }
+    const p = await api("GET", `/campaign/${campaign.id}/progress`);
+    const line =
+      `  [${String(t).padStart(3)}s] ${p.state.padEnd(9)} ${"█".repeat(Math.round(p.progress_percentage / 5)).padEnd(20, "·")} ` +
+      `${p.processed}/${p.total} dialed · ${p.completed} reached · ${p.failed} not reached · ${p.in_progress} in progress · ${p.pending} pending · ${p.failed_calls} failed calls`;
+    if (line.slice(8) !== last) console.log(line);
+    last = line.slice(8);
+    if (p.state === "completed") break;
+    if (t > 600) throw new Error("the campaign did not complete within 10 minutes");
+    await sleep(1000);
+  }
+
+  const logs = await api("GET", `/campaign/${campaign.id}/logs?limit=8`);
+  const runs = await api("GET", `/campaign/${campaign.id}/runs?limit=100`);
+  step("done");
+  console.log(`  ${runs.items.length} calls placed; newest log entries:`);
+  for (const l of logs.items.reverse()) console.log(`    ${l.ts}  ${l.level.padEnd(7)} ${l.event.padEnd(22)} ${l.message}`);
+} finally {
+  for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+  rmSync(state, { recursive: true, force: true });
+}
