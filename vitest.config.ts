@@ -36,6 +36,8 @@ export default defineConfig(async () => {
           CARRIER_BASE_URLS: JSON.stringify(
             Object.fromEntries(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`])),
           ),
+          // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
+          CARRIER_TIMEOUT_MS: "3000",
         },
         // All outbound fetches go to the simulator, which passes hosts it does not own through.
         { outboundService: "carrier-sim", workers: [simulator] },

@@ -5,7 +5,7 @@ import { base64Encode } from "../lib/crypto";
 
 const enc = new TextEncoder();
 
-/** How long we wait for a carrier's REST API before calling the attempt failed. */
+/** How long we wait for a carrier's REST API before calling the attempt failed (CARRIER_TIMEOUT_MS overrides it). */
 export const CARRIER_TIMEOUT_MS = 10_000;
 
 export function basicAuth(user: string, password: string): string {
@@ -30,11 +30,12 @@ export type CarrierResponse = { status: number; text: string; json: any };
 /**
  * One carrier request with a timeout. Network errors and timeouts come back as status 0 so the
  * caller can report them in the contract's terms (a 502 for single calls, `failed` on the run).
+ * Pass the provider env so a deployment (or the test pool) can shorten the wait; the default is 10 s.
  */
-export async function carrierFetch(url: string, init: RequestInit): Promise<CarrierResponse> {
+export async function carrierFetch(url: string, init: RequestInit, env?: Pick<ProviderEnv, "carrierTimeoutMs">): Promise<CarrierResponse> {
   let res: Response;
   try {
-    res = await fetch(url, { ...init, signal: AbortSignal.timeout(CARRIER_TIMEOUT_MS) });
+    res = await fetch(url, { ...init, signal: AbortSignal.timeout(env?.carrierTimeoutMs ?? CARRIER_TIMEOUT_MS) });
   } catch (err) {
     const timedOut = (err as Error)?.name === "TimeoutError" || (err as Error)?.name === "AbortError";
     return { status: 0, text: timedOut ? "Carrier request timed out" : `Carrier unreachable: ${String((err as Error)?.message ?? err)}`, json: null };

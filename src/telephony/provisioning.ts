@@ -13,6 +13,7 @@ import type { ConfigRow } from "./view";
 /**
  * Carrier hosts and our public origin for provider calls. `CARRIER_BASE_URLS` (optional JSON object,
  * e.g. {"twilio":"http://127.0.0.1:9000"}) points carriers at a simulator; the real hosts are the defaults.
+ * `CARRIER_TIMEOUT_MS` (optional) replaces the 10 s carrier request timeout.
  */
 export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
   let baseUrls: Partial<Record<ProviderName, string>> = {};
@@ -26,7 +27,9 @@ export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
     }
   }
   const publicBaseUrl = env.PUBLIC_BASE_URL || (requestUrl ? new URL(requestUrl).origin : "");
-  return { baseUrls, publicBaseUrl };
+  // Optional, in ms: lets the test pool prove the timeout path without a 10 s wait. Junk means the default.
+  const timeout = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
+  return { baseUrls, publicBaseUrl, ...(Number.isInteger(timeout) && timeout > 0 ? { carrierTimeoutMs: timeout } : {}) };
 }
 
 const MAX_ERROR = 500;

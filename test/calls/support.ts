@@ -26,6 +26,8 @@ export type Recorded = { method: string; path: string; query: Record<string, str
 export const simAccount = (provider: ProviderName) => sim<SimAccount>("POST", "/accounts", { provider });
 export const simRequests = (acct: SimAccount) => sim<Recorded[]>("GET", `/accounts/${acct.id}/requests`);
 export const simFault = (acct: SimAccount, op: string, status: number, message?: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status, message, times });
+/** The carrier sits on the next `op` request for `hangMs` before answering (a hung API, for our timeout). */
+export const simHang = (acct: SimAccount, op: string, hangMs: number) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 504, message: "answered too late", hang_ms: hangMs });
 export const play = async (callId: string, outcome: Outcome, opts: Omit<PlayRequest, "outcome"> = {}) =>
   (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/outcome`, { outcome, ...opts })).callbacks;
 export const flush = async (callId: string) => (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/flush`, {})).callbacks;

@@ -94,7 +94,20 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     const carrier = this.carriers[first as CarrierName];
     if (!carrier) return json(404, { message: `The simulator has no carrier named ${first}` });
     const body = req.method === "GET" || req.method === "HEAD" ? "" : new TextDecoder().decode(await req.arrayBuffer());
-    const res = await carrier.handle(this, req, "/" + rest.join("/"), body);
+    // The carrier sees this request's own view of the state, so a hang fault it takes delays only this answer.
+    let hangMs = 0;
+    const scoped: SimState = {
+      accounts: this.accounts,
+      calls: this.calls,
+      record: (accountId, r) => this.record(accountId, r),
+      takeFault: (accountId, op) => {
+        const f = this.takeFault(accountId, op);
+        if (f?.hangMs) hangMs = f.hangMs;
+        return f;
+      },
+    };
+    const res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
+    if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
     return res ?? json(404, { message: `Unknown ${first} path ${url.pathname}` });
   }
 
@@ -114,7 +127,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     if (account && action === "applications") return json(200, account.applications);
     if (account && action === "faults" && req.method === "POST") {
       const list = this.faults.get(account.id) ?? [];
-      list.push({ op: String(body.op), status: Number(body.status ?? 500), body: body.message, times: Number(body.times ?? 1) });
+      const hangMs = Number(body.hang_ms ?? 0);
+      list.push({ op: String(body.op), status: Number(body.status ?? 500), body: body.message, times: Number(body.times ?? 1), ...(hangMs > 0 ? { hangMs } : {}) });
       this.faults.set(account.id, list);
       return json(200, { ok: true });
     }

@@ -52,7 +52,8 @@ export type SimCall = {
 
 export type RecordedRequest = { method: string; path: string; query: Record<string, string[]>; headers: Record<string, string>; body: string; at: number };
 
-export type Fault = { op: string; status: number; body?: unknown; times: number };
+/** A scripted failure; with `hangMs` the carrier sits on the request that long before answering it (a hung API). */
+export type Fault = { op: string; status: number; body?: unknown; times: number; hangMs?: number };
 
 export type OutcomeOptions = { stale?: boolean; apiKey?: string; json?: boolean };
 

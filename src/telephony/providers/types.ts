@@ -38,7 +38,12 @@ export type ConfigContext = {
 };
 
 /** Carrier base URLs come from configuration; the real hosts are the defaults. */
-export type ProviderEnv = { baseUrls: Partial<Record<ProviderName, string>>; publicBaseUrl: string };
+export type ProviderEnv = {
+  baseUrls: Partial<Record<ProviderName, string>>;
+  publicBaseUrl: string;
+  /** How long a carrier request may take (CARRIER_TIMEOUT_MS); absent means the 10 s default. */
+  carrierTimeoutMs?: number;
+};
 
 export type OriginateRequest = {
   runId: number;

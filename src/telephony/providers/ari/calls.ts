@@ -119,7 +119,7 @@ export function mapAriEvent(ev: any, s: AriChannelState): StatusUpdate | null {
 }
 
 export const ariCalls: ProviderCalls = {
-  async originate(ctx, _env, req): Promise<OriginateResult> {
+  async originate(ctx, env, req): Promise<OriginateResult> {
     const { user, password } = ariAuth(ctx);
     const channelId = ariChannelId(req.runId);
     const q = new URLSearchParams({
@@ -133,14 +133,14 @@ export const ariCalls: ProviderCalls = {
     const res = await carrierFetch(`${ariBase(ctx)}/channels?${q}`, {
       method: "POST",
       headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
-    });
+    }, env);
     if (res.status >= 200 && res.status < 300) return { ok: true, providerCallId: typeof res.json?.id === "string" ? res.json.id : channelId };
     return refused(res, res.json?.message ?? res.json?.error);
   },
 
-  async hangup(ctx, _env, id) {
+  async hangup(ctx, env, id) {
     const { user, password } = ariAuth(ctx);
-    const res = await carrierFetch(`${ariBase(ctx)}/channels/${encodeURIComponent(id)}`, { method: "DELETE", headers: { Authorization: basicAuth(user, password) } });
+    const res = await carrierFetch(`${ariBase(ctx)}/channels/${encodeURIComponent(id)}`, { method: "DELETE", headers: { Authorization: basicAuth(user, password) } }, env);
     if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
     throw new Error(`ARI hang-up failed (HTTP ${res.status}): ${res.json?.message ?? res.text}`);
   },

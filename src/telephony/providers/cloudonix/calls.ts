@@ -92,7 +92,7 @@ export const cloudonixCalls: ProviderCalls = {
       method: "POST",
       headers: cloudonixHeaders(ctx),
       body: JSON.stringify(body),
-    });
+    }, env);
     if (res.status >= 200 && res.status < 300 && typeof res.json?.token === "string") return { ok: true, providerCallId: res.json.token };
     return refused(res, cloudonixErrorMessage(res.json));
   },
@@ -101,7 +101,7 @@ export const cloudonixCalls: ProviderCalls = {
     const res = await carrierFetch(`${cloudonixApi(env)}/customers/self/domains/${domain(ctx)}/sessions/${encodeURIComponent(token)}`, {
       method: "DELETE",
       headers: cloudonixHeaders(ctx),
-    });
+    }, env);
     if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
     throw new Error(`Cloudonix hang-up failed (HTTP ${res.status}): ${cloudonixErrorMessage(res.json) ?? res.text}`);
   },

@@ -77,7 +77,7 @@ export const exotelCalls: ProviderCalls = {
       method: "POST",
       headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
       body: form.toString(),
-    });
+    }, env);
     const sid = pick(pick(res.json, "Call"), "Sid");
     if (res.status >= 200 && res.status < 300 && typeof sid === "string") return { ok: true, providerCallId: sid };
     const ex = pick(res.json, "RestException");

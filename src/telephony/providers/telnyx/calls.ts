@@ -89,7 +89,7 @@ async function command(ctx: ConfigContext, env: ProviderEnv, id: string, action:
     method: "POST",
     headers: telnyxHeaders(ctx),
     body: JSON.stringify(body),
-  });
+  }, env);
 }
 
 export const telnyxCalls: ProviderCalls = {
@@ -103,7 +103,7 @@ export const telnyxCalls: ProviderCalls = {
       webhook_url_method: "POST",
       client_state: base64Encode(enc.encode(`run:${req.runId}`)),
     };
-    const res = await carrierFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) });
+    const res = await carrierFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) }, env);
     const id = res.json?.data?.call_control_id;
     if (res.status >= 200 && res.status < 300 && typeof id === "string") return { ok: true, providerCallId: id };
     return refused(res, telnyxErrorMessage(res.json));

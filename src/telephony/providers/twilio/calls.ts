@@ -84,7 +84,7 @@ export const twilioCalls: ProviderCalls = {
       method: "POST",
       headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
       body: originateForm(ctx, req).toString(),
-    });
+    }, env);
     if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
       if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
     }
@@ -98,7 +98,7 @@ export const twilioCalls: ProviderCalls = {
     const headers = { Authorization: basicAuth(account, token), "Content-Type": "application/x-www-form-urlencoded" };
     // Canceled ends a queued or ringing call; an answered call needs completed. Try the former first.
     for (const status of ["canceled", "completed"]) {
-      const res = await carrierFetch(url, { method: "POST", headers, body: new URLSearchParams({ Status: status }).toString() });
+      const res = await carrierFetch(url, { method: "POST", headers, body: new URLSearchParams({ Status: status }).toString() }, env);
       if (res.status === 404) return; // already gone
       if (res.status >= 200 && res.status < 300) {
         const now = res.json?.status;

@@ -141,7 +141,7 @@ export const vonageCalls: ProviderCalls = {
       method: "POST",
       headers: { Authorization: authorization, "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify(body),
-    });
+    }, env);
     if (res.status >= 200 && res.status < 300 && typeof res.json?.uuid === "string") return { ok: true, providerCallId: res.json.uuid };
     return refused(res, problemMessage(res.json));
   },
@@ -151,7 +151,7 @@ export const vonageCalls: ProviderCalls = {
       method: "PUT",
       headers: { Authorization: await auth(ctx), "Content-Type": "application/json" },
       body: JSON.stringify({ action: "hangup" }),
-    });
+    }, env);
     // 400/404 after the call has ended count as success.
     if ((res.status >= 200 && res.status < 300) || res.status === 400 || res.status === 404) return;
     throw new Error(`Vonage hang-up failed (HTTP ${res.status}): ${problemMessage(res.json) ?? res.text}`);

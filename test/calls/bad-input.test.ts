@@ -1,0 +1,89 @@
+// Issue 7 "Bad input" against the simulator: a carrier that never answers (the run fails with our timeout
+// message, the caller gets 502, nothing is retried, a campaign attempt is a carrier failure and is not
+// re-dialled).
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
+import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import { call } from "../helpers";
+import { CALLEE, setup, simHang, simRequests, type Recorded } from "./support";
+
+const TIMED_OUT = "Carrier request timed out";
+/** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
+const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
+const HANG_MS = TIMEOUT_MS + 3000;
+
+/** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
+const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
+
+describe("a carrier that does not answer in time", () => {
+  // Plivo and Vobiz are left out: their shared module (providers/plivo-family.ts) still uses the 10 s default.
+  const providers: ProviderName[] = ["twilio", "telnyx", "vonage", "cloudonix", "exotel", "ari"];
+
+  it("answers 502 with the timeout message, keeps the run failed with it, and asks the carrier once", { timeout: 60_000 }, async () => {
+    expect(TIMEOUT_MS).toBeGreaterThan(0);
+    const setups = await Promise.all(providers.map((p) => setup(p)));
+    await Promise.all(setups.map((s) => simHang(s.acct, "originate", HANG_MS)));
+    const started = Date.now();
+    // In parallel: each waits out the timeout, so the test costs one timeout, not six.
+    const results = await Promise.all(
+      setups.map((s) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } })),
+    );
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(took, "gave up at our timeout, before the carrier answered").toBeLessThan(HANG_MS);
+    for (const [i, s] of setups.entries()) {
+      const p = providers[i];
+      expect(results[i].status, `${p}: ${results[i].text}`).toBe(502);
+      expect(results[i].json, p).toEqual({ detail: TIMED_OUT });
+      const runs = (await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: s.org.key })).json.items;
+      expect(runs, p).toHaveLength(1);
+      expect(runs[0], p).toMatchObject({ status: "failed", error: TIMED_OUT, provider_call_id: null });
+      expect(runs[0].ended_at, p).not.toBeNull();
+      // Exactly one originate reached the carrier: no blind retry after the timeout.
+      expect(originates(await simRequests(s.acct)), p).toHaveLength(1);
+    }
+  });
+
+  it("a campaign attempt that times out is a carrier failure, and the contact is not dialled again", { timeout: 60_000 }, async () => {
+    const s = await setup("twilio");
+    await simHang(s.acct, "originate", HANG_MS);
+    const id = 800_000 + Math.floor(Math.random() * 90_000);
+    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+    await stub.initialize({
+      campaignId: id,
+      orgId: s.org.id,
+      name: `campaign ${id}`,
+      workflowId: s.agent.id,
+      telephonyConfigurationId: s.configId,
+      sourceId: "campaigns/x.csv",
+      // Retries on: a timeout must still not be re-dialled (the carrier may have placed the call).
+      settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, enabled: true, max_retries: 3, retry_delay_seconds: 0 } } as CampaignSettings,
+    });
+    await stub.importContacts([{ row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null }]);
+    await stub.finishImport();
+    await stub.start();
+    const campaignRuns = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+    for (let i = 0; i < 5 && (await campaignRuns()).every((r) => r.status !== "failed"); i++) await runDurableObjectAlarm(stub);
+
+    const runs = await campaignRuns();
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "failed", error: TIMED_OUT, attempt: 1, providerCallId: null });
+    // Later alarms (and any retry timer) place nothing new.
+    for (let i = 0; i < 3; i++) await runDurableObjectAlarm(stub);
+    expect(originates(await simRequests(s.acct))).toHaveLength(1);
+    expect(await campaignRuns()).toHaveLength(1);
+    const progress = await stub.progress();
+    expect(progress).toMatchObject({ state: "completed", failed: 1, failed_calls: 1, pending: 0, processed: 1 });
+    // The contact's outcome is the carrier failure itself (`failed`, a breaker failure), not an unknown.
+    expect((await stub.redialPlan(["failed"])).count).toBe(1);
+    expect((await stub.redialPlan(["unknown"])).count).toBe(0);
+    // The engine's lease came back.
+    const { organizationStub } = await import("../../src/organizations/organization-object");
+    expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
+  });
+});
