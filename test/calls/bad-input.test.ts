@@ -1,16 +1,17 @@
 // Issue 7 "Bad input" against the simulator: a carrier that never answers (the run fails with our timeout
 // message, the caller gets 502, nothing is retried, a campaign attempt is a carrier failure and is not
-// re-dialled).
+// re-dialled), and callbacks that are genuinely signed but stale, or replayed after another final status.
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
+import { clock } from "../../src/lib/clock";
 import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, setup, simHang, simRequests, type Recorded } from "./support";
+import { CALLEE, deliver, deliverAll, drain, play, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
 
 const TIMED_OUT = "Carrier request timed out";
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
@@ -19,6 +20,8 @@ const HANG_MS = TIMEOUT_MS + 3000;
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
 const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
+
+afterEach(() => clock.set(null));
 
 describe("a carrier that does not answer in time", () => {
   // Plivo and Vobiz are left out: their shared module (providers/plivo-family.ts) still uses the 10 s default.
@@ -86,4 +89,43 @@ describe("a carrier that does not answer in time", () => {
     const { organizationStub } = await import("../../src/organizations/organization-object");
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
   });
+});
+
+describe("stale and replayed callbacks", () => {
+  // Carriers whose signature covers a time (carriers.md): Telnyx's timestamp header, Vonage's JWT iat.
+  it.each(["telnyx", "vonage"] as const)("%s: a genuine callback presented more than 300 s later is refused and changes nothing", async (provider) => {
+    const s = await setup(provider);
+    const runId = (await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } })).json.workflow_run_id as number;
+    const before = await runRow(runId);
+    const final = (await play(before.providerCallId!, "busy")).filter((c) => c.kind === "status").at(-1)!;
+    clock.set(Date.now() + 301_000);
+    const late = await deliver(final);
+    expect(late.status, late.text).toBe(403);
+    expect(await runRow(runId)).toEqual(before);
+    // The same bytes inside the window are accepted: it was the age that was refused, not the signature.
+    clock.set(null);
+    expect((await deliver(final)).status).toBeLessThan(300);
+    expect((await runRow(runId)).status).toBe("busy");
+  });
+
+  it.each(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"] as const)(
+    "%s: a valid signed final callback replayed after another final status changes nothing",
+    async (provider) => {
+      const s: Setup = await setup(provider);
+      const runId = (await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } })).json.workflow_run_id as number;
+      const callId = (await runRow(runId)).providerCallId!;
+      const busy = (await play(callId, "busy")).filter((c) => c.kind === "status");
+      const noAnswer = (await play(callId, "no_answer")).filter((c) => c.kind === "status");
+      await deliverAll(busy);
+      await drain(callId);
+      const done = await runRow(runId);
+      expect(done.status).toBe("busy");
+      // Another genuine final status, then the first final again: accepted (so the carrier stops retrying), ignored.
+      for (const cb of [noAnswer.at(-1)!, busy.at(-1)!, noAnswer.at(-1)!]) {
+        const r = await deliver(cb);
+        expect(r.status, r.text).toBeLessThan(300);
+        expect(await runRow(runId)).toEqual(done);
+      }
+    },
+  );
 });

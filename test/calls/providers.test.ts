@@ -43,7 +43,7 @@ type Spec = {
   /** Checks the answer document response (or what stands for it). */
   checkAnswer(s: Setup, runId: number, answers: Array<{ cb: Callback; status: number; text: string; headers: Headers }>): Promise<void>;
   /** Ways to forge a callback; each must be refused with the status given. */
-  forgeries: Array<{ name: string; status: 401 | 403; tweak: (cb: Callback) => Parameters<typeof deliver>[1] | Promise<Parameters<typeof deliver>[1]>; opts?: { stale?: boolean; apiKey?: string } }>;
+  forgeries: Array<{ name: string; status: 401 | 403; tweak: (cb: Callback) => Parameters<typeof deliver>[1] | Promise<Parameters<typeof deliver>[1]>; opts?: { stale?: boolean; expired?: boolean; apiKey?: string } }>;
   /** What a hang-up through the provider module leads to (none: the carrier documents no hang-up). */
   hangup?: CallStatus;
 };
@@ -235,6 +235,7 @@ const SPECS: Spec[] = [
       { name: "a wrong api_key claim", status: 403, tweak: () => ({}), opts: { apiKey: "not-ours" } },
       { name: "an unsigned event", status: 403, tweak: () => ({ headers: { Authorization: null } }) },
       { name: "an iat older than 300 s", status: 403, tweak: () => ({}), opts: { stale: true } },
+      { name: "an exp already passed (iat still fresh)", status: 403, tweak: () => ({}), opts: { expired: true } },
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
     ],
     hangup: "canceled",

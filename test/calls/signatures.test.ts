@@ -140,6 +140,24 @@ describe("B.5 Vonage signed callbacks", () => {
     expect(await verifyVonageSignedCallback({ ...opts, authorization: null })).toBe(false);
     expect(await verifyVonageSignedCallback({ ...opts, authorization: `Bearer ${jwt.slice(0, -2)}xx` })).toBe(false);
   });
+
+  it("holds iat to 300 s either way, and exp / nbf (when present) to 60 s of skew", async () => {
+    const at = (s: number) => ({ ...opts, nowMs: opts.nowMs + s * 1000 });
+    expect(await verifyVonageSignedCallback(at(300))).toBe(true);
+    expect(await verifyVonageSignedCallback(at(301))).toBe(false);
+    expect(await verifyVonageSignedCallback(at(-300))).toBe(true);
+    expect(await verifyVonageSignedCallback(at(-301))).toBe(false);
+    const signed = async (claims: Record<string, unknown>) => ({
+      ...opts,
+      authorization: `Bearer ${await sim.vonageCallbackJwt("sig_secret", { iat: 1700000000, jti: "t-2", iss: "Vonage", api_key: "abc123", ...claims }, body)}`,
+    });
+    const exp = await signed({ exp: 1700000100 });
+    expect(await verifyVonageSignedCallback({ ...exp, nowMs: 1_700_000_160_000 })).toBe(true);
+    expect(await verifyVonageSignedCallback({ ...exp, nowMs: 1_700_000_161_000 })).toBe(false);
+    expect(await verifyVonageSignedCallback(await signed({ exp: "never" }))).toBe(false);
+    expect(await verifyVonageSignedCallback(await signed({ nbf: 1700000060 }))).toBe(true);
+    expect(await verifyVonageSignedCallback(await signed({ nbf: 1700000061 }))).toBe(false);
+  });
 });
 
 describe("Vonage RS256 application JWT", () => {

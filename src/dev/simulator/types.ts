@@ -55,7 +55,8 @@ export type RecordedRequest = { method: string; path: string; query: Record<stri
 /** A scripted failure; with `hangMs` the carrier sits on the request that long before answering it (a hung API). */
 export type Fault = { op: string; status: number; body?: unknown; times: number; hangMs?: number };
 
-export type OutcomeOptions = { stale?: boolean; apiKey?: string; json?: boolean };
+/** `stale`: signed with a time 400 s in the past; `expired` (vonage): a fresh-enough iat but an `exp` already passed. */
+export type OutcomeOptions = { stale?: boolean; expired?: boolean; apiKey?: string; json?: boolean };
 
 export interface SimState {
   accounts: Map<string, Account>;

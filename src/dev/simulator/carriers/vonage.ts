@@ -24,8 +24,11 @@ async function authenticate(state: SimState, req: Request): Promise<Account | nu
 
 async function event(account: Account, call: SimCall, status: string, extra: Record<string, string>, opts: OutcomeOptions): Promise<Callback> {
   const body = JSON.stringify({ uuid: call.id, conversation_uuid: call.extra.conversation, status, direction: "outbound", from: call.from, to: call.to, timestamp: new Date().toISOString(), ...extra });
-  const iat = Math.floor(Date.now() / 1000) - (opts.stale ? 400 : 0);
-  const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { iat, jti: crypto.randomUUID(), iss: "Vonage", api_key: opts.apiKey ?? account.credentials.api_key, application_id: account.credentials.application_id }, body);
+  const now = Math.floor(Date.now() / 1000);
+  const iat = now - (opts.stale ? 400 : opts.expired ? 200 : 0);
+  // Vonage's callbacks carry no exp; `expired` adds one that ran out two minutes ago, inside the iat window.
+  const exp = opts.expired ? { exp: now - 120 } : {};
+  const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { iat, ...exp, jti: crypto.randomUUID(), iss: "Vonage", api_key: opts.apiKey ?? account.credentials.api_key, application_id: account.credentials.application_id }, body);
   return { kind: "status", method: "POST", url: call.statusUrl!, body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${jwt}` } };
 }
 

@@ -8,6 +8,8 @@ import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, refused, str } fr
 export const VONAGE_API = "https://api.nexmo.com";
 export const VONAGE_JWT_TTL_SECONDS = 900;
 export const VONAGE_CALLBACK_MAX_AGE_SECONDS = 300;
+/** Leeway for `exp`/`nbf` on signed callbacks: clocks differ a little, never minutes. */
+export const VONAGE_CLOCK_SKEW_SECONDS = 60;
 
 const enc = new TextEncoder();
 const b64url = (s: string) => base64UrlEncode(enc.encode(s));
@@ -50,7 +52,7 @@ export async function vonageJwt(applicationId: string, privateKeyPem: string, no
 
 // --- signed callbacks (HS256) -----------------------------------------------------------------
 
-/** Verifies a signed callback: HS256 signature, api_key, payload_hash of the raw body, iat freshness. */
+/** Verifies a signed callback: HS256 signature, api_key, payload_hash of the raw body, iat freshness, exp/nbf when present. */
 export async function verifyVonageSignedCallback(opts: { authorization: string | null; rawBody: string; secret: string; apiKey: string; nowMs?: number }): Promise<boolean> {
   const m = /^Bearer\s+([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(opts.authorization?.trim() ?? "");
   if (!m) return false;
@@ -72,6 +74,9 @@ export async function verifyVonageSignedCallback(opts: { authorization: string |
   }
   const now = (opts.nowMs ?? clock.now()) / 1000;
   if (typeof claims?.iat !== "number" || now - claims.iat > VONAGE_CALLBACK_MAX_AGE_SECONDS || claims.iat - now > VONAGE_CALLBACK_MAX_AGE_SECONDS) return false;
+  // Vonage documents only iat, but a token that states its own lifetime is held to it (a replay after expiry).
+  if (claims.exp !== undefined && (typeof claims.exp !== "number" || now > claims.exp + VONAGE_CLOCK_SKEW_SECONDS)) return false;
+  if (claims.nbf !== undefined && (typeof claims.nbf !== "number" || claims.nbf > now + VONAGE_CLOCK_SKEW_SECONDS)) return false;
   if (claims.iss !== undefined && claims.iss !== "Vonage") return false;
   return true;
 }
