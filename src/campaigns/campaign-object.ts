@@ -14,7 +14,7 @@ import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
-import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus, isSuccess } from "./engine/outcomes";
+import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./engine/outcomes";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { Schedule } from "./engine/schedule";
@@ -97,18 +97,17 @@ type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 const OPEN_ATTEMPT = `status IN ('dialing', 'in_flight')`;
 const iso = (ms: number) => new Date(ms).toISOString();
-const DEFAULT_TERMS = DEFAULT_SETTINGS;
 
 /** The organization lease of one attempt; the calls module sees it in CampaignCallRequest.leaseId. */
 export const leaseIdFor = (campaignId: number, contactId: number, attempt: number) => `campaign:${campaignId}:${contactId}:${attempt}`;
 
 function completeSettings(s: Partial<CampaignSettings> | undefined): CampaignSettings {
   return {
-    retry_config: { ...DEFAULT_TERMS.retry_config, ...(s?.retry_config ?? {}) },
-    max_concurrency: s?.max_concurrency ?? DEFAULT_TERMS.max_concurrency,
-    rate_limit: s?.rate_limit ?? DEFAULT_TERMS.rate_limit,
+    retry_config: { ...DEFAULT_SETTINGS.retry_config, ...(s?.retry_config ?? {}) },
+    max_concurrency: s?.max_concurrency ?? DEFAULT_SETTINGS.max_concurrency,
+    rate_limit: s?.rate_limit ?? DEFAULT_SETTINGS.rate_limit,
     schedule_config: s?.schedule_config ?? null,
-    circuit_breaker: { ...DEFAULT_TERMS.circuit_breaker, ...(s?.circuit_breaker ?? {}) },
+    circuit_breaker: { ...DEFAULT_SETTINGS.circuit_breaker, ...(s?.circuit_breaker ?? {}) },
   };
 }
 
