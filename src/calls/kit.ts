@@ -32,7 +32,7 @@ export type CarrierResponse = { status: number; text: string; json: any };
  * caller can report them in the contract's terms (a 502 for single calls, `failed` on the run).
  * Pass the provider env so a deployment (or the test pool) can shorten the wait; the default is 10 s.
  */
-export async function carrierFetch(url: string, init: RequestInit, env?: Pick<ProviderEnv, "carrierTimeoutMs">): Promise<CarrierResponse> {
+export async function carrierFetch(url: string, init: RequestInit, env: Pick<ProviderEnv, "carrierTimeoutMs">): Promise<CarrierResponse> {
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(env?.carrierTimeoutMs ?? CARRIER_TIMEOUT_MS) });

@@ -24,15 +24,14 @@ const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" 
 afterEach(() => clock.set(null));
 
 describe("a carrier that does not answer in time", () => {
-  // Plivo and Vobiz are left out: their shared module (providers/plivo-family.ts) still uses the 10 s default.
-  const providers: ProviderName[] = ["twilio", "telnyx", "vonage", "cloudonix", "exotel", "ari"];
+  const providers: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel", "ari"];
 
   it("answers 502 with the timeout message, keeps the run failed with it, and asks the carrier once", { timeout: 60_000 }, async () => {
     expect(TIMEOUT_MS).toBeGreaterThan(0);
     const setups = await Promise.all(providers.map((p) => setup(p)));
     await Promise.all(setups.map((s) => simHang(s.acct, "originate", HANG_MS)));
     const started = Date.now();
-    // In parallel: each waits out the timeout, so the test costs one timeout, not six.
+    // In parallel: each waits out the timeout, so the test costs one timeout, not eight.
     const results = await Promise.all(
       setups.map((s) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } })),
     );

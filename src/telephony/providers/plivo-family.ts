@@ -131,7 +131,7 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
         method: "POST",
         headers: carrier.headers(ctx),
         body: JSON.stringify(originateBody(req)),
-      });
+      }, env);
       // The request uuid stands in until the ring callback brings the CallUUID (correlated on RequestUUID).
       const raw = res.json?.request_uuid;
       const uuid = Array.isArray(raw) ? raw[0] : raw;
@@ -142,7 +142,7 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
     async hangup(ctx, env, id) {
       // Before the CallUUID is known only the request can be cancelled (…/Request/{uuid}/) (unconfirmed for Vobiz).
       for (const kind of ["Call", "Request"]) {
-        const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`, { method: "DELETE", headers: carrier.headers(ctx) });
+        const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`, { method: "DELETE", headers: carrier.headers(ctx) }, env);
         if (res.status >= 200 && res.status < 300) return;
         if (res.status !== 404) throw new Error(`${carrier.label} hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
       }
@@ -167,7 +167,7 @@ export function familyProvision(carrier: PlivoFamilyCarrier) {
     if (str(ctx.config.application_id)) return { state: {} };
     const name = applicationName(ctx);
     const base = `${carrier.accountUrl(ctx, env)}/Application/`;
-    const found = await carrierFetch(`${base}?${new URLSearchParams({ app_name: name })}`, { method: "GET", headers: carrier.headers(ctx) });
+    const found = await carrierFetch(`${base}?${new URLSearchParams({ app_name: name })}`, { method: "GET", headers: carrier.headers(ctx) }, env);
     const existing = found.status === 200 ? (found.json?.objects ?? []).find((a: any) => a?.app_name === name) : null;
     if (existing?.app_id) return { state: {}, config: { application_id: String(existing.app_id) } };
     const url = inboundUrl(env, carrier.name);
@@ -175,7 +175,7 @@ export function familyProvision(carrier: PlivoFamilyCarrier) {
       method: "POST",
       headers: carrier.headers(ctx),
       body: JSON.stringify({ app_name: name, answer_url: url, answer_method: "POST", hangup_url: url, hangup_method: "POST" }),
-    });
+    }, env);
     if (res.status >= 200 && res.status < 300 && res.json?.app_id) return { state: {}, config: { application_id: String(res.json.app_id) } };
     throw provisioningError(carrier.label, res, res.json?.error);
   };
