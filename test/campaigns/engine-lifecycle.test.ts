@@ -35,6 +35,45 @@ describe("campaign object: creation RPCs", () => {
     expect(await errorOf(stub.importContacts([contact(7, "+14155550103")]))).toMatch(/^\[409\]/);
   });
 
+  it("a large chunk: text stored exactly, duplicates across the object's internal statements, counts exact", async () => {
+    const id = ++next;
+    const stub = stubFor(id);
+    await stub.initialize(meta(id));
+    const odd = 'q"uo\\te \n\t\u0001 é 漢字 😀 \u2028 {{x}} ,;';
+    const wide = "w".repeat(60_000); // a few rows this wide fill the object's 128K-character statements
+    const num = (i: number) => `+1415${String(5_000_000 + i)}`;
+    const chunk = Array.from({ length: 3_000 }, (_, i) => ({
+      row: i + 2,
+      // Rows 1,000 on repeat an earlier number once every 100 rows: some in the same statement, some in an earlier one.
+      phone_number: i >= 1_000 && i % 100 === 0 ? num(i - 997) : num(i),
+      initial_context: { name: `${odd}${i}`, note: i % 500 === 1 ? wide : "" },
+      greeting_override: i % 3 === 0 ? { type: "text" as const, text: `Hi ${odd}` } : i % 3 === 1 ? null : { type: "audio" as const, recordingId: "rec-1" },
+    }));
+    const res = await stub.importContacts(chunk);
+    const expected = chunk.filter((c, i) => i >= 1_000 && i % 100 === 0).map((c) => ({ row: c.row, phone_number: c.phone_number, first_row: c.row - 997 }));
+    expect(res).toEqual({ inserted: 3_000 - expected.length, duplicates: expected });
+    // A second chunk: repeats of the first chunk's numbers and of its own.
+    const again = await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]);
+    expect(again).toEqual({ inserted: 1, duplicates: [{ row: 5_000, phone_number: num(0), first_row: 2 }, { row: 5_002, phone_number: "+14155550199", first_row: 5_001 }] });
+    const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
+    const { Sql } = await import("../../src/campaigns/engine/sql");
+    await runInDurableObject(stub, async (_i, state) => {
+      const stored = state.storage.sql.exec<{ row: number; phone_number: string; initial_context: string; greeting_override: string | null }>(
+        "SELECT row, phone_number, initial_context, greeting_override FROM contacts WHERE row < 5000 ORDER BY row").toArray();
+      const kept = chunk.filter((c) => !expected.some((d) => d.row === c.row));
+      expect(stored.map((r) => r.row)).toEqual(kept.map((c) => c.row));
+      for (const [k, c] of kept.entries()) {
+        expect(stored[k].phone_number).toBe(c.phone_number);
+        expect(stored[k].initial_context).toBe(JSON.stringify(c.initial_context));
+        expect(stored[k].greeting_override).toBe(c.greeting_override ? JSON.stringify(c.greeting_override) : null);
+      }
+      const db = new Sql(state.storage.sql, state.storage);
+      expect(readCounts(db)).toEqual(recount(db));
+      expect(readCounts(db)).toMatchObject({ total: kept.length + 1, pending: kept.length + 1, queued: kept.length + 1 });
+    });
+    expect(await stub.finishImport()).toEqual({ total: 3_000 - expected.length + 1 });
+  });
+
   it("initialize is idempotent for the same campaign and refuses another", async () => {
     const id = ++next;
     const stub = stubFor(id);
