@@ -8,10 +8,9 @@ import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { clock } from "../../src/lib/clock";
-import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, deliver, deliverAll, drain, play, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
+import { CALLEE, campaignObject, deliver, deliverAll, drain, play, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
 
 const TIMED_OUT = "Carrier request timed out";
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
@@ -55,19 +54,10 @@ describe("a carrier that does not answer in time", () => {
     const s = await setup("twilio");
     await simHang(s.acct, "originate", HANG_MS);
     const id = 800_000 + Math.floor(Math.random() * 90_000);
-    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
-    await stub.initialize({
-      campaignId: id,
-      orgId: s.org.id,
-      name: `campaign ${id}`,
-      workflowId: s.agent.id,
-      telephonyConfigurationId: s.configId,
-      sourceId: "campaigns/x.csv",
-      // Retries on: a timeout must still not be re-dialled (the carrier may have placed the call).
-      settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, enabled: true, max_retries: 3, retry_delay_seconds: 0 } } as CampaignSettings,
-    });
-    await stub.importContacts([{ row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null }]);
-    await stub.finishImport();
+    // Retries on: a timeout must still not be re-dialled (the carrier may have placed the call).
+    const stub = await campaignObject(s, id, { enabled: true, max_retries: 3, retry_delay_seconds: 0 }, [
+      { row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null },
+    ]);
     await stub.start();
     const campaignRuns = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
     for (let i = 0; i < 5 && (await campaignRuns()).every((r) => r.status !== "failed"); i++) await runDurableObjectAlarm(stub);

@@ -7,16 +7,13 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
-import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
 import type { CampaignCallRequest, CampaignCallStatus } from "../../src/campaigns/object-api";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { startCampaignCall } from "../../src/calls/start";
 import { applyStatus } from "../../src/calls/status";
 import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
-import { CALLEE, deliverAll, play, runRow, setup, simFault, simRequests, type Setup } from "./support";
+import { CALLEE, campaignId, campaignObject, deliverAll, play, runRow, setup, simFault, simRequests, type Setup } from "./support";
 
-let seq = 0;
-const campaignId = () => 900_000 + Math.floor(Math.random() * 10_000) * 10 + ++seq;
 
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
@@ -41,18 +38,9 @@ describe("a real campaign object dialling through the calls module", () => {
   it("starts the call with the engine's lease, and the carrier's final status completes the contact and frees the lease", async () => {
     const s = await setup("twilio");
     const id = campaignId();
-    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
-    await stub.initialize({
-      campaignId: id,
-      orgId: s.org.id,
-      name: `campaign ${id}`,
-      workflowId: s.agent.id,
-      telephonyConfigurationId: s.configId,
-      sourceId: "campaigns/x.csv",
-      settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, enabled: false } } as CampaignSettings,
-    });
-    await stub.importContacts([{ row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: { type: "text", text: "Hi {{first_name}}, a quick question" } }]);
-    await stub.finishImport();
+    const stub = await campaignObject(s, id, { enabled: false }, [
+      { row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: { type: "text", text: "Hi {{first_name}}, a quick question" } },
+    ]);
     await stub.start();
     for (let i = 0; i < 5 && (await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path)).length === 0; i++) await runDurableObjectAlarm(stub);
 

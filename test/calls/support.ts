@@ -9,6 +9,8 @@ import type { ProviderName } from "../../src/telephony/providers/types";
 import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { PlayRequest } from "../../src/dev/simulator/sim-object";
 import { call, createOrg, type Org } from "../helpers";
+import { DEFAULT_SETTINGS, type CampaignSettings, type RetryConfig } from "../../src/campaigns/settings";
+import type { ContactInput } from "../../src/campaigns/object-api";
 
 export const SIM = "http://sim.test";
 export const CALLEE = "+14155550123";
@@ -135,4 +137,25 @@ export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean,
     if (ok(v) || Date.now() > until) return v;
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+let campaignSeq = 0;
+/** An unused campaign id (the objects are addressed by it; no D1 row is needed for these tests). */
+export const campaignId = () => 900_000 + Math.floor(Math.random() * 10_000) * 10 + (++campaignSeq % 10);
+
+/** A real campaign object for `s`'s agent and configuration, holding `contacts`, ready to start. */
+export async function campaignObject(s: Setup, id: number, retry: Partial<RetryConfig>, contacts: ContactInput[]) {
+  const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+  await stub.initialize({
+    campaignId: id,
+    orgId: s.org.id,
+    name: `campaign ${id}`,
+    workflowId: s.agent.id,
+    telephonyConfigurationId: s.configId,
+    sourceId: "campaigns/x.csv",
+    settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, ...retry } } as CampaignSettings,
+  });
+  await stub.importContacts(contacts);
+  await stub.finishImport();
+  return stub;
 }
