@@ -15,6 +15,7 @@ import { startCampaignCallVia } from "./engine/call-starter";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
 import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./engine/outcomes";
+import { packContacts, type PackedContacts } from "./engine/packed";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { Schedule } from "./engine/schedule";
@@ -171,19 +172,20 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** Adds one chunk of validated contacts; a phone number already in the campaign is reported, not inserted. */
   async importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }> {
+    return this.importPacked(packContacts(chunk));
+  }
+
+  /** `importContacts` for a chunk the caller packed (packContacts): what the CSV import sends. */
+  async importPacked(parts: PackedContacts): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }> {
     const c = this.need();
     if (c.import_done || c.state !== "draft") throw engineConflict("Contacts can only be added while the campaign is being created");
     const duplicates: { row: number; phone_number: string; first_row: number }[] = [];
     let inserted = 0;
     this.db.tx(() => {
-      // Many contacts per statement, passed as one JSON array: a statement per row cost ~20 µs a row (mostly the
-      // per-statement cost of running the counters trigger); this is ~6. Bound parameters are capped at 100, so
-      // multi-row VALUES would fit only 25 rows. Rows go in order, so ON CONFLICT keeps a number's first row.
-      let part: [number, string, string, string | null][] = [];
-      let chars = 0;
-      const flush = () => {
-        if (!part.length) return;
-        const json = JSON.stringify(part);
+      // Many contacts per statement: a statement per row cost ~20 µs a row (mostly the per-statement cost of the
+      // counters trigger); this is ~6. Bound parameters are capped at 100, so multi-row VALUES would fit only 25
+      // rows; one JSON parameter has no such cap. Rows go in order, so ON CONFLICT keeps a number's first row.
+      for (const { rows, json } of parts) {
         const n = this.db.changes(
           `INSERT INTO contacts (row, phone_number, initial_context, greeting_override, queue_key)
            SELECT value->>0, value->>1, value->>2, value->>3, ? FROM json_each(?) WHERE true ON CONFLICT (phone_number) DO NOTHING`,
@@ -191,29 +193,18 @@ export class CampaignObject extends DurableObject<Env> {
           json,
         );
         inserted += n;
-        if (n < part.length) {
-          // Rows not inserted are those whose number is stored under another row (a file's rows are distinct).
-          const found = this.db.all<{ row: number; phone_number: string; first_row: number }>(
-            `SELECT j.value->>0 AS row, j.value->>1 AS phone_number, c.row AS first_row
-             FROM json_each(?) j JOIN contacts c ON c.phone_number = j.value->>1
-             WHERE c.row <> j.value->>0 ORDER BY j.key`,
-            json,
-          );
-          // Fails (and rolls the chunk back) rather than under-report, should a caller ever repeat a row number.
-          if (n + found.length !== part.length) throw new Error("importContacts: a chunk repeats a row number");
-          for (const d of found) duplicates.push({ row: d.row, phone_number: d.phone_number, first_row: d.first_row });
-        }
-        part = [];
-        chars = 0;
-      };
-      for (const ct of chunk) {
-        const context = JSON.stringify(ct.initial_context ?? {});
-        part.push([ct.row, ct.phone_number, context, ct.greeting_override ? JSON.stringify(ct.greeting_override) : null]);
-        chars += context.length + ct.phone_number.length;
-        // Keeps each JSON parameter well under SQLite's string size limit, whatever the rows hold.
-        if (chars >= 128 * 1024) flush();
+        if (n === rows) continue;
+        // Rows not inserted are those whose number is stored under another row (a file's rows are distinct).
+        const found = this.db.all<{ row: number; phone_number: string; first_row: number }>(
+          `SELECT j.value->>0 AS row, j.value->>1 AS phone_number, c.row AS first_row
+           FROM json_each(?) j JOIN contacts c ON c.phone_number = j.value->>1
+           WHERE c.row <> j.value->>0 ORDER BY j.key`,
+          json,
+        );
+        // Fails (and rolls the chunk back) rather than under-report, should a caller ever repeat a row number.
+        if (n + found.length !== rows) throw new Error("importContacts: a chunk repeats a row number");
+        for (const d of found) duplicates.push({ row: d.row, phone_number: d.phone_number, first_row: d.first_row });
       }
-      flush();
     });
     return { inserted, duplicates };
   }

@@ -11,6 +11,7 @@ import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
 import { viaEngine } from "./engine/errors";
+import { packContacts } from "./engine/packed";
 import type { CampaignSettings } from "./settings";
 import { IMPORTING, campaignStub } from "./view";
 
@@ -76,7 +77,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
     const outcome = await importCsv(file.body, {
       pbx: config.provider.pbx,
       requiredVariables: templateVariables(workflow.definition),
-      sink: { importContacts: (chunk) => viaEngine(stub.importContacts(chunk)) },
+      sink: { importContacts: (chunk) => viaEngine(stub.importPacked(packContacts(chunk))) },
     });
     if (!outcome.ok) throw unprocessable(outcome.items);
     const { total } = await viaEngine(stub.finishImport());

@@ -59,7 +59,7 @@ export type Campaign = z.infer<typeof Campaign>;
 
 /** The object's RPCs the records routes use, typed from the class itself (the RPC stub's generic types are too
  *  deep for the compiler on these return types). */
-export type CampaignRpc = Pick<CampaignObject, "initialize" | "importContacts" | "finishImport" | "discard" | "snapshot" | "updateSettings">;
+export type CampaignRpc = Pick<CampaignObject, "initialize" | "importContacts" | "importPacked" | "finishImport" | "discard" | "snapshot" | "updateSettings">;
 
 /** The campaign's object, addressed by its id as agreed with the engine (issue 6). */
 export function campaignStub(env: Env, campaignId: number): CampaignRpc {

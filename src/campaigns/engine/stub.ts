@@ -4,7 +4,7 @@ import type { CampaignObject } from "../campaign-object";
 
 export type CampaignRpcAll = Pick<
   CampaignObject,
-  | "initialize" | "importContacts" | "finishImport" | "failSource" | "discard" | "snapshot" | "progress" | "logs"
+  | "initialize" | "importContacts" | "importPacked" | "finishImport" | "failSource" | "discard" | "snapshot" | "progress" | "logs"
   | "start" | "resume" | "pause" | "cancel" | "updateSettings" | "wake" | "onCallStatus"
   | "redialPlan" | "redialContacts" | "linkRedial"
 >;
