@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import Papa from "papaparse";
 import { unstable_startWorker } from "wrangler";
+import { cpuOf, descendants } from "../lib/proc.mjs";
 import { generateCsv } from "./generate.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -50,34 +51,6 @@ async function json(res) {
 const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 const wranglerSync = (args) =>
   execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
-
-/** CPU seconds (user + system) a set of processes has used, from /proc (clock ticks of 1/100 s). */
-function cpuOf(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-  }
-  return ticks / 100;
-}
-
-/** Every process under `root` (wrangler dev runs workerd a level or two below itself). */
-function descendants(root) {
-  const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
-    .split("\n")
-    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
-    .filter(Boolean)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
-  const out = [];
-  const walk = (pid) => {
-    for (const r of rows.filter((x) => x.ppid === pid)) {
-      out.push(r);
-      walk(r.pid);
-    }
-  };
-  walk(root);
-  return out;
-}
 
 /** The Worker bundled once, as wrangler deploys it: a fixed file, so edits elsewhere in the tree don't reload it. */
 function bundleWorker() {

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
+import { cpuOf, descendants } from "../lib/proc.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
@@ -27,32 +28,6 @@ function benchConfig() {
   const path = `${OUT}/wrangler.toml`;
   writeFileSync(path, toml);
   return path;
-}
-
-function cpuOf(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / 100;
-}
-
-function descendants(root) {
-  const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
-    .split("\n")
-    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
-    .filter(Boolean)
-    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
-  const out = [];
-  const walk = (pid) => {
-    for (const r of rows.filter((x) => x.ppid === pid)) {
-      out.push(r);
-      walk(r.pid);
-    }
-  };
-  walk(root);
-  return out;
 }
 
 const config = benchConfig();
