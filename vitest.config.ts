@@ -47,6 +47,9 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       exclude: ["test/integration/**"],
       setupFiles: ["./test/setup.ts"],
+      // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
     },
   };
 });
