@@ -22,6 +22,32 @@ export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook });
 }
 
+/**
+ * The deepest nesting a JSON request body may have. Deeper bodies would overflow the stack wherever the value is
+ * walked recursively (JSON.stringify of a stored definition, the idempotency hash), turning a client's mistake into
+ * a 500; no field of this API needs anywhere near this depth.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The nesting depth of a JSON text (brackets inside strings ignored); stops counting once past `limit`. */
+export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92 /* \\ */) i++;
+      else if (ch === 34 /* " */) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123 /* { */ || ch === 91 /* [ */) {
+      if (++depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (ch === 125 /* } */ || ch === 93 /* ] */) depth--;
+  }
+  return max;
+}
+
 function requestIdOf(incoming: string | undefined): string {
   return incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : crypto.randomUUID();
 }
@@ -42,6 +68,18 @@ export function createApp() {
     }
   });
   app.use("/api/v1/*", requireApiKey);
+  // Refuse absurdly nested JSON before any handler walks it (see MAX_JSON_DEPTH). Carrier callbacks and uploads are
+  // left alone: their handlers need the raw bytes, and they never recurse into the body.
+  app.use("/api/v1/*", async (c, next) => {
+    const path = c.req.path;
+    if (!path.startsWith("/api/v1/telephony/") && !path.startsWith("/api/v1/uploads/") && /json/i.test(c.req.header("content-type") ?? "")) {
+      const text = await c.req.text(); // cached by Hono: the validators parse this same text afterwards
+      if (jsonDepth(text) > MAX_JSON_DEPTH) {
+        throw new ApiError(422, [{ loc: ["body"], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: "json_too_deep", ctx: { max_depth: MAX_JSON_DEPTH } }]);
+      }
+    }
+    return next();
+  });
 
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
 
