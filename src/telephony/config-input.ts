@@ -26,7 +26,9 @@ export function redactSecretInputs(items: ValidationItem[], sensitive: readonly 
     const path = inConfig ? item.loc.slice(base.length).join(".") : null;
     const touchesSecret =
       path !== null && sensitive.some((s) => path === "" || s === path || s.startsWith(`${path}.`) || path.startsWith(`${s}.`));
-    if (!touchesSecret && (item.input === null || typeof item.input !== "object")) return item;
+    // A URL carrying `user:password@` (refused, see define.ts httpUrl) must not be echoed with its password either.
+    const urlWithPassword = typeof item.input === "string" && /^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(item.input);
+    if (!touchesSecret && !urlWithPassword && (item.input === null || typeof item.input !== "object")) return item;
     const { input: _dropped, ...rest } = item;
     return rest;
   });

@@ -40,7 +40,12 @@ export const optionalId = (description: string): LeafSpec => ({
 export const httpUrl = (description: string, opts: Opts = {}): LeafSpec => ({
   kind: "leaf",
   type: "string",
-  schema: z.url({ protocol: /^https?$/, error: "Must be an http(s) URL" }).max(2048),
+  // A password in the URL's userinfo would be stored in plain text and returned unmasked: refused; passwords go
+  // in their own sensitive fields (e.g. ari `app_password`). A user name alone is fine.
+  schema: z
+    .url({ protocol: /^https?$/, error: "Must be an http(s) URL" })
+    .max(2048)
+    .refine((v) => !URL.canParse(v) || new URL(v).password === "", "Must not contain a password; put it in the password field"),
   description,
   ...opts,
 });
