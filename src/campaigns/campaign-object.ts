@@ -279,7 +279,8 @@ export class CampaignObject extends DurableObject<Env> {
   async progress(): Promise<CampaignProgress> {
     const c = this.need();
     const k = this.counts();
-    const pct = k.total ? Math.round((k.processed / k.total) * 10000) / 100 : 0;
+    // Contract 6: exactly processed / total × 100 (0 when total is 0), not rounded: clients round for display.
+    const pct = k.total ? (k.processed / k.total) * 100 : 0;
     return {
       campaign_id: c.campaign_id,
       state: c.state,
