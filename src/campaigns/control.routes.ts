@@ -175,14 +175,25 @@ export const campaignControlRouter = createRouter()
   })
   .openapi(redial, async (c) => {
     const { campaign_id } = c.req.valid("param");
-    await owned(c.env, c.get("orgId"), campaign_id);
+    const orgId = c.get("orgId");
+    const row = await owned(c.env, orgId, campaign_id);
     // The body is optional: an empty request means the default outcomes.
     const raw = c.req.header("content-length") === "0" ? {} : ((await c.req.json().catch(() => ({}))) ?? {});
     const body = RedialBody.safeParse(raw);
     if (!body.success) throw new ApiError(422, zodIssuesToItems(body.error.issues, ["body"], raw));
     const outcomes = [...new Set(body.data.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];
+    // A redial creates a campaign, and contract 8 says an archived agent takes no new campaigns (409, as create).
+    // The state is refused first (409 naming it), then the agent; a vanished agent is a conflict too, not a 404.
+    const state = await currentState(c.env, campaign_id);
+    if (!nextState(state, "redial")) throw conflict(refusal(state, "redial"));
+    try {
+      await loadUsableWorkflow(getDb(c.env), orgId, row.workflowId);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) throw conflict(String(err.detail));
+      throw err;
+    }
     const childId = await redialCampaign(c.env, campaign_id, outcomes);
-    return c.json(await campaignView(c.env, c.get("orgId"), childId), 200);
+    return c.json(await campaignView(c.env, orgId, childId), 200);
   })
   .openapi(progress, async (c) => {
     const { campaign_id } = c.req.valid("param");

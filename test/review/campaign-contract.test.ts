@@ -81,3 +81,30 @@ describe("review: progress percentages (contract 6: processed / total × 100)", 
     expect(p.completion_percentage).toBe((1 / 3) * 100);
   });
 });
+
+describe("review: redial of an archived agent's campaign (contract 8: archived agents take no new campaigns)", () => {
+  it("is refused with 409 and creates nothing; after a restore the redial works", async () => {
+    const o = await setupOrg();
+    const { id, stub } = await draftCampaign(o, 2);
+    await stub.updateSettings({ retry_config: { enabled: false } });
+    expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
+    await tick(stub);
+    for (const s of carrier.open(id)) await carrier.report(s, "no_answer");
+    expect((await stub.snapshot()).state).toBe("completed");
+    const campaignsOf = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE org_id = ?").bind(o.org.id).first<{ n: number }>())!.n;
+    const before = await campaignsOf();
+
+    expect((await call("PUT", `/api/v1/workflow/${o.workflowId}/status`, { key: o.org.key, body: { status: "archived" } })).status).toBe(200);
+    const refused = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json).toEqual({ detail: "Workflow is archived" });
+    expect(await campaignsOf()).toBe(before);
+    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+
+    expect((await call("PUT", `/api/v1/workflow/${o.workflowId}/status`, { key: o.org.key, body: { status: "active" } })).status).toBe(200);
+    const child = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key });
+    expect(child.status, child.text).toBe(200);
+    expect(child.json).toMatchObject({ state: "draft", parent_campaign_id: id, total_rows: 2 });
+  });
+});
