@@ -344,8 +344,10 @@ export class CampaignObject extends DurableObject<Env> {
     this.checkTransition(c, "resume");
     const now = clock.now();
     this.db.tx(() => {
-      // The breaker's window starts afresh: what tripped it is behind us.
-      this.db.run(`UPDATE campaign SET state = 'running', breaker_since = ?, window_open = NULL, blocked = NULL, summary_dirty = 1`, now);
+      // The breaker's window starts afresh: what tripped it is behind us. It opens one millisecond after `now`, since
+      // every attempt already finished ended at or before `now`, so the failures that tripped it stay out of it even
+      // when no time passes between the trip and the resume (the window counts `ended_at >= breaker_since`).
+      this.db.run(`UPDATE campaign SET state = 'running', breaker_since = ?, window_open = NULL, blocked = NULL, summary_dirty = 1`, now + 1);
       this.log("info", "campaign_resumed", "Campaign resumed", {});
       this.onRunning(now);
     });

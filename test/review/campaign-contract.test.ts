@@ -108,3 +108,24 @@ describe("review: redial of an archived agent's campaign (contract 8: archived a
     expect(child.json).toMatchObject({ state: "draft", parent_campaign_id: id, total_rows: 2 });
   });
 });
+
+describe("review: breaker window reset on start/resume from paused (contract 6)", () => {
+  const breaker = { enabled: true, failure_threshold: 0.5, window_seconds: 120, min_calls_in_window: 5 };
+  for (const op of ["start", "resume"] as const)
+    it(`${op} right after a trip (same instant) runs again: the failures that tripped it are behind the reset`, async () => {
+      const { id, stub } = await makeCampaign({ contacts: 20, settings: { rate_limit: 50, max_concurrency: 10, retry_config: { enabled: false }, circuit_breaker: breaker }, start: true });
+      await tick(stub);
+      const calls = carrier.open(id);
+      for (let i = 0; i < 4; i++) await carrier.report(calls[i], "failed");
+      expect((await stub.snapshot()).state).toBe("running"); // 4 < min_calls_in_window
+      await carrier.report(calls[4], "failed");
+      expect((await stub.snapshot()).state).toBe("paused");
+      // No time passes: the user reacts at once (the clock is the same millisecond).
+      const again = await stub[op]();
+      expect(again.state).toBe("running");
+      expect(again.logs[0].event).toBe("campaign_resumed");
+      // One more failure after the reset is 1 of 1 finished: below min_calls_in_window, so no trip.
+      await carrier.report(calls[5], "failed");
+      expect((await stub.snapshot()).state).toBe("running");
+    });
+});
