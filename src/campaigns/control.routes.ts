@@ -2,6 +2,7 @@
 // the organization, then asks the campaign's Durable Object, which owns state and counts.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne } from "drizzle-orm";
+import type { MiddlewareHandler } from "hono";
 import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
@@ -73,11 +74,23 @@ const pause = operation("pause", "Pause: no new calls; calls in progress finish 
 const resume = operation("resume", "Resume a paused campaign");
 const cancel = operation("cancel", "Cancel: pending contacts are skipped; calls in progress finish");
 
+/** The redial body is optional, and some clients send Content-Type: application/json with no body at all. Hono's
+ *  JSON validator would call that malformed (422 json_invalid), so for this route an empty (or blank) body reads as
+ *  `{}`, the default outcomes. Runs before the validator; a non-empty body, malformed or not, is left alone. */
+const emptyBodyMeansDefaults: MiddlewareHandler = async (c, next) => {
+  if ((await c.req.text()).trim() === "") {
+    // Hono caches the body text as a promise here (its type says string); the validator and json() read it back.
+    c.req.bodyCache.text = Promise.resolve("{}") as unknown as string;
+  }
+  await next();
+};
+
 const redial = createRoute({
   method: "post",
   path: "/campaign/{campaign_id}/redial",
   tags,
   summary: "Create a new draft campaign with the contacts whose final outcome is in `outcomes`",
+  middleware: [emptyBodyMeansDefaults],
   request: { params, body: { content: { "application/json": { schema: RedialBody } }, required: false } },
   responses: { 200: json(Campaign, "The new (child) campaign"), ...errors(401, 404, 409, 422) },
 });
@@ -177,8 +190,8 @@ export const campaignControlRouter = createRouter()
     const { campaign_id } = c.req.valid("param");
     const orgId = c.get("orgId");
     const row = await owned(c.env, orgId, campaign_id);
-    // The body is optional: an empty request means the default outcomes.
-    const raw = c.req.header("content-length") === "0" ? {} : ((await c.req.json().catch(() => ({}))) ?? {});
+    // The body is optional: an absent or empty one reads as `{}` (emptyBodyMeansDefaults), the default outcomes.
+    const raw = (await c.req.json().catch(() => ({}))) ?? {};
     const body = RedialBody.safeParse(raw);
     if (!body.success) throw new ApiError(422, zodIssuesToItems(body.error.issues, ["body"], raw));
     const outcomes = [...new Set(body.data.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];

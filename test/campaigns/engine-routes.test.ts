@@ -193,6 +193,33 @@ describe("campaign operations over HTTP", () => {
     await advance(1000, campaignStub(again.json.id));
     expect(carrier.open(again.json.id).map((s) => s.req.phoneNumber).sort()).toEqual(["+14155550000", "+14155550004"]);
   });
+
+  it("redial with Content-Type: application/json and an empty body uses the default outcomes; malformed JSON is still 422", async () => {
+    const o = await setupOrg();
+    const { id, stub } = await draftCampaign(o, 5);
+    await stub.updateSettings({ retry_config: { enabled: false } });
+    await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key });
+    await tick(stub);
+    const outcomes = ["completed", "busy", "no_answer", "voicemail", "failed"] as const;
+    for (const [i, s] of carrier.open(id).entries()) await carrier.report(s, outcomes[i]);
+    expect((await stub.snapshot()).state).toBe("completed");
+
+    // Malformed (non-empty) JSON is refused before anything is made.
+    for (const raw of ['{"outcomes": ["busy"', "not json"]) {
+      const bad = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, raw });
+      expect(bad.status, bad.text).toBe(422);
+      expect(bad.json.detail[0]).toMatchObject({ loc: ["body"], type: "json_invalid" });
+    }
+    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+
+    // `call` sends Content-Type: application/json with any raw body, the empty one included.
+    for (const raw of ["", " \r\n"]) {
+      const child = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, raw });
+      expect(child.status, child.text).toBe(200);
+      expect(child.json).toMatchObject({ state: "draft", parent_campaign_id: id, total_rows: 3 });
+      expect(await runPhones(child.json.id)).toEqual(["+14155550001", "+14155550002", "+14155550003"]);
+    }
+  });
 });
 
 async function runPhones(campaignId: number): Promise<string[]> {
