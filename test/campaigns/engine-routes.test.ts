@@ -2,54 +2,16 @@
 // preconditions, progress, logs paging, runs, and redial.
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
-import { call, createOrg, type Org } from "../helpers";
-import { FakeCarrier, advance, campaignStub, contacts, resetWorld, tick } from "./engine-harness";
+import { call, createOrg } from "../helpers";
+import { FakeCarrier, advance, campaignStub, resetWorld, tick } from "./engine-harness";
+import { draftCampaign, setupOrg } from "./http-world";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
   carrier = resetWorld();
 });
 
-async function setupOrg(): Promise<{ org: Org; workflowId: number; configId: number }> {
-  const org = await createOrg();
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: org.key,
-    body: {
-      name: `agent-${crypto.randomUUID()}`,
-      workflow_definition: {
-        nodes: [
-          { id: "s", type: "startCall", data: { prompt: "Say hi" } },
-          { id: "e", type: "endCall", data: { prompt: "Say bye" } },
-        ],
-        edges: [{ id: "s-e", source: "s", target: "e", data: { label: "bye", condition: "always" } }],
-      },
-    },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
-    key: org.key,
-    body: { name: "pbx", is_default_outbound: true, config: { provider: "ari", ari_endpoint: "http://pbx.test:8088", app_name: "edgedial", app_password: "secret-pw" } },
-  });
-  expect(cfg.status, cfg.text).toBe(200);
-  expect(cfg.json.setup_checklist.ready_for_outbound).toBe(true);
-  return { org, workflowId: wf.json.id, configId: cfg.json.id };
-}
 
-/** A campaign as create leaves it: the D1 summary row in `draft` and the object filled. */
-async function draftCampaign(o: { org: Org; workflowId: number; configId: number }, n = 3) {
-  const row = await env.DB.prepare(
-    "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, ?, ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
-  )
-    .bind(o.org.id, "route test", o.workflowId, o.configId, JSON.stringify(DEFAULT_SETTINGS))
-    .first<{ id: number }>();
-  const id = row!.id;
-  const stub = campaignStub(id);
-  await stub.initialize({ campaignId: id, orgId: o.org.id, name: "route test", workflowId: o.workflowId, telephonyConfigurationId: o.configId, sourceId: "campaigns/x.csv", settings: { ...DEFAULT_SETTINGS, rate_limit: 50 } });
-  await stub.importContacts(contacts(n));
-  await stub.finishImport();
-  return { id, stub };
-}
 
 describe("campaign operations over HTTP", () => {
   it("refuses what the table does not allow, naming the state, and hides other organizations' campaigns", async () => {

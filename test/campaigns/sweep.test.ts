@@ -9,8 +9,8 @@ import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { ABANDONED_IMPORT_AGE_MS, sweepAbandonedImports } from "../../src/campaigns/sweep";
 import { CAMPAIGN_STATES, IMPORTING } from "../../src/campaigns/view";
 import { clock } from "../../src/lib/clock";
-import { call, createOrg } from "../helpers";
 import { T0, campaignStub, contacts, sqlOf } from "./engine-harness";
+import { setupOrg, type World } from "./http-world";
 
 const MINUTE = 60_000;
 
@@ -20,37 +20,19 @@ afterEach(() => {
   clock.set(null);
 });
 
-async function setupOrg() {
-  const org = await createOrg();
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: org.key,
-    body: {
-      name: `agent-${crypto.randomUUID()}`,
-      workflow_definition: {
-        nodes: [
-          { id: "s", type: "startCall", data: { prompt: "Say hi" } },
-          { id: "e", type: "endCall", data: { prompt: "Say bye" } },
-        ],
-        edges: [{ id: "s-e", source: "s", target: "e", data: { label: "bye", condition: "always" } }],
-      },
-    },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  return { orgId: org.id, workflowId: wf.json.id as number };
-}
 
 /** A D1 summary row in `state`, created `ageMs` before the clock, and its object holding `n` contacts. Unless the
  *  row is `importing`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
-async function campaign(o: { orgId: number; workflowId: number }, state: string, ageMs: number, n = 3) {
+async function campaign(o: World, state: string, ageMs: number, n = 3) {
   const createdAt = new Date(clock.now() - ageMs).toISOString();
   const row = await env.DB.prepare(
     "INSERT INTO campaigns (org_id, name, workflow_id, state, source_id, settings, created_at) VALUES (?, ?, ?, ?, 'campaigns/x.csv', ?, ?) RETURNING id",
   )
-    .bind(o.orgId, `sweep ${state}`, o.workflowId, IMPORTING, JSON.stringify(DEFAULT_SETTINGS), createdAt)
+    .bind(o.org.id, `sweep ${state}`, o.workflowId, IMPORTING, JSON.stringify(DEFAULT_SETTINGS), createdAt)
     .first<{ id: number }>();
   const id = row!.id;
   const stub = campaignStub(id);
-  await stub.initialize({ campaignId: id, orgId: o.orgId, name: `sweep ${state}`, workflowId: o.workflowId, telephonyConfigurationId: 1, sourceId: "campaigns/x.csv", settings: DEFAULT_SETTINGS });
+  await stub.initialize({ campaignId: id, orgId: o.org.id, name: `sweep ${state}`, workflowId: o.workflowId, telephonyConfigurationId: 1, sourceId: "campaigns/x.csv", settings: DEFAULT_SETTINGS });
   await stub.importContacts(contacts(n));
   if (state !== IMPORTING) await stub.finishImport();
   // Set last: finishing the import writes the object's own summary (a draft) over the row.

@@ -1,53 +1,18 @@
 // Review of the campaign engine and routes against contract 6 (and contract 2's error shapes).
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
-import { call, createOrg, type Org } from "../helpers";
-import { FakeCarrier, campaignStub, contacts, makeCampaign, resetWorld, tick } from "../campaigns/engine-harness";
+import { call } from "../helpers";
+import { FakeCarrier, makeCampaign, resetWorld, tick } from "../campaigns/engine-harness";
+import { draftCampaign as draft, setupOrg } from "../campaigns/http-world";
+const draftCampaign = (o: Parameters<typeof draft>[0], n = 3) => draft(o, n, "review");
 
 let carrier: FakeCarrier;
 beforeEach(() => {
   carrier = resetWorld();
 });
 
-async function setupOrg(): Promise<{ org: Org; workflowId: number; configId: number }> {
-  const org = await createOrg();
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: org.key,
-    body: {
-      name: `agent-${crypto.randomUUID()}`,
-      workflow_definition: {
-        nodes: [
-          { id: "s", type: "startCall", data: { prompt: "Say hi" } },
-          { id: "e", type: "endCall", data: { prompt: "Say bye" } },
-        ],
-        edges: [{ id: "s-e", source: "s", target: "e", data: { label: "bye", condition: "always" } }],
-      },
-    },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
-    key: org.key,
-    body: { name: "pbx", is_default_outbound: true, config: { provider: "ari", ari_endpoint: "http://pbx.test:8088", app_name: "edgedial", app_password: "secret-pw" } },
-  });
-  expect(cfg.status, cfg.text).toBe(200);
-  return { org, workflowId: wf.json.id, configId: cfg.json.id };
-}
 
 /** A campaign as create leaves it: the D1 summary row in `draft` and the object filled. */
-async function draftCampaign(o: { org: Org; workflowId: number; configId: number }, n = 3) {
-  const row = await env.DB.prepare(
-    "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, ?, ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
-  )
-    .bind(o.org.id, "review", o.workflowId, o.configId, JSON.stringify(DEFAULT_SETTINGS))
-    .first<{ id: number }>();
-  const id = row!.id;
-  const stub = campaignStub(id);
-  await stub.initialize({ campaignId: id, orgId: o.org.id, name: "review", workflowId: o.workflowId, telephonyConfigurationId: o.configId, sourceId: "campaigns/x.csv", settings: { ...DEFAULT_SETTINGS, rate_limit: 50 } });
-  await stub.importContacts(contacts(n));
-  await stub.finishImport();
-  return { id, stub };
-}
 
 describe("review: redial body (contract 2: malformed JSON is 422 json_invalid)", () => {
   it("a malformed JSON body is refused with 422 json_invalid and creates no child", async () => {
