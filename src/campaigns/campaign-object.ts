@@ -8,7 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, CampaignState, ContactInput, LeaseResult } from "./object-api";
-import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
@@ -392,18 +392,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     this.checkTransition(c, "update");
     const cur = this.settings(c);
-    const merged: CampaignSettings = {
-      retry_config: patch.retry_config ? { ...cur.retry_config, ...patch.retry_config } : cur.retry_config,
-      max_concurrency: patch.max_concurrency ?? cur.max_concurrency,
-      rate_limit: patch.rate_limit ?? cur.rate_limit,
-      schedule_config:
-        patch.schedule_config === undefined
-          ? cur.schedule_config
-          : patch.schedule_config === null
-            ? null
-            : ({ ...(cur.schedule_config ?? { enabled: true, timezone: "UTC", slots: [] }), ...patch.schedule_config } as ScheduleConfig),
-      circuit_breaker: patch.circuit_breaker ? { ...cur.circuit_breaker, ...patch.circuit_breaker } : cur.circuit_breaker,
-    };
+    const merged = mergeSettings(cur, patch);
     const checked = validateSettings(merged);
     const name = patch.name !== undefined ? patch.name : c.name;
     if (typeof name !== "string" || name.length < 1 || name.length > 255) throw new EngineError(422, "name must be 1 to 255 characters");

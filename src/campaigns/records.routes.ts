@@ -12,7 +12,7 @@ import { createCampaign } from "./create";
 import { viaEngine } from "./engine/errors";
 import type { SettingsPatch } from "./engine/types";
 import { isFinished, refusal } from "./engine/transitions";
-import { CircuitBreaker, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+import { CircuitBreaker, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
 import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignStub, campaignView, flattenSummary, selectSummaries, settingsOf, summaryView } from "./view";
 
 const tags = ["campaigns"];
@@ -121,20 +121,6 @@ function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): v
   if (items.length) throw new ApiError(422, items);
 }
 
-function merge(cur: CampaignSettings, p: SettingsPatch): CampaignSettings {
-  return {
-    retry_config: p.retry_config ? { ...cur.retry_config, ...p.retry_config } : cur.retry_config,
-    max_concurrency: p.max_concurrency ?? cur.max_concurrency,
-    rate_limit: p.rate_limit ?? cur.rate_limit,
-    schedule_config:
-      p.schedule_config === undefined
-        ? cur.schedule_config
-        : p.schedule_config === null
-          ? null
-          : ({ ...(cur.schedule_config ?? {}), ...p.schedule_config } as CampaignSettings["schedule_config"]),
-    circuit_breaker: p.circuit_breaker ? { ...cur.circuit_breaker, ...p.circuit_breaker } : cur.circuit_breaker,
-  };
-}
 
 /** One page of the organization's campaigns from their D1 summary rows (hidden while importing). */
 async function listCampaigns(env: Env, orgId: number, q: z.infer<typeof ListQuery>) {
@@ -204,7 +190,7 @@ export const campaignRecordsRouter = createRouter()
     for (const k of ["name", "retry_config", "max_concurrency", "rate_limit", "schedule_config", "circuit_breaker"] as const) {
       if (body[k] !== undefined) (sent as Record<string, unknown>)[k] = body[k];
     }
-    checkMerged(merge(settingsOf(current), sent), sent as Record<string, unknown>);
+    checkMerged(mergeSettings(settingsOf(current), sent), sent as Record<string, unknown>);
     await viaEngine(campaignStub(c.env, campaign_id).updateSettings(sent));
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   });

@@ -71,3 +71,30 @@ export const DEFAULT_SETTINGS: CampaignSettings = {
   schedule_config: null,
   circuit_breaker: CircuitBreaker.parse({}),
 };
+
+/** A PATCH of settings (every part optional; nested objects partial). */
+export type SettingsPatch = {
+  name?: string;
+  retry_config?: Partial<RetryConfig>;
+  max_concurrency?: number;
+  rate_limit?: number;
+  schedule_config?: ScheduleConfig | null | Partial<ScheduleConfig>;
+  circuit_breaker?: Partial<CircuitBreaker>;
+};
+
+/** A PATCH merged over the current settings: nested objects field by field; `schedule_config: null` removes it.
+ *  The result is not validated here: callers check it (the route for located 422s, the object before storing). */
+export function mergeSettings(cur: CampaignSettings, p: SettingsPatch): CampaignSettings {
+  return {
+    retry_config: p.retry_config ? { ...cur.retry_config, ...p.retry_config } : cur.retry_config,
+    max_concurrency: p.max_concurrency ?? cur.max_concurrency,
+    rate_limit: p.rate_limit ?? cur.rate_limit,
+    schedule_config:
+      p.schedule_config === undefined
+        ? cur.schedule_config
+        : p.schedule_config === null
+          ? null
+          : ({ ...(cur.schedule_config ?? { enabled: true, timezone: "UTC", slots: [] }), ...p.schedule_config } as ScheduleConfig),
+    circuit_breaker: p.circuit_breaker ? { ...cur.circuit_breaker, ...p.circuit_breaker } : cur.circuit_breaker,
+  };
+}

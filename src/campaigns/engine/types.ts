@@ -66,13 +66,6 @@ export type CampaignProgress = {
 };
 
 /** A settings change (PATCH): any subset; nested objects are merged over the current values. */
-export type SettingsPatch = {
-  name?: string;
-  retry_config?: Partial<CampaignSettings["retry_config"]>;
-  max_concurrency?: number;
-  rate_limit?: number;
-  schedule_config?: CampaignSettings["schedule_config"] | Partial<NonNullable<CampaignSettings["schedule_config"]>>;
-  circuit_breaker?: Partial<CampaignSettings["circuit_breaker"]>;
-};
+export type { SettingsPatch } from "../settings";
 
 export type LogPage = { items: (LogEntry & { id: number })[]; next_before: number | null };
