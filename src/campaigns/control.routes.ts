@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
-import { ApiError, conflict, notFound, zodIssuesToItems } from "../lib/errors";
+import { ApiError, conflict, notFound } from "../lib/errors";
 import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { WorkflowRun, runView } from "../calls/runs";
@@ -190,11 +190,9 @@ export const campaignControlRouter = createRouter()
     const { campaign_id } = c.req.valid("param");
     const orgId = c.get("orgId");
     const row = await owned(c.env, orgId, campaign_id);
-    // The body is optional: an absent or empty one reads as `{}` (emptyBodyMeansDefaults), the default outcomes.
-    const raw = (await c.req.json().catch(() => ({}))) ?? {};
-    const body = RedialBody.safeParse(raw);
-    if (!body.success) throw new ApiError(422, zodIssuesToItems(body.error.issues, ["body"], raw));
-    const outcomes = [...new Set(body.data.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];
+    // The route's validator has checked the body; an absent one (or an empty one, emptyBodyMeansDefaults) means the defaults.
+    const body = (c.req.valid("json") as { outcomes?: (typeof FINAL_OUTCOMES)[number][] } | undefined) ?? {};
+    const outcomes = [...new Set(body.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];
     // A redial creates a campaign, and contract 8 says an archived agent takes no new campaigns (409, as create).
     // The state is refused first (409 naming it), then the agent; a vanished agent is a conflict too, not a 404.
     const state = await currentState(c.env, campaign_id);
