@@ -13,6 +13,19 @@ beforeEach(() => {
 
 
 
+/** A finished five-contact campaign whose contacts ended completed, busy, no_answer, voicemail and failed. */
+async function completedWithOneOfEachOutcome() {
+  const o = await setupOrg();
+  const { id, stub } = await draftCampaign(o, 5);
+  await stub.updateSettings({ retry_config: { enabled: false } });
+  await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key });
+  await tick(stub);
+  const outcomes = ["completed", "busy", "no_answer", "voicemail", "failed"] as const;
+  for (const [i, s] of carrier.open(id).entries()) await carrier.report(s, outcomes[i]);
+  expect((await stub.snapshot()).state).toBe("completed");
+  return { o, id, stub };
+}
+
 describe("campaign operations over HTTP", () => {
   it("refuses what the table does not allow, naming the state, and hides other organizations' campaigns", async () => {
     const o = await setupOrg();
@@ -122,14 +135,7 @@ describe("campaign operations over HTTP", () => {
   });
 
   it("redial makes a new draft with the chosen outcomes' contacts, linked both ways, and can be repeated", async () => {
-    const o = await setupOrg();
-    const { id, stub } = await draftCampaign(o, 5);
-    await stub.updateSettings({ retry_config: { enabled: false } });
-    await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key });
-    await tick(stub);
-    const outcomes = ["completed", "busy", "no_answer", "voicemail", "failed"] as const;
-    for (const [i, s] of carrier.open(id).entries()) await carrier.report(s, outcomes[i]);
-    expect((await stub.snapshot()).state).toBe("completed");
+    const { o, id, stub } = await completedWithOneOfEachOutcome();
 
     const bad = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, body: { outcomes: ["ringing"] } });
     expect(bad.status).toBe(422);
@@ -157,14 +163,7 @@ describe("campaign operations over HTTP", () => {
   });
 
   it("redial with Content-Type: application/json and an empty body uses the default outcomes; malformed JSON is still 422", async () => {
-    const o = await setupOrg();
-    const { id, stub } = await draftCampaign(o, 5);
-    await stub.updateSettings({ retry_config: { enabled: false } });
-    await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key });
-    await tick(stub);
-    const outcomes = ["completed", "busy", "no_answer", "voicemail", "failed"] as const;
-    for (const [i, s] of carrier.open(id).entries()) await carrier.report(s, outcomes[i]);
-    expect((await stub.snapshot()).state).toBe("completed");
+    const { o, id, stub } = await completedWithOneOfEachOutcome();
 
     // Malformed (non-empty) JSON is refused before anything is made.
     for (const raw of ['{"outcomes": ["busy"', "not json"]) {
