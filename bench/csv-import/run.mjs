@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import Papa from "papaparse";
 import { unstable_startWorker } from "wrangler";
-import { cpuOf, descendants } from "../lib/proc.mjs";
+import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { generateCsv } from "./generate.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -75,19 +75,7 @@ async function importThroughWorker(script, file, rows) {
   const worker = await unstable_startWorker({
     config: process.env.BENCH_CONFIG ?? `${ROOT}wrangler.toml`,
     entrypoint: script,
-    build: { bundle: false },
-    bindings: Object.fromEntries(
-      Object.entries({
-        ENCRYPTION_KEYS: `b1:${randomBytes(32).toString("base64")}`,
-        CALLBACK_SECRET: "bench",
-        UPLOAD_SIGNING_SECRET: "bench",
-        R2_ACCOUNT_ID: "",
-        R2_ACCESS_KEY_ID: "",
-        R2_SECRET_ACCESS_KEY: "",
-        R2_BUCKET_NAME: "",
-      }).map(([k, value]) => [k, { type: "plain_text", value }]),
-    ),
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: state, watch: false, logLevel: "warn" },
+    ...benchWorkerOptions(state),
   });
   try {
     await worker.ready;

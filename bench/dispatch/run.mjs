@@ -5,11 +5,10 @@
 //   npm run bench:dispatch                 # 10,000 contacts
 //   npm run bench:dispatch -- 2000         # another size (the in-process half always runs 10,000)
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
-import { cpuOf, descendants } from "../lib/proc.mjs";
+import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
@@ -41,20 +40,7 @@ wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stat
 const worker = await unstable_startWorker({
   config,
   entrypoint: `${dist}/worker.js`,
-  build: { bundle: false },
-  bindings: Object.fromEntries(
-    Object.entries({
-      ENCRYPTION_KEYS: `b1:${randomBytes(32).toString("base64")}`,
-      CALLBACK_SECRET: "bench",
-      UPLOAD_SIGNING_SECRET: "bench",
-      ORG_MAX_CONCURRENT_CALLS: "1000",
-      R2_ACCOUNT_ID: "",
-      R2_ACCESS_KEY_ID: "",
-      R2_SECRET_ACCESS_KEY: "",
-      R2_BUCKET_NAME: "",
-    }).map(([k, value]) => [k, { type: "plain_text", value }]),
-  ),
-  dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: state, watch: false, logLevel: "warn" },
+  ...benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000" }),
 });
 
 /** workerd's CPU use while idle (its event loop, timers), per second, to tell apart from the work measured. */

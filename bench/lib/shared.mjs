@@ -1,5 +1,6 @@
-// Process accounting for the benchmarks: CPU seconds of the local runtime's processes, read from /proc.
+// What both benchmarks share: CPU accounting of the local runtime (from /proc) and the dev-server options.
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 /** User + system CPU seconds used so far by `pids` (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
@@ -28,4 +29,24 @@ export function descendants(root) {
   };
   walk(root);
   return out;
+}
+
+/** unstable_startWorker options shared by the benchmarks: throwaway secrets, no inspector (an attached one
+ *  slows the isolate several times over), local state under `persist`. */
+export function benchWorkerOptions(persist, extraBindings = {}) {
+  const values = {
+    ENCRYPTION_KEYS: `b1:${randomBytes(32).toString("base64")}`,
+    CALLBACK_SECRET: "bench",
+    UPLOAD_SIGNING_SECRET: "bench",
+    R2_ACCOUNT_ID: "",
+    R2_ACCESS_KEY_ID: "",
+    R2_SECRET_ACCESS_KEY: "",
+    R2_BUCKET_NAME: "",
+    ...extraBindings,
+  };
+  return {
+    build: { bundle: false },
+    bindings: Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text", value }])),
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist, watch: false, logLevel: "warn" },
+  };
 }
