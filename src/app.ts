@@ -6,6 +6,7 @@ import { uploadsRouter } from "./uploads/routes";
 import { campaignRecordsRouter } from "./campaigns/records.routes";
 import { healthRouter } from "./health/routes";
 import { apiKeysRouter } from "./organizations/routes";
+import { limitApiRequests } from "./organizations/request-limit";
 import { telephonyRouter } from "./telephony/routes";
 import { workflowsRouter } from "./workflows/routes";
 import { callbacksRouter } from "./telephony/callbacks";
@@ -13,6 +14,8 @@ import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 
 export const app = createApp();
+// After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
+app.use("/api/v1/*", limitApiRequests);
 app.route("/api/v1", healthRouter);
 app.route("/api/v1", apiKeysRouter);
 app.route("/api/v1", telephonyRouter);

@@ -13,11 +13,19 @@ export const TEST_SECRETS = {
   UPLOAD_SIGNING_SECRET: "test-upload-secret",
 };
 
+// Rate limits far above anything a test does, so no test trips them by accident; the rate-limit tests set their
+// own organization's limits low (OrganizationObject.setRateLimits).
+export const TEST_RATE_LIMITS = {
+  RATE_LIMIT_CALL_STARTS_PER_ORG: "1000,100000",
+  RATE_LIMIT_CALL_STARTS_PER_KEY: "1000,100000",
+  RATE_LIMIT_REQUESTS_PER_KEY: "1000,100000",
+};
+
 /** The cloudflareTest plugin with the shared bindings; `bindings` and `miniflare` are the suite's own. */
 export async function testWorker(bindings: Record<string, string>, miniflare: Omit<MiniflareOptions, "bindings"> = {}) {
   const migrations = await readD1Migrations("./migrations");
   return cloudflareTest({
     wrangler: { configPath: "./wrangler.toml" },
-    miniflare: { bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...bindings }, ...miniflare },
+    miniflare: { bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...TEST_RATE_LIMITS, ...bindings }, ...miniflare },
   });
 }

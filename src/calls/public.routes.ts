@@ -84,6 +84,7 @@ async function start(
         phoneNumber: body.phone_number,
         initialContext: body.initial_context ?? {},
         telephonyConfigurationId: body.telephony_configuration_id,
+        apiKeyId: c.get("apiKeyId"),
         origin: new URL(c.req.url).origin,
       });
     },

@@ -13,6 +13,7 @@ import type { CallStartResult, CampaignCallRequest } from "../campaigns/object-a
 import { registerCallStarter } from "../campaigns/engine/call-starter";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../campaigns/campaign-object";
 import { organizationStub } from "../organizations/organization-object";
+import { rateLimited } from "../organizations/rate-limits";
 import { callbackUrls } from "./callback-urls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, type RunRow } from "./runs";
@@ -67,6 +68,8 @@ export type SingleCallInput = {
   phoneNumber: string;
   initialContext: Record<string, unknown>;
   telephonyConfigurationId?: number | null;
+  /** The API key that asked: its call-start bucket is charged (and null charges the organization's only). */
+  apiKeyId?: number | null;
   /** The request's origin, used for callback URLs when PUBLIC_BASE_URL is not set. */
   origin: string;
 };
@@ -75,7 +78,7 @@ export type SingleCallResult = { status: 200; body: { status: "initiated"; workf
 
 /**
  * A single call (contract 7): 404/409 from resolution, 422 for a number this configuration cannot dial,
- * 429 when the organization is at its concurrent-call cap, 502 when the carrier refuses (the run is kept, `failed`).
+ * 429 over a call-start rate limit or at the organization's concurrent-call cap, 502 when the carrier refuses (the run is kept, `failed`).
  */
 export async function startSingleCall(env: Env, input: SingleCallInput): Promise<SingleCallResult> {
   const cfg = await resolveTelephonyConfig(env, input.orgId, input.telephonyConfigurationId);
@@ -85,7 +88,8 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   const from = await callerIdFor(env, cfg.id);
 
   const leaseId = `single:${crypto.randomUUID()}`;
-  const lease = await organizationStub(env, input.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS });
+  const lease = await organizationStub(env, input.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS, callStart: { keyId: input.apiKeyId ?? null } });
+  if (lease.rateLimited) throw rateLimited(lease.retryAfterSeconds ?? 1);
   if (!lease.granted) {
     const retry = String(Math.max(1, lease.retryAfterSeconds ?? 1));
     throw new ApiError(429, "Concurrent call limit reached", { "Retry-After": retry });

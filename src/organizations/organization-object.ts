@@ -1,8 +1,11 @@
 // One Durable Object per organization: leases on the organization's concurrent-call cap (contract 6), shared by its
 // campaigns and its single calls. A lease expires after its TTL so a lost final status cannot hold a slot forever.
+// It also holds the organization's rate-limit buckets (rate-limits.ts).
 import { DurableObject } from "cloudflare:workers";
 import type { LeaseRequest, LeaseResult } from "../campaigns/object-api";
 import { clock } from "../lib/clock";
+import { take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";
+import { DEFAULT_RATE_LIMITS, rateLimitsOf, type RateLimits, type RequestDecision } from "./rate-limits";
 
 export const DEFAULT_ORG_MAX_CONCURRENT_CALLS = 20;
 
@@ -19,15 +22,79 @@ export function orgCapOf(env: Pick<Env, "ORG_MAX_CONCURRENT_CALLS">): number {
 export class OrganizationObject extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private capOverride: number | null = null;
+  private readonly baseLimits: RateLimits;
+  private limitOverrides: Partial<RateLimits> = {};
+  /**
+   * Rate-limit buckets, in memory only: a write per request would cost more than the limit is worth, and an object
+   * evicted for idleness comes back with full buckets, which an idle spell (seconds at these rates) gives anyway.
+   */
+  private readonly buckets = new Map<string, BucketState>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.baseLimits = rateLimitsOf(env);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS waiters (campaign_id INTEGER PRIMARY KEY, since INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS settings (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
     const row = this.sql.exec<{ v: number }>(`SELECT v FROM settings WHERE k = 'cap'`).toArray()[0];
     this.capOverride = row ? row.v : null;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS rate_limit_overrides (name TEXT PRIMARY KEY, rate REAL NOT NULL, burst INTEGER NOT NULL)`);
+    for (const r of this.sql.exec<{ name: string; rate: number; burst: number }>(`SELECT name, rate, burst FROM rate_limit_overrides`)) {
+      this.limitOverrides[r.name as keyof RateLimits] = { rate: r.rate, burst: r.burst };
+    }
+  }
+
+  private limits(): RateLimits {
+    return { ...this.baseLimits, ...this.limitOverrides };
+  }
+
+  private keep(name: string, state: BucketState): void {
+    // Bounded by the organization's keys; past that, forgetting buckets only makes them full again.
+    if (this.buckets.size >= 10_000 && !this.buckets.has(name)) this.buckets.clear();
+    this.buckets.set(name, state);
+  }
+
+  /** One authenticated API request by `keyId`: a token from the key's request bucket (request-limit.ts). */
+  takeRequest(keyId: number): RequestDecision {
+    const limit = this.limits().requestsPerKey;
+    const name = `req:${keyId}`;
+    const r = take(this.buckets.get(name), limit, clock.now());
+    this.keep(name, r.state);
+    return { ok: r.ok, retryAfterSeconds: r.retryAfterSeconds, state: r.state, limit };
+  }
+
+  /** A call start's tokens from the organization's and the key's buckets, both or neither; spent on `commit()`. */
+  private takeCallStart(keyId: number | null, now: number) {
+    const limits = this.limits();
+    const wanted: [string, BucketLimit][] = [["call:org", limits.callStartsPerOrg]];
+    if (keyId != null) wanted.push([`call:key:${keyId}`, limits.callStartsPerKey]);
+    const results = takeAll(wanted.map(([name, limit]) => ({ state: this.buckets.get(name), limit })), now);
+    return { ok: results[0].ok, retryAfterSeconds: results[0].retryAfterSeconds, commit: () => wanted.forEach(([name], i) => this.keep(name, results[i].state)) };
+  }
+
+  /**
+   * Overrides this organization's rate limits (tests, or an organization allowed more); null clears every override,
+   * a limit set to null clears that one. Effective at once.
+   */
+  setRateLimits(overrides: { [K in keyof RateLimits]?: BucketLimit | null } | null): void {
+    for (const name of Object.keys(DEFAULT_RATE_LIMITS) as (keyof RateLimits)[]) {
+      if (overrides !== null && !(name in overrides)) continue;
+      const limit = overrides?.[name] ?? null;
+      if (limit === null) {
+        delete this.limitOverrides[name];
+        this.sql.exec(`DELETE FROM rate_limit_overrides WHERE name = ?`, name);
+      } else {
+        this.limitOverrides[name] = { rate: limit.rate, burst: limit.burst };
+        this.sql.exec(
+          `INSERT INTO rate_limit_overrides (name, rate, burst) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET rate = excluded.rate, burst = excluded.burst`,
+          name,
+          limit.rate,
+          limit.burst,
+        );
+      }
+    }
+    this.buckets.clear();
   }
 
   private cap(): number {
@@ -42,7 +109,10 @@ export class OrganizationObject extends DurableObject<Env> {
     return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM leases`).one().n;
   }
 
-  /** Takes (or refreshes: the same id is idempotent) one slot of the cap. */
+  /**
+   * Takes (or refreshes: the same id is idempotent) one slot of the cap. A single call (`callStart`) is first
+   * checked against the call-start buckets, whose tokens are spent only when the slot is granted.
+   */
   acquire(req: LeaseRequest): LeaseResult {
     const now = clock.now();
     this.sweep(now);
@@ -51,6 +121,8 @@ export class OrganizationObject extends DurableObject<Env> {
     const held = this.sql.exec(`UPDATE leases SET expires_at = ? WHERE lease_id = ?`, expires, req.leaseId).rowsWritten;
     if (held) return { granted: true, inUse: this.inUse(), cap };
     const inUse = this.inUse();
+    const start = req.callStart ? this.takeCallStart(req.callStart.keyId, now) : null;
+    if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
     if (inUse >= cap) {
       if (req.waiter != null) this.sql.exec(`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (?, ?)`, req.waiter, now);
       const soonest = this.sql.exec<{ e: number }>(`SELECT min(expires_at) AS e FROM leases`).one().e;
@@ -59,6 +131,7 @@ export class OrganizationObject extends DurableObject<Env> {
       return { granted: false, inUse, cap, retryAfterSeconds };
     }
     this.sql.exec(`INSERT INTO leases (lease_id, expires_at) VALUES (?, ?)`, req.leaseId, expires);
+    start?.commit();
     return { granted: true, inUse: inUse + 1, cap };
   }
 
