@@ -12,7 +12,7 @@ import { startSingleCall } from "./start";
 const tags = ["calls"];
 
 const CallBody = z
-  .object({
+  .strictObject({
     phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings" }),
     initial_context: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "Template variables for the agent's prompt and greeting" }),
   })
@@ -95,8 +95,7 @@ async function start(
 
 export const publicCallsRouter = createRouter()
   .openapi(byAgent, async (c) => {
-    // Only the workflow endpoint routes by configuration: other fields are ignored here (contract 1).
-    const { phone_number, initial_context } = c.req.valid("json");
-    return start(c, c.req.valid("param").uuid, { phone_number, initial_context }, true);
+    // Only the workflow endpoint routes by configuration: `telephony_configuration_id` is an unknown field here (422).
+    return start(c, c.req.valid("param").uuid, c.req.valid("json"), true);
   })
   .openapi(byWorkflow, async (c) => start(c, c.req.valid("param").workflow_uuid, c.req.valid("json"), false));

@@ -27,7 +27,7 @@ const params = idParam("campaign_id");
 const FINAL_OUTCOMES = ["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"] as const;
 
 const RedialBody = z
-  .object({
+  .strictObject({
     outcomes: z
       .array(z.enum(FINAL_OUTCOMES))
       .min(1)

@@ -18,7 +18,7 @@ import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignStub, campaignView, flatt
 const tags = ["campaigns"];
 
 const CreateCampaign = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(255),
     workflow_id: z.number().int().positive().openapi({ description: "The agent that makes the calls" }),
     source_type: z.literal("csv").default("csv"),
@@ -39,11 +39,11 @@ function patchOf<T extends z.ZodObject>(schema: T, name: string) {
   for (const [k, v] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
     shape[k] = (v instanceof z.ZodDefault ? (v.removeDefault() as z.ZodType) : v).optional();
   }
-  return z.object(shape).openapi(name);
+  return z.strictObject(shape).openapi(name);
 }
 
 const PatchCampaign = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(255).optional(),
     retry_config: patchOf(RetryConfig, "RetryConfigPatch").optional(),
     max_concurrency: MaxConcurrency.optional(),

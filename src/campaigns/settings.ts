@@ -1,4 +1,5 @@
 // Campaign settings (contract 6): the zod schemas used by create and PATCH, and the defaults the engine applies.
+// Strict objects: an unknown field in a request is a 422 `extra_forbidden` (contract 9).
 import { z } from "@hono/zod-openapi";
 
 const TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
@@ -13,7 +14,7 @@ export function isValidTimeZone(tz: string): boolean {
 }
 
 export const RetryConfig = z
-  .object({
+  .strictObject({
     enabled: z.boolean().default(true),
     max_retries: z.number().int().min(0).max(10).default(2),
     retry_delay_seconds: z.number().int().min(30).max(86400).default(120),
@@ -24,7 +25,7 @@ export const RetryConfig = z
   .openapi("RetryConfig");
 
 export const ScheduleSlot = z
-  .object({
+  .strictObject({
     day_of_week: z.number().int().min(0).max(6).openapi({ description: "0 = Monday … 6 = Sunday" }),
     start_time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "Expected HH:MM (00:00–23:59)"),
     end_time: z.string().regex(TIME, "Expected HH:MM (00:00–24:00)"),
@@ -32,7 +33,7 @@ export const ScheduleSlot = z
   .refine((s) => s.start_time < s.end_time, { message: "end_time must be after start_time", path: ["end_time"] });
 
 export const ScheduleConfig = z
-  .object({
+  .strictObject({
     enabled: z.boolean().default(true),
     timezone: z.string().refine(isValidTimeZone, { message: "Unknown IANA timezone" }).default("UTC"),
     slots: z.array(ScheduleSlot).min(1).max(50),
@@ -40,7 +41,7 @@ export const ScheduleConfig = z
   .openapi("ScheduleConfig");
 
 export const CircuitBreaker = z
-  .object({
+  .strictObject({
     enabled: z.boolean().default(false),
     failure_threshold: z.number().min(0).max(1).default(0.5),
     window_seconds: z.number().int().min(30).max(3600).default(120),

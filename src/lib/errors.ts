@@ -87,9 +87,22 @@ function issueType(issue: $ZodIssue, input: unknown): { type: string; msg?: stri
   }
 }
 
+function extraItem(prefix: Loc, path: PropertyKey[], data: unknown): ValidationItem {
+  const item: ValidationItem = {
+    loc: [...prefix, ...path.map((p) => (typeof p === "number" ? p : String(p)))],
+    msg: "Extra inputs are not permitted",
+    type: "extra_forbidden",
+  };
+  const input = valueAt(data, path);
+  if (input !== undefined) item.input = input;
+  return item;
+}
+
 /** zod issues -> contract 422 items; `prefix` is `body`, `path`, `query` or `header` (plus any parent path). */
 export function zodIssuesToItems(issues: readonly $ZodIssue[], prefix: Loc, data: unknown): ValidationItem[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
+    // A strict object names every unknown key in one issue: one item per key, located at the key itself.
+    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => extraItem(prefix, [...issue.path, key], data));
     let path = [...issue.path];
     // A bad discriminator is reported on the discriminator field itself, e.g. ["body","config","provider"].
     if (issue.code === "invalid_union" && "discriminator" in issue && issue.discriminator && path[path.length - 1] !== issue.discriminator) {

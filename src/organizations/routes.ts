@@ -15,7 +15,7 @@ const ApiKey = z
 const CreatedApiKey = z
   .object({ id: z.number().int(), name: z.string(), key: z.string(), key_last4: z.string(), created_at: z.string() })
   .openapi("CreatedApiKey");
-const CreateApiKey = z.object({ name: z.string().trim().min(1).max(100) }).openapi("CreateApiKey");
+const CreateApiKey = z.strictObject({ name: z.string().trim().min(1).max(100) }).openapi("CreateApiKey");
 
 const tags = ["organizations"];
 

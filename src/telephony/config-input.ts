@@ -28,7 +28,9 @@ export function redactSecretInputs(items: ValidationItem[], sensitive: readonly 
       path !== null && sensitive.some((s) => path === "" || s === path || s.startsWith(`${path}.`) || path.startsWith(`${s}.`));
     // A URL carrying `user:password@` (refused, see define.ts httpUrl) must not be echoed with its password either.
     const urlWithPassword = typeof item.input === "string" && /^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(item.input);
-    if (!touchesSecret && !urlWithPassword && (item.input === null || typeof item.input !== "object")) return item;
+    // An unknown field may be a misspelt secret (`auth_tokn`): never echoed either.
+    const unknownField = item.type === "extra_forbidden";
+    if (!touchesSecret && !urlWithPassword && !unknownField && (item.input === null || typeof item.input !== "object")) return item;
     const { input: _dropped, ...rest } = item;
     return rest;
   });

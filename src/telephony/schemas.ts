@@ -9,8 +9,9 @@ const updateVariants = PROVIDER_LIST.map((p) => p.updateSchema) as Variants;
 
 const name = z.string().trim().min(1).max(64).describe("Unique within the organization, 1–64 characters.");
 
+// Request bodies are strict objects (contract 9): an unknown field is a 422 `extra_forbidden`.
 export const CreateConfigBody = z
-  .object({
+  .strictObject({
     name,
     is_default_outbound: z
       .boolean()
@@ -22,7 +23,7 @@ export const CreateConfigBody = z
 
 /** Documents the update body: every variant, with all fields optional (a partial update). */
 export const UpdateConfigBodyDoc = z
-  .object({
+  .strictObject({
     name: name.optional(),
     is_default_outbound: z.boolean().optional().describe("true makes this the default; false unsets it."),
     config: z
@@ -38,7 +39,7 @@ export const UpdateConfigBodyDoc = z
  * Validates the update body at the edge. `config` is checked against the stored provider's schema in the
  * handler, since `provider` may be omitted and is only known once the configuration is loaded.
  */
-export const UpdateConfigBody = z.object({
+export const UpdateConfigBody = z.strictObject({
   name: name.optional(),
   is_default_outbound: z.boolean().optional(),
   config: z.looseObject({ provider: z.enum(PROVIDER_NAMES).optional() }).optional(),
@@ -143,7 +144,7 @@ const address = z.string().max(255).describe("E.164 (e.g. +14155550100); ari als
 const label = z.string().max(255).nullable().describe("A name for the number.");
 
 export const CreatePhoneNumberBody = z
-  .object({
+  .strictObject({
     address,
     label: label.optional(),
     is_active: z.boolean().default(true),
@@ -152,7 +153,7 @@ export const CreatePhoneNumberBody = z
   .openapi("CreatePhoneNumber");
 
 export const UpdatePhoneNumberBody = z
-  .object({
+  .strictObject({
     address: address.optional(),
     label: label.optional(),
     is_active: z.boolean().optional(),

@@ -10,7 +10,7 @@ import { checkGrant, localUploadUrl, mediaType } from "./local";
 import { presignS3Put, s3TargetFromEnv } from "./s3";
 
 const PresignRequest = z
-  .object({
+  .strictObject({
     file_name: z.string().min(1).max(255).openapi({ example: "contacts.csv" }),
     file_size: z.number().int().min(1).openapi({ description: "Exact size of the file in bytes (at most 100 MB)", example: 2048 }),
     content_type: z

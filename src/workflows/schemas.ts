@@ -74,8 +74,9 @@ export const DispositionCodes = z
   .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
   .openapi("CallDispositionCodes");
 
+// The request bodies are strict (contract 9); the definition, its nodes and the free-form objects inside stay open.
 export const CreateWorkflow = z
-  .object({
+  .strictObject({
     name: Name,
     workflow_definition: CreateDefinition,
     template_context_variables: smallObject("Default values of template variables").optional(),
@@ -85,7 +86,7 @@ export const CreateWorkflow = z
   .openapi("CreateWorkflow");
 
 export const UpdateWorkflow = z
-  .object({
+  .strictObject({
     name: Name.optional(),
     workflow_definition: UpdateDefinition.optional(),
     template_context_variables: smallObject("Default values of template variables").optional(),
@@ -97,7 +98,7 @@ export const UpdateWorkflow = z
 export const WORKFLOW_STATUSES = ["active", "archived"] as const;
 export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 
-export const UpdateStatus = z.object({ status: requiredEnum(WORKFLOW_STATUSES) }).openapi("UpdateWorkflowStatus");
+export const UpdateStatus = z.strictObject({ status: requiredEnum(WORKFLOW_STATUSES) }).openapi("UpdateWorkflowStatus");
 
 const Json = z.record(z.string(), z.unknown());
 

@@ -122,9 +122,10 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
     expect(await runRow(explicit.json.workflow_run_id)).toMatchObject({ provider: "twilio", telephonyConfigurationId: s.configId });
     const nullId = await post(s, workflowPath(s), { phone_number: CALLEE, telephony_configuration_id: null });
     expect((await runRow(nullId.json.workflow_run_id)).telephonyConfigurationId).toBe(plivo.configId);
-    // The first endpoint takes no routing: the field is ignored there.
-    const ignored = await post(s, agentPath(s), { phone_number: CALLEE, telephony_configuration_id: s.configId });
-    expect((await runRow(ignored.json.workflow_run_id)).provider).toBe("plivo");
+    // The first endpoint takes no routing: the field is unknown there (422, contract 9), not silently ignored.
+    const refused = await post(s, agentPath(s), { phone_number: CALLEE, telephony_configuration_id: s.configId });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.json.detail).toMatchObject([{ loc: ["body", "telephony_configuration_id"], type: "extra_forbidden" }]);
 
     const foreign = await setup("twilio");
     for (const id of [999999, foreign.configId]) {

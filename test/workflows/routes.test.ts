@@ -40,7 +40,6 @@ describe("POST /api/v1/workflow/create", () => {
         template_context_variables: { topic: "solar" },
         call_disposition_codes: { disposition_codes: ["SALE", "NO_SALE"] },
         workflow_configurations: { voice: "alloy", max_call_duration: 600 },
-        unknown_field: "ignored",
       },
     });
     expect(res.status, res.text).toBe(200);

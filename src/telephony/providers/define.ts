@@ -116,7 +116,7 @@ const FROM_NUMBERS: LeafSpec = {
 };
 
 function createField(spec: FieldSpec): z.ZodType {
-  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.object(createShape(spec.fields));
+  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.strictObject(createShape(spec.fields));
   if (spec.nullable) s = s.nullable();
   if (spec.default !== undefined) s = s.default(spec.default as never);
   else if (!spec.required) s = s.optional();
@@ -124,7 +124,7 @@ function createField(spec: FieldSpec): z.ZodType {
 }
 
 function updateField(spec: FieldSpec): z.ZodType {
-  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.object(updateShape(spec.fields));
+  let s: z.ZodType = spec.kind === "leaf" ? spec.schema : z.strictObject(updateShape(spec.fields));
   if (spec.nullable) s = s.nullable();
   return s.optional().describe(spec.description);
 }
@@ -152,11 +152,12 @@ export type ConfigDefinition = {
 export function defineConfig(name: ProviderName, table: FieldTable): ConfigDefinition {
   const fields: FieldTable = { ...table, from_numbers: FROM_NUMBERS };
   const providerDesc = `Provider discriminator, always "${name}".`;
+  // Strict (contract 9): a misspelt field is a located 422, not silently dropped. Groups are strict too.
   const createSchema = z
-    .object({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) })
+    .strictObject({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) })
     .openapi(`${pascal(name)}Config`);
   const updateSchema = z
-    .object({
+    .strictObject({
       provider: z.literal(name).optional().describe(`${providerDesc} May be omitted; if sent it must equal the stored provider.`),
       ...updateShape(fields),
     })
