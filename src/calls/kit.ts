@@ -2,6 +2,7 @@
 // number formats, XML escaping. Carrier-specific behaviour stays in each provider folder.
 import type { OriginateResult, ProviderEnv, ProviderName } from "../telephony/providers/types";
 import { base64Encode } from "../lib/crypto";
+import { clock } from "../lib/clock";
 
 const enc = new TextEncoder();
 
@@ -25,20 +26,55 @@ export function xmlEscape(text: string): string {
   return text.replace(/[<>&"']/g, (ch) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[ch]!);
 }
 
-export type CarrierResponse = { status: number; text: string; json: any };
+export type CarrierResponse = {
+  status: number;
+  text: string;
+  json: any;
+  /** The carrier's `Retry-After`, in ms (seconds or an HTTP date), when it sent one. */
+  retryAfterMs?: number | null;
+  /** Status 0 only: the connection failed before the request was sent, so the carrier cannot have acted on it. */
+  notSent?: boolean;
+  /** How many requests were made (originate retries); 1 when absent. */
+  attempts?: number;
+};
+
+/**
+ * Errors a runtime raises before any byte of the request left (refused connection, unknown host). workerd
+ * reports a refused connection as "Network connection lost.", the same words as a connection dropped after
+ * the request went out, so that one stays ambiguous: never retried.
+ */
+export function failedBeforeSending(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  const codes = [e?.code, e?.cause?.code].map((c) => String(c ?? ""));
+  if (codes.some((c) => ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"].includes(c))) return true;
+  const text = `${String(e?.message ?? "")} ${String(e?.cause?.message ?? "")}`;
+  return /ECONNREFUSED|connection refused|ENOTFOUND|getaddrinfo/i.test(text);
+}
+
+/** `Retry-After` as ms: delta seconds, or an HTTP date relative to now; null when absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, nowMs = clock.now()): number | null {
+  const v = value?.trim();
+  if (!v) return null;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : null;
+}
 
 /**
  * One carrier request with a timeout. Network errors and timeouts come back as status 0 so the
  * caller can report them in the contract's terms (a 502 for single calls, `failed` on the run).
  * Pass the provider env so a deployment (or the test pool) can shorten the wait; the default is 10 s.
  */
-export async function carrierFetch(url: string, init: RequestInit, env: Pick<ProviderEnv, "carrierTimeoutMs">): Promise<CarrierResponse> {
+export async function carrierFetch(url: string, init: RequestInit, env: Pick<ProviderEnv, "carrierTimeoutMs">, fetcher: typeof fetch = fetch): Promise<CarrierResponse> {
   let res: Response;
+  const timeoutMs = env?.carrierTimeoutMs ?? CARRIER_TIMEOUT_MS;
   try {
-    res = await fetch(url, { ...init, signal: AbortSignal.timeout(env?.carrierTimeoutMs ?? CARRIER_TIMEOUT_MS) });
+    res = await fetcher(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
     const timedOut = (err as Error)?.name === "TimeoutError" || (err as Error)?.name === "AbortError";
-    return { status: 0, text: timedOut ? "Carrier request timed out" : `Carrier unreachable: ${String((err as Error)?.message ?? err)}`, json: null };
+    if (timedOut) return { status: 0, text: `request timed out after ${timeoutMs / 1000} s`, json: null };
+    const notSent = failedBeforeSending(err);
+    return { status: 0, text: `could not be reached: ${String((err as Error)?.message ?? err)}`, json: null, ...(notSent ? { notSent } : {}) };
   }
   const text = await res.text();
   let json: any = null;
@@ -47,14 +83,66 @@ export async function carrierFetch(url: string, init: RequestInit, env: Pick<Pro
   } catch {
     // not JSON: the message falls back to the text
   }
-  return { status: res.status, text, json };
+  return { status: res.status, text, json, retryAfterMs: retryAfterMs(res.headers.get("retry-after")) };
 }
 
-/** A refused originate in the shape the calls module expects; `message` is the carrier's own words. */
-export function refused(res: CarrierResponse, message: string | undefined | null): OriginateResult {
-  if (res.status === 0) return { ok: false, message: res.text };
+/** Originate retries: at most `attempts` requests, and at most `maxWaitMs` spent waiting between them. */
+export type RetryPolicy = { attempts: number; maxWaitMs: number };
+export const ORIGINATE_RETRY: RetryPolicy = { attempts: 3, maxWaitMs: 5_000 };
+/** The first wait when the carrier names none; doubled for each further attempt. */
+export const RETRY_BACKOFF_MS = 500;
+
+/**
+ * True only when the carrier certainly placed no call (carriers.md "Originate errors"): 429, a 503 that
+ * names no call, or a connection that failed before the request was sent. A timeout after sending and a
+ * 500 are ambiguous (the call may exist), so they are never retried.
+ */
+export function certainlyNotPlaced(res: CarrierResponse, callIdOf: (json: any) => unknown): boolean {
+  if (res.status === 0) return res.notSent === true;
+  if (res.status === 429) return true;
+  if (res.status === 503) {
+    const id = callIdOf(res.json);
+    return !(typeof id === "string" && id !== "");
+  }
+  return false;
+}
+
+/**
+ * The originate request, repeated with bounded backoff while `certainlyNotPlaced` holds: the carrier's
+ * `Retry-After` is honoured, and a wait that would overrun the policy's budget ends the retries instead
+ * (the refusal is reported; a campaign retries later on its own schedule). `init` may be a function, for
+ * carriers whose credentials are minted per request (Vonage's JWT).
+ */
+export async function originateFetch(
+  url: string,
+  init: RequestInit | (() => Promise<RequestInit>),
+  env: Pick<ProviderEnv, "carrierTimeoutMs" | "originateRetry">,
+  callIdOf: (json: any) => unknown,
+  fetcher: typeof fetch = fetch,
+): Promise<CarrierResponse> {
+  const policy = { ...ORIGINATE_RETRY, ...env?.originateRetry };
+  let waited = 0;
+  for (let attempt = 1; ; attempt++) {
+    const res = await carrierFetch(url, typeof init === "function" ? await init() : init, env, fetcher);
+    res.attempts = attempt;
+    if (attempt >= policy.attempts || !certainlyNotPlaced(res, callIdOf)) return res;
+    const wait = res.retryAfterMs ?? RETRY_BACKOFF_MS * 2 ** (attempt - 1);
+    if (waited + wait > policy.maxWaitMs) return res;
+    await clock.sleep(wait);
+    waited += wait;
+  }
+}
+
+/**
+ * A refused originate in the shape the calls module expects, naming the carrier, the HTTP status and the
+ * carrier's error code where it gives one: `Twilio refused the call (HTTP 400, code 21211): …`.
+ */
+export function refused(carrier: string, res: CarrierResponse, message: string | undefined | null, code?: unknown): OriginateResult {
+  const tries = (res.attempts ?? 1) > 1 ? ` (${res.attempts} attempts)` : "";
+  if (res.status === 0) return { ok: false, message: `${carrier} ${res.text}${tries}` };
   const text = (message && String(message).trim()) || res.text.trim().slice(0, 300) || `HTTP ${res.status}`;
-  return { ok: false, status: res.status, message: `Carrier refused the call (HTTP ${res.status}): ${text}` };
+  const c = code === undefined || code === null || String(code).trim() === "" ? "" : `, code ${String(code).trim()}`;
+  return { ok: false, status: res.status, message: `${carrier} refused the call (HTTP ${res.status}${c}): ${text}${tries}` };
 }
 
 /** Form fields of a callback body (form-encoded, or JSON where a carrier posts JSON). */

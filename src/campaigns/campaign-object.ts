@@ -782,8 +782,10 @@ export class CampaignObject extends DurableObject<Env> {
     // The carrier refused or the number is invalid: a final `failed`, never retried, and a breaker failure.
     if (r.runId != null) this.db.run(`UPDATE attempts SET run_id = coalesce(run_id, ?) WHERE id = ?`, r.runId, a.id);
     const fresh = this.db.one<AttemptRow>(`SELECT * FROM attempts WHERE id = ?`, a.id)!;
-    if (await this.finishAttempt(fresh, "failed", now, { error: r.message }))
-      this.log("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, { ...where, kind: r.kind, run_id: r.runId, error: r.message });
+    await this.finishAttempt(fresh, "failed", now, { error: r.message });
+    // Logged even when the run's own `failed` status already finished the attempt (it reaches the campaign
+    // before this reply does): the log is where an operator reads why the carrier refused.
+    this.log("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, { ...where, kind: r.kind, run_id: r.runId, error: r.message });
   }
 
   /**

@@ -1,6 +1,7 @@
 // The one source of time, so tests (and Durable Object alarms under test) can move it.
 let offsetMs = 0;
 let fixedMs: number | null = null;
+let sleeper: ((ms: number) => Promise<void>) | null = null;
 
 export const clock = {
   now(): number {
@@ -14,6 +15,14 @@ export const clock = {
   advance(ms: number): void {
     if (fixedMs !== null) fixedMs += ms;
     else offsetMs += ms;
+  },
+  /** Waits `ms` (a carrier's Retry-After, a backoff). Tests replace it, so no test sleeps for real. */
+  sleep(ms: number): Promise<void> {
+    return sleeper ? sleeper(ms) : new Promise((resolve) => setTimeout(resolve, ms));
+  },
+  /** Test support: replace `sleep` (null restores real waiting). */
+  setSleep(fn: ((ms: number) => Promise<void>) | null): void {
+    sleeper = fn;
   },
 };
 

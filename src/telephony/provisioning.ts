@@ -13,7 +13,8 @@ import type { ConfigRow } from "./view";
 /**
  * Carrier hosts and our public origin for provider calls. `CARRIER_BASE_URLS` (optional JSON object,
  * e.g. {"twilio":"http://127.0.0.1:9000"}) points carriers at a simulator; the real hosts are the defaults.
- * `CARRIER_TIMEOUT_MS` (optional) replaces the 10 s carrier request timeout.
+ * `CARRIER_TIMEOUT_MS` (optional) replaces the 10 s carrier request timeout; `CARRIER_RETRY_ATTEMPTS` and
+ * `CARRIER_RETRY_MAX_WAIT_MS` (optional) bound originate retries (default 3 requests, 5 s of waiting).
  */
 export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
   let baseUrls: Partial<Record<ProviderName, string>> = {};
@@ -28,8 +29,19 @@ export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
   }
   const publicBaseUrl = env.PUBLIC_BASE_URL || (requestUrl ? new URL(requestUrl).origin : "");
   // Optional, in ms: lets the test pool prove the timeout path without a 10 s wait. Junk means the default.
-  const timeout = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
-  return { baseUrls, publicBaseUrl, ...(Number.isInteger(timeout) && timeout > 0 ? { carrierTimeoutMs: timeout } : {}) };
+  const vars = env as unknown as { CARRIER_TIMEOUT_MS?: string; CARRIER_RETRY_ATTEMPTS?: string; CARRIER_RETRY_MAX_WAIT_MS?: string };
+  const timeout = Number(vars.CARRIER_TIMEOUT_MS);
+  return { baseUrls, publicBaseUrl, ...(Number.isInteger(timeout) && timeout > 0 ? { carrierTimeoutMs: timeout } : {}), ...originateRetryOf(vars) };
+}
+
+/** Originate retry overrides (attempts 1-5, total wait 0-30 s); junk or absence leaves the defaults (calls/kit). */
+function originateRetryOf(vars: { CARRIER_RETRY_ATTEMPTS?: string; CARRIER_RETRY_MAX_WAIT_MS?: string }): Pick<ProviderEnv, "originateRetry"> {
+  const attempts = Number(vars.CARRIER_RETRY_ATTEMPTS || NaN);
+  const maxWaitMs = Number(vars.CARRIER_RETRY_MAX_WAIT_MS || NaN);
+  const retry: NonNullable<ProviderEnv["originateRetry"]> = {};
+  if (Number.isInteger(attempts) && attempts >= 1 && attempts <= 5) retry.attempts = attempts;
+  if (Number.isInteger(maxWaitMs) && maxWaitMs >= 0 && maxWaitMs <= 30_000) retry.maxWaitMs = maxWaitMs;
+  return Object.keys(retry).length ? { originateRetry: retry } : {};
 }
 
 const MAX_ERROR = 500;

@@ -12,9 +12,10 @@ import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
 import { CALLEE, campaignObject, deliver, deliverAll, drain, play, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
 
-const TIMED_OUT = "Carrier request timed out";
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
 const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
+const TIMED_OUT = `request timed out after ${TIMEOUT_MS / 1000} s`;
+const LABEL: Record<ProviderName, string> = { twilio: "Twilio", plivo: "Plivo", vobiz: "Vobiz", telnyx: "Telnyx", vonage: "Vonage", cloudonix: "Cloudonix", exotel: "Exotel", ari: "Asterisk ARI" };
 const HANG_MS = TIMEOUT_MS + 3000;
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
@@ -40,10 +41,11 @@ describe("a carrier that does not answer in time", () => {
     for (const [i, s] of setups.entries()) {
       const p = providers[i];
       expect(results[i].status, `${p}: ${results[i].text}`).toBe(502);
-      expect(results[i].json, p).toEqual({ detail: TIMED_OUT });
+      // The message names the carrier that did not answer.
+      expect(results[i].json, p).toEqual({ detail: `${LABEL[p]} ${TIMED_OUT}` });
       const runs = (await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: s.org.key })).json.items;
       expect(runs, p).toHaveLength(1);
-      expect(runs[0], p).toMatchObject({ status: "failed", error: TIMED_OUT, provider_call_id: null });
+      expect(runs[0], p).toMatchObject({ status: "failed", error: `${LABEL[p]} ${TIMED_OUT}`, provider_call_id: null });
       expect(runs[0].ended_at, p).not.toBeNull();
       // Exactly one originate reached the carrier: no blind retry after the timeout.
       expect(originates(await simRequests(s.acct)), p).toHaveLength(1);
@@ -64,7 +66,7 @@ describe("a carrier that does not answer in time", () => {
 
     const runs = await campaignRuns();
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ status: "failed", error: TIMED_OUT, attempt: 1, providerCallId: null });
+    expect(runs[0]).toMatchObject({ status: "failed", error: `Twilio ${TIMED_OUT}`, attempt: 1, providerCallId: null });
     // Later alarms (and any retry timer) place nothing new.
     for (let i = 0; i < 3; i++) await runDurableObjectAlarm(stub);
     expect(originates(await simRequests(s.acct))).toHaveLength(1);

@@ -381,11 +381,12 @@ describe.each(SPECS)("$provider", (spec) => {
 
   it("refuses the carrier's 5xx with a 502 and keeps the run as failed with the carrier's message", async () => {
     const s = await setup(spec.provider, spec.extra);
-    await simFault(s.acct, "originate", 503, "carrier maintenance window");
+    // A 500 is ambiguous (the call may exist), so it is never retried (a 429/503 is: originate-retry.test.ts).
+    await simFault(s.acct, "originate", 500, "carrier maintenance window");
     const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
     expect(res.status).toBe(502);
     expect(res.json.detail).toContain("carrier maintenance window");
-    expect(res.json.detail).toContain("503");
+    expect(res.json.detail).toContain("HTTP 500");
     const runs = (await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: s.org.key })).json.items;
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: "failed", error: res.json.detail, provider_call_id: null });

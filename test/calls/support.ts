@@ -28,6 +28,11 @@ export type Recorded = { method: string; path: string; query: Record<string, str
 export const simAccount = (provider: ProviderName) => sim<SimAccount>("POST", "/accounts", { provider });
 export const simRequests = (acct: SimAccount) => sim<Recorded[]>("GET", `/accounts/${acct.id}/requests`);
 export const simFault = (acct: SimAccount, op: string, status: number, message?: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status, message, times });
+/** The carrier refuses the next `times` `op` requests with `status` (429/503) and, when given, a `Retry-After`. */
+export const simBusy = (acct: SimAccount, op: string, status: 429 | 503, opts: { retryAfter?: string; times?: number; message?: string } = {}) =>
+  sim("POST", `/accounts/${acct.id}/faults`, { op, status, message: opts.message ?? (status === 429 ? "Too Many Requests" : "Service Unavailable"), times: opts.times ?? 1, retry_after: opts.retryAfter });
+/** The connection to the carrier fails on the next `op` request, as a refused connect does. */
+export const simRefuse = (acct: SimAccount, op: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 503, times, refuse: true });
 /** The carrier sits on the next `op` request for `hangMs` before answering (a hung API, for our timeout). */
 export const simHang = (acct: SimAccount, op: string, hangMs: number) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 504, message: "answered too late", hang_ms: hangMs });
 export const play = async (callId: string, outcome: Outcome, opts: Omit<PlayRequest, "outcome"> = {}) =>

@@ -96,6 +96,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     const body = req.method === "GET" || req.method === "HEAD" ? "" : new TextDecoder().decode(await req.arrayBuffer());
     // The carrier sees this request's own view of the state, so a hang fault it takes delays only this answer.
     let hangMs = 0;
+    let taken: Fault | null = null;
     const scoped: SimState = {
       accounts: this.accounts,
       calls: this.calls,
@@ -103,11 +104,19 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       takeFault: (accountId, op) => {
         const f = this.takeFault(accountId, op);
         if (f?.hangMs) hangMs = f.hangMs;
+        if (f) taken = { ...f };
         return f;
       },
     };
     const res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
     if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
+    const fault = taken as Fault | null;
+    if (fault?.refuse) throw new Error(`connect ECONNREFUSED ${url.host}`);
+    if (res && fault?.retryAfter !== undefined) {
+      const headers = new Headers(res.headers);
+      headers.set("Retry-After", fault.retryAfter);
+      return new Response(res.body, { status: res.status, headers });
+    }
     return res ?? json(404, { message: `Unknown ${first} path ${url.pathname}` });
   }
 
@@ -128,7 +137,15 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     if (account && action === "faults" && req.method === "POST") {
       const list = this.faults.get(account.id) ?? [];
       const hangMs = Number(body.hang_ms ?? 0);
-      list.push({ op: String(body.op), status: Number(body.status ?? 500), body: body.message, times: Number(body.times ?? 1), ...(hangMs > 0 ? { hangMs } : {}) });
+      list.push({
+        op: String(body.op),
+        status: Number(body.status ?? 500),
+        body: body.message,
+        times: Number(body.times ?? 1),
+        ...(hangMs > 0 ? { hangMs } : {}),
+        ...(body.retry_after !== undefined ? { retryAfter: String(body.retry_after) } : {}),
+        ...(body.refuse === true ? { refuse: true } : {}),
+      });
       this.faults.set(account.id, list);
       return json(200, { ok: true });
     }

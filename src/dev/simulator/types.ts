@@ -52,8 +52,12 @@ export type SimCall = {
 
 export type RecordedRequest = { method: string; path: string; query: Record<string, string[]>; headers: Record<string, string>; body: string; at: number };
 
-/** A scripted failure; with `hangMs` the carrier sits on the request that long before answering it (a hung API). */
-export type Fault = { op: string; status: number; body?: unknown; times: number; hangMs?: number };
+/**
+ * A scripted failure; with `hangMs` the carrier sits on the request that long before answering it (a hung API);
+ * `retryAfter` adds a `Retry-After` header to the error (429/503); `refuse` fails the connection itself, the
+ * way a refused connect does, before any answer.
+ */
+export type Fault = { op: string; status: number; body?: unknown; times: number; hangMs?: number; retryAfter?: string; refuse?: boolean };
 
 /** `stale`: signed with a time 400 s in the past; `expired` (vonage): a fresh-enough iat but an `exp` already passed. */
 export type OutcomeOptions = { stale?: boolean; expired?: boolean; apiKey?: string; json?: boolean };

@@ -13,7 +13,7 @@ import type {
 } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text } from "./define";
-import { carrierFetch, digits, formFields, intOrNull, isMachine, refused, str, xmlEscape } from "../../calls/kit";
+import { carrierFetch, digits, formFields, intOrNull, isMachine, originateFetch, refused, str, xmlEscape } from "../../calls/kit";
 import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
 
 /** One Plivo-family carrier: what its folder supplies to the shared code. */
@@ -127,16 +127,16 @@ export function plivoXml(text: string): { body: string; contentType: string } {
 export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"]): ProviderCalls {
   return {
     async originate(ctx, env, req): Promise<OriginateResult> {
-      const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
+      const res = await originateFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
         method: "POST",
         headers: carrier.headers(ctx),
         body: JSON.stringify(originateBody(req)),
-      }, env);
+      }, env, (json) => (Array.isArray(json?.request_uuid) ? json.request_uuid[0] : json?.request_uuid));
       // The request uuid stands in until the ring callback brings the CallUUID (correlated on RequestUUID).
       const raw = res.json?.request_uuid;
       const uuid = Array.isArray(raw) ? raw[0] : raw;
       if (res.status >= 200 && res.status < 300 && typeof uuid === "string") return { ok: true, providerCallId: uuid };
-      return refused(res, res.json?.error ?? res.json?.message);
+      return refused(carrier.label, res, res.json?.error ?? res.json?.message);
     },
 
     async hangup(ctx, env, id) {

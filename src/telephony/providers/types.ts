@@ -43,6 +43,8 @@ export type ProviderEnv = {
   publicBaseUrl: string;
   /** How long a carrier request may take (CARRIER_TIMEOUT_MS); absent means the 10 s default. */
   carrierTimeoutMs?: number;
+  /** Originate retries when the carrier certainly placed nothing (CARRIER_RETRY_ATTEMPTS, CARRIER_RETRY_MAX_WAIT_MS); absent means the defaults. */
+  originateRetry?: { attempts?: number; maxWaitMs?: number };
 };
 
 export type OriginateRequest = {

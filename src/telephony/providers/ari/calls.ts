@@ -1,7 +1,7 @@
 // Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, refused, str } from "../../../calls/kit";
+import { basicAuth, carrierFetch, originateFetch, refused, str } from "../../../calls/kit";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
 export const ARI_RING_SECONDS = 30;
@@ -130,12 +130,12 @@ export const ariCalls: ProviderCalls = {
       timeout: String(req.timeoutSeconds ?? ARI_RING_SECONDS),
     });
     if (req.from) q.set("callerId", req.from);
-    const res = await carrierFetch(`${ariBase(ctx)}/channels?${q}`, {
+    const res = await originateFetch(`${ariBase(ctx)}/channels?${q}`, {
       method: "POST",
       headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
-    }, env);
+    }, env, (json) => json?.id);
     if (res.status >= 200 && res.status < 300) return { ok: true, providerCallId: typeof res.json?.id === "string" ? res.json.id : channelId };
-    return refused(res, res.json?.message ?? res.json?.error);
+    return refused("Asterisk ARI", res, res.json?.message ?? res.json?.error);
   },
 
   async hangup(ctx, env, id) {

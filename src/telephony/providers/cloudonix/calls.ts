@@ -2,7 +2,7 @@
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, refused, str, xmlEscape } from "../../../calls/kit";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, str, xmlEscape } from "../../../calls/kit";
 import { mapTwilio } from "../twilio/calls";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";
@@ -88,13 +88,13 @@ export const cloudonixCalls: ProviderCalls = {
       callback: req.statusUrl,
       timeout: req.timeoutSeconds ?? 60,
     };
-    const res = await carrierFetch(`${cloudonixApi(env)}/calls/${domain(ctx)}/application`, {
+    const res = await originateFetch(`${cloudonixApi(env)}/calls/${domain(ctx)}/application`, {
       method: "POST",
       headers: cloudonixHeaders(ctx),
       body: JSON.stringify(body),
-    }, env);
+    }, env, (json) => json?.token);
     if (res.status >= 200 && res.status < 300 && typeof res.json?.token === "string") return { ok: true, providerCallId: res.json.token };
-    return refused(res, cloudonixErrorMessage(res.json));
+    return refused("Cloudonix", res, cloudonixErrorMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, token) {

@@ -1,7 +1,7 @@
 // Exotel (carriers.md §7): form-encoded connect.json with the stream URL in the request itself
 // (no answer document), no webhook signature (our per-run token is the proof).
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, intOrNull, isMachine, jsonOrNull, refused, str } from "../../../calls/kit";
+import { basicAuth, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
 
 export const EXOTEL_API = "https://api.in.exotel.com";
 
@@ -73,15 +73,15 @@ export const exotelCalls: ProviderCalls = {
     form.append("timelimit", String(EXOTEL_TIME_LIMIT_SECONDS));
     form.append("timeout", String(req.timeoutSeconds ?? 60));
     form.append("customfield", `run:${req.runId}`);
-    const res = await carrierFetch(`${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}/Calls/connect.json`, {
+    const res = await originateFetch(`${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}/Calls/connect.json`, {
       method: "POST",
       headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
       body: form.toString(),
-    }, env);
+    }, env, (json) => pick(pick(json, "Call"), "Sid"));
     const sid = pick(pick(res.json, "Call"), "Sid");
     if (res.status >= 200 && res.status < 300 && typeof sid === "string") return { ok: true, providerCallId: sid };
     const ex = pick(res.json, "RestException");
-    return refused(res, pick(ex, "Message") ?? pick(res.json, "message"));
+    return refused("Exotel", res, pick(ex, "Message") ?? pick(res.json, "message"), pick(ex, "Code"));
   },
 
   // Exotel documents no hang-up for a live call; the call ends when our media socket closes.

@@ -3,7 +3,7 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
-import { baseUrl, carrierFetch, jsonOrNull, refused, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;
@@ -103,10 +103,11 @@ export const telnyxCalls: ProviderCalls = {
       webhook_url_method: "POST",
       client_state: base64Encode(enc.encode(`run:${req.runId}`)),
     };
-    const res = await carrierFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) }, env);
+    const res = await originateFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) }, env, (json) => json?.data?.call_control_id);
     const id = res.json?.data?.call_control_id;
     if (res.status >= 200 && res.status < 300 && typeof id === "string") return { ok: true, providerCallId: id };
-    return refused(res, telnyxErrorMessage(res.json));
+    const e = res.json?.errors?.[0];
+    return refused("Telnyx", res, e ? [e.title, e.detail].filter(Boolean).join(": ") : null, e?.code);
   },
 
   async hangup(ctx, env, id) {

@@ -2,7 +2,7 @@
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { basicAuth, baseUrl, carrierFetch, formFields, intOrNull, isMachine, refused, str, xmlEscape } from "../../../calls/kit";
+import { basicAuth, baseUrl, carrierFetch, formFields, intOrNull, isMachine, originateFetch, refused, str, xmlEscape } from "../../../calls/kit";
 
 export const TWILIO_API = "https://api.twilio.com";
 
@@ -80,16 +80,15 @@ export function mapTwilio(p: Record<string, string>): StatusUpdate | null {
 export const twilioCalls: ProviderCalls = {
   async originate(ctx, env, req): Promise<OriginateResult> {
     const { sid, token } = creds(ctx);
-    const res = await carrierFetch(`${callsUrl(ctx, env)}.json`, {
+    const res = await originateFetch(`${callsUrl(ctx, env)}.json`, {
       method: "POST",
       headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
       body: originateForm(ctx, req).toString(),
-    }, env);
+    }, env, (json) => json?.sid);
     if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
       if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
     }
-    const code = res.json?.code ? ` (code ${res.json.code})` : "";
-    return refused(res, res.json?.message ? `${res.json.message}${code}` : null);
+    return refused("Twilio", res, res.json?.message, res.json?.code);
   },
 
   async hangup(ctx, env, sid) {

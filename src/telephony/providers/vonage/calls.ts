@@ -3,7 +3,7 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, refused, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
 
 export const VONAGE_API = "https://api.nexmo.com";
 export const VONAGE_JWT_TTL_SECONDS = 900;
@@ -127,9 +127,8 @@ export function problemMessage(json: any): string | null {
 
 export const vonageCalls: ProviderCalls = {
   async originate(ctx, env, req): Promise<OriginateResult> {
-    let authorization: string;
     try {
-      authorization = await auth(ctx);
+      await importVonagePrivateKey(str(ctx.config.private_key));
     } catch {
       return { ok: false, message: "The Vonage private key could not be read (expected a PEM RSA private key)" };
     }
@@ -142,13 +141,14 @@ export const vonageCalls: ProviderCalls = {
       event_method: "POST",
       ringing_timer: req.timeoutSeconds ?? 60,
     };
-    const res = await carrierFetch(callsUrl(env), {
+    // A fresh JWT (new jti, iat) for every attempt.
+    const res = await originateFetch(callsUrl(env), async () => ({
       method: "POST",
-      headers: { Authorization: authorization, "Content-Type": "application/json", Accept: "application/json" },
+      headers: { Authorization: await auth(ctx), "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify(body),
-    }, env);
+    }), env, (json) => json?.uuid);
     if (res.status >= 200 && res.status < 300 && typeof res.json?.uuid === "string") return { ok: true, providerCallId: res.json.uuid };
-    return refused(res, problemMessage(res.json));
+    return refused("Vonage", res, problemMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, uuid) {
