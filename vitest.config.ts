@@ -45,7 +45,8 @@ export default defineConfig(async () => {
     ],
     test: {
       include: ["test/**/*.test.ts"],
-      exclude: ["test/integration/**"],
+      // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
+      exclude: ["test/integration/**", "test/browser/**"],
       setupFiles: ["./test/setup.ts"],
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,

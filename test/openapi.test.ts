@@ -1,6 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import schema31 from "../node_modules/@seriousme/openapi-schema-validator/schemas/v3.1/schema.json";
 import { app } from "../src/app";
@@ -60,6 +61,22 @@ describe("OpenAPI document", () => {
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toContain("text/html");
     expect(docs.text).toContain("/api/v1/openapi.json");
+  });
+
+  it("the docs page loads the reference from this origin only, with fonts, telemetry and Scalar's online helpers off", async () => {
+    const docs = await call("GET", "/api/v1/docs");
+    expect(docs.status).toBe(200);
+    // The one script the page loads is the reference's build served from this Worker's static assets.
+    const scripts = [...docs.text.matchAll(/<script[^>]*\bsrc="([^"]*)"|\bimport\s[^'"]*from\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2]);
+    expect(scripts).toEqual(["/api/v1/docs/assets/standalone.esm.js"]);
+    expect(docs.text).not.toMatch(/https?:\/\//);
+    for (const setting of ['"withDefaultFonts": false', '"telemetry": false', '"showDeveloperTools": "never"']) expect(docs.text).toContain(setting);
+  });
+
+  it("/ redirects to the reference", async () => {
+    const res = await exports.default.fetch(new Request("http://edgedial.test/", { redirect: "manual" }));
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/api/v1/docs");
   });
 
   it("documents every operation the app serves", async () => {

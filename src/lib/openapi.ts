@@ -4,6 +4,28 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import pkg from "../../package.json";
 import type { AppEnv } from "./types";
 
+/** Where wrangler serves the reference's browser build (scripts/docs-assets.mjs copies it into public/). */
+export const DOCS_ASSETS = "/api/v1/docs/assets";
+
+/**
+ * The reference page: everything from this origin. No CDN script, no web fonts, no telemetry, no AI agent or
+ * MCP helpers and no request proxy (Scalar's defaults reach fonts.scalar.com, proxy.scalar.com, ...), so it
+ * works offline and behind a firewall that only lets this service through.
+ */
+const REFERENCE = {
+  url: "/api/v1/openapi.json",
+  pageTitle: "edgedial API reference",
+  bundle: `${DOCS_ASSETS}/standalone.esm.js`,
+  withDefaultFonts: false,
+  telemetry: false,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  documentDownloadType: "json",
+  // An empty icon: otherwise the browser asks for /favicon.ico, a 404 logged as a console error.
+  favicon: "data:,",
+} as const;
+
 export const SECURITY: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
@@ -15,5 +37,6 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
     servers: [{ url: new URL(c.req.url).origin }],
     security: SECURITY,
   }));
-  app.get("/api/v1/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "edgedial API reference" }));
+  app.get("/api/v1/docs", Scalar(REFERENCE as Parameters<typeof Scalar>[0]));
+  app.get("/", (c) => c.redirect("/api/v1/docs", 302));
 }

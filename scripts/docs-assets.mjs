@@ -1,0 +1,25 @@
+// Copies the API reference's browser build (@scalar/api-reference, from node_modules) into public/, which
+// wrangler serves as static assets ([assets] in wrangler.toml), so /api/v1/docs needs no CDN. Runs on
+// `npm install` / `npm ci` (the `prepare` script); public/ is generated, never committed.
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+/** Where the files are served: /api/v1/docs/assets/ (see DOCS_ASSETS in src/lib/openapi.ts). */
+const TARGET = join(ROOT, "public/api/v1/docs/assets");
+
+// The package's exports do not list its browser build, so it is read from the package's folder.
+const browser = join(ROOT, "node_modules/@scalar/api-reference/dist/browser");
+
+rmSync(TARGET, { recursive: true, force: true });
+mkdirSync(join(TARGET, "chunks"), { recursive: true });
+// The ESM build loads only the chunks a page needs; source maps are left out (18 MB nobody's browser asks for).
+copyFileSync(join(browser, "standalone.esm.js"), join(TARGET, "standalone.esm.js"));
+let count = 1;
+for (const name of readdirSync(join(browser, "chunks"))) {
+  if (!name.endsWith(".js")) continue;
+  copyFileSync(join(browser, "chunks", name), join(TARGET, "chunks", name));
+  count++;
+}
+console.log(`API reference assets: ${count} files in ${TARGET.slice(ROOT.length)}`);
