@@ -6,6 +6,8 @@ import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid } from "../lib/errors";
 import { normalizeNumber } from "../telephony/numbers";
+import { destinationRefusal } from "../telephony/calling-policy";
+import { REFUSED_TYPE } from "../telephony/destination-policy";
 import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../telephony/resolve";
 import type { OriginateResult } from "../telephony/providers/types";
 import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
@@ -85,6 +87,8 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   requireReady(cfg);
   const number = normalizeNumber(input.phoneNumber, cfg.provider.pbx);
   if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber);
+  const refused = await destinationRefusal(getDb(env), input.orgId, number.value);
+  if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
   const from = await callerIdFor(env, cfg.id);
 
   const leaseId = `single:${crypto.randomUUID()}`;
@@ -140,6 +144,9 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
   }
   const number = normalizeNumber(req.phoneNumber, cfg.provider.pbx);
   if (!number.ok) return { ok: false, runId: null, kind: "invalid_number", message: number.message };
+  // The policy may have changed since the campaign was created: checked again before every dial.
+  const refused = await destinationRefusal(getDb(env), req.orgId, number.value);
+  if (refused) return { ok: false, runId: null, kind: "destination_refused", message: refused.message };
 
   const run = await createRun(getDb(env), {
     orgId: req.orgId,

@@ -6,6 +6,8 @@ import { campaigns } from "../db/schema";
 import { isoNow } from "../lib/clock";
 import { getDb } from "../lib/db";
 import { invalid, unprocessable } from "../lib/errors";
+import { loadCallingPolicy } from "../telephony/calling-policy";
+import { checkDestination, REFUSED_TYPE } from "../telephony/destination-policy";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
@@ -74,8 +76,13 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         settings: input.settings,
       }),
     );
+    const policy = (await loadCallingPolicy(db, orgId)).effective;
     const outcome = await importCsv(file.body, {
       pbx: config.provider.pbx,
+      destination: (phone) => {
+        const refused = checkDestination(phone, policy);
+        return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
+      },
       requiredVariables: templateVariables(workflow.definition),
       sink: { importContacts: (chunk) => viaEngine(stub.importPacked(packContacts(chunk))) },
     });

@@ -51,7 +51,7 @@ export type CampaignCallRequest = {
 
 export type CallStartResult =
   | { ok: true; runId: number; providerCallId: string | null }
-  | { ok: false; runId: number | null; message: string; kind: "carrier_refused" | "invalid_number" | "capacity" | "config" };
+  | { ok: false; runId: number | null; message: string; kind: "carrier_refused" | "invalid_number" | "destination_refused" | "capacity" | "config" };
 
 /** A status the calls module forwards to the owning campaign object (idempotent, possibly duplicated or reordered). */
 export type CampaignCallStatus = {

@@ -204,3 +204,16 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.orgId, t.scope, t.key] })],
 );
+
+// An organization's destination policy (toll fraud). No row, or a null list, means the default: the countries of its
+// caller IDs, and the high-cost number types refused (src/telephony/destination-policy.ts).
+export const callingPolicies = sqliteTable("calling_policies", {
+  orgId: integer("org_id").primaryKey().references(() => organizations.id),
+  // ISO 3166 alpha-2 codes, or null for the default.
+  allowedCountries: text("allowed_countries", { mode: "json" }).$type<string[] | null>(),
+  // Number types refused, or null for the default.
+  blockedNumberTypes: text("blocked_number_types", { mode: "json" }).$type<string[] | null>(),
+  // E.164 numbers dialed whatever their country or type.
+  allowedNumbers: text("allowed_numbers", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  updatedAt: updatedAt(),
+});

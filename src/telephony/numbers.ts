@@ -1,7 +1,7 @@
 // Phone number rules shared by phone-number records, CSV contacts and single calls.
 // Carriers take E.164 only (validated with libphonenumber-js); an ari PBX also takes extensions,
 // SIP URIs and dial strings.
-import { parsePhoneNumberFromString } from "libphonenumber-js/max";
+import { parsePhoneNumberFromString, type PhoneNumberType } from "libphonenumber-js/max";
 
 export type NumberKind = "e164" | "extension" | "sip_uri" | "dial_string";
 export type NumberResult = { ok: true; value: string; kind: NumberKind } | { ok: false; message: string };
@@ -12,12 +12,35 @@ const SIP_URI = /^sips?:[^\s@:;]+@[A-Za-z0-9.-]+(:\d{1,5})?(;[^\s]*)?$/i;
 // Technology/resource, as Asterisk writes it: PJSIP/1001, PJSIP/+15551234567@trunk, Local/100@default.
 const DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/[^\s,&]+$/;
 
+/** What the numbering plans say about an E.164 string: its region (none for global services such as +870) and type. */
+export type E164Info = { number: string; callingCode: string; country: string | null; type: PhoneNumberType | null };
+
+// With the full ('max') metadata every region has type patterns, so `isValid()` is exactly `getType() !== undefined`:
+// asking for the type costs nothing extra. The last answer is kept because a CSV row's number is checked and then
+// classified by the destination policy right after; parsing is the costliest step of an import.
+let last: { raw: string; info: E164Info | null } | null = null;
+
+function analyzeE164(raw: string): E164Info | null {
+  if (last?.raw === raw) return last.info;
+  const parsed = parsePhoneNumberFromString(raw);
+  const type = parsed?.getType();
+  const info = parsed && type ? { number: parsed.number, callingCode: parsed.countryCallingCode, country: parsed.country ?? null, type } : null;
+  last = { raw, info };
+  return info;
+}
+
+/** The region and type of a valid E.164 number (as normalized by parseE164); null for anything else. */
+export function classifyE164(e164: string): E164Info | null {
+  const info = e164.startsWith("+") ? analyzeE164(e164) : null;
+  return info && info.number === e164 ? info : null;
+}
+
 /** E.164 with a leading +, checked against real numbering plans. */
 export function parseE164(raw: string): NumberResult {
   if (FORBIDDEN.test(raw)) return { ok: false, message: "Phone number must not contain spaces, commas or ampersands" };
   if (!raw.startsWith("+")) return { ok: false, message: "Phone number must be in E.164 format (+ and country code)" };
-  const parsed = parsePhoneNumberFromString(raw);
-  if (!parsed || !parsed.isValid() || parsed.number !== raw) {
+  const parsed = analyzeE164(raw);
+  if (!parsed || parsed.number !== raw) {
     return { ok: false, message: "Phone number is not a valid E.164 number" };
   }
   return { ok: true, value: parsed.number, kind: "e164" };

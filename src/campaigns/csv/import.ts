@@ -27,6 +27,8 @@ export type ImportOptions = {
   maxRows?: number;
   /** Where the file is named in the request: loc prefix of every item. */
   loc?: (string | number)[];
+  /** The organization's destination policy, judged on each valid number (null = may be dialed). */
+  destination?: (phoneNumber: string) => { message: string; type: string; ctx?: Record<string, unknown> } | null;
 };
 
 export type ImportOutcome =
@@ -145,7 +147,11 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
         return;
       }
       const r = readRow(header, fields, row, o.pbx);
-      if (r.contact) {
+      // A separate step after the row's own rules: a number the policy refuses is a row error like a bad one.
+      const refused = r.contact && o.destination ? o.destination(r.contact.phone_number) : null;
+      if (refused) {
+        pending.push({ row, column: header.names[header.phone], msg: refused.message, type: refused.type, input: fields[header.phone], ctx: refused.ctx });
+      } else if (r.contact) {
         batch.push(r.contact);
         for (const f of fields) batchChars += f.length;
         if (batch.length >= chunkRows || batchChars >= chunkChars) await flush();

@@ -1,0 +1,111 @@
+// GET|PUT /organizations/calling-policy: the organization's destination policy (issue 11, toll fraud).
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { errors, json } from "../lib/schemas";
+import { loadCallingPolicy, updateCallingPolicy, type PolicyState } from "./calling-policy";
+import { COUNTRY_CODES, DEFAULT_BLOCKED_TYPES, NUMBER_TYPES } from "./destination-policy";
+import { parseE164 } from "./numbers";
+
+const tags = ["organizations"];
+const PATH = "/organizations/calling-policy";
+
+export const MAX_ALLOWED_NUMBERS = 1000;
+
+const Country = z
+  .string()
+  .refine((c) => COUNTRY_CODES.has(c.toUpperCase()), { message: "Unknown country: use an ISO 3166-1 alpha-2 code such as US or GB", params: { type: "country_invalid" } })
+  .openapi({ example: "US" });
+
+const NumberType = z.enum(NUMBER_TYPES).openapi({
+  description:
+    "libphonenumber's number types, plus `satellite` (+870, +881, +882 16) and `global_service` (the other non-geographic ITU codes: +800, +808, +878, +882, +883, +888, +979)",
+});
+
+const E164 = z
+  .string()
+  .max(32)
+  .superRefine((n, ctx) => {
+    const r = parseE164(n);
+    if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });
+  })
+  .openapi({ example: "+449098790000" });
+
+const countriesDoc =
+  "ISO 3166-1 alpha-2 codes of the countries E.164 destinations may be in; null = the default, the countries of the organization's active E.164 caller IDs (none when it has none). Numbers of the non-geographic codes have no country: only their type is judged.";
+const typesDoc = `Number types refused; null = the default (${DEFAULT_BLOCKED_TYPES.join(", ")}); [] refuses none.`;
+const numbersDoc = `E.164 numbers always allowed, whatever their country or type (at most ${MAX_ALLOWED_NUMBERS}).`;
+
+const CallingPolicy = z
+  .object({
+    allowed_countries: z.array(z.string()).nullable().openapi({ description: `As set. ${countriesDoc}` }),
+    blocked_number_types: z.array(NumberType).nullable().openapi({ description: `As set. ${typesDoc}` }),
+    allowed_numbers: z.array(z.string()).openapi({ description: numbersDoc }),
+    effective: z
+      .object({
+        allowed_countries: z.array(z.string()).openapi({ description: "The countries allowed now, defaults resolved", example: ["US"] }),
+        allowed_countries_source: z.enum(["policy", "caller_ids"]).openapi({ description: "Where allowed_countries comes from" }),
+        blocked_number_types: z.array(NumberType).openapi({ example: [...DEFAULT_BLOCKED_TYPES] }),
+      })
+      .openapi({ description: "The policy as every call and campaign dial is checked against it" }),
+    updated_at: z.string().nullable(),
+  })
+  .openapi("CallingPolicy");
+
+const UpdateCallingPolicy = z
+  .object({
+    allowed_countries: z.array(Country).max(COUNTRY_CODES.size).nullable().optional().openapi({ description: countriesDoc }),
+    blocked_number_types: z.array(NumberType).max(NUMBER_TYPES.length).nullable().optional().openapi({ description: typesDoc }),
+    allowed_numbers: z.array(E164).max(MAX_ALLOWED_NUMBERS).nullable().optional().openapi({ description: `${numbersDoc} null = [].` }),
+  })
+  .strict()
+  .openapi("UpdateCallingPolicy");
+
+const refusals =
+  "A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. Extensions, SIP URIs and dial strings (ari) are not judged.";
+
+const get = createRoute({
+  method: "get",
+  path: PATH,
+  tags,
+  summary: "The organization's calling policy: which destinations it may dial",
+  description: refusals,
+  responses: { 200: json(CallingPolicy), ...errors(401) },
+});
+
+const put = createRoute({
+  method: "put",
+  path: PATH,
+  tags,
+  summary: "Change the calling policy (partial: fields left out keep their value, null restores the default)",
+  description: refusals,
+  request: { body: { content: { "application/json": { schema: UpdateCallingPolicy } }, required: true } },
+  responses: { 200: json(CallingPolicy), ...errors(401, 422) },
+});
+
+const view = (p: PolicyState) => ({
+  allowed_countries: p.stored?.allowedCountries ?? null,
+  blocked_number_types: p.stored?.blockedNumberTypes ?? null,
+  allowed_numbers: p.stored?.allowedNumbers ?? [],
+  effective: {
+    allowed_countries: [...p.effective.allowedCountries].sort(),
+    allowed_countries_source: p.effective.countriesSource,
+    blocked_number_types: NUMBER_TYPES.filter((t) => p.effective.blockedTypes.has(t)),
+  },
+  updated_at: p.updatedAt,
+});
+
+const uniq = <T>(list: T[]) => [...new Set(list)];
+
+export const callingPolicyRouter = createRouter()
+  .openapi(get, async (c) => c.json(view(await loadCallingPolicy(getDb(c.env), c.get("orgId"))), 200))
+  .openapi(put, async (c) => {
+    const body = c.req.valid("json");
+    const db = getDb(c.env);
+    await updateCallingPolicy(db, c.get("orgId"), {
+      allowedCountries: body.allowed_countries === undefined ? undefined : body.allowed_countries && uniq(body.allowed_countries.map((x) => x.toUpperCase())).sort(),
+      blockedNumberTypes: body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
+      allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),
+    });
+    return c.json(view(await loadCallingPolicy(db, c.get("orgId"))), 200);
+  });

@@ -1,0 +1,49 @@
+// Reads and writes an organization's destination policy (the rules are in destination-policy.ts). One round trip:
+// the stored policy and the organization's E.164 caller IDs (the default allowed countries) together.
+import { and, eq, like } from "drizzle-orm";
+import { callingPolicies, phoneNumbers } from "../db/schema";
+import { isoNow } from "../lib/clock";
+import type { Db } from "../lib/db";
+import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
+
+export type PolicyState = { stored: StoredPolicy | null; updatedAt: string | null; callerIds: string[]; effective: EffectivePolicy };
+
+export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicyState> {
+  const [rows, numbers] = await db.batch([
+    db.select().from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).limit(1),
+    db
+      .selectDistinct({ address: phoneNumbers.address })
+      .from(phoneNumbers)
+      .where(and(eq(phoneNumbers.orgId, orgId), eq(phoneNumbers.isActive, true), like(phoneNumbers.address, "+%"))),
+  ]);
+  const row = rows[0];
+  const stored: StoredPolicy | null = row
+    ? { allowedCountries: row.allowedCountries ?? null, blockedNumberTypes: (row.blockedNumberTypes as DestinationType[] | null) ?? null, allowedNumbers: row.allowedNumbers ?? [] }
+    : null;
+  const callerIds = numbers.map((n) => n.address);
+  return { stored, updatedAt: row?.updatedAt ?? null, callerIds, effective: effectivePolicy(stored, callerIds) };
+}
+
+/** Why the organization may not dial `number` (normalized), or null. Checked before every dial, single or campaign. */
+export async function destinationRefusal(db: Db, orgId: number, number: string): Promise<Refusal | null> {
+  // Extensions, SIP URIs and dial strings are the PBX's own: no policy to load.
+  if (!number.startsWith("+")) return null;
+  return checkDestination(number, (await loadCallingPolicy(db, orgId)).effective);
+}
+
+export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[] };
+
+/** Sets the fields given and keeps the others, in one statement (two concurrent updates of different fields both stick). */
+export async function updateCallingPolicy(db: Db, orgId: number, u: PolicyUpdate): Promise<void> {
+  const set = {
+    ...(u.allowedCountries !== undefined ? { allowedCountries: u.allowedCountries } : {}),
+    ...(u.blockedNumberTypes !== undefined ? { blockedNumberTypes: u.blockedNumberTypes } : {}),
+    ...(u.allowedNumbers !== undefined ? { allowedNumbers: u.allowedNumbers } : {}),
+    updatedAt: isoNow(),
+  };
+  await db
+    .insert(callingPolicies)
+    .values({ orgId, allowedCountries: null, blockedNumberTypes: null, allowedNumbers: [], ...set })
+    .onConflictDoUpdate({ target: callingPolicies.orgId, set })
+    .run();
+}
