@@ -21,9 +21,27 @@ export function baseUrl(env: ProviderEnv, provider: ProviderName, fallback: stri
 /** `+14155550100` -> `14155550100` (carriers that want DIGITS). */
 export const digits = (e164: string): string => e164.replace(/^\+/, "");
 
-/** Text content / attribute value escaping for the XML answer documents. */
+/** What XML 1.0 forbids: C0 controls other than tab, LF and CR, U+FFFE/U+FFFF, and lone surrogates (`u` flag). */
+const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/**
+ * The one sanitizer for text we hand a carrier (XML answer documents and JSON speak payloads alike): each
+ * character XML 1.0 does not allow becomes a space, so contact data such as `Ada\u000bBob` can neither make a
+ * document malformed nor reach a text-to-speech engine as garbage.
+ */
+export function speakable(text: string): string {
+  return text.replace(NOT_XML_CHAR, " ");
+}
+
+/** Text content / attribute value escaping for the XML answer documents (sanitized first). */
 export function xmlEscape(text: string): string {
-  return text.replace(/[<>&"']/g, (ch) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[ch]!);
+  return speakable(text).replace(/[<>&"']/g, (ch) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[ch]!);
+}
+
+/** A TwiML-style answer document (TwiML, CXML, Plivo XML) that speaks `text` with `verb`, then hangs up. */
+export function speakThenHangupXml(verb: "Say" | "Speak", text: string): string {
+  const speak = text ? `<${verb}>${xmlEscape(text)}</${verb}>` : "";
+  return `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`;
 }
 
 export type CarrierResponse = {

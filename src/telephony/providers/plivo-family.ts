@@ -13,7 +13,7 @@ import type {
 } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text } from "./define";
-import { carrierFetch, digits, formFields, intOrNull, isMachine, originateFetch, refused, str, xmlEscape } from "../../calls/kit";
+import { carrierFetch, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../calls/kit";
 import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
 
 /** One Plivo-family carrier: what its folder supplies to the shared code. */
@@ -119,8 +119,7 @@ export function plivoFields(request: Request, rawBody: string): Record<string, s
 }
 
 export function plivoXml(text: string): { body: string; contentType: string } {
-  const speak = text ? `<Speak>${xmlEscape(text)}</Speak>` : "";
-  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`, contentType: "application/xml" };
+  return { body: speakThenHangupXml("Speak", text), contentType: "application/xml" };
 }
 
 /** The calls module of a Plivo-family carrier; only the signature check is the carrier's own. */

@@ -2,7 +2,7 @@
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, str, xmlEscape } from "../../../calls/kit";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
 import { mapTwilio } from "../twilio/calls";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";
@@ -107,8 +107,7 @@ export const cloudonixCalls: ProviderCalls = {
   },
 
   answerDocument(text) {
-    const say = text ? `<Say>${xmlEscape(text)}</Say>` : "";
-    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${say}<Hangup/></Response>`, contentType: "application/xml" };
+    return { body: speakThenHangupXml("Say", text), contentType: "application/xml" };
   },
 
   // Cloudonix signs nothing: the per-run token checked by the callback route is the proof.

@@ -3,7 +3,7 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
-import { baseUrl, carrierFetch, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;
@@ -145,7 +145,7 @@ export const telnyxCalls: ProviderCalls = {
     if (typeof id !== "string") return;
     // Until the real-time agent exists: speak the greeting on answer, hang up when it has been spoken.
     if (data.event_type === "call.answered") {
-      await command(ctx, env, id, "speak", { payload: await greeting(), voice: "female", language: "en-US" });
+      await command(ctx, env, id, "speak", { payload: speakable(await greeting()), voice: "female", language: "en-US" });
     } else if (data.event_type === "call.speak.ended") {
       await command(ctx, env, id, "hangup", {});
     }

@@ -2,7 +2,7 @@
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { basicAuth, baseUrl, carrierFetch, formFields, intOrNull, isMachine, originateFetch, refused, str, xmlEscape } from "../../../calls/kit";
+import { baseUrl, basicAuth, carrierFetch, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
 
 export const TWILIO_API = "https://api.twilio.com";
 
@@ -109,8 +109,7 @@ export const twilioCalls: ProviderCalls = {
   },
 
   answerDocument(text) {
-    const say = text ? `<Say>${xmlEscape(text)}</Say>` : "";
-    return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${say}<Hangup/></Response>`, contentType: "text/xml" };
+    return { body: speakThenHangupXml("Say", text), contentType: "text/xml" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

@@ -3,7 +3,7 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
 
 export const VONAGE_API = "https://api.nexmo.com";
 export const VONAGE_JWT_TTL_SECONDS = 900;
@@ -164,7 +164,7 @@ export const vonageCalls: ProviderCalls = {
 
   answerDocument(text) {
     // The call ends when the last action ends: talking is the whole call, and nothing to say ends it at once.
-    return { body: JSON.stringify(text ? [{ action: "talk", text }] : []), contentType: "application/json" };
+    return { body: JSON.stringify(text ? [{ action: "talk", text: speakable(text) }] : []), contentType: "application/json" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

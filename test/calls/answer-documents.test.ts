@@ -1,0 +1,68 @@
+// Answer documents as the carriers read them: well-formed for their format whatever the contact data holds
+// (characters XML 1.0 forbids are replaced), and equal to what each carrier's own SDK builds for the same speech.
+import { describe, expect, it } from "vitest";
+import { getProvider } from "../../src/telephony/providers/registry";
+import { speakable } from "../../src/calls/kit";
+import { deliverAll, drain, play, runRow, setup, simRequests, startCall } from "./support";
+import { parseXml } from "./xml";
+import { nccoReference, plivoReference, twimlReference } from "./sdk-docs";
+
+/** Contact data with what XML 1.0 forbids: a vertical tab, NUL, ESC, U+FFFE and a lone surrogate; plus markup. */
+const DIRTY = "Ada\u000bBob\u0000 <b>&amp;\u001b\ufffe \ud800 \"q\" 'a' 😀";
+/** Compared as JSON text: a lone surrogate in a failure message would break the test runner's reporting. */
+const j = (v: unknown) => JSON.stringify(v);
+/** The same text as every carrier must receive it. */
+const CLEAN = "Ada Bob  <b>&amp;     \"q\" 'a' 😀";
+
+const XML_PROVIDERS = [
+  { provider: "twilio", reference: twimlReference },
+  { provider: "cloudonix", reference: twimlReference }, // CXML is TwiML-compatible: twilio's builder is the reference
+  { provider: "plivo", reference: plivoReference },
+  { provider: "vobiz", reference: plivoReference }, // Vobiz answers with Plivo XML
+] as const;
+
+describe("the one sanitizer", () => {
+  it("replaces every character XML 1.0 forbids (and lone surrogates) with a space, keeping the rest", () => {
+    expect(j(speakable(DIRTY))).toBe(j(CLEAN));
+    expect(speakable("tab\tLF\nCR\r ok é 中 😀")).toBe("tab\tLF\nCR\r ok é 中 😀");
+    expect(j(speakable("\ud83d"))).toBe(j(" ")); // a high surrogate alone
+    expect(j(speakable("\ude00x"))).toBe(j(" x")); // a low surrogate alone
+  });
+});
+
+describe.each(XML_PROVIDERS)("$provider answer document", ({ provider, reference }) => {
+  const calls = getProvider(provider).calls!;
+
+  it("is well-formed XML whatever the greeting holds, and equals the SDK's document for the sanitized text", () => {
+    const doc = calls.answerDocument(`Hello ${DIRTY}`);
+    expect(() => parseXml(doc.body)).not.toThrow();
+    expect(parseXml(doc.body)).toEqual(parseXml(reference([`Hello ${CLEAN}`])));
+  });
+});
+
+describe("JSON speech payloads carry the sanitized text too", () => {
+  it("vonage: the NCCO talks the sanitized text (as Vonage's NCCO builder builds it)", () => {
+    const doc = getProvider("vonage").calls!.answerDocument(`Hello ${DIRTY}`);
+    expect(j(JSON.parse(doc.body))).toBe(j(nccoReference([`Hello ${CLEAN}`])));
+  });
+
+  it("telnyx: the speak command's payload is the sanitized greeting", async () => {
+    const s = await setup("telnyx");
+    const runId = await startCall(s, { initial_context: { first_name: DIRTY } });
+    await deliverAll(await play((await runRow(runId)).providerCallId!, "answered"));
+    await drain((await runRow(runId)).providerCallId!);
+    const speak = (await simRequests(s.acct)).find((r) => r.path.endsWith("/actions/speak"))!;
+    expect(j(JSON.parse(speak.body).payload)).toBe(j(`Hello ${CLEAN}, this is Edgedial & co.`));
+  });
+});
+
+describe.each(XML_PROVIDERS)("$provider, end to end", ({ provider, reference }) => {
+  it("a control character in initial_context still yields a well-formed answer document", async () => {
+    const s = await setup(provider);
+    const runId = await startCall(s, { initial_context: { first_name: "Ada\u000bBob" } });
+    const delivered = await deliverAll(await play((await runRow(runId)).providerCallId!, "answered"));
+    const answers = delivered.filter((d) => d.cb.kind === "answer");
+    expect(answers).toHaveLength(1);
+    expect(parseXml(answers[0].text)).toEqual(parseXml(reference(["Hello Ada Bob, this is Edgedial & co."])));
+  });
+});

@@ -1,0 +1,51 @@
+// The carriers' own SDKs (devDependencies, loaded in workerd like the Worker) build the reference answer documents
+// and command bodies the tests compare ours against: twilio's VoiceResponse (TwiML, and Cloudonix's TwiML-compatible
+// CXML), plivo's Response (Plivo XML, which Vobiz speaks too), Vonage's NCCO builder, and the telnyx client.
+import VoiceResponse from "twilio/lib/twiml/VoiceResponse";
+import { Response as PlivoResponse } from "plivo/dist/utils/plivoxml";
+import Telnyx from "telnyx";
+// The package's `browser` export condition (which the test bundler picks) only throws; its Node ESM build loads in workerd.
+import { NCCOBuilder } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/NCCOBuilder.mjs";
+import { Talk } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Talk.mjs";
+import { Wait } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Wait.mjs";
+
+/** TwiML (and CXML) that says each utterance in turn, then hangs up. */
+export function twimlReference(utterances: string[]): string {
+  const r = new VoiceResponse();
+  for (const u of utterances) r.say(u);
+  r.hangup();
+  return r.toString();
+}
+
+/** Plivo XML that speaks each utterance in turn, then hangs up. */
+export function plivoReference(utterances: string[]): string {
+  const r = new PlivoResponse();
+  for (const u of utterances) r.addSpeak(u, {});
+  r.addHangup({});
+  return r.toXML();
+}
+
+/** An NCCO that talks each utterance in turn; with none, a short wait (an NCCO needs at least one action). */
+export function nccoReference(utterances: string[]): unknown {
+  const b = new NCCOBuilder();
+  for (const u of utterances) b.addAction(new Talk(u));
+  if (!utterances.length) b.addAction(new Wait(0.1));
+  return JSON.parse(JSON.stringify(b.build()));
+}
+
+/** The path and body the telnyx SDK sends for a call command (nothing leaves the test: its fetch is ours). */
+export async function telnyxSdkCommand(callControlId: string, action: "speak" | "hangup", body: Record<string, unknown>) {
+  let sent: { path: string; body: unknown } | null = null;
+  const client = new Telnyx({
+    apiKey: "KEY-test",
+    baseURL: "https://api.telnyx.test/v2",
+    maxRetries: 0,
+    fetch: (async (url: string | URL | Request, init?: RequestInit) => {
+      sent = { path: new URL(String(url)).pathname.replace(/^\/v2/, ""), body: init?.body ? JSON.parse(String(init.body)) : null };
+      return new Response(JSON.stringify({ data: { result: "ok" } }), { headers: { "Content-Type": "application/json" } });
+    }) as typeof fetch,
+  });
+  if (action === "speak") await client.calls.actions.speak(callControlId, body as never);
+  else await client.calls.actions.hangup(callControlId, body as never);
+  return sent!;
+}
