@@ -14,6 +14,7 @@ import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
+import { FAULT_RETURNING_METHODS, returnFaults } from "./engine/faults";
 import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./engine/outcomes";
 import { packContacts, type PackedContacts } from "./engine/packed";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
@@ -1132,3 +1133,6 @@ function validateSettings(s: CampaignSettings): CampaignSettings {
     circuit_breaker: (parts[4][1] as { data: CampaignSettings["circuit_breaker"] }).data,
   };
 }
+
+// Refusals travel back as values (engine/faults.ts); the stubs in engine/stub.ts and view.ts rethrow them.
+returnFaults(CampaignObject, FAULT_RETURNING_METHODS);

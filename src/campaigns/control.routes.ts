@@ -12,10 +12,11 @@ import { errors, idParam, json } from "../lib/schemas";
 import { WorkflowRun, runView } from "../calls/runs";
 import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
+import { findConfig } from "../telephony/store";
 import { loadUsableWorkflow } from "../workflows";
 import { viaEngine } from "./engine/errors";
 import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
-import { redialCampaign } from "./engine/redial";
+import { CONFIG_GONE, redialCampaign } from "./engine/redial";
 import { nextState, refusal } from "./engine/transitions";
 import type { CampaignState } from "./object-api";
 import { engineStub as campaignStub } from "./engine/stub";
@@ -76,11 +77,13 @@ const cancel = operation("cancel", "Cancel: pending contacts are skipped; calls 
 
 /** The redial body is optional, and some clients send Content-Type: application/json with no body at all. Hono's
  *  JSON validator would call that malformed (422 json_invalid), so for this route an empty (or blank) body reads as
- *  `{}`, the default outcomes. Runs before the validator; a non-empty body, malformed or not, is left alone. */
+ *  `{}`, the default outcomes. Runs before the validator; a non-empty body, malformed or not, is left alone.
+ *  Without a Content-Type the blank body must stay empty: the media-type gate refuses (415) any body it can read
+ *  back, and with no Content-Type the validator supplies `{}` itself, like the other (bodiless) actions. */
 const emptyBodyMeansDefaults: MiddlewareHandler = async (c, next) => {
   if ((await c.req.text()).trim() === "") {
     // Hono caches the body text as a promise here (its type says string); the validator and json() read it back.
-    c.req.bodyCache.text = Promise.resolve("{}") as unknown as string;
+    c.req.bodyCache.text = Promise.resolve(c.req.header("content-type") ? "{}" : "") as unknown as string;
   }
   await next();
 };
@@ -203,7 +206,12 @@ export const campaignControlRouter = createRouter()
       if (err instanceof ApiError && err.status === 404) throw conflict(String(err.detail));
       throw err;
     }
-    const childId = await redialCampaign(c.env, campaign_id, outcomes);
+    // Deleting a configuration clears it from finished campaigns (D1 row); the child would name a configuration
+    // that is gone. Refused rather than silently switched to another configuration of the organization.
+    if (row.telephonyConfigurationId == null || !(await findConfig(getDb(c.env), orgId, row.telephonyConfigurationId))) {
+      throw conflict(CONFIG_GONE);
+    }
+    const childId = await redialCampaign(c.env, campaign_id, outcomes, row.telephonyConfigurationId);
     return c.json(await campaignView(c.env, orgId, childId), 200);
   })
   .openapi(progress, async (c) => {

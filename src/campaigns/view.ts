@@ -6,6 +6,7 @@ import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import type { CampaignObject } from "./campaign-object";
+import { unwrapFaults } from "./engine/faults";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
@@ -63,7 +64,7 @@ export type CampaignRpc = Pick<CampaignObject, "initialize" | "importContacts" |
 
 /** The campaign's object, addressed by its id as agreed with the engine (issue 6). */
 export function campaignStub(env: Env, campaignId: number): CampaignRpc {
-  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignRpc;
+  return unwrapFaults(env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)))) as unknown as CampaignRpc;
 }
 
 type SummaryRow = typeof campaigns.$inferSelect & { workflowName: string; telephonyConfigurationName: string | null };

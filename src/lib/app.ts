@@ -3,6 +3,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { requireApiKey } from "./auth";
+import { logClientError } from "./client-errors";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
 import type { AppEnv } from "./types";
 
@@ -85,15 +86,21 @@ export function createApp() {
 
   app.onError((err, c) => {
     if (err instanceof ApiError) {
+      if (err.status < 500) logClientError(c, err.status, err.detail);
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
       return c.json({ detail: err.detail }, err.status);
     }
     if (err instanceof HTTPException) {
       // Hono's body parser: malformed JSON is a client mistake, reported like any other 422.
       if (err.status === 400 && /Malformed JSON/i.test(err.message)) {
-        return c.json({ detail: [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid", ctx: { error: err.message } }] }, 422);
+        const detail = [{ loc: ["body"], msg: "JSON decode error", type: "json_invalid", ctx: { error: err.message } }];
+        logClientError(c, 422, detail);
+        return c.json({ detail }, 422);
       }
-      if (err.status < 500) return c.json({ detail: err.message || "Bad Request" }, err.status);
+      if (err.status < 500) {
+        logClientError(c, err.status, err.message || "Bad Request");
+        return c.json({ detail: err.message || "Bad Request" }, err.status);
+      }
     }
     console.error(JSON.stringify({ level: "error", request_id: c.get("requestId"), path: c.req.path, error: String(err), stack: (err as Error)?.stack }));
     return c.json({ detail: "Internal Server Error" }, 500);

@@ -1,5 +1,6 @@
 // The records-facing RPCs of the campaign object: initialize, importContacts, finishImport, snapshot, updateSettings, discard.
 import { env } from "cloudflare:workers";
+import { isFault } from "../../src/campaigns/engine/faults";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
@@ -10,7 +11,9 @@ const meta = (id: number) => ({ campaignId: id, orgId: 1, name: `c${id}`, workfl
 /** The message an RPC rejects with (RPC promises are awaited directly: `.rejects` reports them as unhandled). */
 async function errorOf(p: Promise<unknown>): Promise<string> {
   try {
-    await p;
+    // The object returns its refusals as values (src/campaigns/engine/faults.ts); a raw stub hands them over as such.
+    const r = await p;
+    if (isFault(r)) return r.__engine_fault;
   } catch (err) {
     return (err as Error).message;
   }

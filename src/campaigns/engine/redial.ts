@@ -5,13 +5,17 @@ import { and, eq } from "drizzle-orm";
 import { campaigns } from "../../db/schema";
 import { isoNow } from "../../lib/clock";
 import { getDb } from "../../lib/db";
+import { conflict } from "../../lib/errors";
 import { IMPORTING } from "../view";
 import { engineStub as campaignStub } from "./stub";
 import { viaEngine } from "./errors";
 
 const PAGE = 1000;
 
-export async function redialCampaign(env: Env, parentId: number, outcomes: string[]): Promise<number> {
+export const CONFIG_GONE = "Cannot redial: the campaign's telephony configuration no longer exists (it was deleted); create a new campaign instead";
+
+/** `configId` is the parent's configuration as D1 has it now (the route checked it still exists). */
+export async function redialCampaign(env: Env, parentId: number, outcomes: string[], configId: number): Promise<number> {
   const parent = campaignStub(env, parentId);
   const plan = await viaEngine(parent.redialPlan(outcomes));
   const db = getDb(env);
@@ -22,7 +26,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       orgId: plan.meta.orgId,
       name,
       workflowId: plan.meta.workflowId,
-      telephonyConfigurationId: plan.meta.telephonyConfigurationId,
+      telephonyConfigurationId: configId,
       state: IMPORTING,
       sourceType: "csv",
       sourceId: plan.meta.sourceId,
@@ -30,11 +34,16 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       parentCampaignId: parentId,
     })
     .returning({ id: campaigns.id })
-    .get();
+    .get()
+    .catch((err: unknown) => {
+      // Deleted between the route's check and this insert: the foreign key refuses it.
+      if (/FOREIGN KEY constraint failed/i.test(String((err as { cause?: unknown })?.cause ?? "") + String(err))) throw conflict(CONFIG_GONE);
+      throw err;
+    });
   const childId = row.id;
   const child = campaignStub(env, childId);
   try {
-    await viaEngine(child.initialize({ ...plan.meta, name, campaignId: childId, parentCampaignId: parentId }));
+    await viaEngine(child.initialize({ ...plan.meta, telephonyConfigurationId: configId, name, campaignId: childId, parentCampaignId: parentId }));
     let after = 0;
     for (;;) {
       const page = await viaEngine(parent.redialContacts(outcomes, after, PAGE));

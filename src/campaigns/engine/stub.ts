@@ -1,6 +1,7 @@
 // The campaign object addressed by campaign id (idFromName(String(id))), typed by its class: every RPC method is
 // async and returns plain data, so the class's own signatures describe the stub (and avoid deep RPC type mapping).
 import type { CampaignObject } from "../campaign-object";
+import { unwrapFaults } from "./faults";
 
 export type CampaignRpcAll = Pick<
   CampaignObject,
@@ -10,5 +11,5 @@ export type CampaignRpcAll = Pick<
 >;
 
 export function engineStub(env: Env, campaignId: number): CampaignRpcAll {
-  return env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))) as unknown as CampaignRpcAll;
+  return unwrapFaults(env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)))) as unknown as CampaignRpcAll;
 }
