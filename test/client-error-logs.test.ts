@@ -7,7 +7,8 @@ import { call } from "./helpers";
 import { draftCampaign, setupOrg } from "./campaigns/http-world";
 import { resetWorld } from "./campaigns/engine-harness";
 
-let spies: Record<"error" | "warn" | "info" | "log", ReturnType<typeof vi.spyOn>>;
+type Spy = { mock: { calls: unknown[][] }; mockClear(): void };
+let spies: Record<"error" | "warn" | "info" | "log", Spy>;
 beforeEach(() => {
   resetWorld();
   spies = {
@@ -19,8 +20,9 @@ beforeEach(() => {
 });
 afterEach(() => vi.restoreAllMocks());
 
-const lines = (spy: ReturnType<typeof vi.spyOn>) => spy.mock.calls.map((args) => args.map(String).join(" "));
-const clientErrorLines = () => lines(spies.info).map((l) => JSON.parse(l)).filter((l) => l.event === "client_error");
+const lines = (spy: Spy): string[] => spy.mock.calls.map((args) => args.map(String).join(" "));
+type Logged = { event?: string; status: number; errors: { loc: string }[] } & Record<string, unknown>;
+const clientErrorLines = (): Logged[] => lines(spies.info).map((l) => JSON.parse(l) as Logged).filter((l) => l.event === "client_error");
 
 describe("client errors in the logs", () => {
   it("an expected 409 is one info line, no stack, nothing at error or warning level", async () => {
