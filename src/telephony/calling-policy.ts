@@ -24,11 +24,16 @@ export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicySt
   return { stored, updatedAt: row?.updatedAt ?? null, callerIds, effective: effectivePolicy(stored, callerIds) };
 }
 
-/** Why the organization may not dial `number` (normalized), or null. Checked before every dial, single or campaign. */
+/**
+ * Why the organization may not dial `number` (normalized), or null. Checked before every dial, single or campaign;
+ * a refusal is logged, as refused expensive destinations are what a stolen key is used for.
+ */
 export async function destinationRefusal(db: Db, orgId: number, number: string): Promise<Refusal | null> {
   // Extensions, SIP URIs and dial strings are the PBX's own: no policy to load.
   if (!number.startsWith("+")) return null;
-  return checkDestination(number, (await loadCallingPolicy(db, orgId)).effective);
+  const refused = checkDestination(number, (await loadCallingPolicy(db, orgId)).effective);
+  if (refused) console.log(JSON.stringify({ level: "warning", event: "destination_refused", org_id: orgId, ...refused.ctx }));
+  return refused;
 }
 
 export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[] };
