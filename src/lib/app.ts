@@ -5,6 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import { requireApiKey } from "./auth";
 import { logClientError } from "./client-errors";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
+import { NOT_FOUND_ISSUE } from "./schemas";
 import type { AppEnv } from "./types";
 
 const LOC_OF_TARGET: Record<string, string> = { json: "body", form: "body", param: "path", query: "query", header: "header", cookie: "cookie" };
@@ -13,6 +14,11 @@ const LOC_OF_TARGET: Record<string, string> = { json: "body", form: "body", para
 const defaultHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (!result.success) {
     const r = result as unknown as { error: { issues: Parameters<typeof zodIssuesToItems>[0] }; target: string; data?: unknown };
+    // A path that names nothing (a malformed id, contract 9) is the resource's 404, not a validation error.
+    if (r.target === "param") {
+      const named = r.error.issues.find((i) => i.code === "custom" && i.params?.type === NOT_FOUND_ISSUE);
+      throw new ApiError(404, named ? named.message : "Not Found");
+    }
     const prefix: Loc = [LOC_OF_TARGET[r.target] ?? r.target];
     throw new ApiError(422, zodIssuesToItems(r.error.issues, prefix, r.data));
   }

@@ -44,9 +44,40 @@ export function json<T extends z.ZodTypeAny>(schema: T, description = "OK") {
   return { description, content: { "application/json": { schema } } };
 }
 
+/** The largest id a path may name: beyond it a JS number is no longer exact (D1 ids never get there). */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** What a path id names, for its 404 (`Campaign not found`). */
+const ID_LABELS: Record<string, string> = {
+  campaign_id: "Campaign",
+  config_id: "Telephony configuration",
+  number_id: "Phone number",
+  workflow_id: "Workflow",
+  run_id: "Workflow run",
+  version_number: "Workflow version",
+  key_id: "API key",
+};
+
+/** The issue type of a path value that cannot name anything: the validation hook answers it with a 404. */
+export const NOT_FOUND_ISSUE = "not_found";
+
+/**
+ * An id in the path (contract 9): decimal digits only, 1 to MAX_ID. Anything else (`0x10`, `3447e0`, `3447.0`,
+ * `+3447`, ` 3447`, `abc`, an id past 2^53) names no resource, so it is the resource's 404, never a 422 or a 500.
+ */
+export function pathId(name: string, label = ID_LABELS[name] ?? "Resource") {
+  return z
+    .string()
+    .transform((v, ctx) => {
+      const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+      if (n >= 1 && n <= MAX_ID) return n;
+      ctx.addIssue({ code: "custom", message: `${label} not found`, params: { type: NOT_FOUND_ISSUE }, input: v });
+      return z.NEVER;
+    })
+    .openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, maximum: MAX_ID, example: 1, description: "Decimal digits only" });
+}
+
 /** An integer id in the path, e.g. `idParam("config_id")`. */
 export function idParam<K extends string>(name: K) {
-  return z.object({
-    [name]: z.coerce.number().int().positive().openapi({ param: { name, in: "path" }, example: 1 }),
-  } as { [P in K]: z.ZodCoercedNumber<unknown> });
+  return z.object({ [name]: pathId(name) } as { [P in K]: ReturnType<typeof pathId> });
 }

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { ApiError } from "../lib/errors";
-import { errors } from "../lib/schemas";
+import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { verifyCallbackToken, type CallbackKind } from "../calls/callback-urls";
 import { greetingFor } from "../calls/greeting";
@@ -22,7 +22,7 @@ const tags = ["telephony callbacks"];
 
 const Params = z.object({
   provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }),
-  run_id: z.coerce.number().int().positive().openapi({ param: { name: "run_id", in: "path" } }),
+  run_id: pathId("run_id"),
   token: z.string().openapi({ param: { name: "token", in: "path" }, description: "The per-run callback token" }),
 });
 

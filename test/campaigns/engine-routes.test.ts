@@ -44,7 +44,7 @@ describe("campaign operations over HTTP", () => {
       expect([p, res.status, res.json]).toEqual([p, 404, { detail: "Campaign not found" }]);
     }
     expect((await call("GET", `/api/v1/campaign/999999999/progress`, { key: o.org.key })).status).toBe(404);
-    expect((await call("GET", `/api/v1/campaign/abc/progress`, { key: o.org.key })).status).toBe(422);
+    expect((await call("GET", `/api/v1/campaign/abc/progress`, { key: o.org.key })).status).toBe(404);
   });
 
   it("start → pause → resume → cancel, each answered with the campaign object and logged", async () => {

@@ -359,7 +359,7 @@ describe("GET /campaign/ and /campaign/{id}", () => {
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ detail: "Campaign not found" });
     }
-    expect((await call("GET", `${CAMPAIGNS}/abc`, { key: w.key })).status).toBe(422);
+    expect((await call("GET", `${CAMPAIGNS}/abc`, { key: w.key })).status).toBe(404);
   });
 });
 

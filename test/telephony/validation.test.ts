@@ -114,7 +114,7 @@ describe("create validation", () => {
     expect(nullRequired.json.detail[0].loc).toEqual(["body", "config", "account_sid"]);
     const unknownProvider = await api("PUT", `${CONFIGS}/${c.id}`, { key, body: { config: { provider: "nope" } } });
     expect(unknownProvider.json.detail[0].loc).toEqual(["body", "config", "provider"]);
-    expect((await api("GET", `${CONFIGS}/abc`, { key })).status).toBe(422);
+    expect((await api("GET", `${CONFIGS}/abc`, { key })).status).toBe(404);
     expect((await api("GET", `${CONFIGS}?limit=0`, { key })).status).toBe(422);
     // none of the refused updates changed anything
     expect((await api("GET", `${CONFIGS}/${c.id}`, { key })).json).toEqual(c);

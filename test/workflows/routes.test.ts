@@ -275,8 +275,8 @@ describe("organization isolation", () => {
   it("unknown and malformed ids", async () => {
     expect((await call("GET", "/api/v1/workflow/fetch/999999999", { key: org.key })).status).toBe(404);
     const bad = await call("GET", "/api/v1/workflow/fetch/abc", { key: org.key });
-    expect(bad.status).toBe(422);
-    expect(bad.json.detail[0].loc).toEqual(["path", "workflow_id"]);
+    expect(bad.status).toBe(404);
+    expect(bad.json).toEqual({ detail: "Workflow not found" });
   });
 });
 
