@@ -466,9 +466,9 @@ export class CampaignObject extends DurableObject<Env> {
   async redialPlan(outcomes: string[]): Promise<{ meta: Omit<CampaignMeta, "campaignId">; count: number }> {
     const c = this.need();
     this.checkTransition(c, "redial");
-    const marks = outcomes.map(() => "?").join(", ");
+    // One JSON parameter however many outcomes are asked for (SQLite here binds at most 100).
     const count = outcomes.length
-      ? this.db.value<number>(`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (${marks})`, 0, ...outcomes)
+      ? this.db.value<number>(`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(?))`, 0, JSON.stringify(outcomes))
       : 0;
     return {
       meta: {
@@ -488,11 +488,10 @@ export class CampaignObject extends DurableObject<Env> {
   async redialContacts(outcomes: string[], afterId: number, limit: number): Promise<{ contacts: ContactInput[]; next: number | null }> {
     this.need();
     if (!outcomes.length) return { contacts: [], next: null };
-    const marks = outcomes.map(() => "?").join(", ");
     const rows = this.db.all<ContactRow>(
-      `SELECT * FROM contacts WHERE id > ? AND status IN ('done', 'skipped') AND outcome IN (${marks}) ORDER BY id LIMIT ?`,
+      `SELECT * FROM contacts WHERE id > ? AND status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?`,
       afterId,
-      ...outcomes,
+      JSON.stringify(outcomes),
       limit,
     );
     return {
