@@ -2,6 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
+import { notFoundOrNotAllowed } from "./allowed-methods";
 import { requireApiKey } from "./auth";
 import { logClientError } from "./client-errors";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
@@ -88,7 +89,7 @@ export function createApp() {
     return next();
   });
 
-  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  app.notFound(notFoundOrNotAllowed(app.routes));
 
   app.onError((err, c) => {
     if (err instanceof ApiError) {
