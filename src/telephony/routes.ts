@@ -1,7 +1,7 @@
 // Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.ts) their numbers.
 import { createRoute } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
-import { campaigns, phoneNumbers, telephonyConfigs } from "../db/schema";
+import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { clock } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
@@ -86,7 +86,7 @@ const remove = createRoute({
   method: "delete",
   path: ONE_CONFIG,
   tags,
-  summary: "Delete a telephony configuration (409 while an unfinished campaign uses it)",
+  summary: "Delete a telephony configuration (409 while an unfinished campaign or a call in progress uses it)",
   request: { params: idParam("config_id") },
   responses: { 200: json(DeletedConfig), ...errors(401, 404, 409, 422) },
 });
@@ -113,8 +113,14 @@ function saveConflict(err: unknown, name: string): never {
 }
 
 const IN_USE_STATES = sql`('draft', 'running', 'paused')`;
+// A call not yet final still needs its configuration: the carrier's callbacks are verified with its secrets, and
+// only a final status releases the call's slot. Matches the partial index workflow_runs_live_config_idx.
+const LIVE_STATUSES = sql`('queued', 'initiated', 'ringing', 'in_progress')`;
 const inUseBy = (id: number) =>
-  sql`exists (select 1 from campaigns cu where cu.telephony_configuration_id = ${id} and cu.state in ${IN_USE_STATES})`;
+  sql`(exists (select 1 from campaigns cu where cu.telephony_configuration_id = ${id} and cu.state in ${IN_USE_STATES})
+    or exists (select 1 from workflow_runs wr where wr.telephony_configuration_id = ${id} and wr.status in ${LIVE_STATUSES}))`;
+/** How many live calls the 409 names. */
+const NAMED_CALLS = 5;
 
 /** A strictly later timestamp than `prev`, so it can serve as a compare-and-set version. */
 function nextStamp(prev: string): string {
@@ -285,7 +291,21 @@ const configsRouter = createRouter()
       .from(campaigns)
       .where(and(eq(campaigns.telephonyConfigurationId, id), sql`${campaigns.state} in ${IN_USE_STATES}`))
       .all();
-    throw conflict(`Telephony configuration is in use by unfinished campaigns (${users.map((u) => u.id).join(", ")})`);
+    if (users.length) throw conflict(`Telephony configuration is in use by unfinished campaigns (${users.map((u) => u.id).join(", ")})`);
+    const live = await db
+      .select({ id: workflowRuns.id, name: workflowRuns.name, n: sql<number>`count(*) over ()` })
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.telephonyConfigurationId, id), sql`${workflowRuns.status} in ${LIVE_STATUSES}`))
+      .orderBy(workflowRuns.id)
+      .limit(NAMED_CALLS)
+      .all();
+    if (live.length) {
+      const named = live.map((r) => `${r.name} (id ${r.id})`).join(", ");
+      const more = Number(live[0].n) > live.length ? ` and ${Number(live[0].n) - live.length} more` : "";
+      throw conflict(`Telephony configuration has calls in progress: ${named}${more}; delete it once they have ended`);
+    }
+    // Whatever blocked the delete ended meanwhile.
+    throw conflict("The configuration was in use a moment ago; retry");
   });
 
 configsRouter.openAPIRegistry.registerPath(updateDocumented);

@@ -1,0 +1,1 @@
+CREATE INDEX `workflow_runs_live_config_idx` ON `workflow_runs` (`telephony_configuration_id`) WHERE status in ('queued', 'initiated', 'ringing', 'in_progress');
