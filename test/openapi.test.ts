@@ -5,7 +5,8 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import schema31 from "../node_modules/@seriousme/openapi-schema-validator/schemas/v3.1/schema.json";
 import { app } from "../src/app";
-import { call } from "./helpers";
+import { isPublicPath } from "../src/lib/auth";
+import { call, createOrg } from "./helpers";
 
 /**
  * The validator loads its bundled OpenAPI 3.1 JSON Schema from disk, which workerd does not have.
@@ -90,6 +91,50 @@ describe("OpenAPI document", () => {
       .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)(\{[^}]*\})?/g, "{$1}")}`)
       .filter((op) => !undocumentedByDesign.has(op));
     expect(served.length).toBeGreaterThan(3);
-    expect(served.filter((op) => !documented.has(op))).toEqual([]);
+    // A path served with and without a trailing slash is one operation, documented once.
+    expect(served.filter((op) => !documented.has(op) && !documented.has(`${op}/`))).toEqual([]);
+  });
+
+  it("documents a path once: no two paths differ only by a trailing slash", async () => {
+    const paths = Object.keys((await openapiDoc()).paths);
+    const bare = paths.map((p) => p.replace(/\/$/, ""));
+    expect(bare.filter((p, i) => bare.indexOf(p) !== i)).toEqual([]);
+    expect(paths).toContain("/api/v1/campaign/");
+    // ... while both spellings are still served, as the same operation.
+    const org = await createOrg();
+    const [slash, bareList] = [await call("GET", "/api/v1/campaign/", { key: org.key }), await call("GET", "/api/v1/campaign", { key: org.key })];
+    expect([slash.status, bareList.status]).toEqual([200, 200]);
+    expect(bareList.json).toEqual(slash.json);
+  });
+
+  it("marks exactly the public operations as needing no API key, and says what authorizes the callbacks", async () => {
+    const doc = await openapiDoc();
+    expect(doc.security).toEqual([{ ApiKeyHeader: [] }, { BearerAuth: [] }]);
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[]; description?: string }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const documentedPublic = Array.isArray(op.security) && op.security.length === 0;
+        // The server's own rule (lib/auth.ts) on a concrete URL of this path.
+        const url = path.replace("{key}", "campaigns/1/x/c.csv").replace("{provider}", "twilio").replace(/\{[^}]+\}/g, "1");
+        if (documentedPublic !== isPublicPath(url)) wrong.push(`${method.toUpperCase()} ${path}: documented ${documentedPublic ? "public" : "API key"}`);
+        if (path.includes("/{token}") && !/per-run token/.test(op.description ?? "")) wrong.push(`${method.toUpperCase()} ${path}: no word on its token`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("what the document says about API keys is what the server does", async () => {
+    const doc = await openapiDoc();
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const url = path.replace("{key}", "campaigns/1/x/c.csv").replace("{provider}", "twilio").replace(/\{[^}]+\}/g, "1");
+        const res = await call(method.toUpperCase(), url, method === "get" || method === "delete" ? {} : { body: {} });
+        const askedForKey = res.status === 401 && res.json?.detail === "Not authenticated";
+        const documentedPublic = Array.isArray(op.security) && op.security.length === 0;
+        if (askedForKey === documentedPublic) wrong.push(`${method.toUpperCase()} ${path}: ${res.status} ${res.text.slice(0, 80)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });

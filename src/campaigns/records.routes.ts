@@ -80,12 +80,13 @@ const list = createRoute({
   path: "/campaign/",
   tags,
   summary: "List campaigns, newest first",
+  description: "Also served at `/campaign` (no trailing slash), the same operation.",
   request: { query: ListQuery },
   responses: { 200: json(pageOf(CampaignSummary)), ...errors(401, 422) },
 });
 
-// The same listing without the trailing slash (clients differ).
-const listNoSlash = createRoute({ ...list, path: "/campaign", summary: "List campaigns (same as GET /campaign/)" });
+// The same listing without the trailing slash (clients differ): served, but one operation in the document.
+const listNoSlash = createRoute({ ...list, path: "/campaign", hide: true });
 
 const get = createRoute({
   method: "get",

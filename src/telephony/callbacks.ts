@@ -121,13 +121,35 @@ const answerDoc = {
   content: { "text/xml": { schema: z.string() }, "application/xml": { schema: z.string() }, "application/json": { schema: z.unknown() } },
 };
 
-const answerPost = createRoute({ method: "post", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, summary: "Carrier answer request", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
-const answerGet = createRoute({ method: "get", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, summary: "Carrier answer request (GET, e.g. Vonage)", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
-const statusPost = createRoute({ method: "post", path: "/telephony/{provider}/status/{run_id}/{token}", tags, summary: "Carrier status callback", request: { params: Params }, responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses } });
-const streamGet = createRoute({ method: "get", path: "/telephony/{provider}/stream/{run_id}/{token}", tags, summary: "Carrier media WebSocket (Exotel)", request: { params: Params }, responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } } });
+/**
+ * Callbacks carry no API key (the carrier cannot send one): `security: []` overrides the document's default, and the
+ * description says what authorizes them instead.
+ */
+const callbackAuth = {
+  security: [],
+  description:
+    "No API key. Authorized by the per-run token in the path (an HMAC this service puts in every callback URL it hands the carrier) and, " +
+    "where the carrier signs its callbacks, by that signature (Twilio `X-Twilio-Signature`; Plivo `X-Plivo-Signature-V3` and Vobiz " +
+    "`X-Vobiz-Signature-V3` with their nonces; Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`; Vonage's signed JWT in " +
+    "`Authorization: Bearer`). A callback failing either check is 401 or 403 and changes nothing.",
+};
+
+const answerPost = createRoute({ method: "post", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier answer request", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
+const answerGet = createRoute({ method: "get", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier answer request (GET, e.g. Vonage)", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
+const statusPost = createRoute({ method: "post", path: "/telephony/{provider}/status/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier status callback", request: { params: Params }, responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses } });
+const streamGet = createRoute({ method: "get", path: "/telephony/{provider}/stream/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier media WebSocket (Exotel)", request: { params: Params }, responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } } });
 
 const inboundParams = z.object({ provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }) });
-const inboundPost = createRoute({ method: "post", path: "/telephony/{provider}/inbound", tags, summary: "Inbound calls to a provisioned carrier application (not handled yet: hangs up)", request: { params: inboundParams }, responses: { 200: answerDoc, ...errors(422) } });
+const inboundPost = createRoute({
+  method: "post",
+  path: "/telephony/{provider}/inbound",
+  tags,
+  security: [],
+  description: "No API key: the answer URL of a provisioned carrier application. It only ever answers a document that hangs up.",
+  summary: "Inbound calls to a provisioned carrier application (not handled yet: hangs up)",
+  request: { params: inboundParams },
+  responses: { 200: answerDoc, ...errors(422) },
+});
 
 /** The URL provisioned applications answer on. Inbound agents do not exist yet, so a call is hung up. */
 function inbound(c: Context<AppEnv>, providerName: string): Response {
