@@ -2,6 +2,7 @@
 // number formats, XML escaping. Carrier-specific behaviour stays in each provider folder.
 import type { OriginateResult, ProviderEnv, ProviderName } from "../telephony/providers/types";
 import { base64Encode } from "../lib/crypto";
+import { speechChunks } from "../lib/speech";
 import { clock } from "../lib/clock";
 
 const enc = new TextEncoder();
@@ -38,9 +39,12 @@ export function xmlEscape(text: string): string {
   return speakable(text).replace(/[<>&"']/g, (ch) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[ch]!);
 }
 
-/** A TwiML-style answer document (TwiML, CXML, Plivo XML) that speaks `text` with `verb`, then hangs up. */
-export function speakThenHangupXml(verb: "Say" | "Speak", text: string): string {
-  const speak = text ? `<${verb}>${xmlEscape(text)}</${verb}>` : "";
+/**
+ * A TwiML-style answer document (TwiML, CXML, Plivo XML) that speaks `text` with one `verb` per part of at most
+ * `maxChars` (src/lib/speech.ts), then hangs up; with nothing to say it just hangs up.
+ */
+export function speakThenHangupXml(verb: "Say" | "Speak", text: string, maxChars: number): string {
+  const speak = speechChunks(speakable(text), maxChars).map((part) => `<${verb}>${xmlEscape(part)}</${verb}>`).join("");
   return `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`;
 }
 

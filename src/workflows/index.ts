@@ -4,4 +4,4 @@ export type { StoredWorkflow, UsableWorkflow } from "./store";
 export { extractVariables, renderTemplate, startGreeting, templateVariables } from "./template";
 export type { Rendered } from "./template";
 export { validateDefinition } from "./validate";
-export type { DefinitionError, ValidationResult } from "./validate";
+export type { DefinitionError, DefinitionWarning, ValidationResult } from "./validate";

@@ -20,6 +20,7 @@ import {
   type StoredWorkflow,
 } from "./store";
 import { validateDefinition, type ValidationResult as Result } from "./validate";
+import { speechLimits } from "./speech-limits";
 
 const tags = ["workflows"];
 const WorkflowId = idParam("workflow_id");
@@ -143,9 +144,9 @@ async function withRuns(db: ReturnType<typeof getDb>, orgId: number, w: StoredWo
 /** The validator is total, but validate must answer 200 whatever happens inside it. */
 function safeValidate(definition: unknown, taken: ReadonlySet<string>): Result {
   try {
-    return validateDefinition(definition, { takenTriggerPaths: taken });
+    return validateDefinition(definition, { takenTriggerPaths: taken, speechLimits: speechLimits() });
   } catch {
-    return { is_valid: false, errors: [{ kind: "workflow", id: null, field: null, message: "The definition could not be checked" }] };
+    return { is_valid: false, errors: [{ kind: "workflow", id: null, field: null, message: "The definition could not be checked" }], warnings: [] };
   }
 }
 

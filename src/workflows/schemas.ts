@@ -132,17 +132,21 @@ export const WorkflowVersion = z
   })
   .openapi("WorkflowVersion");
 
+const DefinitionIssue = z.object({
+  kind: z.enum(["node", "edge", "workflow"]),
+  id: z.string().nullable(),
+  field: z.string().nullable(),
+  message: z.string(),
+});
+
 export const ValidationResult = z
   .object({
-    is_valid: z.boolean(),
-    errors: z.array(
-      z.object({
-        kind: z.enum(["node", "edge", "workflow"]),
-        id: z.string().nullable(),
-        field: z.string().nullable(),
-        message: z.string(),
-      }),
-    ),
+    is_valid: z.boolean().openapi({ description: "True when `errors` is empty; warnings never make a definition invalid" }),
+    errors: z.array(DefinitionIssue),
+    warnings: z.array(DefinitionIssue).openapi({
+      description:
+        "Things worth knowing that do not make the definition invalid, e.g. a Start greeting longer than some carrier speaks in one utterance (the message names the carriers and their limits): it is then spoken in several parts, split at sentence boundaries",
+    }),
   })
   .openapi("WorkflowValidationResult");
 

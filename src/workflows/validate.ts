@@ -1,5 +1,6 @@
 // Structural validation of an agent definition (contract 8). Pure: no I/O, and total over any input, because it
 // also runs on whatever a stored definition holds. Every problem is reported, not only the first.
+import { speechLength } from "../lib/speech";
 
 export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -20,11 +21,19 @@ export type DefinitionError = {
   message: string;
 };
 
-export type ValidationResult = { is_valid: boolean; errors: DefinitionError[] };
+/** Something worth knowing that does not make the definition invalid (same shape as an error). */
+export type DefinitionWarning = DefinitionError;
+
+export type ValidationResult = { is_valid: boolean; errors: DefinitionError[]; warnings: DefinitionWarning[] };
+
+/** How much text one carrier speaks in one utterance (the providers' maxSpeakChars, see ./speech-limits). */
+export type SpeechLimit = { provider: string; maxChars: number };
 
 export type ValidateOptions = {
   /** Trigger paths already owned by another agent of the same organization. */
   takenTriggerPaths?: ReadonlySet<string>;
+  /** Carriers' per-utterance limits: a longer greeting is warned about (it is spoken in several parts). */
+  speechLimits?: readonly SpeechLimit[];
 };
 
 type Obj = Record<string, unknown>;
@@ -51,13 +60,14 @@ type GraphNode = { id: string; type: NodeType | null };
 
 export function validateDefinition(definition: unknown, opts: ValidateOptions = {}): ValidationResult {
   const errors: DefinitionError[] = [];
+  const warnings: DefinitionWarning[] = [];
   const workflowError = (field: string | null, message: string) => errors.push({ kind: "workflow", id: null, field, message });
   const nodeError = (id: string | null, field: string | null, message: string) => errors.push({ kind: "node", id, field, message });
   const edgeError = (id: string | null, field: string | null, message: string) => errors.push({ kind: "edge", id, field, message });
 
   if (!isObject(definition)) {
     workflowError(null, "The definition must be an object with nodes and edges");
-    return { is_valid: false, errors };
+    return { is_valid: false, errors, warnings };
   }
   let rawNodes: unknown[] = [];
   if (Array.isArray(definition.nodes)) rawNodes = definition.nodes;
@@ -100,6 +110,10 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
     }
     if (type === "startCall" && data.greeting !== undefined && data.greeting !== null && typeof data.greeting !== "string") {
       nodeError(id, "data.greeting", "data.greeting must be a string");
+    }
+    if (type === "startCall" && typeof data.greeting === "string") {
+      const warning = greetingLengthWarning(data.greeting, opts.speechLimits ?? []);
+      if (warning) warnings.push({ kind: "node", id, field: "data.greeting", message: warning });
     }
     if (type === "webhook" && isNonEmptyString(data.url) && !isHttpUrl(data.url)) {
       nodeError(id, "data.url", "data.url must be an http or https URL");
@@ -194,7 +208,20 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
     }
   }
 
-  return { is_valid: errors.length === 0, errors };
+  return { is_valid: errors.length === 0, errors, warnings };
+}
+
+/**
+ * A greeting longer than some carrier speaks in one utterance is cut into several (at sentence boundaries), which
+ * the caller hears as pauses. Measured as the calls module measures it, on the template as written: filled template
+ * variables can only make it longer.
+ */
+function greetingLengthWarning(greeting: string, limits: readonly SpeechLimit[]): string | null {
+  const length = speechLength(greeting.trim());
+  const over = limits.filter((l) => length > l.maxChars);
+  if (!over.length) return null;
+  const which = over.map((l) => `${l.provider} (${l.maxChars.toLocaleString("en-US")})`).join(", ");
+  return `The greeting is ${length.toLocaleString("en-US")} characters (UTF-8 bytes), more than one utterance takes on ${which}: it will be spoken there in several parts, split at sentence boundaries`;
 }
 
 const endpoint = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);

@@ -430,7 +430,24 @@ describe("POST /api/v1/workflow/{id}/validate", () => {
     const w = await createAgent(org);
     const res = await call("POST", `/api/v1/workflow/${w.id}/validate`, { key: org.key });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ is_valid: true, errors: [] });
+    expect(res.json).toEqual({ is_valid: true, errors: [], warnings: [] });
+  });
+
+  it("warns about a greeting longer than a carrier speaks at once, naming each such carrier; the agent stays valid", async () => {
+    const d = validDefinition();
+    const greeting = "This is a long greeting sentence. ".repeat(60).trim(); // 2,039 characters
+    d.nodes.find((n) => n.type === "startCall").data.greeting = greeting;
+    const w = await createAgent(org, { workflow_definition: d });
+    const res = await call("POST", `/api/v1/workflow/${w.id}/validate`, { key: org.key });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      is_valid: true,
+      errors: [],
+      warnings: [{ kind: "node", id: "start", field: "data.greeting", message: expect.stringContaining("vonage (1,500)") }],
+    });
+    // Only the carriers whose limit it passes (Vonage's 1,500), not Telnyx's 3,000 or Twilio's 4,096.
+    expect(res.json.warnings[0].message).toContain("2,039 characters");
+    expect(res.json.warnings[0].message).not.toMatch(/telnyx|twilio/);
   });
 
   it("answers 200 whatever the stored definition holds", async () => {
@@ -462,11 +479,12 @@ describe("POST /api/v1/workflow/{id}/validate", () => {
     const elsewhere = await createAgent(other, { workflow_definition: withPath() });
     const validate = (o: Org, id: number) => call("POST", `/api/v1/workflow/${id}/validate`, { key: o.key }).then((r) => r.json);
 
-    expect(await validate(org, first.id)).toEqual({ is_valid: true, errors: [] });
-    expect(await validate(other, elsewhere.id)).toEqual({ is_valid: true, errors: [] });
+    expect(await validate(org, first.id)).toEqual({ is_valid: true, errors: [], warnings: [] });
+    expect(await validate(other, elsewhere.id)).toEqual({ is_valid: true, errors: [], warnings: [] });
     expect(await validate(org, second.id)).toEqual({
       is_valid: false,
       errors: [{ kind: "node", id: "trigger", field: "data.trigger_path", message: expect.stringContaining(path) }],
+      warnings: [],
     });
 
     // Re-saving the owner with its path keeps ownership; once it drops the path, the second agent owns it.
@@ -475,7 +493,7 @@ describe("POST /api/v1/workflow/{id}/validate", () => {
     await call("PUT", `/api/v1/workflow/${first.id}`, { key: org.key, body: { workflow_definition: tweaked } });
     expect((await validate(org, second.id)).is_valid).toBe(false);
     await call("PUT", `/api/v1/workflow/${first.id}`, { key: org.key, body: { workflow_definition: validDefinition() } });
-    expect(await validate(org, second.id)).toEqual({ is_valid: true, errors: [] });
+    expect(await validate(org, second.id)).toEqual({ is_valid: true, errors: [], warnings: [] });
   });
 });
 

@@ -17,8 +17,34 @@ const node = (d: Def, id: string) => d.nodes.find((n) => n.id === id);
 
 describe("validateDefinition", () => {
   it("accepts a valid definition with every node type", () => {
-    expect(validateDefinition(validDefinition())).toEqual({ is_valid: true, errors: [] });
-    expect(validateDefinition(minimalDefinition())).toEqual({ is_valid: true, errors: [] });
+    expect(validateDefinition(validDefinition())).toEqual({ is_valid: true, errors: [], warnings: [] });
+    expect(validateDefinition(minimalDefinition())).toEqual({ is_valid: true, errors: [], warnings: [] });
+  });
+
+  it("warns (without making it invalid) about a greeting longer than a carrier speaks in one utterance", () => {
+    const limits = [
+      { provider: "short", maxChars: 10 },
+      { provider: "long", maxChars: 100 },
+    ];
+    const d = validDefinition();
+    node(d, "start").data.greeting = "Hello there, friend"; // 19 characters
+    expect(validateDefinition(d, { speechLimits: limits })).toEqual({
+      is_valid: true,
+      errors: [],
+      warnings: [{ kind: "node", id: "start", field: "data.greeting", message: expect.stringContaining("short (10)") }],
+    });
+    expect(validateDefinition(d, { speechLimits: limits }).warnings[0].message).not.toContain("long (");
+    // Counted in UTF-8 bytes, as the calls module splits: 4 characters of 3 bytes each pass a limit of 10.
+    node(d, "start").data.greeting = "日本語だ";
+    expect(validateDefinition(d, { speechLimits: limits }).warnings).toHaveLength(1);
+    node(d, "start").data.greeting = "Hi";
+    expect(validateDefinition(d, { speechLimits: limits }).warnings).toEqual([]);
+    // An invalid definition keeps its errors and still gets its warnings.
+    node(d, "start").data.greeting = "Hello there, friend";
+    d.nodes.push({ id: "start2", type: "startCall", data: { prompt: "again" } });
+    const r = validateDefinition(d, { speechLimits: limits });
+    expect(r.is_valid).toBe(false);
+    expect(r.warnings).toHaveLength(1);
   });
 
   it("a missing edges list counts as no edges (so the end is unreachable)", () => {

@@ -118,8 +118,11 @@ export function plivoFields(request: Request, rawBody: string): Record<string, s
   return Object.fromEntries(formFields(rawBody));
 }
 
+/** Plivo documents no `<Speak>` limit (unconfirmed; Vobiz follows Plivo): 3,000, the Polly limit its TTS stands on. */
+export const PLIVO_MAX_SPEAK = 3000;
+
 export function plivoXml(text: string): { body: string; contentType: string } {
-  return { body: speakThenHangupXml("Speak", text), contentType: "application/xml" };
+  return { body: speakThenHangupXml("Speak", text, PLIVO_MAX_SPEAK), contentType: "application/xml" };
 }
 
 /** The calls module of a Plivo-family carrier; only the signature check is the carrier's own. */
@@ -146,6 +149,8 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
         if (res.status !== 404) throw new Error(`${carrier.label} hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
       }
     },
+
+    maxSpeakChars: PLIVO_MAX_SPEAK,
 
     answerDocument: plivoXml,
 

@@ -81,7 +81,14 @@ export type StatusUpdate = {
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
   hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
-  /** The answer document (TwiML, Plivo XML, NCCO, ...) that speaks `text` and hangs up. */
+  /**
+   * The longest text one speech action takes (one `<Say>`/`<Speak>`, NCCO talk action or speak command), counted
+   * in UTF-8 bytes (never fewer than characters, so it holds however the carrier counts); null where the carrier
+   * has no text-to-speech verb (exotel, ari). The one table of these limits: each provider states its own here, and
+   * longer greetings are spoken as several actions (src/lib/speech.ts) and warned about by the agent validator.
+   */
+  maxSpeakChars: number | null;
+  /** The answer document (TwiML, Plivo XML, NCCO, ...) that speaks `text` (split to fit maxSpeakChars) and hangs up. */
   answerDocument(text: string): { body: string; contentType: string };
   /** Verifies the carrier's own signature where it signs; returns false to refuse. */
   verifyCallback(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;

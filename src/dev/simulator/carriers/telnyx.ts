@@ -85,6 +85,15 @@ export const telnyx: Carrier = {
       const call = state.calls.get(decodeURIComponent(action[1]));
       if (!call || call.accountId !== account.id) return err(404, "10005", "Resource not found", "Call not found");
       if (call.state === "ended") return err(422, "90018", "Call has already ended", "This call is no longer active and can't receive commands.");
+      if (p.client_state !== undefined && (typeof p.client_state !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(p.client_state))) return err(422, "10015", "Invalid value", "client_state must be a valid Base-64 encoded string", "/client_state");
+      // Telnyx ignores a command whose command_id this call has already seen.
+      const seen = ((call.extra.commandIds as string[] | undefined) ??= []);
+      if (typeof p.command_id === "string") {
+        if (seen.includes(p.command_id)) return json(200, { data: { result: "ok" } });
+        seen.push(p.command_id);
+      }
+      // client_state set by a command is carried by every later webhook.
+      if (typeof p.client_state === "string") call.extra.clientState = p.client_state;
       if (action[2] === "hangup") {
         const answered = call.state === "answered";
         call.state = "ended";
@@ -92,6 +101,7 @@ export const telnyx: Carrier = {
         call.pending.push(await webhook(account, call, "call.hangup", { hangup_cause: answered ? "normal_clearing" : "originator_cancel", hangup_source: "caller", sip_hangup_cause: answered ? "200" : "487", state: "hangup", ...times }, {}));
       } else if (action[2] === "speak") {
         if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string") return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
+        if ([...p.payload].length > 3000) return err(422, "10015", "Invalid value", "payload must be at most 3000 characters", "/payload");
         call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
       } else if (!["playback_start", "streaming_start", "answer"].includes(action[2])) {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);

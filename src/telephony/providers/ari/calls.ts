@@ -145,6 +145,9 @@ export const ariCalls: ProviderCalls = {
     throw new Error(`ARI hang-up failed (HTTP ${res.status}): ${res.json?.message ?? res.text}`);
   },
 
+  // No text-to-speech in ARI (media goes through externalMedia).
+  maxSpeakChars: null,
+
   // ARI has no answer document; the events socket drives the call.
   answerDocument() {
     return { body: "{}", contentType: "application/json" };

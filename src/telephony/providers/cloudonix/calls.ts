@@ -6,6 +6,8 @@ import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, r
 import { mapTwilio } from "../twilio/calls";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";
+/** Cloudonix documents no `<Say>` limit (unconfirmed): 3,000, the floor of the TTS engines such platforms use (Polly). */
+export const CLOUDONIX_MAX_SAY = 3000;
 
 export const cloudonixApi = (env: ProviderEnv) => baseUrl(env, "cloudonix", CLOUDONIX_API);
 export const cloudonixHeaders = (ctx: ConfigContext) => ({
@@ -106,8 +108,10 @@ export const cloudonixCalls: ProviderCalls = {
     throw new Error(`Cloudonix hang-up failed (HTTP ${res.status}): ${cloudonixErrorMessage(res.json) ?? res.text}`);
   },
 
+  maxSpeakChars: CLOUDONIX_MAX_SAY,
+
   answerDocument(text) {
-    return { body: speakThenHangupXml("Say", text), contentType: "application/xml" };
+    return { body: speakThenHangupXml("Say", text, CLOUDONIX_MAX_SAY), contentType: "application/xml" };
   },
 
   // Cloudonix signs nothing: the per-run token checked by the callback route is the proof.

@@ -87,6 +87,9 @@ export const exotelCalls: ProviderCalls = {
   // Exotel documents no hang-up for a live call; the call ends when our media socket closes.
   async hangup() {},
 
+  // No speech verb: greeting and audio go over the media socket.
+  maxSpeakChars: null,
+
   // No answer document: the stream URL travels in the originate request.
   answerDocument() {
     return { body: "{}", contentType: "application/json" };

@@ -3,10 +3,13 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
+import { speechChunks } from "../../../lib/speech";
 import { baseUrl, carrierFetch, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;
+/** A speak command's `payload` takes at most 3,000 characters. */
+export const TELNYX_MAX_SPEAK = 3000;
 
 const enc = new TextEncoder();
 export const telnyxApi = (env: ProviderEnv) => `${baseUrl(env, "telnyx", TELNYX_API)}/v2`;
@@ -92,6 +95,37 @@ async function command(ctx: ConfigContext, env: ProviderEnv, id: string, action:
   }, env);
 }
 
+/** A command's answer: done, or an Error naming the command and the carrier's words. */
+function commandDone(res: Awaited<ReturnType<typeof command>>, action: string): void {
+  if (res.status >= 200 && res.status < 300) return;
+  throw new Error(`Telnyx refused the ${action} command (HTTP ${res.status || "no answer"}): ${telnyxErrorMessage(res.json) ?? res.text}`);
+}
+
+// The greeting's parts are spoken one after another: each speak command carries its part's index in client_state,
+// which Telnyx echoes in that part's call.speak.ended, and command_id makes a redelivered event harmless (Telnyx
+// ignores a repeated command_id on a call).
+const PART = "greeting-part:";
+const partState = (i: number) => base64Encode(enc.encode(`${PART}${i}`));
+function partOf(clientState: unknown): number | null {
+  try {
+    const m = new RegExp(`^${PART}(\\d+)$`).exec(new TextDecoder().decode(base64Decode(str(clientState))));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Speaks part `index` of the greeting, or hangs up once every part has been spoken (at once if there is none). */
+async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greeting: () => Promise<string>, index: number): Promise<void> {
+  const parts = speechChunks(speakable(await greeting()), TELNYX_MAX_SPEAK);
+  if (index >= parts.length) {
+    commandDone(await command(ctx, env, id, "hangup", { command_id: "greeting-hangup" }), "hangup");
+    return;
+  }
+  const body = { payload: parts[index], voice: "female", language: "en-US", client_state: partState(index), command_id: `greeting-${index}` };
+  commandDone(await command(ctx, env, id, "speak", body), "speak");
+}
+
 export const telnyxCalls: ProviderCalls = {
   async originate(ctx, env, req): Promise<OriginateResult> {
     const body = {
@@ -116,6 +150,8 @@ export const telnyxCalls: ProviderCalls = {
     if ((res.status >= 200 && res.status < 300) || res.status === 404 || res.status === 422) return;
     throw new Error(`Telnyx hang-up failed (HTTP ${res.status}): ${telnyxErrorMessage(res.json) ?? res.text}`);
   },
+
+  maxSpeakChars: TELNYX_MAX_SPEAK,
 
   // Telnyx has no answer document; the greeting is spoken by a command (afterStatus).
   answerDocument() {
@@ -143,11 +179,13 @@ export const telnyxCalls: ProviderCalls = {
     const data = jsonOrNull(rawBody)?.data;
     const id = data?.payload?.call_control_id;
     if (typeof id !== "string") return;
-    // Until the real-time agent exists: speak the greeting on answer, hang up when it has been spoken.
+    // Until the real-time agent exists: speak the greeting on answer, part after part, and hang up when it has been
+    // spoken. A speak.ended we cannot place (no part index) ends the call too.
     if (data.event_type === "call.answered") {
-      await command(ctx, env, id, "speak", { payload: speakable(await greeting()), voice: "female", language: "en-US" });
+      await speakPart(ctx, env, id, greeting, 0);
     } else if (data.event_type === "call.speak.ended") {
-      await command(ctx, env, id, "hangup", {});
+      const done = partOf(data.payload?.client_state);
+      await speakPart(ctx, env, id, greeting, done === null ? Number.POSITIVE_INFINITY : done + 1);
     }
   },
 };

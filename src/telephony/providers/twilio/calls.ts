@@ -5,6 +5,8 @@ import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
 import { baseUrl, basicAuth, carrierFetch, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
 
 export const TWILIO_API = "https://api.twilio.com";
+/** `<Say>` with Twilio's default (basic) voice takes 4,096 characters. */
+export const TWILIO_MAX_SAY = 4096;
 
 const creds = (ctx: ConfigContext) => ({ sid: str(ctx.config.account_sid), token: str(ctx.config.auth_token) });
 const callsUrl = (ctx: ConfigContext, env: ProviderEnv) =>
@@ -108,8 +110,10 @@ export const twilioCalls: ProviderCalls = {
     }
   },
 
+  maxSpeakChars: TWILIO_MAX_SAY,
+
   answerDocument(text) {
-    return { body: speakThenHangupXml("Say", text), contentType: "text/xml" };
+    return { body: speakThenHangupXml("Say", text, TWILIO_MAX_SAY), contentType: "text/xml" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

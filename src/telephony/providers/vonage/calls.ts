@@ -3,9 +3,12 @@
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
+import { speechChunks } from "../../../lib/speech";
 import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
 
 export const VONAGE_API = "https://api.nexmo.com";
+/** An NCCO talk action's `text` takes at most 1,500 characters. */
+export const VONAGE_MAX_TALK = 1500;
 export const VONAGE_JWT_TTL_SECONDS = 900;
 export const VONAGE_CALLBACK_MAX_AGE_SECONDS = 300;
 /** Leeway for `exp`/`nbf` on signed callbacks: clocks differ a little, never minutes. */
@@ -162,9 +165,13 @@ export const vonageCalls: ProviderCalls = {
     throw new Error(`Vonage hang-up failed (HTTP ${res.status}): ${problemMessage(res.json) ?? res.text}`);
   },
 
+  maxSpeakChars: VONAGE_MAX_TALK,
+
   answerDocument(text) {
-    // The call ends when the last action ends: talking is the whole call, and nothing to say ends it at once.
-    return { body: JSON.stringify(text ? [{ action: "talk", text: speakable(text) }] : []), contentType: "application/json" };
+    // The call ends when the last action ends: talking is the whole call. An NCCO needs at least one action, so
+    // with nothing to say a 0.1 s wait (the shortest Vonage takes) ends it at once.
+    const talks = speechChunks(speakable(text), VONAGE_MAX_TALK).map((part) => ({ action: "talk", text: part }));
+    return { body: JSON.stringify(talks.length ? talks : [{ action: "wait", timeout: 0.1 }]), contentType: "application/json" };
   },
 
   async verifyCallback(ctx, request, rawBody) {

@@ -1,0 +1,175 @@
+// Greetings fitted to each carrier's text-to-speech limit: one table of limits (each provider's maxSpeakChars),
+// long text spoken as several actions split at sentence (else word) boundaries, and an empty greeting that gives
+// a valid document which just hangs up. Documents are compared with what the carriers' SDKs build.
+import { describe, expect, it } from "vitest";
+import { PROVIDER_LIST, getProvider } from "../../src/telephony/providers/registry";
+import { speechChunks, speechLength } from "../../src/lib/speech";
+import { call } from "../helpers";
+import { deliver, deliverAll, drain, flush, play, runRow, setup, simRequests, startCall } from "./support";
+import { parseXml, type XmlNode } from "./xml";
+import { nccoReference, plivoReference, twimlReference } from "./sdk-docs";
+
+/** ~10,000 characters of sentences of varying length. */
+const LONG = Array.from({ length: 120 }, (_, i) => `Sentence number ${i + 1} tells the listener something${" quite".repeat(i % 7)} useful.`).join(" ");
+const words = (s: string) => s.split(/\s+/).filter(Boolean);
+
+describe("the table of limits", () => {
+  it("each provider states its per-utterance limit; carriers without text-to-speech state none", () => {
+    expect(Object.fromEntries(PROVIDER_LIST.map((p) => [p.name, p.calls!.maxSpeakChars]))).toEqual({
+      twilio: 4096, // <Say>, basic voice
+      telnyx: 3000, // speak.payload
+      vonage: 1500, // NCCO talk.text
+      plivo: 3000, // unconfirmed
+      vobiz: 3000, // as Plivo (unconfirmed)
+      cloudonix: 3000, // unconfirmed
+      exotel: null, // no speech verb: audio over the media socket
+      ari: null, // no text-to-speech
+    });
+  });
+});
+
+describe("speechChunks", () => {
+  it("keeps a short text whole and gives nothing for blank text", () => {
+    expect(speechChunks("  Hello there.  ", 100)).toEqual(["Hello there."]);
+    expect(speechChunks("", 100)).toEqual([]);
+    expect(speechChunks(" \n\t ", 100)).toEqual([]);
+  });
+
+  it("splits at sentence boundaries, each part within the limit, nothing lost", () => {
+    const parts = speechChunks("One two three. Four five six. Seven eight nine.", 31);
+    expect(parts).toEqual(["One two three. Four five six.", "Seven eight nine."]);
+    const long = speechChunks(LONG, 1500);
+    expect(long.length).toBeGreaterThan(6);
+    for (const p of long) {
+      expect(speechLength(p)).toBeLessThanOrEqual(1500);
+      expect(p).toMatch(/useful\.$/); // every part ends at the end of a sentence
+    }
+    expect(words(long.join(" "))).toEqual(words(LONG));
+  });
+
+  it("a sentence longer than the limit is cut between words; a word longer than the limit anywhere", () => {
+    expect(speechChunks("alpha beta gamma delta epsilon", 12)).toEqual(["alpha beta", "gamma delta", "epsilon"]);
+    expect(speechChunks("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
+  });
+
+  it("counts UTF-8 bytes (never fewer than characters) and never splits a character", () => {
+    expect(speechLength("é中😀")).toBe(2 + 3 + 4);
+    const parts = speechChunks("😀".repeat(5), 8);
+    expect(parts).toEqual(["😀😀", "😀😀", "😀"]);
+  });
+});
+
+const XML_PROVIDERS = [
+  { provider: "twilio", verb: "Say", reference: twimlReference },
+  { provider: "cloudonix", verb: "Say", reference: twimlReference },
+  { provider: "plivo", verb: "Speak", reference: plivoReference },
+  { provider: "vobiz", verb: "Speak", reference: plivoReference },
+] as const;
+
+describe.each(XML_PROVIDERS)("$provider answer document", ({ provider, verb, reference }) => {
+  const calls = getProvider(provider).calls!;
+  const max = calls.maxSpeakChars!;
+
+  it("speaks a long greeting as several verbs, each within the carrier's limit, as the SDK builds them", () => {
+    const text = `${LONG} ${LONG}`; // ~20,000 characters: beyond every carrier's limit
+    const tree = parseXml(calls.answerDocument(text).body);
+    const spoken = tree.children.filter((c): c is XmlNode => typeof c !== "string" && c.name === verb).map((c) => c.children.join(""));
+    expect(spoken.length).toBeGreaterThan(1);
+    for (const s of spoken) expect(speechLength(s)).toBeLessThanOrEqual(max);
+    expect(words(spoken.join(" "))).toEqual(words(text));
+    expect(tree).toEqual(parseXml(reference(speechChunks(text, max))));
+    expect((tree.children.at(-1) as XmlNode).name).toBe("Hangup");
+  });
+
+  it("an empty (or blank) greeting is a valid document that just hangs up", () => {
+    for (const text of ["", "   "]) {
+      const tree = parseXml(calls.answerDocument(text).body);
+      expect(tree).toEqual(parseXml(reference([])));
+      expect(tree.children).toEqual([{ name: "Hangup", attributes: {}, children: [] }]);
+    }
+  });
+});
+
+describe("vonage NCCO", () => {
+  const calls = getProvider("vonage").calls!;
+
+  it("talks a long greeting as several talk actions of at most 1,500 characters (as Vonage's NCCO builder builds them)", () => {
+    const ncco = JSON.parse(calls.answerDocument(LONG).body) as Array<{ action: string; text: string }>;
+    expect(ncco.length).toBeGreaterThan(6);
+    for (const a of ncco) {
+      expect(a.action).toBe("talk");
+      expect(speechLength(a.text)).toBeLessThanOrEqual(1500);
+    }
+    expect(ncco).toEqual(nccoReference(speechChunks(LONG, 1500)));
+  });
+
+  it("an empty greeting still has one action (a 0.1 s wait), so the call is answered and ends at once", () => {
+    for (const text of ["", "  "]) expect(JSON.parse(calls.answerDocument(text).body)).toEqual(nccoReference([]));
+    expect(nccoReference([])).toEqual([{ action: "wait", timeout: 0.1 }]);
+  });
+});
+
+/** An agent of `s`'s organization whose Start node has `greeting` (or none). */
+async function agentWith(s: Awaited<ReturnType<typeof setup>>, greeting: string | undefined) {
+  const def = structuredClone(s.agent.workflow_definition);
+  const start = def.nodes.find((n) => n.type === "startCall")!;
+  if (greeting === undefined) delete (start.data as { greeting?: string }).greeting;
+  else start.data.greeting = greeting;
+  def.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path = `path-${crypto.randomUUID()}`;
+  const res = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: def } });
+  expect(res.status, res.text).toBe(200);
+  return { ...s, agent: res.json };
+}
+
+describe("telnyx speaks the greeting in parts, then hangs up", () => {
+  const commands = async (s: Awaited<ReturnType<typeof setup>>) =>
+    (await simRequests(s.acct)).filter((r) => r.path.includes("/actions/")).map((r) => ({ action: r.path.split("/").at(-1), body: JSON.parse(r.body) }));
+
+  it("a greeting longer than 3,000 characters: one speak command per part, in order, then the hang-up", async () => {
+    const s = await agentWith(await setup("telnyx"), `Hello {{first_name}}. ${LONG}`);
+    const runId = await startCall(s);
+    const callId = (await runRow(runId)).providerCallId!;
+    await deliverAll(await play(callId, "answered"));
+    await drain(callId);
+    const sent = await commands(s);
+    const parts = speechChunks(`Hello Ada. ${LONG}`, 3000);
+    expect(parts.length).toBeGreaterThan(2);
+    expect(sent.map((c) => c.action)).toEqual([...parts.map(() => "speak"), "hangup"]);
+    expect(sent.slice(0, -1).map((c) => c.body.payload)).toEqual(parts);
+    expect((await runRow(runId)).status).toBe("completed");
+  });
+
+  it("a redelivered speak.ended does not speak a part twice (command_id)", async () => {
+    const s = await agentWith(await setup("telnyx"), LONG);
+    const runId = await startCall(s);
+    const callId = (await runRow(runId)).providerCallId!;
+    await deliverAll(await play(callId, "answered"));
+    const firstEnded = await flush(callId);
+    expect(firstEnded).toHaveLength(1);
+    await deliverAll(firstEnded);
+    await deliver(firstEnded[0]); // the carrier redelivers it
+    await drain(callId);
+    const n = speechChunks(LONG, 3000).length;
+    const sent = await commands(s);
+    // Both deliveries asked for part 1, under the same command_id; Telnyx acts on it once, so every later part is
+    // asked for once and the call is hung up once.
+    expect(sent.map((c) => c.body.command_id)).toEqual([
+      "greeting-0",
+      "greeting-1",
+      "greeting-1",
+      ...Array.from({ length: n - 2 }, (_, i) => `greeting-${i + 2}`),
+      "greeting-hangup",
+    ]);
+    expect((await runRow(runId)).status).toBe("completed");
+  });
+
+  it("no greeting at all: the answered call is hung up at once, without a speak command", async () => {
+    const s = await agentWith(await setup("telnyx"), undefined);
+    const runId = await startCall(s);
+    const callId = (await runRow(runId)).providerCallId!;
+    await deliverAll(await play(callId, "answered"));
+    await drain(callId);
+    expect((await commands(s)).map((c) => c.action)).toEqual(["hangup"]);
+    expect((await runRow(runId)).status).toBe("completed");
+  });
+});
