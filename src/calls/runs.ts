@@ -1,5 +1,5 @@
 // Call records (workflow runs, contract 7) in D1: creation with a unique readable name, the response view.
-import { eq } from "drizzle-orm";
+import { eq, type SQL } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
@@ -43,6 +43,8 @@ export type NewRun = {
   provider: string;
   leaseId: string | null;
   greetingOverride?: Record<string, unknown> | null;
+  /** The API key that started it; an expression may read it (a campaign's call: the campaign's creator). */
+  createdByKeyId?: number | SQL | null;
 };
 
 /** Inserts a queued run, then names it after its id (`WR-<id>`): unique because the id is. */
@@ -81,6 +83,7 @@ export const WorkflowRun = z
     answered_at: z.string().nullable(),
     ended_at: z.string().nullable(),
     duration_seconds: z.number().int().nullable(),
+    created_by_key_id: z.number().int().nullable().openapi({ description: "The API key that started the call (a campaign's call: the key that created the campaign)" }),
   })
   .openapi("WorkflowRun");
 
@@ -106,5 +109,6 @@ export function runView(r: RunRow): z.infer<typeof WorkflowRun> {
     answered_at: r.answeredAt,
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
+    created_by_key_id: r.createdByKeyId,
   };
 }

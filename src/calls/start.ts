@@ -1,7 +1,7 @@
 // The calls module's entry points for starting a call: single calls (the public endpoints) and campaign
 // calls (the engine). Both resolve the configuration and caller ID, create the run, and originate through
 // the provider module; a carrier refusal leaves the run `failed` with the carrier's message.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid } from "../lib/errors";
@@ -112,6 +112,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
       telephonyConfigurationId: cfg.id,
       provider: cfg.provider.name,
       leaseId,
+      createdByKeyId: input.apiKeyId ?? null,
     });
   } catch (err) {
     await organizationStub(env, input.orgId).release(leaseId);
@@ -163,6 +164,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
     provider: cfg.provider.name,
     leaseId: req.leaseId ?? null,
     greetingOverride: req.greetingOverride,
+    createdByKeyId: sql`(SELECT created_by_key_id FROM campaigns WHERE id = ${req.campaignId})`,
   });
   const result = await originate(env, cfg, run, publicBaseUrl);
   const after = await recordOriginate(env, run, result);

@@ -5,6 +5,7 @@ import { and, desc, eq, lt, ne } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
@@ -165,6 +166,7 @@ export const campaignControlRouter = createRouter()
     if (!nextState(state, "start")) throw conflict(refusal(state, "start"));
     await requireDialable(c.env, orgId, row);
     await viaEngine(campaignStub(c.env, campaign_id).start());
+    await audit(c, getDb(c.env), { action: "start", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
   .openapi(resume, async (c) => {
@@ -175,18 +177,21 @@ export const campaignControlRouter = createRouter()
     if (!nextState(state, "resume")) throw conflict(refusal(state, "resume"));
     await requireDialable(c.env, orgId, row);
     await viaEngine(campaignStub(c.env, campaign_id).resume());
+    await audit(c, getDb(c.env), { action: "resume", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
   .openapi(pause, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
     await viaEngine(campaignStub(c.env, campaign_id).pause());
+    await audit(c, getDb(c.env), { action: "pause", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
   .openapi(cancel, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
     await viaEngine(campaignStub(c.env, campaign_id).cancel());
+    await audit(c, getDb(c.env), { action: "cancel", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
   .openapi(redial, async (c) => {
@@ -211,7 +216,7 @@ export const campaignControlRouter = createRouter()
     if (row.telephonyConfigurationId == null || !(await findConfig(getDb(c.env), orgId, row.telephonyConfigurationId))) {
       throw conflict(CONFIG_GONE);
     }
-    const childId = await redialCampaign(c.env, campaign_id, outcomes, row.telephonyConfigurationId);
+    const childId = await redialCampaign(c.env, campaign_id, outcomes, row.telephonyConfigurationId, actorOf(c).apiKeyId);
     return c.json(await campaignView(c.env, orgId, childId), 200);
   })
   .openapi(progress, async (c) => {

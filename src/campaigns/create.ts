@@ -3,6 +3,7 @@
 // object, and only a complete import turns the row into a `draft`. Any failure removes both.
 import { and, eq } from "drizzle-orm";
 import { campaigns } from "../db/schema";
+import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { getDb } from "../lib/db";
 import { invalid, unprocessable } from "../lib/errors";
@@ -28,8 +29,11 @@ export type CreateInput = {
 const fileNotFound = (key: string) =>
   invalid(["body", "source_url"], "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)", "file_not_found", key);
 
-/** Runs every check of contract 6 in order and creates the campaign; returns its id. Throws the contract's errors. */
-export async function createCampaign(env: Env, orgId: number, input: CreateInput): Promise<number> {
+/**
+ * Runs every check of contract 6 in order and creates the campaign, recorded as `actor`'s; returns its id. Throws
+ * the contract's errors.
+ */
+export async function createCampaign(env: Env, orgId: number, input: CreateInput, actor: Actor): Promise<number> {
   const db = getDb(env);
   // 1. The agent exists (404) and is active (409).
   const workflow = await loadUsableWorkflow(db, orgId, input.workflow_id);
@@ -54,6 +58,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         sourceType: "csv",
         sourceId: input.source_url,
         settings: input.settings,
+        createdByKeyId: actor.apiKeyId,
       })
       .returning({ id: campaigns.id })
       .get();
@@ -89,12 +94,19 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
     if (!outcome.ok) throw unprocessable(outcome.items);
     const { total } = await viaEngine(stub.finishImport());
     // Committed: from here on the campaign is visible. Guarded on `importing` so nothing else's write is undone.
-    const done = await db
-      .update(campaigns)
-      .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
-      .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
-      .returning({ id: campaigns.id })
-      .get();
+    const [[done]] = await db.batch([
+      db
+        .update(campaigns)
+        .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
+        .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
+        .returning({ id: campaigns.id }),
+      auditStatement(db, actor, {
+        action: "create",
+        resourceType: "campaign",
+        resourceId: campaignId,
+        summary: { name: input.name, workflow_id: workflow.id, telephony_configuration_id: config.id, source_url: input.source_url, total_rows: total },
+      }),
+    ]);
     if (!done) throw new Error(`campaign ${campaignId} summary row vanished during import`);
     return campaignId;
   } catch (err) {

@@ -4,6 +4,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne } from "drizzle-orm";
 import { campaigns } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { actorOf, audit } from "../lib/audit";
+import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
@@ -169,7 +171,7 @@ export const campaignRecordsRouter = createRouter()
             schedule_config: body.schedule_config ?? null,
             circuit_breaker: body.circuit_breaker,
           }),
-        });
+        }, actorOf(c));
         return { status: 200, body: await campaignView(c.env, orgId, id) };
       },
     );
@@ -193,6 +195,9 @@ export const campaignRecordsRouter = createRouter()
     }
     checkMerged(mergeSettings(settingsOf(current), sent), sent as Record<string, unknown>);
     await viaEngine(campaignStub(c.env, campaign_id).updateSettings(sent));
+    // Field names, with the values of the scalar ones (the pace and concurrency are what matter for accountability).
+    const scalars = Object.fromEntries((["name", "max_concurrency", "rate_limit"] as const).filter((k) => sent[k] !== undefined).map((k) => [k, sent[k]]));
+    await audit(c, getDb(c.env), { action: "update", resourceType: "campaign", resourceId: campaign_id, summary: { fields: Object.keys(sent), ...scalars } });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   });
 

@@ -53,6 +53,7 @@ export const Campaign = z
     redialed_campaign_id: z.number().int().nullable(),
     telephony_configuration_id: z.number().int().nullable(),
     telephony_configuration_name: z.string().nullable(),
+    created_by_key_id: z.number().int().nullable().openapi({ description: "The API key that created the campaign (by create or redial)" }),
     logs: z.array(CampaignLog).openapi({ description: "The newest 100 log entries, newest first; `GET /campaign/{id}/logs` pages them all" }),
   })
   .openapi("Campaign");
@@ -105,6 +106,7 @@ export function summaryView(r: SummaryRow): Campaign {
     redialed_campaign_id: r.redialedCampaignId,
     telephony_configuration_id: r.telephonyConfigurationId,
     telephony_configuration_name: r.telephonyConfigurationName,
+    created_by_key_id: r.createdByKeyId,
     logs: [],
   };
 }

@@ -24,6 +24,8 @@ export const apiKeys = sqliteTable(
     keyLast4: text("key_last4").notNull(),
     createdAt: createdAt(),
     revokedAt: text("revoked_at"),
+    // Written by authentication at most about once a minute per key (src/lib/auth.ts), so not a write per request.
+    lastUsedAt: text("last_used_at"),
   },
   (t) => [uniqueIndex("api_keys_hash_uq").on(t.keyHash), index("api_keys_org_idx").on(t.orgId)],
 );
@@ -140,6 +142,8 @@ export const campaigns = sqliteTable(
     settings: text("settings", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     parentCampaignId: integer("parent_campaign_id"),
     redialedCampaignId: integer("redialed_campaign_id"),
+    // The API key that created it (by create or redial); null when made outside the API.
+    createdByKeyId: integer("created_by_key_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     startedAt: text("started_at"),
@@ -181,6 +185,8 @@ export const workflowRuns = sqliteTable(
     greetingOverride: text("greeting_override", { mode: "json" }).$type<Record<string, unknown> | null>(),
     // Why the call did something other than asked (e.g. an audio override spoken as the text greeting).
     notes: text("notes"),
+    // The API key that started it: a single call's caller, or for a campaign's call the key that created the campaign.
+    createdByKeyId: integer("created_by_key_id"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
@@ -219,3 +225,20 @@ export const callingPolicies = sqliteTable("calling_policies", {
   allowedNumbers: text("allowed_numbers", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
   updatedAt: updatedAt(),
 });
+
+// Who changed what (contract: accountability): one row per change made through the API, newest last. `summary` is a
+// small non-secret description (names, changed field names), never a secret or a whole request body.
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    apiKeyId: integer("api_key_id"),
+    action: text("action").notNull(),
+    resourceType: text("resource_type").notNull(),
+    resourceId: integer("resource_id"),
+    summary: text("summary", { mode: "json" }).notNull().$type<Record<string, unknown>>().default(sql`'{}'`),
+    createdAt: createdAt(),
+  },
+  (t) => [index("audit_log_org_idx").on(t.orgId, t.id)],
+);

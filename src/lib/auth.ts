@@ -1,7 +1,8 @@
 // API-key authentication (contract 3): `X-API-Key` wins over `Authorization: Bearer`; keys are looked up by SHA-256.
 import type { MiddlewareHandler } from "hono";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys } from "../db/schema";
+import { clock } from "./clock";
 import { getDb } from "./db";
 import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
@@ -25,18 +26,40 @@ export function presentedKey(headers: Headers): string | null {
 
 const unauthenticated = (msg: string) => new ApiError(401, msg, { "WWW-Authenticate": "Bearer" });
 
+/**
+ * `last_used_at` is at most this stale: authentication writes it only when the stored value is older, so a busy key
+ * costs one D1 write a minute, not one per request (several isolates at the same moment collapse to one change).
+ */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+async function noteKeyUse(env: Env, keyId: number, now: number): Promise<void> {
+  const stale = new Date(now - LAST_USED_RESOLUTION_MS).toISOString();
+  await getDb(env)
+    .update(apiKeys)
+    .set({ lastUsedAt: new Date(now).toISOString() })
+    .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, stale))))
+    .run();
+}
+
 export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (isPublicPath(c.req.path)) return next();
   const key = presentedKey(c.req.raw.headers);
   if (!key) throw unauthenticated("Not authenticated");
   const hash = await sha256Hex(key);
   const row = await getDb(c.env)
-    .select({ id: apiKeys.id, orgId: apiKeys.orgId })
+    .select({ id: apiKeys.id, orgId: apiKeys.orgId, lastUsedAt: apiKeys.lastUsedAt })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .get();
   if (!row) throw unauthenticated("Invalid API key");
   c.set("orgId", row.orgId);
   c.set("apiKeyId", row.id);
-  return next();
+  const now = clock.now();
+  const stale = !row.lastUsedAt || Date.parse(row.lastUsedAt) < now - LAST_USED_RESOLUTION_MS;
+  // Alongside the request rather than before it; a failure to note the use never fails the request.
+  const noted = stale
+    ? noteKeyUse(c.env, row.id, now).catch((err) => console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: row.id, error: String(err) })))
+    : undefined;
+  await next();
+  await noted;
 };

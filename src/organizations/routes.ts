@@ -1,8 +1,9 @@
 // Organization API keys (contract 3): create (shown once), list (never the key), revoke.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { apiKeys } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { actorOf, auditStatement } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
@@ -10,7 +11,14 @@ import { errors, idParam, json } from "../lib/schemas";
 import { newApiKey } from "./api-keys";
 
 const ApiKey = z
-  .object({ id: z.number().int(), name: z.string(), key_last4: z.string(), created_at: z.string(), revoked_at: z.string().nullable() })
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    key_last4: z.string(),
+    created_at: z.string(),
+    revoked_at: z.string().nullable(),
+    last_used_at: z.string().nullable().openapi({ description: "When the key last authenticated a request (to within about a minute)" }),
+  })
   .openapi("ApiKey");
 const CreatedApiKey = z
   .object({ id: z.number().int(), name: z.string(), key: z.string(), key_last4: z.string(), created_at: z.string() })
@@ -47,17 +55,22 @@ const revoke = createRoute({
 });
 
 type Row = typeof apiKeys.$inferSelect;
-const view = (r: Row) => ({ id: r.id, name: r.name, key_last4: r.keyLast4, created_at: r.createdAt, revoked_at: r.revokedAt });
+const view = (r: Row) => ({ id: r.id, name: r.name, key_last4: r.keyLast4, created_at: r.createdAt, revoked_at: r.revokedAt, last_used_at: r.lastUsedAt });
 
 export const apiKeysRouter = createRouter()
   .openapi(create, async (c) => {
     const { name } = c.req.valid("json");
     const { key, hash, last4 } = await newApiKey();
-    const row = await getDb(c.env)
-      .insert(apiKeys)
-      .values({ orgId: c.get("orgId"), name, keyHash: hash, keyLast4: last4 })
-      .returning()
-      .get();
+    const db = getDb(c.env);
+    const [[row]] = await db.batch([
+      db.insert(apiKeys).values({ orgId: c.get("orgId"), name, keyHash: hash, keyLast4: last4 }).returning(),
+      auditStatement(db, actorOf(c), {
+        action: "create",
+        resourceType: "api_key",
+        resourceId: sql`(SELECT id FROM api_keys WHERE key_hash = ${hash})`,
+        summary: { name, key_last4: last4 },
+      }),
+    ]);
     return c.json({ id: row.id, name: row.name, key, key_last4: row.keyLast4, created_at: row.createdAt }, 200);
   })
   .openapi(list, async (c) => {
@@ -74,12 +87,20 @@ export const apiKeysRouter = createRouter()
   })
   .openapi(revoke, async (c) => {
     const { key_id } = c.req.valid("param");
-    const row = await getDb(c.env)
-      .update(apiKeys)
-      .set({ revokedAt: new Date().toISOString() })
-      .where(and(eq(apiKeys.id, key_id), eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt)))
-      .returning()
-      .get();
+    const db = getDb(c.env);
+    const [[row]] = await db.batch([
+      db
+        .update(apiKeys)
+        .set({ revokedAt: new Date().toISOString() })
+        .where(and(eq(apiKeys.id, key_id), eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt)))
+        .returning(),
+      auditStatement(db, actorOf(c), {
+        action: "revoke",
+        resourceType: "api_key",
+        resourceId: key_id,
+        summary: sql`(SELECT json_object('name', name, 'key_last4', key_last4) FROM api_keys WHERE id = ${key_id})`,
+      }),
+    ]);
     if (!row) throw notFound("API key");
     return c.json(view(row), 200);
   });

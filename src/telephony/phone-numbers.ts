@@ -4,6 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
 import { phoneNumbers } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { actorOf, auditStatement } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
 import { conflict, invalid, notFound } from "../lib/errors";
@@ -137,13 +138,19 @@ export const phoneNumbersRouter = createRouter()
         isDefaultCallerId: body.is_default_caller_id,
       })
       .returning();
+    const audited = auditStatement(db, actorOf(c), {
+      action: "create",
+      resourceType: "phone_number",
+      resourceId: sql`(SELECT id FROM phone_numbers WHERE org_id = ${orgId} AND address = ${address})`,
+      summary: { config_id, address, is_active: body.is_active, is_default_caller_id: body.is_default_caller_id },
+    });
     let row: Row;
     try {
       if (body.is_default_caller_id) {
-        const [, inserted] = await db.batch([clearDefaultCallerId(db, config_id), insert]);
+        const [, inserted] = await db.batch([clearDefaultCallerId(db, config_id), insert, audited]);
         row = inserted[0];
       } else {
-        row = (await insert.all())[0];
+        row = (await db.batch([insert, audited]))[0][0];
       }
     } catch (err) {
       saveConflict(err, address);
@@ -168,12 +175,24 @@ export const phoneNumbersRouter = createRouter()
       })
       .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
       .returning();
+    const audited = auditStatement(db, actorOf(c), {
+      action: "update",
+      resourceType: "phone_number",
+      resourceId: number_id,
+      summary: {
+        config_id,
+        ...(address !== undefined ? { address } : {}),
+        ...(body.label !== undefined ? { label: body.label } : {}),
+        ...(body.is_active !== undefined ? { is_active: body.is_active } : {}),
+        ...(body.is_default_caller_id !== undefined ? { is_default_caller_id: body.is_default_caller_id } : {}),
+      },
+    });
     let rows: Row[];
     try {
       if (body.is_default_caller_id === true) {
-        [, rows] = await db.batch([clearDefaultCallerId(db, config_id, { id: number_id, orgId }), write]);
+        [, rows] = await db.batch([clearDefaultCallerId(db, config_id, { id: number_id, orgId }), write, audited]);
       } else {
-        rows = await write.all();
+        [rows] = await db.batch([write, audited]);
       }
     } catch (err) {
       saveConflict(err, address ?? "");
@@ -184,11 +203,23 @@ export const phoneNumbersRouter = createRouter()
   .openapi(remove, async (c) => {
     const orgId = c.get("orgId");
     const { config_id, number_id } = c.req.valid("param");
-    const row = await getDb(c.env)
-      .delete(phoneNumbers)
-      .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
-      .returning({ id: phoneNumbers.id })
-      .get();
+    const db = getDb(c.env);
+    const target = and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId));
+    // The audit entry first, under the delete's own condition, so that it can still name the number.
+    const [, [row]] = await db.batch([
+      auditStatement(
+        db,
+        actorOf(c),
+        {
+          action: "delete",
+          resourceType: "phone_number",
+          resourceId: number_id,
+          summary: sql`(SELECT json_object('config_id', config_id, 'address', address) FROM phone_numbers WHERE id = ${number_id})`,
+        },
+        sql`exists (select 1 from ${phoneNumbers} where ${target})`,
+      ),
+      db.delete(phoneNumbers).where(target).returning({ id: phoneNumbers.id }),
+    ]);
     if (!row) throw notFound(NUMBER_NOT_FOUND);
     return c.json({ id: row.id, deleted: true as const }, 200);
   });

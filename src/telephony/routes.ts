@@ -3,6 +3,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { actorOf, auditStatement } from "../lib/audit";
 import { clock } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
 import { ApiError, conflict, zodIssuesToItems } from "../lib/errors";
@@ -182,6 +183,12 @@ const configsRouter = createRouter()
           secrets: prepared.secrets,
         })
         .returning();
+      const audited = auditStatement(db, actorOf(c), {
+        action: "create",
+        resourceType: "telephony_config",
+        resourceId: sql`(SELECT id FROM telephony_configs WHERE org_id = ${orgId} AND name = ${body.name})`,
+        summary: { name: body.name, provider: provider.name, is_default_outbound: body.is_default_outbound },
+      });
       let row: ConfigRow;
       try {
         if (body.is_default_outbound) {
@@ -191,10 +198,10 @@ const configsRouter = createRouter()
             .update(telephonyConfigs)
             .set({ isDefaultOutbound: false })
             .where(and(eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.isDefaultOutbound, true)));
-          const [, inserted] = await db.batch([clear, insert]);
+          const [, inserted] = await db.batch([clear, insert, audited]);
           row = inserted[0];
         } else {
-          row = (await insert.all())[0];
+          row = (await db.batch([insert, audited]))[0][0];
         }
       } catch (err) {
         saveConflict(err, body.name);
@@ -237,6 +244,17 @@ const configsRouter = createRouter()
         })
         .where(unchanged)
         .returning();
+      // Field names only: a changed secret is named, never shown.
+      const audited = auditStatement(db, actorOf(c), {
+        action: "update",
+        resourceType: "telephony_config",
+        resourceId: id,
+        summary: {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.config !== undefined ? { config_fields: Object.keys(body.config).filter((k) => k !== "provider").sort() } : {}),
+          ...(body.is_default_outbound !== undefined ? { is_default_outbound: body.is_default_outbound } : {}),
+        },
+      });
       let updated: ConfigRow[];
       try {
         if (body.is_default_outbound === true) {
@@ -252,9 +270,9 @@ const configsRouter = createRouter()
                 sql`exists (select 1 from telephony_configs tc where tc.id = ${id} and tc.org_id = ${orgId} and tc.updated_at = ${row.updatedAt})`,
               ),
             );
-          [, updated] = await db.batch([clear, update]);
+          [, updated] = await db.batch([clear, update, audited]);
         } else {
-          updated = await update.all();
+          [updated] = await db.batch([update, audited]);
         }
       } catch (err) {
         saveConflict(err, body.name ?? row.name);
@@ -272,8 +290,20 @@ const configsRouter = createRouter()
     const db = getDb(c.env);
     const mine = sql`exists (select 1 from telephony_configs tc where tc.id = ${id} and tc.org_id = ${orgId})`;
     // One transaction, each statement guarded by "no unfinished campaign uses it": finished campaigns
-    // let go of the reference (the foreign key would otherwise forbid the delete), numbers go with it.
-    const [, , deleted] = await db.batch([
+    // let go of the reference (the foreign key would otherwise forbid the delete), numbers go with it. The audit
+    // entry comes first, under the same guard, so that it can still name what goes.
+    const [, , , deleted] = await db.batch([
+      auditStatement(
+        db,
+        actorOf(c),
+        {
+          action: "delete",
+          resourceType: "telephony_config",
+          resourceId: id,
+          summary: sql`(SELECT json_object('name', name, 'provider', provider) FROM telephony_configs WHERE id = ${id})`,
+        },
+        sql`${mine} AND NOT ${inUseBy(id)}`,
+      ),
       db
         .update(campaigns)
         .set({ telephonyConfigurationId: null })

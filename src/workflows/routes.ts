@@ -1,6 +1,7 @@
 // Agents (workflows), contract 8: create, list, fetch, update (versioned), archive/restore, validate, versions.
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
+import { actorOf } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
@@ -160,7 +161,7 @@ export const workflowsRouter = createRouter()
       templateContextVariables: input.template_context_variables,
       callDispositionCodes: input.call_disposition_codes,
       workflowConfigurations: input.workflow_configurations,
-    });
+    }, actorOf(c));
     return c.json(view(row, 0), 200);
   })
   .openapi(list, async (c) => {
@@ -188,14 +189,14 @@ export const workflowsRouter = createRouter()
       templateContextVariables: input.template_context_variables,
       callDispositionCodes: input.call_disposition_codes,
       workflowConfigurations: input.workflow_configurations,
-    });
+    }, actorOf(c));
     return c.json(await withRuns(db, c.get("orgId"), row), 200);
   })
   .openapi(setStatus, async (c) => {
     const { workflow_id } = c.req.valid("param");
     const { status } = c.req.valid("json");
     const db = getDb(c.env);
-    const row = await setWorkflowStatus(db, c.get("orgId"), workflow_id, status);
+    const row = await setWorkflowStatus(db, c.get("orgId"), workflow_id, status, actorOf(c));
     return c.json(await withRuns(db, c.get("orgId"), row), 200);
   })
   .openapi(validate, async (c) => {

@@ -4,6 +4,7 @@ import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { workflowDefinitions, workflowRuns, workflowTriggers, workflows } from "../db/schema";
+import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { isUniqueViolation, type Db } from "../lib/db";
 import { conflict, notFound } from "../lib/errors";
@@ -151,8 +152,8 @@ export type NewWorkflow = {
   workflowConfigurations?: Json;
 };
 
-/** Creates the agent, its version 1 and its trigger rows in one transaction. */
-export async function createWorkflow(db: Db, orgId: number, input: NewWorkflow): Promise<StoredWorkflow> {
+/** Creates the agent, its version 1 and its trigger rows in one transaction, recorded as `actor`'s change. */
+export async function createWorkflow(db: Db, orgId: number, input: NewWorkflow, actor: Actor): Promise<StoredWorkflow> {
   const uuid = crypto.randomUUID();
   const now = isoNow();
   // The new row's id isn't known inside the batch, so later statements find it by its UUID.
@@ -170,6 +171,7 @@ export async function createWorkflow(db: Db, orgId: number, input: NewWorkflow):
       createdAt: now,
       updatedAt: now,
     }),
+    auditStatement(db, actor, { action: "create", resourceType: "workflow", resourceId: workflowId, summary: { name: input.name, workflow_uuid: uuid } }),
     db.insert(workflowDefinitions).values({ workflowId, versionNumber: 1, definition: input.definition, createdAt: now }),
     db
       .update(workflows)
@@ -183,11 +185,13 @@ export async function createWorkflow(db: Db, orgId: number, input: NewWorkflow):
 
 export type WorkflowPatch = Partial<NewWorkflow>;
 
+const snakeCase = (field: string) => (field === "definition" ? "workflow_definition" : field.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`));
+
 /**
  * Applies a partial update. A definition that differs from the current one becomes a new version (number + 1, new
  * current_definition_id); earlier versions stay. Two updates racing for the same version number: one gets a 409.
  */
-export async function updateWorkflow(db: Db, orgId: number, id: number, patch: WorkflowPatch): Promise<StoredWorkflow> {
+export async function updateWorkflow(db: Db, orgId: number, id: number, patch: WorkflowPatch, actor: Actor): Promise<StoredWorkflow> {
   const current = await getWorkflow(db, orgId, id);
   if (!current) throw notFound("Workflow");
   const now = isoNow();
@@ -199,8 +203,16 @@ export async function updateWorkflow(db: Db, orgId: number, id: number, patch: W
 
   const changed = patch.definition !== undefined && canonicalJson(patch.definition) !== canonicalJson(current.definition);
   const scope = and(eq(workflows.id, id), eq(workflows.orgId, orgId));
+  const sent = (["name", "definition", "templateContextVariables", "callDispositionCodes", "workflowConfigurations"] as const).filter((k) => patch[k] !== undefined);
+  const audited = () =>
+    auditStatement(db, actor, {
+      action: "update",
+      resourceType: "workflow",
+      resourceId: id,
+      summary: { fields: sent.map(snakeCase), ...(patch.name !== undefined ? { name: patch.name } : {}), ...(changed ? { version_number: current.versionNumber + 1 } : {}) },
+    });
   if (!changed) {
-    await db.update(workflows).set(fields).where(scope);
+    await db.batch([db.update(workflows).set(fields).where(scope), audited()]);
   } else {
     const next = current.versionNumber + 1;
     fields.versionNumber = next;
@@ -209,6 +221,7 @@ export async function updateWorkflow(db: Db, orgId: number, id: number, patch: W
       await db.batch([
         db.insert(workflowDefinitions).values({ workflowId: id, versionNumber: next, definition: patch.definition!, createdAt: now }),
         db.update(workflows).set(fields).where(scope),
+        audited(),
         ...syncTriggers(db, orgId, id, triggerPathsOf(patch.definition), now),
       ] as Batch);
     } catch (err) {
@@ -219,13 +232,15 @@ export async function updateWorkflow(db: Db, orgId: number, id: number, patch: W
   return (await getWorkflow(db, orgId, id))!;
 }
 
-export async function setWorkflowStatus(db: Db, orgId: number, id: number, status: WorkflowStatus): Promise<StoredWorkflow> {
-  const row = await db
-    .update(workflows)
-    .set({ status, updatedAt: isoNow() })
-    .where(and(eq(workflows.id, id), eq(workflows.orgId, orgId)))
-    .returning({ id: workflows.id })
-    .get();
+export async function setWorkflowStatus(db: Db, orgId: number, id: number, status: WorkflowStatus, actor: Actor): Promise<StoredWorkflow> {
+  const [[row]] = await db.batch([
+    db
+      .update(workflows)
+      .set({ status, updatedAt: isoNow() })
+      .where(and(eq(workflows.id, id), eq(workflows.orgId, orgId)))
+      .returning({ id: workflows.id }),
+    auditStatement(db, actor, { action: "set_status", resourceType: "workflow", resourceId: id, summary: { status } }),
+  ]);
   if (!row) throw notFound("Workflow");
   return (await getWorkflow(db, orgId, id))!;
 }

@@ -3,6 +3,7 @@
 // row shown as `draft`; any failure removes the child. The parent links to its newest child. Repeatable.
 import { and, eq } from "drizzle-orm";
 import { campaigns } from "../../db/schema";
+import { auditStatement } from "../../lib/audit";
 import { isoNow } from "../../lib/clock";
 import { getDb } from "../../lib/db";
 import { conflict } from "../../lib/errors";
@@ -14,8 +15,11 @@ const PAGE = 1000;
 
 export const CONFIG_GONE = "Cannot redial: the campaign's telephony configuration no longer exists (it was deleted); create a new campaign instead";
 
-/** `configId` is the parent's configuration as D1 has it now (the route checked it still exists). */
-export async function redialCampaign(env: Env, parentId: number, outcomes: string[], configId: number): Promise<number> {
+/**
+ * `configId` is the parent's configuration as D1 has it now (the route checked it still exists). The redial is
+ * recorded as the key `apiKeyId`'s, which also counts as the child's creator (null: made outside the API).
+ */
+export async function redialCampaign(env: Env, parentId: number, outcomes: string[], configId: number, apiKeyId: number | null = null): Promise<number> {
   const parent = campaignStub(env, parentId);
   const plan = await viaEngine(parent.redialPlan(outcomes));
   const db = getDb(env);
@@ -32,6 +36,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       sourceId: plan.meta.sourceId,
       settings: plan.meta.settings,
       parentCampaignId: parentId,
+      createdByKeyId: apiKeyId,
     })
     .returning({ id: campaigns.id })
     .get()
@@ -52,11 +57,13 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       after = page.next;
     }
     const { total } = await viaEngine(child.finishImport());
-    await db
-      .update(campaigns)
-      .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
-      .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING)))
-      .run();
+    await db.batch([
+      db
+        .update(campaigns)
+        .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
+        .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))),
+      auditStatement(db, { orgId: plan.meta.orgId, apiKeyId }, { action: "redial", resourceType: "campaign", resourceId: parentId, summary: { redialed_campaign_id: childId, outcomes, total_rows: total } }),
+    ]);
     await viaEngine(parent.linkRedial(childId, total));
     return childId;
   } catch (err) {

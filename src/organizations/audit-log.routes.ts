@@ -1,0 +1,61 @@
+// GET /organizations/audit-log: who changed what in the organization, newest first (entries by src/lib/audit.ts).
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, lt } from "drizzle-orm";
+import { apiKeys, auditLog } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { errors, json } from "../lib/schemas";
+
+const AuditEntry = z
+  .object({
+    id: z.number().int(),
+    created_at: z.string(),
+    action: z.string().openapi({ example: "update", description: "create, update, delete, revoke, set_status, start, pause, resume, cancel or redial" }),
+    resource_type: z.string().openapi({ example: "telephony_config", description: "api_key, telephony_config, phone_number, workflow or campaign" }),
+    resource_id: z.number().int().nullable(),
+    api_key_id: z.number().int().nullable().openapi({ description: "The key that made the change (null: made outside the API)" }),
+    api_key_name: z.string().nullable(),
+    api_key_last4: z.string().nullable(),
+    summary: z.record(z.string(), z.unknown()).openapi({ description: "What changed, briefly (names, changed fields); never a secret" }),
+  })
+  .openapi("AuditEntry");
+
+const list = createRoute({
+  method: "get",
+  path: "/organizations/audit-log",
+  tags: ["organizations"],
+  summary: "Who changed what: configurations, numbers, agents, campaigns and keys, newest first",
+  request: { query: pageQuery },
+  responses: { 200: json(pageOf(AuditEntry)), ...errors(401, 422, 429) },
+});
+
+export const auditLogRouter = createRouter().openapi(list, async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const before = decodeCursor(cursor);
+  const orgId = c.get("orgId");
+  const rows = await getDb(c.env)
+    .select({ entry: auditLog, keyName: apiKeys.name, keyLast4: apiKeys.keyLast4 })
+    .from(auditLog)
+    .leftJoin(apiKeys, and(eq(apiKeys.id, auditLog.apiKeyId), eq(apiKeys.orgId, orgId)))
+    .where(and(eq(auditLog.orgId, orgId), before ? lt(auditLog.id, before) : undefined))
+    .orderBy(desc(auditLog.id))
+    .limit(limit + 1)
+    .all();
+  const page = toPage(
+    rows.map((r) => ({ ...r, id: r.entry.id })),
+    limit,
+    ({ entry: e, keyName, keyLast4 }) => ({
+      id: e.id,
+      created_at: e.createdAt,
+      action: e.action,
+      resource_type: e.resourceType,
+      resource_id: e.resourceId,
+      api_key_id: e.apiKeyId,
+      api_key_name: keyName,
+      api_key_last4: keyLast4,
+      summary: e.summary ?? {},
+    }),
+  );
+  return c.json(page, 200);
+});
