@@ -235,7 +235,7 @@ describe("GET /workflow/{workflow_id}/runs", () => {
     expect(page2.json).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
     const one = await call("GET", `/api/v1/workflow/${s.agent.id}/runs/${ids[0]}`, { key: s.org.key });
     expect(Object.keys(one.json).sort()).toEqual(
-      ["id", "name", "workflow_id", "workflow_uuid", "campaign_id", "phone_number", "from_number", "initial_context", "telephony_configuration_id", "provider", "provider_call_id", "status", "answered_by", "error", "notes", "created_at", "started_at", "answered_at", "ended_at", "duration_seconds"].sort(),
+      ["id", "name", "workflow_id", "workflow_uuid", "campaign_id", "phone_number", "from_number", "initial_context", "telephony_configuration_id", "provider", "provider_call_id", "status", "answered_by", "error", "notes", "created_at", "started_at", "answered_at", "ended_at", "duration_seconds", "created_by_key_id"].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });
 

@@ -10,7 +10,7 @@ const CAMPAIGN_FIELDS = [
   "id", "name", "workflow_id", "workflow_name", "state", "source_type", "source_id", "total_rows", "processed_rows", "failed_rows",
   "created_at", "started_at", "completed_at", "retry_config", "max_concurrency", "rate_limit", "schedule_config", "circuit_breaker",
   "executed_count", "total_queued_count", "parent_campaign_id", "redialed_campaign_id", "telephony_configuration_id",
-  "telephony_configuration_name", "logs",
+  "telephony_configuration_name", "created_by_key_id", "logs",
 ].sort();
 
 const stubOf = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
