@@ -137,4 +137,49 @@ describe("OpenAPI document", () => {
     }
     expect(wrong).toEqual([]);
   });
+  it("states the limits the server enforces, and they hold", async () => {
+    const doc = await openapiDoc();
+    const org = await createOrg();
+    type Param = { name: string; in: string; schema: Record<string, unknown>; description?: string };
+    const param = (path: string, method: string, name: string) =>
+      (doc.paths[path][method].parameters as Param[]).find((p) => p.name.toLowerCase() === name.toLowerCase())!;
+
+    // Idempotency-Key: 1–255 visible ASCII characters, on every operation that takes it.
+    for (const [path, method] of [["/api/v1/campaign/create", "post"], ["/api/v1/public/agent/{uuid}", "post"], ["/api/v1/public/agent/workflow/{workflow_uuid}", "post"]]) {
+      const { schema } = param(path, method, "Idempotency-Key");
+      expect(schema).toMatchObject({ minLength: 1, maxLength: 255 });
+      const re = new RegExp(schema.pattern as string);
+      expect(["order-7f3a9c", "x".repeat(255)].every((k) => re.test(k))).toBe(true);
+      expect(["a b", "", "é", "x".repeat(256)].some((k) => re.test(k))).toBe(false);
+    }
+
+    // Cursors: what the server issues matches the documented pattern.
+    await call("POST", "/api/v1/organizations/api-keys", { key: org.key, body: { name: "second" } });
+    const page = await call("GET", "/api/v1/organizations/api-keys?limit=1", { key: org.key });
+    const cursor = param("/api/v1/organizations/api-keys", "get", "cursor");
+    expect(page.json.next_cursor).toMatch(new RegExp(cursor.schema.pattern as string));
+    expect((await call("GET", "/api/v1/organizations/api-keys?cursor=not-ours", { key: org.key })).status).toBe(422);
+
+    // Presigned upload: the documented size cap and content type are the server's.
+    const presign = doc.components.schemas.PresignedUploadRequest.properties;
+    const max = presign.file_size.maximum as number;
+    const ask = (file_size: number, content_type = "text/csv") =>
+      call("POST", "/api/v1/s3/presigned-upload-url", { key: org.key, body: { file_name: "c.csv", file_size, content_type } });
+    expect((await ask(max)).status).toBe(200);
+    expect((await ask(max + 1)).status).toBe(413);
+    const type = new RegExp(presign.content_type.pattern as string);
+    expect([" TEXT/CSV ", "text/csv"].every((t) => type.test(t))).toBe(true);
+    expect((await ask(10, " TEXT/CSV ")).status).toBe(200);
+    expect(type.test("application/json")).toBe(false);
+    expect((await ask(10, "application/json")).status).toBe(422);
+
+    // Ids in paths: digits, within the documented range.
+    const id = param("/api/v1/campaign/{campaign_id}", "get", "campaign_id");
+    expect(id.schema).toMatchObject({ type: "integer", minimum: 1 });
+    expect((await call("GET", `/api/v1/campaign/${(id.schema.maximum as number) + 1}`, { key: org.key })).status).toBe(404);
+
+    // The rules only words can carry.
+    expect(doc.components.schemas.CreateCampaign.properties.source_url.description).toMatch(/One of `source_url` and its alias `source_id` is required/);
+    expect(doc.components.schemas.UpdateCampaign.properties.schedule_config.description).toMatch(/merged field by field/);
+  });
 });

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
-import { IDEMPOTENCY_HEADER, withIdempotency } from "../lib/idempotency";
+import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { loadUsableWorkflowByUuid } from "../workflows";
@@ -31,7 +31,7 @@ const CallStarted = z
   .openapi("CallInitiationResponse");
 
 const headers = z.object({
-  [IDEMPOTENCY_HEADER]: z.string().optional().openapi({ param: { name: IDEMPOTENCY_HEADER, in: "header" }, description: "Same key and body within 24 h returns the first response without a second call" }),
+  [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Same key and body within 24 h returns the first response without a second call"),
 });
 
 const responses = {

@@ -7,7 +7,7 @@ import { createRouter } from "../lib/app";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } from "../lib/errors";
-import { IDEMPOTENCY_HEADER, withIdempotency } from "../lib/idempotency";
+import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { createCampaign } from "./create";
@@ -24,8 +24,11 @@ const CreateCampaign = z
     name: z.string().min(1).max(255),
     workflow_id: z.number().int().positive().openapi({ description: "The agent that makes the calls" }),
     source_type: z.literal("csv").default("csv"),
-    source_url: z.string().min(1).optional().openapi({ description: "The `file_key` returned by POST /s3/presigned-upload-url (required; `source_id` is accepted as an alias)" }),
-    source_id: z.string().min(1).optional().openapi({ description: "Alias of source_url" }),
+    source_url: z.string().min(1).optional().openapi({
+      description:
+        "The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization. One of `source_url` and its alias `source_id` is required (neither is a 422 `missing` at `source_url`); when both are sent, `source_url` is used.",
+    }),
+    source_id: z.string().min(1).optional().openapi({ description: "Alias of `source_url` (one of the two is required)." }),
     telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Default: the organization's default configuration, or its only one" }),
     retry_config: RetryConfig.optional(),
     max_concurrency: MaxConcurrency.default(10),
@@ -50,7 +53,13 @@ const PatchCampaign = z
     retry_config: patchOf(RetryConfig, "RetryConfigPatch").optional(),
     max_concurrency: MaxConcurrency.optional(),
     rate_limit: RateLimit.optional(),
-    schedule_config: patchOf(ScheduleConfig, "ScheduleConfigPatch").nullable().optional().openapi({ description: "null turns the schedule off" }),
+    schedule_config: patchOf(ScheduleConfig, "ScheduleConfigPatch")
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "`null` turns the schedule off. An object is merged field by field over the current schedule: fields not sent keep their values, and `slots`, when sent, replaces the whole list (1–50). A campaign without a schedule gets `enabled: true` and `timezone: \"UTC\"` unless sent, and must be sent `slots`. The merged schedule is validated as a whole: a 422 is located at the field, under `body.schedule_config`.",
+      }),
     circuit_breaker: patchOf(CircuitBreaker, "CircuitBreakerPatch").optional(),
   })
   .openapi("UpdateCampaign");
@@ -71,7 +80,7 @@ const create = createRoute({
   description:
     "Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: [\"body\", \"source_url\", row, column]`, at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.",
   request: {
-    headers: z.object({ "idempotency-key": z.string().max(255).optional().openapi({ description: "Replays the first response for the same key and body within 24 hours" }) }),
+    headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
   },
   responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },

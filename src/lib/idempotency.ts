@@ -1,6 +1,7 @@
 // `Idempotency-Key` (contract 7): the same key and request within 24 hours returns the first response
 // without doing the work again; the same key with another request is 422. Shared by the call endpoints
 // and campaign create. Records live in D1 (`idempotency_keys`), one per (organization, scope, key).
+import { z } from "@hono/zod-openapi";
 import { and, eq, lt } from "drizzle-orm";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { idempotencyKeys } from "../db/schema";
@@ -13,6 +14,21 @@ import { ApiError, invalid } from "./errors";
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The `Idempotency-Key` request header as documented: its limits are the ones withIdempotency enforces (one check,
+ * one message), stated here so a schema-driven client knows them.
+ */
+export function idempotencyKeyHeader(description: string) {
+  return z.string().optional().openapi({
+    param: { name: IDEMPOTENCY_HEADER, in: "header" },
+    description: `${description}. 1 to 255 visible ASCII characters (0x21–0x7E: no spaces); anything else is a 422.`,
+    minLength: 1,
+    maxLength: 255,
+    pattern: "^[\\x21-\\x7E]{1,255}$",
+    example: "order-7f3a9c",
+  });
+}
 
 export type IdempotentResponse = { status: ContentfulStatusCode; body: unknown };
 export type IdempotentResult = IdempotentResponse & { replayed: boolean };

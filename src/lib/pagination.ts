@@ -5,7 +5,12 @@ import { invalid } from "./errors";
 
 export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: "Page size (1–100)" }),
-  cursor: z.string().optional().openapi({ description: "Opaque cursor from the previous page's next_cursor" }),
+  cursor: z.string().optional().openapi({
+    description:
+      "The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`.",
+    pattern: "^[A-Za-z0-9_-]+$",
+    example: "NDI",
+  }),
 });
 
 export function pageOf<T extends z.ZodTypeAny>(item: T) {

@@ -12,11 +12,23 @@ import { presignS3Put, s3TargetFromEnv } from "./s3";
 const PresignRequest = z
   .strictObject({
     file_name: z.string().min(1).max(255).openapi({ example: "contacts.csv" }),
-    file_size: z.number().int().min(1).openapi({ description: "Exact size of the file in bytes (at most 100 MB)", example: 2048 }),
+    file_size: z
+      .number()
+      .int()
+      .min(1)
+      .openapi({
+        description: `Exact size of the file in bytes, 1 to ${MAX_UPLOAD_BYTES} (100 MiB); larger is a 413. The upload must be exactly this size.`,
+        maximum: MAX_UPLOAD_BYTES,
+        example: 2048,
+      }),
     content_type: z
       .string()
       .refine((v) => v.trim().toLowerCase() === UPLOAD_CONTENT_TYPE, { message: "content_type must be text/csv", params: { type: "literal_error" } })
-      .openapi({ example: UPLOAD_CONTENT_TYPE }),
+      .openapi({
+        description: "Must be `text/csv` (compared case-insensitively, surrounding spaces ignored); the upload is then sent with `Content-Type: text/csv`.",
+        pattern: "^\\s*[Tt][Ee][Xx][Tt]/[Cc][Ss][Vv]\\s*$",
+        example: UPLOAD_CONTENT_TYPE,
+      }),
   })
   .openapi("PresignedUploadRequest");
 
