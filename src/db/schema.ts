@@ -242,3 +242,17 @@ export const auditLog = sqliteTable(
   },
   (t) => [index("audit_log_org_idx").on(t.orgId, t.id)],
 );
+
+// Nonces (or once-only ids) of verified carrier callback signatures, per configuration and scheme, kept for
+// the signature's validity window: a repeat is refused as a replay. The primary key makes the claim atomic.
+export const callbackNonces = sqliteTable(
+  "callback_nonces",
+  {
+    configId: integer("config_id").notNull(),
+    scheme: text("scheme").notNull(),
+    nonce: text("nonce").notNull(),
+    // epoch ms after which the signature would be refused anyway, so the row can go
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.configId, t.scheme, t.nonce] }), index("callback_nonces_expires_idx").on(t.expiresAt)],
+);

@@ -17,6 +17,7 @@ import { PROVIDER_NAMES, type StatusUpdate } from "./providers/types";
 import { loadConfigContext } from "./resolve";
 import { providerEnvOf } from "./provisioning";
 import { getConfig } from "./store";
+import { claimNonce, releaseNonce } from "./nonces";
 
 const tags = ["telephony callbacks"];
 
@@ -66,6 +67,22 @@ async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<ty
   const request = new Request(publicUrl(c.env, c.req.url), { method: c.req.method, headers: c.req.raw.headers, body: rawBody || undefined });
   if (!(await calls.verifyCallback(ctx, request, rawBody))) throw refused(403, "Invalid signature");
 
+  // A signature whose nonce (or JWT id) was already accepted is a replay, even with another body: 403. Only an
+  // accepted callback spends it: when this delivery is refused (a body naming another call) or fails on our
+  // side, the nonce is given back, so the carrier's genuine delivery or retry of it still lands.
+  const replay = calls.replayKey?.(ctx, request, rawBody) ?? null;
+  if (replay && !(await claimNonce(c.env, ctx.id, replay))) throw refused(403, "Replayed signature: this callback was already received");
+  try {
+    return await process(c, kind, { run: initial, ctx, provider }, request, rawBody);
+  } catch (err) {
+    if (replay) await releaseNonce(c.env, ctx.id, replay);
+    throw err;
+  }
+}
+
+/** A verified callback: status updates checked against the run, applied, then the carrier's commands or answer document. */
+async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, ctx, provider }: Checked, request: Request, rawBody: string): Promise<Response> {
+  const calls = provider.calls!;
   const updates = await calls.parseStatus(request, rawBody);
   const requireId = UNSIGNED_BODY.has(provider.name);
   if (updates.some((u) => !matchesRun(initial, u, requireId))) throw refused(403, "Callback does not match this call");

@@ -10,7 +10,7 @@ import { getDb } from "../../src/lib/db";
 import { clock } from "../../src/lib/clock";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, campaignObject, deliver, deliverAll, drain, play, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
+import { CALLEE, campaignObject, deliver, deliverAll, drain, ONCE_ONLY, play, redeliver, runRow, setup, simHang, simRequests, type Recorded, type Setup } from "./support";
 
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
 const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
@@ -111,12 +111,18 @@ describe("stale and replayed callbacks", () => {
       await drain(callId);
       const done = await runRow(runId);
       expect(done.status).toBe("busy");
-      // Another genuine final status, then the first final again: accepted (so the carrier stops retrying), ignored.
-      for (const cb of [noAnswer.at(-1)!, busy.at(-1)!, noAnswer.at(-1)!]) {
+      // Another genuine final status, then the carrier's retry of the first final (signed afresh where its
+      // deliveries are once-only): accepted (so the carrier stops retrying), ignored.
+      for (const cb of [noAnswer.at(-1)!, await redeliver(callId, busy.at(-1)!)]) {
         const r = await deliver(cb);
         expect(r.status, r.text).toBeLessThan(300);
         expect(await runRow(runId)).toEqual(done);
       }
+      // The very same bytes again: a replay where deliveries are once-only (403), else accepted and ignored.
+      const again = await deliver(noAnswer.at(-1)!);
+      if (ONCE_ONLY.has(provider)) expect(again.status, again.text).toBe(403);
+      else expect(again.status, again.text).toBeLessThan(300);
+      expect(await runRow(runId)).toEqual(done);
     },
   );
 });

@@ -7,7 +7,7 @@ import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { CallStatus, ProviderName } from "../../src/telephony/providers/types";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
-import { CALLEE, CALLER, deliver, deliverAll, drain, flush, play, runApi, runRow, setup, simFault, simRequests, startCall, type Recorded, type Setup } from "./support";
+import { CALLEE, CALLER, deliver, deliverAll, drain, flush, ONCE_ONLY, play, redeliver, runApi, runRow, setup, simFault, simRequests, startCall, type Recorded, type Setup } from "./support";
 
 const enc = new TextEncoder();
 const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
@@ -370,12 +370,17 @@ describe.each(SPECS)("$provider", (spec) => {
     const cbs = await play(callId, "no_answer", { duplicate: true, reverse: true });
     const statuses = cbs.filter((c) => c.kind === "status");
     expect(statuses.length).toBeGreaterThanOrEqual(2);
-    // The final callback arrives first (reversed), each one twice.
+    // The final callback arrives first (reversed), each one twice (the carrier's retry, signed afresh).
     await deliverAll(cbs);
     const done = await runRow(runId);
     expect(done.status).toBe("no_answer");
-    // A late replay of everything changes nothing at all.
-    await deliverAll(cbs);
+    // A late replay of the same bytes changes nothing at all: refused as a replay where deliveries are
+    // once-only (a nonce, a timestamp, a JWT id), accepted and ignored where they are not.
+    for (const cb of cbs.filter((c) => c.kind !== "stream")) {
+      const r = await deliver(cb);
+      if (ONCE_ONLY.has(spec.provider)) expect(r.status, r.text).toBe(403);
+      else expect(r.status, r.text).toBeLessThan(300);
+    }
     expect(await runRow(runId)).toEqual(done);
   });
 
@@ -413,7 +418,8 @@ describe("telnyx commands", () => {
     const runId = await startCall(s);
     const cbs = await play((await runRow(runId)).providerCallId!, "answered");
     await deliverAll(cbs);
-    await deliverAll(cbs.filter((c) => JSON.parse(c.body).data.event_type === "call.answered"));
+    const answered = cbs.find((c) => JSON.parse(c.body).data.event_type === "call.answered")!;
+    await deliverAll([await redeliver((await runRow(runId)).providerCallId!, answered)]);
     expect((await simRequests(s.acct)).filter((r) => /\/actions\/speak$/.test(r.path))).toHaveLength(1);
   });
 });

@@ -13,6 +13,8 @@ import { DEFAULT_SETTINGS, type CampaignSettings, type RetryConfig } from "../..
 import type { ContactInput } from "../../src/campaigns/object-api";
 
 export const SIM = "http://sim.test";
+/** Carriers whose signed deliveries are once-only (a nonce, a timestamp, a JWT id): the same bytes twice are a replay. */
+export const ONCE_ONLY: ReadonlySet<ProviderName> = new Set(["plivo", "vobiz", "telnyx", "vonage"]);
 export const CALLEE = "+14155550123";
 export const CALLER = "+14155550100";
 
@@ -37,6 +39,8 @@ export const simRefuse = (acct: SimAccount, op: string, times = 1) => sim("POST"
 export const simHang = (acct: SimAccount, op: string, hangMs: number) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 504, message: "answered too late", hang_ms: hangMs });
 export const play = async (callId: string, outcome: Outcome, opts: Omit<PlayRequest, "outcome"> = {}) =>
   (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/outcome`, { outcome, ...opts })).callbacks;
+/** The carrier's own retry of a callback: signed afresh where its deliveries carry a nonce, timestamp or JWT id. */
+export const redeliver = async (callId: string, cb: Callback) => (await sim<{ callback: Callback }>("POST", `/calls/${encodeURIComponent(callId)}/redeliver`, { callback: cb })).callback;
 export const flush = async (callId: string) => (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/flush`, {})).callbacks;
 
 /** Sends one carrier callback to the Worker exactly as the simulator built it (bytes, headers, URL). */

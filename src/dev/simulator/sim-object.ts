@@ -159,6 +159,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (!call) return json(404, { message: "no such call" });
       if (!action) return json(200, view(call));
       if (action === "flush") return this.finish(call, [], body);
+      if (action === "redeliver") {
+        const carrier = this.carriers[call.provider];
+        const cb = body.callback as Callback;
+        return json(200, { callback: carrier.redeliver ? await carrier.redeliver(this, call, cb) : cb });
+      }
       if (action === "outcome") {
         const carrier = this.carriers[call.provider];
         if (!carrier.outcomes.includes(body.outcome)) return json(400, { message: `${call.provider} does not distinguish ${body.outcome}` });
@@ -175,7 +180,13 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       const statuses = list.filter((c) => c.kind === "status").reverse();
       list = [...list.filter((c) => c.kind !== "status"), ...statuses];
     }
-    if (opts.duplicate) list = list.flatMap((c) => (c.kind === "status" ? [c, c] : [c]));
+    if (opts.duplicate) {
+      // The carrier's retry of each status callback, signed as it signs every delivery.
+      const carrier = this.carriers[call.provider];
+      const twice: Callback[] = [];
+      for (const c of list) twice.push(...(c.kind === "status" ? [c, carrier.redeliver ? await carrier.redeliver(this, call, c) : c] : [c]));
+      list = twice;
+    }
     if (!opts.deliver) return json(200, { callbacks: list });
     const results = [];
     for (const cb of list) {

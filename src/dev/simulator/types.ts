@@ -78,6 +78,11 @@ export interface Carrier {
   handle(state: SimState, req: Request, path: string, body: string): Promise<Response | null>;
   /** Signed callbacks for an outcome, in the carrier's order. */
   script(state: SimState, call: SimCall, outcome: Outcome, opts: OutcomeOptions): Promise<Callback[]>;
+  /**
+   * The carrier's own retry of a callback, signed afresh as it signs every delivery (a new nonce, timestamp or
+   * JWT). Absent where a delivery carries nothing once-only (Twilio, unsigned carriers): the retry is the same bytes.
+   */
+  redeliver?(state: SimState, call: SimCall, cb: Callback): Promise<Callback>;
 }
 
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>

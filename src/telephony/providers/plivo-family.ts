@@ -125,8 +125,15 @@ export function plivoXml(text: string): { body: string; contentType: string } {
   return { body: speakThenHangupXml("Speak", text, PLIVO_MAX_SPEAK), contentType: "application/xml" };
 }
 
-/** The calls module of a Plivo-family carrier; only the signature check is the carrier's own. */
-export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"]): ProviderCalls {
+/**
+ * How long a Plivo-family nonce is remembered. These signatures carry no time, so there is no validity window
+ * to follow: a day outlives any call (max_call_seconds) and the carriers' callback retries, and a replay later
+ * than that can only reach a run that has long been final (a final status is never overwritten).
+ */
+export const FAMILY_NONCE_RETENTION_MS = 24 * 3600 * 1000;
+
+/** The calls module of a Plivo-family carrier; only the signature check (and its nonce) is the carrier's own. */
+export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"], replayKey: ProviderCalls["replayKey"]): ProviderCalls {
   return {
     async originate(ctx, env, req): Promise<OriginateResult> {
       const res = await originateFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
@@ -155,6 +162,8 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
     answerDocument: plivoXml,
 
     verifyCallback,
+
+    replayKey,
 
     async parseStatus(request, rawBody) {
       const u = mapPlivo(plivoFields(request, rawBody));

@@ -78,6 +78,9 @@ export type StatusUpdate = {
   requestId?: string;
 };
 
+/** The once-only part of a verified callback signature (a nonce, a JWT id), remembered until `expiresAtMs`. */
+export type ReplayKey = { scheme: string; nonce: string; expiresAtMs: number };
+
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
   hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
@@ -92,6 +95,11 @@ export interface ProviderCalls {
   answerDocument(text: string): { body: string; contentType: string };
   /** Verifies the carrier's own signature where it signs; returns false to refuse. */
   verifyCallback(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;
+  /**
+   * Schemes that carry a nonce or id: what makes this (already verified) callback once-only. A repeat inside
+   * the window is refused as a replay. Absent or null where the carrier signs nothing once-only (Twilio).
+   */
+  replayKey?(ctx: ConfigContext, request: Request, rawBody: string): ReplayKey | null;
   /** Maps a callback into normalized status updates (may be none, e.g. for an answer request). */
   parseStatus(request: Request, rawBody: string): Promise<StatusUpdate[]>;
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */

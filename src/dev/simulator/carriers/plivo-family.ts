@@ -103,6 +103,13 @@ export function plivoFamily(f: Family): Carrier {
       return json(201, { api_id: uuid(), message: f.name === "vobiz" ? "Call fired" : "call fired", request_uuid: requestId });
     },
 
+    async redeliver(state, call, cb) {
+      const account = state.accounts.get(call.accountId)!;
+      const json = (cb.headers["Content-Type"] ?? "").includes("application/json");
+      const params = json ? [] : [...new URLSearchParams(cb.body).entries()];
+      return { ...cb, headers: { "Content-Type": cb.headers["Content-Type"], ...(await f.sign(account, cb.url, params)) } };
+    },
+
     async script(state, call, outcome, opts) {
       const account = state.accounts.get(call.accountId)!;
       call.extra.callUuidSent = true;

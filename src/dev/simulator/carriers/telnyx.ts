@@ -44,6 +44,15 @@ async function webhook(account: Account, call: SimCall, eventType: string, paylo
 
 export const telnyx: Carrier = {
   name: "telnyx",
+
+  // Telnyx's retry is another delivery: meta.attempt goes up, with a new timestamp and signature.
+  async redeliver(state, call, cb) {
+    const account = state.accounts.get(call.accountId)!;
+    const parsed = JSON.parse(cb.body);
+    const body = JSON.stringify({ ...parsed, meta: { ...parsed.meta, attempt: Number(parsed.meta?.attempt ?? 1) + 1 } });
+    const ts = String(Math.floor(Date.now() / 1000));
+    return { ...cb, body, headers: { ...cb.headers, "telnyx-timestamp": ts, "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body) } };
+  },
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
 
   async createAccount(id) {

@@ -1,6 +1,6 @@
 // Vonage Voice API v1 (carriers.md §5): RS256 application JWT on every request (verified with the
 // application's public key), problem-details errors, answer GET returning an NCCO, HS256-signed events.
-import { pem, verifyRs256, vonageCallbackJwt } from "../sign";
+import { pem, unb64, verifyRs256, vonageCallbackJwt } from "../sign";
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 const problem = (status: number, title: string, detail: string, invalid?: Array<{ name: string; reason: string }>) =>
@@ -34,6 +34,15 @@ async function event(account: Account, call: SimCall, status: string, extra: Rec
 
 export const vonage: Carrier = {
   name: "vonage",
+
+  // Every delivery is signed with a fresh JWT (new iat and jti) over the same body.
+  async redeliver(state, call, cb) {
+    const account = state.accounts.get(call.accountId)!;
+    const claims = JSON.parse(new TextDecoder().decode(unb64(cb.headers.Authorization.replace(/^Bearer\s+/i, "").split(".")[1])));
+    delete claims.payload_hash;
+    const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { ...claims, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() }, cb.body);
+    return { ...cb, headers: { ...cb.headers, Authorization: `Bearer ${jwt}` } };
+  },
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
 
   async createAccount(id) {

@@ -4,7 +4,8 @@
 import type { ConfigContext, ProviderEnv } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
 import { basicAuth, baseUrl, formFields } from "../../../calls/kit";
-import { familyCalls, familyCreds, type PlivoFamilyCarrier } from "../plivo-family";
+import { clock } from "../../../lib/clock";
+import { FAMILY_NONCE_RETENTION_MS, familyCalls, familyCreds, type PlivoFamilyCarrier } from "../plivo-family";
 
 export const PLIVO_API = "https://api.plivo.com";
 
@@ -39,7 +40,13 @@ export async function plivoV3Signature(token: string, url: string, method: strin
   return base64Encode(await hmac(token, `${plivoV3Base(url, method, params)}.${nonce}`, "SHA-256"));
 }
 
-export const plivoCalls = familyCalls(plivoCarrier, async (ctx, request, rawBody) => {
+export const plivoCalls = familyCalls(plivoCarrier, verifyPlivo, (_ctx, request) => {
+  // The main-account signature (-Ma-V3) shares the nonce header, so one scheme covers both.
+  const nonce = request.headers.get("x-plivo-signature-v3-nonce");
+  return nonce ? { scheme: "plivo-v3", nonce, expiresAtMs: clock.now() + FAMILY_NONCE_RETENTION_MS } : null;
+});
+
+async function verifyPlivo(ctx: Parameters<typeof familyCreds>[0], request: Request, rawBody: string): Promise<boolean> {
   const nonce = request.headers.get("x-plivo-signature-v3-nonce");
   const header = request.headers.get("x-plivo-signature-v3") ?? request.headers.get("x-plivo-signature-ma-v3");
   if (!nonce || !header) return false;
@@ -48,4 +55,4 @@ export const plivoCalls = familyCalls(plivoCarrier, async (ctx, request, rawBody
   const expected = await plivoV3Signature(familyCreds(ctx).token, request.url, request.method, params, nonce);
   // The header may carry several comma-separated signatures; any one may match.
   return header.split(",").some((sig) => safeEqual(sig.trim(), expected));
-});
+}

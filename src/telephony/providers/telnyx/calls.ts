@@ -171,6 +171,16 @@ export const telnyxCalls: ProviderCalls = {
     );
   },
 
+  replayKey(ctx, request) {
+    const ts = request.headers.get("telnyx-timestamp");
+    const sig = request.headers.get("telnyx-signature-ed25519");
+    if (!str(ctx.config.webhook_public_key) || !ts || !sig) return null;
+    // A verified signature covers `ts|body`, so (ts, signature) is the delivery; Telnyx's own retries carry a
+    // new timestamp and meta.attempt. Re-encoded, so another base64 spelling of the same bytes is a repeat too.
+    // Kept until the timestamp leaves the ±300 s window, after which verification refuses it anyway.
+    return { scheme: "telnyx", nonce: `${ts}.${base64Encode(base64Decode(sig))}`, expiresAtMs: (Number(ts) + TELNYX_TOLERANCE_SECONDS + 1) * 1000 };
+  },
+
   async parseStatus(_request, rawBody) {
     return mapTelnyx(jsonOrNull(rawBody));
   },

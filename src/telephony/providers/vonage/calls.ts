@@ -182,6 +182,22 @@ export const vonageCalls: ProviderCalls = {
     return verifyVonageSignedCallback({ authorization: request.headers.get("authorization"), rawBody, secret, apiKey: str(ctx.config.api_key) });
   },
 
+  replayKey(ctx, request) {
+    if (!str(ctx.config.signature_secret) || request.method === "GET") return null;
+    const token = /^Bearer\s+([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(request.headers.get("authorization")?.trim() ?? "");
+    if (!token) return null;
+    let claims: any;
+    try {
+      claims = JSON.parse(new TextDecoder().decode(base64Decode(token[2])));
+    } catch {
+      return null;
+    }
+    if (typeof claims?.iat !== "number") return null;
+    // The JWT id, else the token's own signature; kept until iat leaves the freshness window verification applies.
+    const nonce = typeof claims.jti === "string" && claims.jti ? `jti:${claims.jti}` : `sig:${token[3]}`;
+    return { scheme: "vonage-jti", nonce, expiresAtMs: (claims.iat + VONAGE_CALLBACK_MAX_AGE_SECONDS + 1) * 1000 };
+  },
+
   async parseStatus(request, rawBody) {
     if (request.method === "GET") {
       // The answer request: `uuid` in the query, and the call is answered.
