@@ -11,10 +11,23 @@ import { startSingleCall } from "./start";
 
 const tags = ["calls"];
 
+/** initial_context caps: it is stored on the run and served back in every run list. */
+export const MAX_CONTEXT_KEYS = 100;
+export const MAX_CONTEXT_BYTES = 16 * 1024;
+
 const CallBody = z
   .strictObject({
     phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings" }),
-    initial_context: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "Template variables for the agent's prompt and greeting" }),
+    initial_context: z
+      .record(z.string(), z.unknown())
+      .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
+      .refine((v) => new TextEncoder().encode(JSON.stringify(v)).length <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
+      .nullable()
+      .optional()
+      .openapi({
+        description: `Template variables for the agent's prompt and greeting (at most ${MAX_CONTEXT_KEYS} keys and ${MAX_CONTEXT_BYTES} bytes as JSON; stored on the run and shown in run lists)`,
+        maxProperties: MAX_CONTEXT_KEYS,
+      }),
   })
   .openapi("StartCall");
 

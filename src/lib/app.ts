@@ -4,6 +4,7 @@ import type { Hook } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { notFoundOrNotAllowed } from "./allowed-methods";
 import { requireApiKey } from "./auth";
+import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
 import { NOT_FOUND_ISSUE } from "./schemas";
@@ -76,6 +77,7 @@ export function createApp() {
     }
   });
   app.use("/api/v1/*", requireApiKey);
+  app.use("/api/v1/*", limitBodies);
   // Refuse absurdly nested JSON before any handler walks it (see MAX_JSON_DEPTH). Carrier callbacks and uploads are
   // left alone: their handlers need the raw bytes, and they never recurse into the body.
   app.use("/api/v1/*", async (c, next) => {

@@ -11,13 +11,37 @@ export type ValidationItem = {
   ctx?: Record<string, unknown>;
 };
 
+/** The longest string a 422 item echoes back as its `input`; longer ones are cut, with a marker saying so. */
+export const MAX_ECHOED_STRING = 200;
+/** An object or array echoed as `input` whose JSON is longer than this is summarized instead. */
+export const MAX_ECHOED_JSON = 1000;
+
+/** A rejected value as a 422 item may echo it: a 10 MB name must not come back as a 10 MB response. */
+export function boundedInput(input: unknown): unknown {
+  if (typeof input === "string") {
+    return input.length > MAX_ECHOED_STRING ? `${input.slice(0, MAX_ECHOED_STRING)}…[truncated; ${input.length} characters]` : input;
+  }
+  if (input === null || typeof input !== "object") return input;
+  let size: number;
+  try {
+    size = JSON.stringify(input)?.length ?? 0;
+  } catch {
+    size = Infinity;
+  }
+  if (size <= MAX_ECHOED_JSON) return input;
+  return Array.isArray(input) ? `[array of ${input.length} items; truncated]` : `{object with ${Object.keys(input).length} keys; truncated}`;
+}
+
 export class ApiError extends Error {
+  readonly detail: string | ValidationItem[];
+
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly detail: string | ValidationItem[],
+    detail: string | ValidationItem[],
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof detail === "string" ? detail : "Validation error");
+    this.detail = typeof detail === "string" ? detail : detail.map((i) => ("input" in i ? { ...i, input: boundedInput(i.input) } : i));
   }
 }
 

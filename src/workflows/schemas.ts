@@ -8,6 +8,12 @@ export const MAX_EDGES = 2000;
 /** Serialized size limits, well inside a D1 row. */
 export const MAX_DEFINITION_BYTES = 512 * 1024;
 export const MAX_OBJECT_BYTES = 64 * 1024;
+/** Free-text fields of a definition (characters). */
+export const MAX_PROMPT_CHARS = 32_000;
+export const MAX_GREETING_CHARS = 4000;
+export const MAX_CONDITION_CHARS = 4000;
+export const MAX_URL_CHARS = 2048;
+export const MAX_SHORT_TEXT = 255;
 
 /** An enum whose absence is reported as `missing` like any other field (zod alone calls it a bad option). */
 const requiredEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
@@ -25,16 +31,16 @@ const smallObject = (description: string) =>
 // Unknown keys are kept inside the definition: the editor stores its own (positions, display names) there.
 export const NodeData = z
   .looseObject({
-    prompt: z.string().nullable().optional().openapi({ description: "startCall, agentNode, endCall: what the agent does at this step" }),
-    greeting: z.string().nullable().optional().openapi({ description: "startCall: the first words of the call" }),
-    url: z.string().nullable().optional().openapi({ description: "webhook: the address called" }),
-    trigger_path: z.string().nullable().optional().openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
+    prompt: z.string().max(MAX_PROMPT_CHARS).nullable().optional().openapi({ description: `startCall, agentNode, endCall: what the agent does at this step (at most ${MAX_PROMPT_CHARS} characters)` }),
+    greeting: z.string().max(MAX_GREETING_CHARS).nullable().optional().openapi({ description: `startCall: the first words of the call (at most ${MAX_GREETING_CHARS} characters)` }),
+    url: z.string().max(MAX_URL_CHARS).nullable().optional().openapi({ description: "webhook: the address called" }),
+    trigger_path: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
   })
   .openapi("WorkflowNodeData");
 
 export const WorkflowNode = z
   .looseObject({
-    id: z.string().min(1),
+    id: z.string().min(1).max(MAX_SHORT_TEXT),
     type: requiredEnum(NODE_TYPES),
     data: NodeData.optional(),
   })
@@ -42,13 +48,13 @@ export const WorkflowNode = z
 
 export const WorkflowEdge = z
   .looseObject({
-    id: z.string().min(1),
-    source: z.string().min(1),
-    target: z.string().min(1),
+    id: z.string().min(1).max(MAX_SHORT_TEXT),
+    source: z.string().min(1).max(MAX_SHORT_TEXT),
+    target: z.string().min(1).max(MAX_SHORT_TEXT),
     data: z
       .looseObject({
-        label: z.string().nullable().optional().openapi({ description: "Name of the transition; distinct among a node's outgoing edges" }),
-        condition: z.string().nullable().optional().openapi({ description: "When the agent takes this transition" }),
+        label: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({ description: "Name of the transition; distinct among a node's outgoing edges" }),
+        condition: z.string().max(MAX_CONDITION_CHARS).nullable().optional().openapi({ description: "When the agent takes this transition" }),
       })
       .nullable()
       .optional(),

@@ -188,7 +188,8 @@ describe("POST /api/v1/workflow/create", () => {
 
     it("a definition too large to store", async () => {
       const def = validDefinition();
-      def.nodes[1].data.prompt = "x".repeat(600 * 1024);
+      // Each prompt within its own cap (32,000 characters); together past the definition's 512 KB.
+      for (let i = 0; i < 20; i++) def.nodes.push({ id: `big-${i}`, type: "agentNode", data: { prompt: "x".repeat(31_000) } });
       const res = await post({ name: "x", workflow_definition: def });
       expect(res.status).toBe(422);
       expect(locs(res)).toEqual([["body", "workflow_definition"]]);
