@@ -17,7 +17,7 @@ export const MAX_CONTEXT_BYTES = 16 * 1024;
 
 const CallBody = z
   .strictObject({
-    phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings" }),
+    phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`" }),
     initial_context: z
       .record(z.string(), z.unknown())
       .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })

@@ -78,7 +78,7 @@ const create = createRoute({
   tags,
   summary: "Create a campaign from an uploaded CSV (all or nothing)",
   description:
-    "Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: [\"body\", \"source_url\", row, column]`, at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.",
+    "Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: [\"body\", \"source_url\", row, column]`, including numbers the organization's calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.",
   request: {
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
