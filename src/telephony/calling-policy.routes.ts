@@ -1,6 +1,7 @@
 // GET|PUT /organizations/calling-policy: the organization's destination policy (issue 11, toll fraud).
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
+import { actorOf } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { errors, json } from "../lib/schemas";
 import { loadCallingPolicy, updateCallingPolicy, type PolicyState } from "./calling-policy";
@@ -102,7 +103,7 @@ export const callingPolicyRouter = createRouter()
   .openapi(put, async (c) => {
     const body = c.req.valid("json");
     const db = getDb(c.env);
-    await updateCallingPolicy(db, c.get("orgId"), {
+    await updateCallingPolicy(db, actorOf(c), {
       allowedCountries: body.allowed_countries === undefined ? undefined : body.allowed_countries && uniq(body.allowed_countries.map((x) => x.toUpperCase())).sort(),
       blockedNumberTypes: body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
       allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),

@@ -2,6 +2,7 @@
 // the stored policy and the organization's E.164 caller IDs (the default allowed countries) together.
 import { and, eq, like } from "drizzle-orm";
 import { callingPolicies, phoneNumbers } from "../db/schema";
+import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
@@ -38,17 +39,35 @@ export async function destinationRefusal(db: Db, orgId: number, number: string):
 
 export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[] };
 
-/** Sets the fields given and keeps the others, in one statement (two concurrent updates of different fields both stick). */
-export async function updateCallingPolicy(db: Db, orgId: number, u: PolicyUpdate): Promise<void> {
+/**
+ * Sets the fields given and keeps the others, in one statement (two concurrent updates of different fields both
+ * stick), recorded in the audit log in the same batch.
+ */
+export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate): Promise<void> {
+  const orgId = actor.orgId;
   const set = {
     ...(u.allowedCountries !== undefined ? { allowedCountries: u.allowedCountries } : {}),
     ...(u.blockedNumberTypes !== undefined ? { blockedNumberTypes: u.blockedNumberTypes } : {}),
     ...(u.allowedNumbers !== undefined ? { allowedNumbers: u.allowedNumbers } : {}),
     updatedAt: isoNow(),
   };
-  await db
-    .insert(callingPolicies)
-    .values({ orgId, allowedCountries: null, blockedNumberTypes: null, allowedNumbers: [], ...set })
-    .onConflictDoUpdate({ target: callingPolicies.orgId, set })
-    .run();
+  const fields = Object.entries({ allowed_countries: u.allowedCountries, blocked_number_types: u.blockedNumberTypes, allowed_numbers: u.allowedNumbers }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
+  await db.batch([
+    db
+      .insert(callingPolicies)
+      .values({ orgId, allowedCountries: null, blockedNumberTypes: null, allowedNumbers: [], ...set })
+      .onConflictDoUpdate({ target: callingPolicies.orgId, set }),
+    // Who opened which destinations: the new lists themselves (short), and how many numbers are allowed one by one.
+    auditStatement(db, actor, {
+      action: "update",
+      resourceType: "calling_policy",
+      resourceId: orgId,
+      summary: {
+        fields,
+        ...(u.allowedCountries !== undefined ? { allowed_countries: u.allowedCountries } : {}),
+        ...(u.blockedNumberTypes !== undefined ? { blocked_number_types: u.blockedNumberTypes } : {}),
+        ...(u.allowedNumbers !== undefined ? { allowed_numbers_count: u.allowedNumbers.length } : {}),
+      },
+    }),
+  ]);
 }

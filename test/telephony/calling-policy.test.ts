@@ -144,6 +144,17 @@ describe("GET and PUT /organizations/calling-policy", () => {
     expect(reset.json).toMatchObject({ allowed_countries: null, effective: { allowed_countries: ["US"], allowed_countries_source: "caller_ids" }, blocked_number_types: ["premium_rate", "satellite"] });
   });
 
+  it("each change is in the audit log with the key that made it", async () => {
+    const s = await setup("twilio");
+    await putPolicy(s, { allowed_countries: ["so", "US"], allowed_numbers: ["+449098790000"] });
+    await putPolicy(s, { blocked_number_types: null });
+    const log = (await call("GET", "/api/v1/organizations/audit-log", { key: s.org.key })).json.items.filter((e: { resource_type: string }) => e.resource_type === "calling_policy");
+    expect(log).toEqual([
+      expect.objectContaining({ action: "update", resource_id: s.org.id, api_key_id: expect.any(Number), api_key_name: "test", summary: { fields: ["blocked_number_types"], blocked_number_types: null } }),
+      expect.objectContaining({ action: "update", resource_id: s.org.id, summary: { fields: ["allowed_countries", "allowed_numbers"], allowed_countries: ["SO", "US"], allowed_numbers_count: 1 } }),
+    ]);
+  });
+
   it("refuses bad input with located 422s and changes nothing", async () => {
     const s = await setup("twilio");
     const bad = async (body: unknown) => {
