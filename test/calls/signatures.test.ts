@@ -175,3 +175,35 @@ describe("Vonage RS256 application JWT", () => {
     }
   });
 });
+
+// The carriers' own SDKs (devDependencies, loaded in workerd) sign and verify the same bytes our adapters do.
+describe("the carriers' SDKs agree with the adapters", () => {
+  it("twilio: getExpectedTwilioSignature equals ours (B.1 and a query-less URL), validateRequest accepts our signature", async () => {
+    const { getExpectedTwilioSignature, validateRequest } = await import("twilio/lib/webhooks/webhooks");
+    const url = "https://hooks.example.test/tw/status?run=r1";
+    const params = { CallSid: "CA00000000000000000000000000000001", CallStatus: "completed", CallDuration: "7", AnsweredBy: "human" };
+    expect(getExpectedTwilioSignature("test_auth_token", url, params)).toBe("kSiaVMVi1yHWGKDQL5GPEpUYHPg=");
+    const other = "https://edgedial.example/api/v1/telephony/twilio/status/42/abc";
+    const ours = await twilioSignature("tok", other, Object.entries(params));
+    expect(getExpectedTwilioSignature("tok", other, params)).toBe(ours);
+    expect(validateRequest("tok", ours, other, params)).toBe(true);
+    expect(validateRequest("tok", ours, other, { ...params, CallStatus: "busy" })).toBe(false);
+  });
+
+  it("plivo: validateV3Signature accepts our V3 signatures (with and without a query); its published V2 vector is Vobiz's V2 formula", async () => {
+    const { validateV3Signature } = await import("plivo/dist/utils/v3Security");
+    const { validateSignature } = await import("plivo/dist/utils/security");
+    const params = { CallUUID: "u-1", CallStatus: "completed", Duration: "7" };
+    for (const url of ["https://hooks.example.test/pl/hangup?run=r1", "https://hooks.example.test/pl/hangup"]) {
+      const sig = await plivoV3Signature("plivo_token", url, "POST", Object.entries(params), "12345678901234567890");
+      expect(validateV3Signature("POST", url, "12345678901234567890", "plivo_token", sig, params)).toBe(true);
+      expect(validateV3Signature("POST", url, "12345678901234567890", "plivo_token", sig, { ...params, CallStatus: "busy" })).toBe(false);
+    }
+    // Published in Plivo's SDK tests (plivo-ruby spec/signature_spec.rb, plivo-dotnet TestSignature): V2 = HMAC-SHA256(token, URL + nonce).
+    expect(validateSignature("https://answer.url", "12345", "ehV3IKhLysWBxC1sy8INm0qGoQYdYsHwuoKjsX7FsXc=", "my_auth_token")).toBe(true);
+    expect(sim.b64(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", new TextEncoder().encode("my_auth_token"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), new TextEncoder().encode("https://answer.url12345")))).toBe("ehV3IKhLysWBxC1sy8INm0qGoQYdYsHwuoKjsX7FsXc=");
+    // Vobiz V2 is that formula over the query-less callback URL; the SDK agrees with ours on a real callback URL.
+    const cb = "https://edgedial.example/api/v1/telephony/vobiz/status/42/abc";
+    expect(validateSignature(cb, "12345", await vobizSignature("V2", "my_auth_token", `${cb}?x=1`, "12345"), "my_auth_token")).toBe(true);
+  });
+});
