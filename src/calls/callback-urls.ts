@@ -2,6 +2,7 @@
 // URL takes no query, Vobiz signs the URL without it): tok = hex(HMAC-SHA256(secret, provider + ":" + run_id)).
 import type { ProviderName } from "../telephony/providers/types";
 import { hmac, safeEqual, toHex } from "../lib/crypto";
+import { publicUrl } from "../lib/settings";
 
 export type CallbackKind = "answer" | "status" | "stream";
 
@@ -18,13 +19,15 @@ export function callbackPath(provider: string, kind: CallbackKind, runId: number
   return `/api/v1/telephony/${provider}/${kind}/${runId}/${token}`;
 }
 
-/** The answer, status and media URLs of one run, absolute under the public base URL. */
+/**
+ * The answer, status and media URLs of one run, absolute under the public base URL. Built with `publicUrl`, the
+ * join the callback routes also rebuild the signed URL with, so what a carrier signs is what we check.
+ */
 export async function callbackUrls(secret: string, publicBaseUrl: string, provider: ProviderName, runId: number) {
   const token = await callbackToken(secret, provider, runId);
-  const base = publicBaseUrl.replace(/\/+$/, "");
   return {
-    answerUrl: base + callbackPath(provider, "answer", runId, token),
-    statusUrl: base + callbackPath(provider, "status", runId, token),
-    streamUrl: base.replace(/^http/, "ws") + callbackPath(provider, "stream", runId, token),
+    answerUrl: publicUrl(publicBaseUrl, callbackPath(provider, "answer", runId, token)),
+    statusUrl: publicUrl(publicBaseUrl, callbackPath(provider, "status", runId, token)),
+    streamUrl: publicUrl(publicBaseUrl, callbackPath(provider, "stream", runId, token)).replace(/^http/, "ws"),
   };
 }

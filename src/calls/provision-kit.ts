@@ -2,11 +2,12 @@
 // (stable, so a repeated save finds it instead of creating a second one) and the URL it answers on.
 import type { ConfigContext, ProviderEnv, ProviderName } from "../telephony/providers/types";
 import type { CarrierResponse } from "./kit";
+import { publicUrl } from "../lib/settings";
 
 export const applicationName = (ctx: ConfigContext) => `edgedial-${ctx.id}`;
 
 /** Inbound calls are not handled yet: the application's URL answers with a hang-up document. */
-export const inboundUrl = (env: ProviderEnv, provider: ProviderName) => `${env.publicBaseUrl}/api/v1/telephony/${provider}/inbound`;
+export const inboundUrl = (env: ProviderEnv, provider: ProviderName) => publicUrl(env.publicBaseUrl, `/api/v1/telephony/${provider}/inbound`);
 
 /** Provisioning failures throw; the save keeps the configuration and shows this message on the checklist. */
 export function provisioningError(carrier: string, res: CarrierResponse, message: string | null | undefined): Error {

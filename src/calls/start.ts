@@ -4,6 +4,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
+import { CALL_SETTINGS, requireSettings, settingProblems } from "../lib/deployment";
+import { problemsDetail } from "../lib/settings";
 import { ApiError, conflict, invalid } from "../lib/errors";
 import { normalizeNumber } from "../telephony/numbers";
 import { destinationRefusal } from "../telephony/calling-policy";
@@ -83,6 +85,7 @@ export type SingleCallResult = { status: 200; body: { status: "initiated"; workf
  * 429 over a call-start rate limit or at the organization's concurrent-call cap, 502 when the carrier refuses (the run is kept, `failed`).
  */
 export async function startSingleCall(env: Env, input: SingleCallInput): Promise<SingleCallResult> {
+  requireSettings(env, CALL_SETTINGS); // 503 naming what the deployment lacks, before anything is written
   const cfg = await resolveTelephonyConfig(env, input.orgId, input.telephonyConfigurationId);
   requireReady(cfg);
   const number = normalizeNumber(input.phoneNumber, cfg.provider.pbx);
@@ -131,8 +134,10 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
  * on the run so the final status frees it, and never acquired twice. Nothing throws for an expected problem.
  */
 export async function startCampaignCall(env: Env, req: CampaignCallRequest): Promise<CallStartResult> {
+  // No request here: the base must be configured even in local development.
+  const missing = settingProblems(env, CALL_SETTINGS, { requestOrigin: false });
+  if (missing.length) return { ok: false, runId: null, kind: "config", message: problemsDetail(missing) };
   const publicBaseUrl = providerEnvOf(env).publicBaseUrl;
-  if (!publicBaseUrl) return { ok: false, runId: null, kind: "config", message: "PUBLIC_BASE_URL is not set: carriers would have no callback URL" };
   let cfg: ResolvedConfig;
   let workflow: UsableWorkflow;
   try {

@@ -7,6 +7,7 @@ import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
+import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
@@ -141,6 +142,8 @@ async function owned(env: Env, orgId: number, id: number): Promise<Owned> {
 
 /** Contract 6: a campaign runs only with an active agent and a ready configuration (409 otherwise). */
 async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void> {
+  // A deployment that cannot place calls refuses the start instead of starting and pausing itself (contract 9).
+  requireSettings(env, CALL_SETTINGS, 409, { requestOrigin: false });
   try {
     await loadUsableWorkflow(getDb(env), orgId, c.workflowId);
     const cfg = await resolveTelephonyConfig(env, orgId, c.telephonyConfigurationId);

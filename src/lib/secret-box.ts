@@ -3,6 +3,8 @@
 // encrypts, every listed key decrypts. Rotation: put the new key first, keep the old one listed until
 // every row has been rewritten (each write re-encrypts under the first key).
 import { base64Decode, base64Encode, randomBytes } from "./crypto";
+import { ApiError } from "./errors";
+import { invalidKeysProblem, missingSecretProblem, problemsDetail } from "./settings";
 
 /** What is stored: the key id, a fresh 96-bit nonce and the ciphertext with its tag, both base64. */
 export type Envelope = { kid: string; iv: string; ct: string };
@@ -75,8 +77,15 @@ export class SecretBox {
     return new SecretBox(spec, parseKeySpec(spec)[0].kid);
   }
 
+  /** The deployment's box; a missing or malformed secret is the server's 503 naming ENCRYPTION_KEYS, never a 500. */
   static fromEnv(env: { ENCRYPTION_KEYS?: string }): SecretBox {
-    return SecretBox.fromSpec(env.ENCRYPTION_KEYS ?? "");
+    try {
+      return SecretBox.fromSpec(env.ENCRYPTION_KEYS ?? "");
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      const problem = (env.ENCRYPTION_KEYS ?? "").trim() ? invalidKeysProblem(err.message) : missingSecretProblem("ENCRYPTION_KEYS");
+      throw new ApiError(503, problemsDetail([problem]));
+    }
   }
 
   /** `aad` binds the ciphertext to where it is stored, so an envelope copied elsewhere fails to open. */

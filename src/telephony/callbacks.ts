@@ -6,6 +6,8 @@ import type { Context } from "hono";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { ApiError } from "../lib/errors";
+import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
+import { publicUrl as joinPublicUrl } from "../lib/settings";
 import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { verifyCallbackToken, type CallbackKind } from "../calls/callback-urls";
@@ -42,13 +44,14 @@ export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate,
 /** The URL the carrier called, rebuilt on our configured public origin (a TLS proxy may present another). */
 function publicUrl(env: Env, requestUrl: string): string {
   const u = new URL(requestUrl);
-  const base = providerEnvOf(env, requestUrl).publicBaseUrl;
-  return base + u.pathname + u.search;
+  return joinPublicUrl(providerEnvOf(env, requestUrl).publicBaseUrl, u.pathname + u.search);
 }
 
 type Checked = { run: RunRow; ctx: Awaited<ReturnType<typeof loadConfigContext>>; provider: ReturnType<typeof getProvider> };
 
 async function authenticate(c: Context<AppEnv>, providerName: string, runId: number, token: string): Promise<Checked> {
+  // A deployment missing a setting answers 503 (the carrier retries later), not 401/403 for a valid callback.
+  requireSettings(c.env, CALL_SETTINGS);
   if (!(await verifyCallbackToken(c.env.CALLBACK_SECRET, providerName, runId, token))) throw refused(401, "Invalid callback token");
   const db = getDb(c.env);
   const run = await getRun(db, runId);

@@ -4,6 +4,7 @@
 import { and, eq } from "drizzle-orm";
 import { telephonyConfigs } from "../db/schema";
 import { getDb } from "../lib/db";
+import { publicBaseUrl as publicBaseUrlOf, requireSettings } from "../lib/deployment";
 import { isPlainObject, type Obj } from "./merge";
 import { getProvider } from "./providers/registry";
 import type { ProviderEnv, ProviderName } from "./providers/types";
@@ -15,6 +16,7 @@ import type { ConfigRow } from "./view";
  * e.g. {"twilio":"http://127.0.0.1:9000"}) points carriers at a simulator; the real hosts are the defaults.
  * `CARRIER_TIMEOUT_MS` (optional) replaces the 10 s carrier request timeout; `CARRIER_RETRY_ATTEMPTS` and
  * `CARRIER_RETRY_MAX_WAIT_MS` (optional) bound originate retries (default 3 requests, 5 s of waiting).
+ * `publicBaseUrl` is PUBLIC_BASE_URL normalized (lib/deployment), or "" when a deployment lacks a usable one.
  */
 export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
   let baseUrls: Partial<Record<ProviderName, string>> = {};
@@ -27,7 +29,7 @@ export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
       // a malformed override is ignored: the real hosts apply
     }
   }
-  const publicBaseUrl = env.PUBLIC_BASE_URL || (requestUrl ? new URL(requestUrl).origin : "");
+  const publicBaseUrl = publicBaseUrlOf(env, requestUrl);
   // Optional, in ms: lets the test pool prove the timeout path without a 10 s wait. Junk means the default.
   const vars = env as unknown as { CARRIER_TIMEOUT_MS?: string; CARRIER_RETRY_ATTEMPTS?: string; CARRIER_RETRY_MAX_WAIT_MS?: string };
   const timeout = Number(vars.CARRIER_TIMEOUT_MS);
@@ -45,6 +47,11 @@ function originateRetryOf(vars: { CARRIER_RETRY_ATTEMPTS?: string; CARRIER_RETRY
 }
 
 const MAX_ERROR = 500;
+
+/** Saving seals secrets, and provisioning hands the carrier our URL: 503 before anything is written without them. */
+export function requireSaveSettings(env: Env, providerName: string): void {
+  requireSettings(env, getProvider(providerName).provision ? ["ENCRYPTION_KEYS", "PUBLIC_BASE_URL"] : ["ENCRYPTION_KEYS"]);
+}
 
 export async function provisionOnSave(env: Env, requestUrl: string, row: ConfigRow): Promise<ConfigRow> {
   const provider = getProvider(row.provider);

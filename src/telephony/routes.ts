@@ -12,7 +12,7 @@ import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
 import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./config-input";
 import { phoneNumbersRouter } from "./phone-numbers";
-import { provisionOnSave } from "./provisioning";
+import { provisionOnSave, requireSaveSettings } from "./provisioning";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
 import {
   CreateConfigBody,
@@ -170,6 +170,7 @@ const configsRouter = createRouter()
       const orgId = c.get("orgId");
       const body = c.req.valid("json");
       const provider = getProvider(body.config.provider as string);
+      requireSaveSettings(c.env, provider.name);
       const prepared = await prepareCreate(provider, body.config, orgId, SecretBox.fromEnv(c.env));
       const db = getDb(c.env);
       const insert = db
@@ -228,6 +229,7 @@ const configsRouter = createRouter()
     for (let attempt = 0; attempt < 3; attempt++) {
       const row = await getConfig(db, orgId, id);
       const provider = getProvider(row.provider);
+      if (body.config !== undefined) requireSaveSettings(c.env, provider.name);
       const prepared = await prepareUpdate(provider, row, body.config, orgId, box);
       const unchanged = and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.updatedAt, row.updatedAt));
       const configChanged = body.config !== undefined;

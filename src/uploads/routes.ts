@@ -3,6 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
 import { clock } from "../lib/clock";
+import { publicBaseUrl, requireSettings } from "../lib/deployment";
 import { ApiError } from "../lib/errors";
 import { errors, json } from "../lib/schemas";
 import { MAX_UPLOAD_BYTES, UPLOAD_CONTENT_TYPE, UPLOAD_EXPIRES_SECONDS, isWellFormedKey, newFileKey } from "./keys";
@@ -90,9 +91,10 @@ export const uploadsRouter = createRouter().openapi(presign, async (c) => {
   const key = newFileKey(c.get("orgId"), file_name);
   const nowMs = clock.now();
   const s3 = s3TargetFromEnv(c.env);
+  if (!s3) requireSettings(c.env, ["UPLOAD_SIGNING_SECRET"]);
   const upload_url = s3
     ? await presignS3Put(s3, key, { size: file_size, contentType: UPLOAD_CONTENT_TYPE, expiresIn: UPLOAD_EXPIRES_SECONDS, nowMs })
-    : await localUploadUrl(c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin, c.env.UPLOAD_SIGNING_SECRET, {
+    : await localUploadUrl(publicBaseUrl(c.env, c.req.url) || new URL(c.req.url).origin, c.env.UPLOAD_SIGNING_SECRET, {
         key,
         size: file_size,
         type: UPLOAD_CONTENT_TYPE,
@@ -104,6 +106,7 @@ export const uploadsRouter = createRouter().openapi(presign, async (c) => {
 // The signed upload route. Its key spans several path segments, which an OpenAPI path parameter cannot express,
 // so it is routed directly and documented below.
 uploadsRouter.put("/uploads/:key{.+}", async (c) => {
+  requireSettings(c.env, ["UPLOAD_SIGNING_SECRET"]);
   const key = c.req.param("key");
   const check = isWellFormedKey(key)
     ? await checkGrant(c.env.UPLOAD_SIGNING_SECRET, key, new URL(c.req.url).searchParams, clock.now())
