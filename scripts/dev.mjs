@@ -1,18 +1,15 @@
 // npm run dev: local secrets, local D1 migrations, a development organization and key, then `wrangler dev`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { createOrganization, d1, keyHash, sqlString, wrangler, wranglerLive } from "./lib/wrangler.mjs";
+import { planDev } from "./lib/dev-args.ts";
+import { freshSecrets } from "./lib/deploy-plan.ts";
 
 const DEV_VARS = ".dev.vars";
 const DEV_KEY_FILE = ".dev-api-key";
 
 function ensureDevVars() {
   if (existsSync(DEV_VARS)) return;
-  const fresh = {
-    ENCRYPTION_KEYS: `k1:${randomBytes(32).toString("base64")}`,
-    CALLBACK_SECRET: randomBytes(32).toString("base64url"),
-    UPLOAD_SIGNING_SECRET: randomBytes(32).toString("base64url"),
-  };
+  const fresh = freshSecrets();
   const lines = readFileSync(".dev.vars.example", "utf8")
     .split("\n")
     .map((line) => {
@@ -35,19 +32,24 @@ function ensureDevKey() {
   return key;
 }
 
+let plan;
+try {
+  plan = planDev(process.argv.slice(2), process.env);
+} catch (err) {
+  console.error(`npm run dev: ${err.message}`);
+  process.exit(2);
+}
 ensureDevVars();
 wrangler(["d1", "migrations", "apply", "DB", "--local"], { quiet: true });
 console.log("local D1 migrations applied");
 const key = ensureDevKey();
 console.log(`
-  edgedial is starting on http://127.0.0.1:8787
+  edgedial is starting on ${plan.url}
   development API key: ${key}
 
-  curl http://127.0.0.1:8787/api/v1/health
-  curl -H "X-API-Key: ${key}" http://127.0.0.1:8787/api/v1/organizations/api-keys
+  curl ${plan.url}/api/v1/health
+  curl -H "X-API-Key: ${key}" ${plan.url}/api/v1/organizations/api-keys
 `);
-// Campaign calls are placed by Durable Objects, which have no request origin to build callback URLs from.
-const publicBase = process.env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
-const child = wranglerLive(["dev", "--ip", "127.0.0.1", "--port", "8787", "--var", `PUBLIC_BASE_URL:${publicBase}`, ...process.argv.slice(2)]);
+const child = wranglerLive(plan.wranglerArgs);
 child.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

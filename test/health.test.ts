@@ -15,6 +15,7 @@ describe("GET /api/v1/health", () => {
       backend_api_endpoint: "http://edgedial.test",
       deployment_mode: "oss",
       auth_provider: "api_key",
+      missing: [],
     });
   });
 
@@ -26,7 +27,7 @@ describe("GET /api/v1/health", () => {
     } as unknown as D1Database;
     const res = await worker.fetch(new Request("http://edgedial.test/api/v1/health"), { ...env, DB: brokenDb }, createExecutionContext());
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ status: "degraded", version: pkg.version });
+    expect(await res.json()).toMatchObject({ status: "degraded", version: pkg.version, missing: ["DB"] });
     expect(res.headers.get("X-Request-Id")).toBeTruthy();
   });
 });

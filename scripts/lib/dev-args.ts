@@ -1,0 +1,42 @@
+// `npm run dev -- [--port N] [--ip ADDR] [other wrangler dev flags]`: the one place the port and address are
+// decided, so wrangler gets each once and the banner and the dev PUBLIC_BASE_URL follow them. Pure, for tests.
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_IP = "127.0.0.1";
+
+export type DevPlan = { port: number; ip: string; url: string; publicBaseUrl: string; wranglerArgs: string[] };
+
+/** Takes `--port N`, `--port=N`, `-p N` and `--ip ...` out of argv; everything else goes to wrangler unchanged. */
+export function planDev(argv: string[], env: Record<string, string | undefined> = {}): DevPlan {
+  let port = DEFAULT_PORT;
+  let ip = DEFAULT_IP;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const m = /^(--port|-p|--ip)(?:=(.*))?$/.exec(arg);
+    if (!m) {
+      rest.push(arg);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined || value === "") throw new Error(`${m[1]} needs a value`);
+    if (m[1] === "--ip") ip = value;
+    else {
+      if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 65535) throw new Error(`--port must be a number from 1 to 65535, got ${JSON.stringify(value)}`);
+      port = Number(value);
+    }
+  }
+  // Where a browser or curl on this machine reaches the server (a wildcard address is not one).
+  const host = ip === "0.0.0.0" || ip === "::" || ip === "*" ? "127.0.0.1" : ip.includes(":") ? `[${ip}]` : ip;
+  const url = `http://${host}:${port}`;
+  // Campaign calls are placed by Durable Objects, which have no request origin to build callback URLs from.
+  const publicBaseUrl = env.PUBLIC_BASE_URL?.trim() || url;
+  return {
+    port,
+    ip,
+    url,
+    publicBaseUrl,
+    // The user's flags before --var: yargs lets an array flag swallow the positional arguments that follow it.
+    wranglerArgs: ["dev", "--ip", ip, "--port", String(port), ...rest, "--var", `PUBLIC_BASE_URL:${publicBaseUrl}`, "--var", "LOCAL_DEV:true"],
+  };
+}
