@@ -75,6 +75,7 @@ try {
     config: `${ROOT}wrangler.toml`,
     bindings: plain({
       PUBLIC_BASE_URL: base,
+      LOCAL_DEV: "true",
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
       ENCRYPTION_KEYS: `d1:${randomBytes(32).toString("base64")}`,
       CALLBACK_SECRET: randomBytes(24).toString("base64url"),

@@ -38,6 +38,7 @@ export function benchWorkerOptions(persist, extraBindings = {}) {
     ENCRYPTION_KEYS: `b1:${randomBytes(32).toString("base64")}`,
     CALLBACK_SECRET: "bench",
     UPLOAD_SIGNING_SECRET: "bench",
+    LOCAL_DEV: "true",
     R2_ACCOUNT_ID: "",
     R2_ACCESS_KEY_ID: "",
     R2_SECRET_ACCESS_KEY: "",
