@@ -189,7 +189,7 @@ const SPECS: Spec[] = [
     async checkAnswer(s) {
       const commands = (await simRequests(s.acct)).filter((r) => /\/actions\//.test(r.path));
       expect(commands.map((r) => r.path.split("/").at(-1))).toEqual(["speak", "hangup"]);
-      expect(JSON.parse(commands[0].body)).toEqual({ payload: GREETING, voice: "female", language: "en-US", client_state: btoa("greeting-part:0"), command_id: "greeting-0" });
+      expect(JSON.parse(commands[0].body)).toEqual({ payload: GREETING, voice: "female", language: "en-US", service_level: "basic", client_state: btoa("greeting-part:0"), command_id: "greeting-0" });
       expect(JSON.parse(commands[1].body)).toEqual({ command_id: "greeting-hangup" });
       expect(commands[0].headers.authorization).toBe(`Bearer ${s.acct.credentials.api_key}`);
     },

@@ -51,6 +51,8 @@ export const exotel: Carrier = {
     if (!from) return err(400, "From is a mandatory parameter");
     if (!/^\+?\d{8,15}$/.test(from)) return err(400, `Invalid From number ${from}`);
     if (!callerId) return err(400, "CallerId is a mandatory parameter");
+    // ExoPhones are listed (and matched) in national format, e.g. 08047112345: an Indian number in E.164 is not one.
+    if (/^\+?91\d{10}$/.test(callerId)) return err(400, `CallerId ${callerId} is not an ExoPhone of this account; use it as listed (e.g. 0${callerId.slice(-10)})`);
     if (!streamUrl) return err(400, "streamurl is a mandatory parameter for a Voicebot call");
     if (!/^wss?:\/\//.test(streamUrl) || streamUrl.length > 600) return err(400, "streamurl must be a ws(s) URL of at most 600 characters");
     const limit = field(form, "timelimit");

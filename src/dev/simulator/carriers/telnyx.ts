@@ -91,6 +91,8 @@ export const telnyx: Carrier = {
 
     const action = /^\/v2\/calls\/([^/]+)\/actions\/([a-z_]+)$/.exec(path);
     if (action && req.method === "POST") {
+      // Telnyx's SDK sends the id with its colon as is (`v3:…`); an id it would never send is not found.
+      if (/%3A/i.test(action[1])) return err(404, "10005", "Resource not found", "Call not found");
       const call = state.calls.get(decodeURIComponent(action[1]));
       if (!call || call.accountId !== account.id) return err(404, "10005", "Resource not found", "Call not found");
       if (call.state === "ended") return err(422, "90018", "Call has already ended", "This call is no longer active and can't receive commands.");
@@ -111,6 +113,11 @@ export const telnyx: Carrier = {
       } else if (action[2] === "speak") {
         if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string") return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
         if ([...p.payload].length > 3000) return err(422, "10015", "Invalid value", "payload must be at most 3000 characters", "/payload");
+        // Gendered voices belong to service_level basic; the default level (premium) takes <Provider>.<Model>.<VoiceId>.
+        const level = p.service_level ?? "premium";
+        if (level === "basic" && !["male", "female"].includes(p.voice)) return err(422, "10015", "Invalid value", "service_level basic takes voice male or female", "/voice");
+        if (level === "basic" && p.language !== undefined && p.language !== "en-US") return err(422, "10015", "Invalid value", "service_level basic speaks en-US only", "/language");
+        if (level !== "basic" && !/^[A-Za-z]+\.[^.\s]+/.test(p.voice)) return err(422, "10015", "Invalid value", `voice ${p.voice} is not a ${level} voice (e.g. AWS.Polly.Joanna-Neural); gendered voices need service_level basic`, "/voice");
         call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
       } else if (!["playback_start", "streaming_start", "answer"].includes(action[2])) {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);

@@ -1,5 +1,6 @@
 // Exotel (carriers.md §7): form-encoded connect.json with the stream URL in the request itself
 // (no answer document), no webhook signature (our per-run token is the proof).
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { basicAuth, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
 
@@ -11,6 +12,16 @@ export const exotelApi = (ctx: ConfigContext, env: ProviderEnv) =>
 
 /** Call safety cap: Exotel's maximum is 14400 s; ours follows the campaign default max call length. */
 export const EXOTEL_TIME_LIMIT_SECONDS = 3600;
+
+/**
+ * The ExoPhone as Exotel lists it: an Indian number in national format with its trunk prefix (`+918047112345` ->
+ * `08047112345`; toll-free `1800…` has none), as libphonenumber formats it. Other numbers stay E.164 (unconfirmed:
+ * Exotel documents only Indian ExoPhones).
+ */
+export function exophone(e164: string): string {
+  const n = parsePhoneNumberFromString(e164);
+  return n?.country === "IN" && n.isValid() ? n.formatNational().replace(/\D/g, "") : e164;
+}
 
 /** Reads a key case-insensitively (the classic API capitalizes, the Voice-AI guide does not). */
 function pick(obj: any, key: string): any {
@@ -65,7 +76,7 @@ export const exotelCalls: ProviderCalls = {
   async originate(ctx, env, req): Promise<OriginateResult> {
     const form = new URLSearchParams();
     form.append("from", req.to); // Exotel dials `from` first: that is the party we call
-    form.append("callerid", req.from ?? "");
+    form.append("callerid", exophone(req.from ?? ""));
     form.append("streamurl", req.streamUrl ?? "");
     form.append("streamtype", "bidirectional");
     form.append("statuscallback", req.statusUrl);

@@ -87,8 +87,14 @@ export function mapTelnyx(body: any): StatusUpdate[] {
   }
 }
 
+/**
+ * A call control id as a path segment, encoded as Telnyx's own SDK encodes path params (RFC 3986 pchar stays as is,
+ * so `v3:…` keeps its colon; anything else is percent-encoded).
+ */
+export const telnyxPathParam = (id: string): string => id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent);
+
 async function command(ctx: ConfigContext, env: ProviderEnv, id: string, action: string, body: Record<string, unknown>) {
-  return carrierFetch(`${telnyxApi(env)}/calls/${encodeURIComponent(id)}/actions/${action}`, {
+  return carrierFetch(`${telnyxApi(env)}/calls/${telnyxPathParam(id)}/actions/${action}`, {
     method: "POST",
     headers: telnyxHeaders(ctx),
     body: JSON.stringify(body),
@@ -122,7 +128,9 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
     commandDone(await command(ctx, env, id, "hangup", { command_id: "greeting-hangup" }), "hangup");
     return;
   }
-  const body = { payload: parts[index], voice: "female", language: "en-US", client_state: partState(index), command_id: `greeting-${index}` };
+  // Gendered voices exist only at service_level basic (the default level, premium, names its voices
+  // <Provider>.<Model>.<VoiceId>); basic speaks en-US plain text.
+  const body = { payload: parts[index], voice: "female", language: "en-US", service_level: "basic", client_state: partState(index), command_id: `greeting-${index}` };
   commandDone(await command(ctx, env, id, "speak", body), "speak");
 }
 
