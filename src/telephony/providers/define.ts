@@ -3,6 +3,7 @@
 // field), the list of sensitive paths and the field metadata shown by GET /telephony-providers.
 import { z } from "@hono/zod-openapi";
 import type { FieldMeta, Provider, ProviderName } from "./types";
+import { classifyHost, NEVER_ALLOWED } from "../../lib/url-guard";
 
 type Common = {
   description: string;
@@ -45,7 +46,9 @@ export const httpUrl = (description: string, opts: Opts = {}): LeafSpec => ({
   schema: z
     .url({ protocol: /^https?$/, error: "Must be an http(s) URL" })
     .max(2048)
-    .refine((v) => !URL.canParse(v) || new URL(v).password === "", "Must not contain a password; put it in the password field"),
+    .refine((v) => !URL.canParse(v) || new URL(v).password === "", "Must not contain a password; put it in the password field")
+    // Metadata, link-local, unspecified, multicast and reserved addresses are never a PBX (SSRF, lib/url-guard.ts).
+    .refine((v) => !URL.canParse(v) || !NEVER_ALLOWED.has(classifyHost(new URL(v).hostname)), "Must not point at a metadata, link-local, unspecified, multicast or reserved address"),
   description,
   ...opts,
 });

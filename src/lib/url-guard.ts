@@ -1,0 +1,109 @@
+// Which hosts the service may fetch on a client's behalf (SSRF). URLs are classified after the WHATWG parser has
+// normalized them, so decimal (2130706433), octal and hex IPv4 forms and IPv4-mapped IPv6 are seen as the address
+// they stand for. Workers cannot resolve a name before fetching it, so a public name that resolves to a private
+// address cannot be caught here; obvious local names (localhost, *.localhost, *.internal, *.local) are refused.
+
+export type HostClass =
+  | "public"
+  | "metadata" // cloud instance metadata (169.254.169.254, fd00:ec2::254, metadata.google.internal)
+  | "link_local" // 169.254.0.0/16, fe80::/10
+  | "unspecified" // 0.0.0.0/8, ::
+  | "multicast" // 224.0.0.0/4, ff00::/8
+  | "reserved" // 240.0.0.0/4 (and broadcast)
+  | "loopback" // 127.0.0.0/8, ::1, localhost
+  | "private" // 10/8, 172.16/12, 192.168/16, fc00::/7, local names
+  | "cgnat"; // 100.64.0.0/10
+
+/** Never fetched, whatever an organization allows. */
+export const NEVER_ALLOWED: ReadonlySet<HostClass> = new Set(["metadata", "link_local", "unspecified", "multicast", "reserved"]);
+
+function ipv4Class(a: number, b: number, c: number, d: number): HostClass {
+  if (a === 169 && b === 254) return c === 169 && d === 254 ? "metadata" : "link_local";
+  if (a === 0) return "unspecified";
+  if (a === 127) return "loopback";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
+  if (a === 100 && b >= 64 && b <= 127) return "cgnat";
+  if (a >= 224 && a <= 239) return "multicast";
+  if (a >= 240) return "reserved";
+  return "public";
+}
+
+function parseIpv4(host: string): number[] | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (!m) return null;
+  const parts = m.slice(1).map(Number);
+  return parts.every((p) => p <= 255) ? parts : null;
+}
+
+/** Eight 16-bit groups of a bracket-less IPv6 literal as the URL parser prints it (compressed, hex). */
+function parseIpv6(host: string): number[] | null {
+  const halves = host.split("::");
+  if (halves.length > 2) return null;
+  const groups = (s: string) => (s ? s.split(":") : []);
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  // A dotted IPv4 tail (the parser prints hex, but accept both).
+  const last = tail.length ? tail : head;
+  const v4 = last.length ? parseIpv4(last[last.length - 1]) : null;
+  if (v4) last.splice(last.length - 1, 1, ((v4[0] << 8) | v4[1]).toString(16), ((v4[2] << 8) | v4[3]).toString(16));
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const all = [...head, ...Array(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  const nums = all.map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN));
+  return nums.every((n) => Number.isFinite(n)) ? nums : null;
+}
+
+function ipv6Class(g: number[]): HostClass {
+  const embedded = () => ipv4Class(g[6] >> 8, g[6] & 255, g[7] >> 8, g[7] & 255);
+  if (g.every((x) => x === 0)) return "unspecified";
+  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return "loopback";
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry an IPv4 address.
+  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return embedded();
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embedded();
+  if (g[0] === 0xfd00 && g[1] === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254) return "metadata";
+  if ((g[0] & 0xffc0) === 0xfe80) return "link_local";
+  if ((g[0] & 0xfe00) === 0xfc00) return "private";
+  if ((g[0] & 0xff00) === 0xff00) return "multicast";
+  return "public";
+}
+
+const METADATA_NAMES = new Set(["metadata.google.internal", "metadata", "instance-data", "metadata.azure.internal"]);
+
+/** The class of a URL's hostname (as `new URL(...).hostname` gives it). */
+export function classifyHost(hostname: string): HostClass {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (host.startsWith("[") && host.endsWith("]")) {
+    const g = parseIpv6(host.slice(1, -1));
+    return g ? ipv6Class(g) : "reserved";
+  }
+  const v4 = parseIpv4(host);
+  if (v4) return ipv4Class(v4[0], v4[1], v4[2], v4[3]);
+  if (METADATA_NAMES.has(host)) return "metadata";
+  if (host === "localhost" || host.endsWith(".localhost")) return "loopback";
+  if (host.endsWith(".internal") || host.endsWith(".local") || host.endsWith(".localdomain") || !host.includes(".")) return "private";
+  return "public";
+}
+
+export type UrlVerdict = { ok: true } | { ok: false; class: HostClass; message: string };
+
+/**
+ * May the service fetch `url`? `allowPrivate` admits loopback, private, CGNAT and local names (an organization's own
+ * PBX on its network); metadata, link-local, unspecified, multicast and reserved addresses are never admitted.
+ * `ownHost` (the service's public host) is refused: the service must not call itself on a client's behalf.
+ */
+export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ownHost?: string | null } = {}): UrlVerdict {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { ok: false, class: "reserved", message: "Must be a valid URL" };
+  }
+  if (opts.ownHost && u.hostname.toLowerCase() === opts.ownHost.toLowerCase()) {
+    return { ok: false, class: "loopback", message: "Must not point at this service" };
+  }
+  const cls = classifyHost(u.hostname);
+  if (cls === "public") return { ok: true };
+  if (NEVER_ALLOWED.has(cls)) return { ok: false, class: cls, message: `Must not point at a ${cls.replace("_", "-")} address` };
+  if (opts.allowPrivate) return { ok: true };
+  return { ok: false, class: cls, message: `Must not point at a ${cls === "cgnat" ? "shared (CGNAT)" : cls} address unless the organization allows private PBX addresses` };
+}
