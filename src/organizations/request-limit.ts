@@ -34,7 +34,15 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (keyId === undefined) return next();
   const known = knownEmpty(keyId, clock.now());
   if (known !== null) throw rateLimited(known);
-  const decision = await organizationStub(c.env, c.get("orgId")).takeRequest(keyId);
+  let decision: RequestDecision;
+  try {
+    decision = await organizationStub(c.env, c.get("orgId")).takeRequest(keyId);
+  } catch (err) {
+    // An unreachable limiter lets the request through rather than failing the whole API. Call starts stay guarded:
+    // their buckets are checked in the same RPC that grants the call's lease, which no call goes without.
+    console.warn(JSON.stringify({ level: "warning", event: "request_limit_unavailable", key_id: keyId, error: String(err) }));
+    return next();
+  }
   remember(keyId, decision);
   if (!decision.ok) throw rateLimited(decision.retryAfterSeconds);
   return next();

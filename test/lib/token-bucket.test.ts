@@ -1,6 +1,7 @@
 // The token-bucket arithmetic behind the rate limits (src/lib/token-bucket.ts): pure, time passed in.
 import { describe, expect, it } from "vitest";
 import { parseLimit, refill, secondsUntil, take, takeAll, type BucketLimit } from "../../src/lib/token-bucket";
+import { knownEmpty, remember } from "../../src/organizations/request-limit";
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const limit: BucketLimit = { rate: 2, burst: 3 };
@@ -62,5 +63,19 @@ describe("parseLimit", () => {
   });
   it("anything else is the fallback, never an error", () => {
     for (const bad of [undefined, null, "", "10", "0,5", "5,0", "-1,5", "1,2,3", "x,y", "1,2.5"]) expect(parseLimit(bad, fallback)).toEqual(fallback);
+  });
+});
+
+describe("the isolate's memory of a key's bucket (request-limit.ts)", () => {
+  it("refuses without asking the object while the remembered bucket is empty, and asks again once it has refilled", () => {
+    const keyId = 900_000_001;
+    const limit = { rate: 0.5, burst: 2 };
+    expect(knownEmpty(keyId, T0)).toBeNull(); // never seen: ask
+    remember(keyId, { ok: true, retryAfterSeconds: 0, state: { tokens: 1, at: T0 }, limit });
+    expect(knownEmpty(keyId, T0)).toBeNull(); // a token left as far as this isolate knows: ask
+    remember(keyId, { ok: false, retryAfterSeconds: 2, state: { tokens: 0, at: T0 }, limit });
+    expect(knownEmpty(keyId, T0)).toBe(2);
+    expect(knownEmpty(keyId, T0 + 1_000)).toBe(1);
+    expect(knownEmpty(keyId, T0 + 2_000)).toBeNull();
   });
 });
