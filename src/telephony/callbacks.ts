@@ -12,7 +12,9 @@ import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { verifyCallbackToken, type CallbackKind } from "../calls/callback-urls";
 import { greetingFor } from "../calls/greeting";
-import { getRun, type RunRow } from "../calls/runs";
+import { getRun, isFinal, type RunRow } from "../calls/runs";
+import { workflowRuns } from "../db/schema";
+import { and, eq, isNull } from "drizzle-orm";
 import { applyStatus } from "../calls/status";
 import { getProvider } from "./providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "./providers/types";
@@ -106,6 +108,17 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
     } catch (err) {
       // The status is recorded; a failed command (speak, hang up) must not make the carrier redeliver it.
       console.error(JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }));
+      // A call left open would run to the carrier's own limit (Telnyx: 4 hours): end it, and say why on the run.
+      if (run.providerCallId && !isFinal(run.status)) {
+        let reason = `${(err as Error)?.message ?? String(err)}; the call was hung up`;
+        try {
+          await calls.hangup(ctx, providerEnvOf(c.env, c.req.url), run.providerCallId);
+          run = (await applyStatus(c.env, run, { status: "failed", error: reason })).run;
+        } catch (hangupErr) {
+          reason = `${(err as Error)?.message ?? String(err)}; hanging up failed too: ${String(hangupErr)}`;
+        }
+        await db.update(workflowRuns).set({ error: reason }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.error))).run();
+      }
     }
   }
   if (kind === "status") return c.body(null, 204);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { telnyxPathParam } from "../../src/telephony/providers/telnyx/calls";
 import { exophone } from "../../src/telephony/providers/exotel/calls";
-import { deliverAll, drain, play, runRow, setup, simRequests, startCall } from "./support";
+import { deliverAll, drain, play, runRow, setup, simFault, simRequests, startCall } from "./support";
 import { telnyxSdkCommand } from "./sdk-docs";
 
 describe("telnyx commands match what the telnyx SDK sends", () => {
@@ -51,5 +51,22 @@ describe("exotel caller ID", () => {
     expect(exophone("+919876543210")).toBe("09876543210");
     expect(exophone("+911800123456")).toBe("1800123456");
     expect(exophone("+14155550100")).toBe("+14155550100");
+  });
+});
+
+describe("a refused carrier command on an answered call", () => {
+  it("telnyx refusing speak: the call is hung up and the run ends failed with the carrier's reason", async () => {
+    const s = await setup("telnyx");
+    const runId = await startCall(s);
+    const callId = (await runRow(runId)).providerCallId!;
+    await simFault(s.acct, "speak", 422, "voice not available");
+    await deliverAll(await play(callId, "answered"));
+    await drain(callId);
+    const commands = (await simRequests(s.acct)).filter((r) => r.path.includes("/actions/")).map((r) => r.path.split("/").at(-1));
+    expect(commands).toEqual(["speak", "hangup"]);
+    const run = await runRow(runId);
+    expect(run.status).toBe("failed");
+    expect(run.error).toContain("voice not available");
+    expect(run.error).toContain("hung up");
   });
 });

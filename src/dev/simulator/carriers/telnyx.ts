@@ -105,6 +105,8 @@ export const telnyx: Carrier = {
       }
       // client_state set by a command is carried by every later webhook.
       if (typeof p.client_state === "string") call.extra.clientState = p.client_state;
+      const commandFault = state.takeFault(account.id, action[2]);
+      if (commandFault) return err(commandFault.status, "10015", "Command refused", String(commandFault.body ?? "refused"));
       if (action[2] === "hangup") {
         const answered = call.state === "answered";
         call.state = "ended";
