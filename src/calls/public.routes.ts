@@ -6,7 +6,7 @@ import { getDb } from "../lib/db";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { loadUsableWorkflowByUuid } from "../workflows";
+import { AgentConflict, loadUsableWorkflowByUuid } from "../workflows";
 import { startSingleCall } from "./start";
 
 const tags = ["calls"];
@@ -50,6 +50,7 @@ const headers = z.object({
 const responses = {
   200: json(CallStarted, "The call was handed to the carrier"),
   ...errors(401, 404, 409, 422, 429),
+  409: AgentConflict,
   502: { description: "The carrier refused or could not be reached; the run is kept as failed", content: { "application/json": { schema: z.object({ detail: z.string() }) } } },
 };
 

@@ -23,6 +23,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, type RunRow } from "./runs";
 import { applyStatus } from "./status";
 import { ariEventsStub } from "./ari-events";
+import { requireVariables } from "./variables";
 
 /** A single call's lease outlives the longest call plus the engine's grace, so a lost final status frees it. */
 export const SINGLE_CALL_LEASE_SECONDS = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS;
@@ -92,6 +93,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber);
   const refused = await destinationRefusal(getDb(env), input.orgId, number.value);
   if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
+  requireVariables(input.workflow.definition, input.initialContext);
   const from = await callerIdFor(env, cfg.id);
 
   const leaseId = `single:${crypto.randomUUID()}`;

@@ -15,7 +15,7 @@ import { WorkflowRun, runView } from "../calls/runs";
 import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
-import { loadUsableWorkflow } from "../workflows";
+import { AgentConflict, loadUsableWorkflow } from "../workflows";
 import { viaEngine } from "./engine/errors";
 import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
 import { CONFIG_GONE, redialCampaign } from "./engine/redial";
@@ -69,7 +69,8 @@ const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: strin
     tags,
     summary,
     request: { params },
-    responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
+    // Start and resume need a usable agent: their 409 may list an invalid definition's problems.
+    responses: { 200: json(Campaign), ...errors(401, 404, 409, 422), ...(verb === "start" || verb === "resume" ? { 409: AgentConflict } : {}) },
   });
 
 const start = operation("start", "Start a draft campaign (or continue a paused one)");
@@ -97,7 +98,7 @@ const redial = createRoute({
   summary: "Create a new draft campaign with the contacts whose final outcome is in `outcomes`",
   middleware: [emptyBodyMeansDefaults],
   request: { params, body: { content: { "application/json": { schema: RedialBody } }, required: false } },
-  responses: { 200: json(Campaign, "The new (child) campaign"), ...errors(401, 404, 409, 422) },
+  responses: { 200: json(Campaign, "The new (child) campaign"), ...errors(401, 404, 409, 422), 409: AgentConflict },
 });
 
 const progress = createRoute({

@@ -10,6 +10,7 @@ import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } fr
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
+import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
 import { viaEngine } from "./engine/errors";
 import type { SettingsPatch } from "./engine/types";
@@ -83,7 +84,7 @@ const create = createRoute({
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
   },
-  responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
+  responses: { 200: json(Campaign), ...errors(401, 404, 409, 422), 409: AgentConflict },
 });
 
 const list = createRoute({

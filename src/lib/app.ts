@@ -6,6 +6,7 @@ import { notFoundOrNotAllowed } from "./allowed-methods";
 import { requireApiKey } from "./auth";
 import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
+import { ApiErrorWithFields } from "./error-fields";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
 import { NOT_FOUND_ISSUE } from "./schemas";
 import type { AppEnv } from "./types";
@@ -97,7 +98,8 @@ export function createApp() {
     if (err instanceof ApiError) {
       if (err.status < 500) logClientError(c, err.status, err.detail);
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-      return c.json({ detail: err.detail }, err.status);
+      const fields = err instanceof ApiErrorWithFields ? err.fields : {};
+      return c.json({ ...fields, detail: err.detail }, err.status);
     }
     if (err instanceof HTTPException) {
       // Hono's body parser: malformed JSON is a client mistake, reported like any other 422.

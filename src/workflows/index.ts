@@ -1,7 +1,8 @@
 // What other modules (campaigns, calls) use from agents: lookups with the archive rule, and the pure helpers.
 export { findWorkflowByTriggerPath, findWorkflowByUuid, loadUsableWorkflow, loadUsableWorkflowByUuid } from "./store";
 export type { StoredWorkflow, UsableWorkflow } from "./store";
-export { extractVariables, renderTemplate, startGreeting, templateVariables } from "./template";
+export { extractVariables, missingVariables, renderTemplate, startGreeting, templateVariables } from "./template";
 export type { Rendered } from "./template";
 export { validateDefinition } from "./validate";
+export { AgentConflict } from "./schemas";
 export type { DefinitionError, DefinitionWarning, ValidationResult } from "./validate";

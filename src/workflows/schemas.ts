@@ -156,6 +156,22 @@ export const ValidationResult = z
   })
   .openapi("WorkflowValidationResult");
 
+/** The 409 of the operations that need a usable agent (calls, campaign create/start/resume/redial). */
+export const AgentConflict = {
+  description:
+    "Conflict with the current state: archived agent, no ready telephony configuration, ... An agent whose definition fails validation is refused too: `detail` names the problems and `errors` lists every one (as POST /workflow/{workflow_id}/validate does).",
+  content: {
+    "application/json": {
+      schema: z
+        .object({
+          detail: z.string(),
+          errors: z.array(DefinitionIssue).optional().openapi({ description: "Only for an invalid agent definition: every problem found" }),
+        })
+        .openapi("AgentConflict"),
+    },
+  },
+};
+
 export const ListQuery = z.object({
   status: z.enum(WORKFLOW_STATUSES).optional().openapi({ description: "Only agents in this status" }),
 });

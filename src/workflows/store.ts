@@ -7,9 +7,10 @@ import { workflowDefinitions, workflowRuns, workflowTriggers, workflows } from "
 import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { isUniqueViolation, type Db } from "../lib/db";
+import { ApiErrorWithFields } from "../lib/error-fields";
 import { conflict, notFound } from "../lib/errors";
 import type { WorkflowStatus } from "./schemas";
-import { triggerPathsOf } from "./validate";
+import { triggerPathsOf, validateDefinition, type DefinitionError } from "./validate";
 
 export type WorkflowRow = typeof workflows.$inferSelect;
 /** An agent with its current definition, parsed but not trusted (it may be anything a row holds). */
@@ -306,13 +307,31 @@ export async function findWorkflowByTriggerPath(db: Db, orgId: number, path: str
 /** An agent that may take calls and campaigns: `definitionId` is the version a run should record. */
 export type UsableWorkflow = StoredWorkflow & { definitionId: number | null };
 
+/** How many of an invalid definition's problems the 409 message spells out (the `errors` list has them all). */
+const SHOWN_PROBLEMS = 3;
+
+/** 409 for an agent whose definition fails validation: the message names the problems, `errors` lists them all. */
+export function invalidDefinition(workflowId: number, errors: DefinitionError[]): ApiErrorWithFields {
+  const shown = errors.slice(0, SHOWN_PROBLEMS).map((e) => e.message);
+  const more = errors.length > SHOWN_PROBLEMS ? `; and ${errors.length - SHOWN_PROBLEMS} more` : "";
+  return new ApiErrorWithFields(
+    409,
+    `Workflow definition is invalid: ${shown.join("; ")}${more}. Fix the agent (POST /workflow/${workflowId}/validate lists every problem) before it takes calls`,
+    { errors },
+  );
+}
+
+// Drafts may be saved invalid (contract 8), but only a valid definition takes calls or campaigns (contract 9). The
+// check is structural only: a trigger path another agent claimed first does not stop calls by Agent UUID.
 function usable(row: StoredWorkflow | null): UsableWorkflow {
   if (!row) throw notFound("Workflow");
   if (row.status === "archived") throw conflict("Workflow is archived");
+  const check = validateDefinition(row.definition);
+  if (!check.is_valid) throw invalidDefinition(row.id, check.errors);
   return { ...row, definitionId: row.currentDefinitionId };
 }
 
-/** 404 `Workflow not found` (missing or another organization's), 409 `Workflow is archived`; else the agent. */
+/** 404 `Workflow not found` (missing or another organization's), 409 `Workflow is archived` or an invalid definition; else the agent. */
 export async function loadUsableWorkflow(db: Db, orgId: number, workflowId: number): Promise<UsableWorkflow> {
   return usable(await getWorkflow(db, orgId, workflowId));
 }

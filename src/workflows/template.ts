@@ -74,6 +74,15 @@ function lookup(context: Obj, name: string): unknown {
   return cur;
 }
 
+/** The variables of `required` that `context` does not provide (absent or null), found the way rendering finds them. */
+export function missingVariables(required: readonly string[], context: Record<string, unknown> | null | undefined): string[] {
+  const ctx: Obj = isObject(context) ? context : {};
+  return required.filter((name) => {
+    const value = lookup(ctx, name);
+    return value === undefined || value === null;
+  });
+}
+
 export type Rendered = { text: string; missing: string[] };
 
 /** Fills variables from `context`. A missing one renders as empty text and is listed in `missing` for the caller

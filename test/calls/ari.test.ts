@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ariEventsStub, ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE } from "../../src/calls/ari-events";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
-import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup } from "./support";
+import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";
 
 const sockets = async (s: Setup) => (await sim<{ sockets: number }>("GET", `/accounts/${s.acct.id}/sockets`)).sockets;
 const statusOf = async (runId: number) => (await runRow(runId)).status;
@@ -89,7 +89,7 @@ describe("ari", () => {
   it("a PBX that refuses the events socket refuses the call: 502, the run failed, nothing dialled", async () => {
     const s = await setup("ari");
     await simFault(s.acct, "events", 401, "Authentication required");
-    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(res.status).toBe(502);
     expect(res.json.detail).toMatch(/^ARI events connection failed: the PBX answered HTTP 401/);
     expect((await simRequests(s.acct)).filter((r) => /channels$/.test(r.path))).toHaveLength(0);
@@ -132,7 +132,7 @@ describe("ari", () => {
     expect(cfg.json.setup_checklist.ready_for_outbound).toBe(false);
     // The call's outcome cannot be known any more, and new calls are refused.
     expect(await runRow(runId)).toMatchObject({ status: "unknown", error: expect.stringContaining("ARI events connection") });
-    const refused = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    const refused = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(refused.status).toBe(409);
     expect(refused.json.detail).toContain("inactive");
   });

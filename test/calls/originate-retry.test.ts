@@ -12,11 +12,11 @@ import { clock } from "../../src/lib/clock";
 import { certainlyNotPlaced, failedBeforeSending, originateFetch, refused, retryAfterMs, type CarrierResponse } from "../../src/calls/kit";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup } from "./support";
+import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup, CONTEXT } from "./support";
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
 const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
-const dial = (s: Setup) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+const dial = (s: Setup) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
 
 let waits: number[] = [];
 beforeEach(() => {

@@ -7,7 +7,7 @@ import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { CallStatus, ProviderName } from "../../src/telephony/providers/types";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
-import { CALLEE, CALLER, deliver, deliverAll, drain, flush, ONCE_ONLY, play, redeliver, runApi, runRow, setup, simFault, simRequests, startCall, type Recorded, type Setup } from "./support";
+import { CALLEE, CALLER, deliver, deliverAll, drain, flush, ONCE_ONLY, play, redeliver, runApi, runRow, setup, simFault, simRequests, startCall, type Recorded, type Setup, CONTEXT } from "./support";
 
 const enc = new TextEncoder();
 const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
@@ -388,7 +388,7 @@ describe.each(SPECS)("$provider", (spec) => {
     const s = await setup(spec.provider, spec.extra);
     // A 500 is ambiguous (the call may exist), so it is never retried (a 429/503 is: originate-retry.test.ts).
     await simFault(s.acct, "originate", 500, "carrier maintenance window");
-    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(res.status).toBe(502);
     expect(res.json.detail).toContain("carrier maintenance window");
     expect(res.json.detail).toContain("HTTP 500");

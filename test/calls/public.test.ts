@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call, createOrg } from "../helpers";
-import { CALLEE, configFor, createAgent, deliverAll, play, runRow, setup, simAccount, simFault, simRequests, startCall, type Setup } from "./support";
+import { CALLEE, configFor, createAgent, deliverAll, play, runRow, setup, simAccount, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";
 
 const agentPath = (s: Setup, id = s.agent.workflow_uuid) => `/api/v1/public/agent/${id}`;
 const workflowPath = (s: Setup, id = s.agent.workflow_uuid) => `/api/v1/public/agent/workflow/${id}`;
@@ -21,20 +21,20 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
       expect((await runRow(res.json.workflow_run_id)).initialContext).toEqual({ first_name: "Ada", n: 2 });
     }
     const trigger = s.agent.workflow_definition.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path as string;
-    const byPath = await post(s, agentPath(s, trigger), { phone_number: CALLEE });
+    const byPath = await post(s, agentPath(s, trigger), { phone_number: CALLEE, initial_context: CONTEXT });
     expect(byPath.status, byPath.text).toBe(200);
     expect((await runRow(byPath.json.workflow_run_id)).workflowId).toBe(s.agent.id);
-    const refused = await post(s, workflowPath(s, trigger), { phone_number: CALLEE });
+    const refused = await post(s, workflowPath(s, trigger), { phone_number: CALLEE, initial_context: CONTEXT });
     expect(refused.status).toBe(404);
     expect(refused.json).toEqual({ detail: "Workflow not found" });
   });
 
   it("401 without a key or with a bad one; nothing is dialled", async () => {
     const s = await setup("twilio");
-    const none = await call("POST", agentPath(s), { body: { phone_number: CALLEE } });
+    const none = await call("POST", agentPath(s), { body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(none.status).toBe(401);
     expect(none.json).toEqual({ detail: "Not authenticated" });
-    const bad = await call("POST", workflowPath(s), { key: "edk_not-a-key", body: { phone_number: CALLEE } });
+    const bad = await call("POST", workflowPath(s), { key: "edk_not-a-key", body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(bad.status).toBe(401);
     expect(bad.json).toEqual({ detail: "Invalid API key" });
     expect(await originates(s)).toBe(0);
@@ -44,9 +44,9 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
     const s = await setup("twilio");
     const other = await createOrg();
     for (const res of [
-      await post(s, agentPath(s, crypto.randomUUID()), { phone_number: CALLEE }),
-      await post(s, workflowPath(s, "not-a-uuid"), { phone_number: CALLEE }),
-      await call("POST", agentPath(s), { key: other.key, body: { phone_number: CALLEE } }),
+      await post(s, agentPath(s, crypto.randomUUID()), { phone_number: CALLEE, initial_context: CONTEXT }),
+      await post(s, workflowPath(s, "not-a-uuid"), { phone_number: CALLEE, initial_context: CONTEXT }),
+      await call("POST", agentPath(s), { key: other.key, body: { phone_number: CALLEE, initial_context: CONTEXT } }),
     ]) {
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ detail: "Workflow not found" });
@@ -56,25 +56,25 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   it("409 for an archived agent, for no configuration, and for a configuration that is not ready", async () => {
     const s = await setup("twilio");
     expect((await call("PUT", `/api/v1/workflow/${s.agent.id}/status`, { key: s.org.key, body: { status: "archived" } })).status).toBe(200);
-    const archived = await post(s, agentPath(s), { phone_number: CALLEE });
+    const archived = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT });
     expect(archived.status).toBe(409);
     expect(archived.json).toEqual({ detail: "Workflow is archived" });
     // Restored, the agent takes calls again.
     expect((await call("PUT", `/api/v1/workflow/${s.agent.id}/status`, { key: s.org.key, body: { status: "active" } })).status).toBe(200);
-    const restored = await post(s, agentPath(s), { phone_number: CALLEE });
+    const restored = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT });
     expect(restored.status).toBe(200);
     expect(restored.json.status).toBe("initiated");
 
     const bare = await createOrg();
     const agent = await createAgent(bare);
-    const none = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, { key: bare.key, body: { phone_number: CALLEE } });
+    const none = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, { key: bare.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(none.status).toBe(409);
     expect(none.json).toEqual({ detail: "No telephony configuration is set as default" });
 
     // A carrier configuration without a caller-ID number is not ready for outbound.
     const acct = await simAccount("twilio");
     expect((await call("POST", "/api/v1/organizations/telephony-configs", { key: bare.key, body: { name: "no-numbers", config: configFor(acct) } })).status).toBe(200);
-    const notReady = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, { key: bare.key, body: { phone_number: CALLEE } });
+    const notReady = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, { key: bare.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(notReady.status).toBe(409);
     expect(notReady.json.detail).toMatch(/^Telephony configuration is not ready for outbound calls: .*caller_id/);
     expect((await simRequests(acct)).length).toBe(0);
@@ -105,7 +105,7 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   it("an ari configuration also dials extensions, SIP URIs and dial strings", async () => {
     const s = await setup("ari");
     for (const number of ["1001", "sip:alice@pbx.example.test", "PJSIP/200@sipp"]) {
-      const res = await post(s, workflowPath(s), { phone_number: number });
+      const res = await post(s, workflowPath(s), { phone_number: number, initial_context: CONTEXT });
       expect(res.status, `${number}: ${res.text}`).toBe(200);
     }
     const endpoints = (await simRequests(s.acct)).filter((r) => r.method === "POST").map((r) => r.query.endpoint[0]);
@@ -115,25 +115,25 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   it("routes through telephony_configuration_id (workflow endpoint); unknown or foreign ids are 404", async () => {
     const s = await setup("twilio");
     const plivo = await setup("plivo", {}, s.org, "+14155550199"); // becomes the default
-    const viaDefault = await post(s, workflowPath(s), { phone_number: CALLEE });
+    const viaDefault = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT });
     expect((await runRow(viaDefault.json.workflow_run_id)).provider).toBe("plivo");
-    const explicit = await post(s, workflowPath(s), { phone_number: CALLEE, telephony_configuration_id: s.configId });
+    const explicit = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: s.configId });
     expect(explicit.status, explicit.text).toBe(200);
     expect(await runRow(explicit.json.workflow_run_id)).toMatchObject({ provider: "twilio", telephonyConfigurationId: s.configId });
-    const nullId = await post(s, workflowPath(s), { phone_number: CALLEE, telephony_configuration_id: null });
+    const nullId = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: null });
     expect((await runRow(nullId.json.workflow_run_id)).telephonyConfigurationId).toBe(plivo.configId);
     // The first endpoint takes no routing: the field is unknown there (422, contract 9), not silently ignored.
-    const refused = await post(s, agentPath(s), { phone_number: CALLEE, telephony_configuration_id: s.configId });
+    const refused = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: s.configId });
     expect(refused.status, refused.text).toBe(422);
     expect(refused.json.detail).toMatchObject([{ loc: ["body", "telephony_configuration_id"], type: "extra_forbidden" }]);
 
     const foreign = await setup("twilio");
     for (const id of [999999, foreign.configId]) {
-      const res = await post(s, workflowPath(s), { phone_number: CALLEE, telephony_configuration_id: id });
+      const res = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: id });
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ detail: "Telephony configuration not found" });
     }
-    const bad = await post(s, workflowPath(s), { phone_number: CALLEE, telephony_configuration_id: "1" });
+    const bad = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: "1" });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(["body", "telephony_configuration_id"]);
   });
@@ -141,7 +141,7 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   it("429 with Retry-After when the organization is at its cap: two parallel requests at a cap of one", async () => {
     const s = await setup("twilio");
     await organizationStub(env, s.org.id).setCap(1);
-    const [a, b] = await Promise.all([post(s, agentPath(s), { phone_number: CALLEE }), post(s, workflowPath(s), { phone_number: CALLEE })]);
+    const [a, b] = await Promise.all([post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }), post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT })]);
     const statuses = [a.status, b.status].sort();
     expect(statuses).toEqual([200, 429]);
     const refused = a.status === 429 ? a : b;
@@ -155,14 +155,14 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
     // The final status frees the slot.
     await deliverAll(await play((await runRow(placed.json.workflow_run_id)).providerCallId!, "busy"));
     expect(await organizationStub(env, s.org.id).usage()).toEqual({ inUse: 0, cap: 1 });
-    expect((await post(s, agentPath(s), { phone_number: CALLEE })).status).toBe(200);
+    expect((await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT })).status).toBe(200);
   });
 
   it("a carrier refusal frees the slot too", async () => {
     const s = await setup("twilio");
     await organizationStub(env, s.org.id).setCap(1);
     await simFault(s.acct, "originate", 500, "boom");
-    expect((await post(s, agentPath(s), { phone_number: CALLEE })).status).toBe(502);
+    expect((await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT })).status).toBe(502);
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
   });
 });
@@ -188,15 +188,15 @@ describe("Idempotency-Key", () => {
 
   it("the same key with another body (or another endpoint) is 422; a malformed key is 422", async () => {
     const s = await setup("twilio");
-    expect((await post(s, agentPath(s), { phone_number: CALLEE }, { "Idempotency-Key": "k" })).status).toBe(200);
+    expect((await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "k" })).status).toBe(200);
     for (const res of [
-      await post(s, agentPath(s), { phone_number: "+14155550124" }, { "Idempotency-Key": "k" }),
-      await post(s, workflowPath(s), { phone_number: CALLEE }, { "Idempotency-Key": "k" }),
+      await post(s, agentPath(s), { phone_number: "+14155550124", initial_context: CONTEXT }, { "Idempotency-Key": "k" }),
+      await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "k" }),
     ]) {
       expect(res.status).toBe(422);
       expect(res.json.detail[0]).toMatchObject({ loc: ["header", "Idempotency-Key"], type: "idempotency_key_reused" });
     }
-    const bad = await post(s, agentPath(s), { phone_number: CALLEE }, { "Idempotency-Key": "x".repeat(256) });
+    const bad = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "x".repeat(256) });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(["header", "Idempotency-Key"]);
     expect(await originates(s)).toBe(1);
@@ -205,19 +205,19 @@ describe("Idempotency-Key", () => {
   it("a 502 is replayed (no second call); a refusal that placed nothing (429) is not remembered", async () => {
     const s = await setup("twilio");
     await simFault(s.acct, "originate", 500, "carrier down", 5);
-    const a = await post(s, agentPath(s), { phone_number: CALLEE }, { "Idempotency-Key": "once" });
-    const b = await post(s, agentPath(s), { phone_number: CALLEE }, { "Idempotency-Key": "once" });
+    const a = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "once" });
+    const b = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "once" });
     expect([a.status, b.status]).toEqual([502, 502]);
     expect(b.json).toEqual(a.json);
     expect(await originates(s)).toBe(1);
 
     const t = await setup("twilio");
     await organizationStub(env, t.org.id).setCap(1);
-    const held = await post(t, agentPath(t), { phone_number: CALLEE });
-    const full = await post(t, agentPath(t), { phone_number: CALLEE }, { "Idempotency-Key": "later" });
+    const held = await post(t, agentPath(t), { phone_number: CALLEE, initial_context: CONTEXT });
+    const full = await post(t, agentPath(t), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "later" });
     expect(full.status).toBe(429);
     await deliverAll(await play((await runRow(held.json.workflow_run_id)).providerCallId!, "busy"));
-    const retried = await post(t, agentPath(t), { phone_number: CALLEE }, { "Idempotency-Key": "later" });
+    const retried = await post(t, agentPath(t), { phone_number: CALLEE, initial_context: CONTEXT }, { "Idempotency-Key": "later" });
     expect(retried.status).toBe(200);
   });
 });

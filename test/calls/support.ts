@@ -17,6 +17,8 @@ export const SIM = "http://sim.test";
 export const ONCE_ONLY: ReadonlySet<ProviderName> = new Set(["plivo", "vobiz", "telnyx", "vonage"]);
 export const CALLEE = "+14155550123";
 export const CALLER = "+14155550100";
+/** What the test agent's template variables need (GREETING_DEF uses {{first_name}}): a call without it is a 422. */
+export const CONTEXT = { first_name: "Ada" };
 
 export async function sim<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${SIM}/_sim${path}`, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -34,7 +34,7 @@ describe("deeply nested JSON bodies", () => {
     const s = await setup("twilio");
     const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
       key: s.org.key,
-      body: { phone_number: CALLEE, initial_context: { note: "[[[[{{{{".repeat(100), nested: JSON.parse(deepArray(20)) } },
+      body: { phone_number: CALLEE, initial_context: { first_name: "Ada", note: "[[[[{{{{".repeat(100), nested: JSON.parse(deepArray(20)) } },
       headers: { "Idempotency-Key": `ok-${crypto.randomUUID()}` },
     });
     expect(res.status, res.text).toBe(200);

@@ -1,7 +1,7 @@
 // Organization isolation (contract 2, 3) and "no 500 for a client's mistake", swept across the route families.
 import { describe, it, expect } from "vitest";
 import { call, createOrg } from "../helpers";
-import { setup, startCall, CALLEE } from "../calls/support";
+import { setup, startCall, CALLEE, CONTEXT } from "../calls/support";
 import { upload, goodCsv } from "../campaigns/records-support";
 
 describe("isolation and odd inputs", () => {
@@ -31,9 +31,9 @@ describe("isolation and odd inputs", () => {
       ["GET", `/api/v1/workflow/${a.agent.id}/versions/1`],
       ["GET", `/api/v1/workflow/${a.agent.id}/runs`],
       ["GET", `/api/v1/workflow/${a.agent.id}/runs/${runId}`],
-      ["POST", `/api/v1/public/agent/${a.agent.workflow_uuid}`, { phone_number: CALLEE }],
-      ["POST", `/api/v1/public/agent/workflow/${a.agent.workflow_uuid}`, { phone_number: CALLEE }],
-      ["POST", `/api/v1/public/agent/${a.agent.workflow_definition.nodes[2].data.trigger_path}`, { phone_number: CALLEE }],
+      ["POST", `/api/v1/public/agent/${a.agent.workflow_uuid}`, { phone_number: CALLEE, initial_context: CONTEXT }],
+      ["POST", `/api/v1/public/agent/workflow/${a.agent.workflow_uuid}`, { phone_number: CALLEE, initial_context: CONTEXT }],
+      ["POST", `/api/v1/public/agent/${a.agent.workflow_definition.nodes[2].data.trigger_path}`, { phone_number: CALLEE, initial_context: CONTEXT }],
       ["GET", `/api/v1/campaign/${cid}`],
       ["PATCH", `/api/v1/campaign/${cid}`, { name: "zz" }],
       ["POST", `/api/v1/campaign/${cid}/start`],
@@ -64,7 +64,7 @@ describe("isolation and odd inputs", () => {
       expect([404, 422], r.text).toContain(r.status);
       expect(r.text).not.toContain('"id":');
     }
-    const r6 = await call("POST", `/api/v1/public/agent/workflow/${bs.agent.workflow_uuid}`, { key: b.key, body: { phone_number: CALLEE, telephony_configuration_id: a.configId } });
+    const r6 = await call("POST", `/api/v1/public/agent/workflow/${bs.agent.workflow_uuid}`, { key: b.key, body: { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: a.configId } });
     expect(r6.status, r6.text).toBe(404);
 
     // odd inputs
@@ -75,7 +75,7 @@ describe("isolation and odd inputs", () => {
       "/api/v1/campaign/X", "/api/v1/campaign/X/progress", "/api/v1/campaign/X/logs", "/api/v1/public/agent/X", "/api/v1/public/agent/workflow/X",
     ];
     for (const t of templ) for (const o of odd) {
-      const r = await call(t.includes("public") ? "POST" : "GET", t.replaceAll("X", o), { key: a.org.key, body: t.includes("public") ? { phone_number: CALLEE } : undefined });
+      const r = await call(t.includes("public") ? "POST" : "GET", t.replaceAll("X", o), { key: a.org.key, body: t.includes("public") ? { phone_number: CALLEE, initial_context: CONTEXT } : undefined });
       expect(r.status, `${t} ${o}: ${r.text}`).toBeLessThan(500);
       expect(r.status, `${t} ${o}`).not.toBe(200);
     }

@@ -8,11 +8,11 @@ import { clock } from "../../src/lib/clock";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { DEFAULT_RATE_LIMITS, rateLimitsOf } from "../../src/organizations/rate-limits";
 import { call, createOrg, type Org } from "../helpers";
-import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup } from "../calls/support";
+import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup, CONTEXT } from "../calls/support";
 
 afterEach(() => clock.set(null));
 
-const startAs = (s: Setup, key: string) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key, body: { phone_number: CALLEE } });
+const startAs = (s: Setup, key: string) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
 const originates = async (s: Setup) => (await simRequests(s.acct)).filter((r) => r.method === "POST" && /Calls\.json$/.test(r.path)).length;
 
 async function secondKey(org: Org): Promise<string> {
