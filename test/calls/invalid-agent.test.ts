@@ -90,3 +90,19 @@ describe("an agent with an invalid definition", () => {
     expect((await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path))).toEqual([]);
   });
 });
+
+describe("a single call and the agent's template variables", () => {
+  it("is a 422 naming each variable initial_context lacks (as a CSV column would be), and places nothing", async () => {
+    const s = await setup("twilio");
+    for (const body of [{ phone_number: CALLEE }, { phone_number: CALLEE, initial_context: { firstname: "Ada" } }, { phone_number: CALLEE, initial_context: { first_name: null } }]) {
+      const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body });
+      expect(res.status, res.text).toBe(422);
+      expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "initial_context", "first_name"], type: "missing", ctx: { variable: "first_name" } })]);
+      expect(res.json.detail[0].msg).toContain("{{first_name}}");
+    }
+    expect(await runsOf(s.agent.id)).toEqual([]);
+    // Names compare as rendering finds them: case-insensitively.
+    const ok = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { First_Name: "Ada" } } });
+    expect(ok.status, ok.text).toBe(200);
+  });
+});
