@@ -148,7 +148,7 @@ describe("operations that need a missing setting answer 503 naming it, and write
     ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "http://dial.example.com" }, "PUBLIC_BASE_URL must start with https://"],
   ] as Array<[string, Partial<Env>, string]>)("a single call without %s: 503, no run, no carrier request", async (_name, broken, says) => {
     const s = await setup("twilio");
-    const res = await callWith({ ...DEPLOYED, ...broken }, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    const res = await callWith({ ...DEPLOYED, ...broken }, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
     expect(res.status, res.text).toBe(503);
     expect(res.json.detail).toContain(says);
     expectNoValues(res.text);
@@ -158,7 +158,7 @@ describe("operations that need a missing setting answer 503 naming it, and write
 
   it("a carrier callback while a setting is missing: 503 (the carrier retries), the run unchanged", async () => {
     const s = await setup("twilio");
-    const start = await callWith(DEPLOYED, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE } });
+    const start = await callWith(DEPLOYED, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
     expect(start.status, start.text).toBe(200);
     const runId = start.json.workflow_run_id;
     const before = await runRow(runId);
