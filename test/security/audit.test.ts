@@ -76,11 +76,11 @@ describe("configurations and numbers", () => {
     const org = await createOrg();
     const me = await firstKeyId(org);
     const base = "/api/v1/organizations/telephony-configs";
-    const created = await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC0001", auth_token: "first-secret-1234" } } });
+    const created = await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "first-secret-1234" } } });
     expect(created.status, created.text).toBe(200);
     const id = created.json.id;
     // A clashing name is a 409 and no entry.
-    expect((await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC2", auth_token: "x-secret-9999" } } })).status).toBe(409);
+    expect((await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000002", auth_token: "x-secret-9999" } } })).status).toBe(409);
     expect((await call("PUT", `${base}/${id}`, { key: org.key, body: { name: "renamed", config: { auth_token: "second-secret-5678" } } })).status).toBe(200);
     expect((await call("PUT", `${base}/999999`, { key: org.key, body: { name: "nope" } })).status).toBe(404);
 

@@ -228,7 +228,7 @@ describe("setup checklist", () => {
     expect(now).toMatchObject({ inactive: true, inactive_since: "2026-01-01T00:00:00.000Z", inactive_reason: "PBX unreachable" });
     expect(now.setup_checklist).toMatchObject({ ready_for_outbound: false, outbound_blocked_reason: expect.stringContaining("PBX unreachable") });
     expect((await resolveTelephonyConfig(env, org.id, c.id)).ready).toBe(false);
-    now = (await api("PUT", `${CONFIGS}/${c.id}`, { key: org.key, body: { config: { auth_id: "MA_NEW" } } })).json;
+    now = (await api("PUT", `${CONFIGS}/${c.id}`, { key: org.key, body: { config: { auth_id: "MANEW000000000000000" } } })).json;
     expect(now).toMatchObject({ inactive: false, inactive_since: null, setup_checklist: { ready_for_outbound: true } });
   });
 

@@ -105,7 +105,7 @@ describe("auto-provisioning on save", () => {
       expect(seen[0].auth_token).toBe(cfg.auth_token);
 
       reachable = true;
-      const retried = await fetchWith(OLD, "PUT", `${CONFIGS}/${created.json.id}`, org.key, { config: { auth_id: "MA_RETRY" } });
+      const retried = await fetchWith(OLD, "PUT", `${CONFIGS}/${created.json.id}`, org.key, { config: { auth_id: "MARETRY0000000000000" } });
       expect(retried.status).toBe(200);
       expect(retried.json.credentials.application_id).toBe("auto-42");
       expect(retried.json.setup_checklist.steps.find((s: { key: string }) => s.key === "application")).toMatchObject({ complete: true });

@@ -194,7 +194,7 @@ describe("provider definitions", () => {
       expect(p.sensitive.length, p.name).toBeGreaterThan(0);
       for (const path of p.sensitive) expect(p.fields.find((f) => f.name === path)?.sensitive, `${p.name} ${path}`).toBe(true);
     }
-    expect(getProvider("twilio").createSchema.parse({ provider: "twilio", account_sid: "AC", auth_token: "t" })).toMatchObject({ amd_enabled: false });
+    expect(getProvider("twilio").createSchema.parse({ provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "t" })).toMatchObject({ amd_enabled: false });
     expect(() => getProvider("nope")).toThrow();
   });
 });

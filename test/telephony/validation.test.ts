@@ -207,3 +207,28 @@ describe("GET /organizations/telephony-providers", () => {
     expect(sensitive("exotel")).toEqual(["api_key", "api_token"]);
   });
 });
+
+describe("credential shapes the carriers document", () => {
+  it("a Twilio account SID that is not AC + 32 hex, or a Plivo Auth ID that is not MA/SA + 18 alnum, is a 422 at the field, on create and update", async () => {
+    const { key } = await createOrg();
+    const plivo = FIXTURES.find((f) => f.provider === "plivo")!.config();
+    for (const [config, field, msg] of [
+      [{ ...twilio(), account_sid: "AC123" }, "account_sid", "Twilio account SIDs are AC followed by 32 hex digits"],
+      [{ ...twilio(), account_sid: "ZZ00000000000000000000000000000001" }, "account_sid", "Twilio account SIDs are AC followed by 32 hex digits"],
+      [{ ...plivo, auth_id: "XA123456789012345678" }, "auth_id", "Plivo Auth IDs are MA or SA followed by 18 letters or digits"],
+      [{ ...plivo, auth_id: "MA_1" }, "auth_id", "Plivo Auth IDs are MA or SA followed by 18 letters or digits"],
+    ] as const) {
+      const res = await api("POST", CONFIGS, { key, body: { name: `c-${crypto.randomUUID()}`, config } });
+      expect(res.status, res.text).toBe(422);
+      expect(res.json.detail[0]).toMatchObject({ loc: ["body", "config", field], msg });
+    }
+    const ok = await api("POST", CONFIGS, { key, body: { name: "shaped", config: { ...plivo, auth_id: "SA0123456789ABCDEFGH" } } });
+    expect(ok.status, ok.text).toBe(200);
+    const bad = await api("PUT", `${CONFIGS}/${ok.json.id}`, { key, body: { config: { auth_id: "SA01" } } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(["body", "config", "auth_id"]);
+    // Vobiz documents no shape: its Auth ID is only checked for presence.
+    const vobiz = FIXTURES.find((f) => f.provider === "vobiz")!.config();
+    expect((await api("POST", CONFIGS, { key, body: { name: "vobiz", config: vobiz } })).status).toBe(200);
+  });
+});

@@ -21,13 +21,14 @@ type Opts = Omit<Common, "description">;
 
 // Field builders. Required strings must not be empty: an empty credential can only fail later, at dial time.
 
-export const text = (description: string, opts: Opts & { max?: number } = {}): LeafSpec => ({
-  kind: "leaf",
-  type: "string",
-  schema: z.string().min(opts.required ? 1 : 0).max(opts.max ?? 255),
-  description,
-  ...opts,
-});
+/** A documented shape (e.g. Twilio's `AC` + 32 hex): refused on save with `message`, located at the field. */
+export type Shape = { pattern: RegExp; message: string };
+
+export const text = (description: string, opts: Opts & { max?: number; shape?: Shape } = {}): LeafSpec => {
+  const { shape, ...rest } = opts;
+  const base = z.string().min(opts.required ? 1 : 0).max(opts.max ?? 255);
+  return { kind: "leaf", type: "string", schema: shape ? base.regex(shape.pattern, shape.message) : base, description, ...rest };
+};
 
 /** An id or name of a carrier object; null (or omitted) means "not set". */
 export const optionalId = (description: string): LeafSpec => ({

@@ -12,7 +12,7 @@ import type {
   StatusUpdate,
 } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
-import { defineConfig, optionalId, secret, text } from "./define";
+import { defineConfig, optionalId, secret, text, type Shape } from "./define";
 import { carrierFetch, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../calls/kit";
 import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
 
@@ -31,9 +31,9 @@ export const familyCreds = (ctx: ConfigContext) => ({ id: str(ctx.config.auth_id
 
 // ---- configuration ----
 
-export function familyDefinition(name: PlivoFamilyCarrier["name"], desc: { authId: string; authToken: string }) {
+export function familyDefinition(name: PlivoFamilyCarrier["name"], desc: { authId: string; authToken: string; authIdShape?: Shape }) {
   return defineConfig(name, {
-    auth_id: text(desc.authId, { required: true, max: 64 }),
+    auth_id: text(desc.authId, { required: true, max: 64, ...(desc.authIdShape ? { shape: desc.authIdShape } : {}) }),
     auth_token: secret(desc.authToken, { required: true }),
     application_id: optionalId(
       "Voice application id; its answer URL is updated when inbound workflows are attached. When omitted, an application is created on save and its id stored.",

@@ -7,7 +7,12 @@ export const displayName = "Twilio";
 export const docsUrl = "https://www.twilio.com/docs/voice/api/call-resource";
 
 export const definition = defineConfig("twilio", {
-  account_sid: text("Account SID (AC...).", { required: true, max: 64 }),
+  account_sid: text("Account SID: AC followed by 32 hex digits.", {
+    required: true,
+    max: 64,
+    // Twilio documents an account SID as "AC" + 32 hexadecimal characters.
+    shape: { pattern: /^AC[0-9a-fA-F]{32}$/, message: "Twilio account SIDs are AC followed by 32 hex digits" },
+  }),
   auth_token: secret("Auth token; also verifies the X-Twilio-Signature of callbacks.", { required: true }),
   amd_enabled: flag("Detect whether a person or a machine answers (the carrier may bill it per call).", false),
 });
