@@ -10,7 +10,8 @@ export const MAX_DEFINITION_BYTES = 512 * 1024;
 export const MAX_OBJECT_BYTES = 64 * 1024;
 /** Free-text fields of a definition (characters). */
 export const MAX_PROMPT_CHARS = 32_000;
-export const MAX_GREETING_CHARS = 4000;
+// Greetings longer than a carrier's per-utterance limit are spoken in parts; this bounds the whole (~10 minutes of speech).
+export const MAX_GREETING_CHARS = 10_000;
 export const MAX_CONDITION_CHARS = 4000;
 export const MAX_URL_CHARS = 2048;
 export const MAX_SHORT_TEXT = 255;

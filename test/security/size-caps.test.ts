@@ -98,22 +98,22 @@ describe("initial_context caps", () => {
     expect(tooBig.text.length).toBeLessThan(2000);
     expect(await runs()).toBe(0);
 
-    const atCaps = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: keys(100) } });
+    const atCaps = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { ...keys(99), first_name: "Ada" } } });
     expect(atCaps.status, atCaps.text).toBe(200);
-    const big = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { note: "n".repeat(16 * 1024 - 20) } } });
+    const big = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada", note: "n".repeat(16 * 1024 - 30) } } }); // exactly 16 KB as JSON
     expect(big.status, big.text).toBe(200);
   });
 });
 
 describe("free text in agent definitions", () => {
-  it("a greeting over 4,000 characters or a prompt over 32,000 is a 422 located at the field", async () => {
+  it("a greeting over 10,000 characters or a prompt over 32,000 is a 422 located at the field", async () => {
     const org = await createOrg();
     const def = minimalDefinition();
-    def.nodes[0].data.greeting = "g".repeat(4001);
+    def.nodes[0].data.greeting = "g".repeat(10_001);
     const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: "caps", workflow_definition: def } });
     expect(res.status).toBe(422);
-    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "workflow_definition", "nodes", 0, "data", "greeting"], type: "string_too_long", ctx: { max_length: 4000 } });
-    def.nodes[0].data.greeting = "g".repeat(4000);
+    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "workflow_definition", "nodes", 0, "data", "greeting"], type: "string_too_long", ctx: { max_length: 10_000 } });
+    def.nodes[0].data.greeting = "g".repeat(10_000);
     def.nodes[0].data.prompt = "p".repeat(32_001);
     const prompt = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: "caps", workflow_definition: def } });
     expect(prompt.status).toBe(422);
