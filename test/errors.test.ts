@@ -15,6 +15,21 @@ describe("error shapes", () => {
     expect(res.json.detail[0]).toMatchObject({ loc: ["body"], type: "json_invalid" });
   });
 
+  it("a JSON route posted another or no content type is a 415 naming application/json", async () => {
+    const org = await createOrg();
+    const plain = await call("POST", KEYS, { key: org.key, raw: '{"name":"k"}', headers: { "Content-Type": "text/plain" } });
+    expect(plain.status).toBe(415);
+    expect(plain.json).toEqual({ detail: "Unsupported Media Type: expected Content-Type application/json" });
+    // No Content-Type at all (a byte body gets none).
+    const res = await worker.fetch(
+      new Request(`http://edgedial.test${KEYS}`, { method: "POST", headers: { "X-API-Key": org.key }, body: new TextEncoder().encode('{"name":"k"}') }),
+      env,
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(415);
+    expect(await res.json()).toEqual({ detail: "Unsupported Media Type: expected Content-Type application/json" });
+  });
+
   it("a missing field is 422 missing / Field required at its loc", async () => {
     const org = await createOrg();
     const res = await call("POST", KEYS, { key: org.key, body: {} });

@@ -108,6 +108,12 @@ export function createApp() {
         logClientError(c, 422, detail);
         return c.json({ detail }, 422);
       }
+      // zod-openapi's media-type gate says only "Unsupported Media Type"; every JSON-bodied route here takes JSON alone.
+      if (err.status === 415) {
+        const detail = "Unsupported Media Type: expected Content-Type application/json";
+        logClientError(c, 415, detail);
+        return c.json({ detail }, 415);
+      }
       if (err.status < 500) {
         logClientError(c, err.status, err.message || "Bad Request");
         return c.json({ detail: err.message || "Bad Request" }, err.status);

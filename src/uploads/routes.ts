@@ -52,6 +52,9 @@ const presign = createRoute({
 });
 
 const tooLarge = (limit: number) => new ApiError(413, `File too large: the limit is ${limit} bytes`);
+/** The signed PUT's 413: names the file_size the upload URL was issued for. */
+const largerThanDeclared = (size: number) =>
+  new ApiError(413, `File too large: the body is larger than the declared file_size of ${size} bytes the upload URL was issued for`);
 
 /** A 422 about the uploaded bytes as a whole. */
 const badBody = (msg: string, type: string, ctx: Record<string, unknown>) => new ApiError(422, [{ loc: ["body"], msg, type, ctx }]);
@@ -115,12 +118,12 @@ uploadsRouter.put("/uploads/:key{.+}", async (c) => {
   const { size, type } = check.grant;
 
   if (mediaType(c.req.header("content-type")) !== type) {
-    throw new ApiError(415, `Content-Type must be ${type}, as the upload URL was issued for`);
+    throw new ApiError(415, `Unsupported Media Type: expected Content-Type ${type}, as the upload URL was issued for`);
   }
   const lengthHeader = c.req.header("content-length");
   if (lengthHeader !== undefined && /^\d+$/.test(lengthHeader)) {
     const length = Number(lengthHeader);
-    if (length > size) throw tooLarge(size);
+    if (length > size) throw largerThanDeclared(size);
     if (length < size) throw badBody(`Body is ${length} bytes; the upload URL was issued for ${size}`, "upload_size_mismatch", { declared: size, received: length });
   }
   const body = c.req.raw.body;
@@ -133,7 +136,7 @@ uploadsRouter.put("/uploads/:key{.+}", async (c) => {
   stored.catch(() => {}); // awaited below; a refused body makes it reject first
   const { received, overflow } = await pump(body, fixed.writable, size);
   if (overflow || received < size) await stored.catch(() => {}); // settled: nothing was stored
-  if (overflow) throw tooLarge(size);
+  if (overflow) throw largerThanDeclared(size);
   if (received < size) {
     throw badBody(`Body is ${received} bytes; the upload URL was issued for ${size}`, "upload_size_mismatch", { declared: size, received });
   }
