@@ -223,6 +223,8 @@ export const callingPolicies = sqliteTable("calling_policies", {
   blockedNumberTypes: text("blocked_number_types", { mode: "json" }).$type<string[] | null>(),
   // E.164 numbers dialed whatever their country or type.
   allowedNumbers: text("allowed_numbers", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+  // Whether PBX URLs (ari_endpoint, external_pbx) may point at loopback, private, CGNAT or local names (SSRF guard).
+  allowPrivatePbx: integer("allow_private_pbx", { mode: "boolean" }).notNull().default(false),
   updatedAt: updatedAt(),
 });
 

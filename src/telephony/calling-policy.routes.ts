@@ -35,6 +35,8 @@ const E164 = z
 const countriesDoc =
   "ISO 3166-1 alpha-2 codes of the countries E.164 destinations may be in; null = the default, the countries of the organization's active E.164 caller IDs (none when it has none). Numbers of the non-geographic codes have no country: only their type is judged.";
 const typesDoc = `Number types refused; null = the default (${DEFAULT_BLOCKED_TYPES.join(", ")}); [] refuses none.`;
+const privatePbxDoc =
+  "Whether PBX URLs (ari `ari_endpoint`, `external_pbx` API URLs) may point at loopback, private (RFC 1918, fc00::/7), shared (CGNAT) addresses or local names such as `pbx.local`; default false. Metadata, link-local, multicast and reserved addresses are refused whatever this says. Checked on save and again before every connection.";
 const numbersDoc = `E.164 numbers always allowed, whatever their country or type (at most ${MAX_ALLOWED_NUMBERS}).`;
 
 const CallingPolicy = z
@@ -42,6 +44,7 @@ const CallingPolicy = z
     allowed_countries: z.array(z.string()).nullable().openapi({ description: `As set. ${countriesDoc}` }),
     blocked_number_types: z.array(NumberType).nullable().openapi({ description: `As set. ${typesDoc}` }),
     allowed_numbers: z.array(z.string()).openapi({ description: numbersDoc }),
+    allow_private_pbx: z.boolean().openapi({ description: privatePbxDoc }),
     effective: z
       .object({
         allowed_countries: z.array(z.string()).openapi({ description: "The countries allowed now, defaults resolved", example: ["US"] }),
@@ -58,6 +61,7 @@ const UpdateCallingPolicy = z
     allowed_countries: z.array(Country).max(COUNTRY_CODES.size).nullable().optional().openapi({ description: countriesDoc }),
     blocked_number_types: z.array(NumberType).max(NUMBER_TYPES.length).nullable().optional().openapi({ description: typesDoc }),
     allowed_numbers: z.array(E164).max(MAX_ALLOWED_NUMBERS).nullable().optional().openapi({ description: `${numbersDoc} null = [].` }),
+    allow_private_pbx: z.boolean().optional().openapi({ description: privatePbxDoc }),
   })
   .strict()
   .openapi("UpdateCallingPolicy");
@@ -88,6 +92,7 @@ const view = (p: PolicyState) => ({
   allowed_countries: p.stored?.allowedCountries ?? null,
   blocked_number_types: p.stored?.blockedNumberTypes ?? null,
   allowed_numbers: p.stored?.allowedNumbers ?? [],
+  allow_private_pbx: p.allowPrivatePbx,
   effective: {
     allowed_countries: [...p.effective.allowedCountries].sort(),
     allowed_countries_source: p.effective.countriesSource,
@@ -107,6 +112,7 @@ export const callingPolicyRouter = createRouter()
       allowedCountries: body.allowed_countries === undefined ? undefined : body.allowed_countries && uniq(body.allowed_countries.map((x) => x.toUpperCase())).sort(),
       blockedNumberTypes: body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
       allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),
+      allowPrivatePbx: body.allow_private_pbx,
     });
     return c.json(view(await loadCallingPolicy(db, c.get("orgId"))), 200);
   });

@@ -7,7 +7,7 @@ import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
 
-export type PolicyState = { stored: StoredPolicy | null; updatedAt: string | null; callerIds: string[]; effective: EffectivePolicy };
+export type PolicyState = { stored: StoredPolicy | null; allowPrivatePbx: boolean; updatedAt: string | null; callerIds: string[]; effective: EffectivePolicy };
 
 export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicyState> {
   const [rows, numbers] = await db.batch([
@@ -22,7 +22,7 @@ export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicySt
     ? { allowedCountries: row.allowedCountries ?? null, blockedNumberTypes: (row.blockedNumberTypes as DestinationType[] | null) ?? null, allowedNumbers: row.allowedNumbers ?? [] }
     : null;
   const callerIds = numbers.map((n) => n.address);
-  return { stored, updatedAt: row?.updatedAt ?? null, callerIds, effective: effectivePolicy(stored, callerIds) };
+  return { stored, allowPrivatePbx: row?.allowPrivatePbx ?? false, updatedAt: row?.updatedAt ?? null, callerIds, effective: effectivePolicy(stored, callerIds) };
 }
 
 /**
@@ -37,7 +37,13 @@ export async function destinationRefusal(db: Db, orgId: number, number: string):
   return refused;
 }
 
-export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[] };
+export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[]; allowPrivatePbx?: boolean };
+
+/** Whether the organization lets its PBX URLs point at loopback, private, CGNAT or local names (SSRF guard). */
+export async function allowsPrivatePbx(db: Db, orgId: number): Promise<boolean> {
+  const row = await db.select({ allow: callingPolicies.allowPrivatePbx }).from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).get();
+  return row?.allow ?? false;
+}
 
 /**
  * Sets the fields given and keeps the others, in one statement (two concurrent updates of different fields both
@@ -49,9 +55,10 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     ...(u.allowedCountries !== undefined ? { allowedCountries: u.allowedCountries } : {}),
     ...(u.blockedNumberTypes !== undefined ? { blockedNumberTypes: u.blockedNumberTypes } : {}),
     ...(u.allowedNumbers !== undefined ? { allowedNumbers: u.allowedNumbers } : {}),
+    ...(u.allowPrivatePbx !== undefined ? { allowPrivatePbx: u.allowPrivatePbx } : {}),
     updatedAt: isoNow(),
   };
-  const fields = Object.entries({ allowed_countries: u.allowedCountries, blocked_number_types: u.blockedNumberTypes, allowed_numbers: u.allowedNumbers }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
+  const fields = Object.entries({ allowed_countries: u.allowedCountries, blocked_number_types: u.blockedNumberTypes, allowed_numbers: u.allowedNumbers, allow_private_pbx: u.allowPrivatePbx }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
   await db.batch([
     db
       .insert(callingPolicies)
@@ -67,6 +74,7 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
         ...(u.allowedCountries !== undefined ? { allowed_countries: u.allowedCountries } : {}),
         ...(u.blockedNumberTypes !== undefined ? { blocked_number_types: u.blockedNumberTypes } : {}),
         ...(u.allowedNumbers !== undefined ? { allowed_numbers_count: u.allowedNumbers.length } : {}),
+        ...(u.allowPrivatePbx !== undefined ? { allow_private_pbx: u.allowPrivatePbx } : {}),
       },
     }),
   ]);

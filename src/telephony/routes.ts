@@ -11,6 +11,8 @@ import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
 import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./config-input";
+import { allowsPrivatePbx } from "./calling-policy";
+import { pbxUrlErrors } from "./pbx-urls";
 import { phoneNumbersRouter } from "./phone-numbers";
 import { provisionOnSave, requireSaveSettings } from "./provisioning";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
@@ -173,6 +175,7 @@ const configsRouter = createRouter()
       requireSaveSettings(c.env, provider.name);
       const prepared = await prepareCreate(provider, body.config, orgId, SecretBox.fromEnv(c.env));
       const db = getDb(c.env);
+      await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url);
       const insert = db
         .insert(telephonyConfigs)
         .values({
@@ -231,6 +234,7 @@ const configsRouter = createRouter()
       const provider = getProvider(row.provider);
       if (body.config !== undefined) requireSaveSettings(c.env, provider.name);
       const prepared = await prepareUpdate(provider, row, body.config, orgId, box);
+      if (body.config !== undefined) await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url);
       const unchanged = and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.updatedAt, row.updatedAt));
       const configChanged = body.config !== undefined;
       const update = db
@@ -343,3 +347,12 @@ const configsRouter = createRouter()
 configsRouter.openAPIRegistry.registerPath(updateDocumented);
 
 export const telephonyRouter = createRouter().route("/", configsRouter).route("/", phoneNumbersRouter);
+
+/** SSRF: a 422 at each PBX URL the organization may not use (private ones need its calling policy's allow_private_pbx). */
+async function requireAllowedPbxUrls(db: Db, orgId: number, config: Record<string, unknown>, requestUrl: string): Promise<void> {
+  const ownHost = new URL(requestUrl).hostname;
+  // Public URLs need no policy read.
+  if (!pbxUrlErrors(config, false, ownHost).length) return;
+  const items = pbxUrlErrors(config, await allowsPrivatePbx(db, orgId), ownHost);
+  if (items.length) throw new ApiError(422, items);
+}

@@ -28,6 +28,8 @@ export async function createConfig(org: Org, provider: "twilio" | "ari" = "twili
     provider === "twilio"
       ? { provider, account_sid: "AC00000000000000000000000000000001", auth_token: "test-token-0001" }
       : { provider, ari_endpoint: "http://127.0.0.1:9/ari", app_name: "edgedial", app_password: "pw-0001" };
+  // The ari endpoint is on loopback: allowed only with the organization's allow_private_pbx (SSRF guard).
+  if (provider === "ari") expect((await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } })).status).toBe(200);
   const res = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
     body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: isDefault, config },

@@ -15,6 +15,9 @@ async function setupAri(): Promise<{ org: Org; agentUuid: string }> {
   const org = await createOrg();
   const u = new URL(ARI);
   u.username = ARI_USER; // the ari.conf user differs from the (unique) app name
+  // The PBX is on loopback: the organization must allow private PBX addresses (SSRF guard).
+  const policy = await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } });
+  expect(policy.status, policy.text).toBe(200);
   const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
     body: { name: "asterisk", is_default_outbound: true, config: { provider: "ari", ari_endpoint: u.toString().replace(/\/$/, ""), app_name: `edgedial-it-${crypto.randomUUID().slice(0, 8)}`, app_password: ARI_PASSWORD } },

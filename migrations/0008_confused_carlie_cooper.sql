@@ -1,0 +1,1 @@
+ALTER TABLE `calling_policies` ADD `allow_private_pbx` integer DEFAULT false NOT NULL;
