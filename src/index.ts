@@ -1,6 +1,8 @@
 // The Worker: the HTTP app, the cron's cleanup, plus the Durable Object classes wrangler binds.
 import { app } from "./app";
 import { sweepAbandonedImports } from "./campaigns/sweep";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./campaigns/campaign-object";
+import { sweepOverdueRuns } from "./calls/run-sweep";
 import { clock } from "./lib/clock";
 
 export { CampaignObject } from "./campaigns/campaign-object";
@@ -9,8 +11,10 @@ export { AriEventsObject } from "./calls/ari-events";
 
 export default {
   fetch: app.fetch,
-  // The cron in wrangler.toml ([triggers]): removes campaign imports a dead Worker left half done.
+  // The cron in wrangler.toml ([triggers]): removes campaign imports a dead Worker left half done, and hangs up
+  // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held).
   async scheduled(_controller, env, _ctx) {
     await sweepAbandonedImports(env, clock.now());
+    await sweepOverdueRuns(env, clock.now(), { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_SECONDS });
   },
 } satisfies ExportedHandler<Env>;
