@@ -23,7 +23,7 @@ export type RunSweepLimits = { maxCallSeconds: number; graceSeconds: number };
 export type RunSweepResult = { hungUp: number[]; ended: number[]; failed: number[] };
 
 async function hangUp(env: Env, run: RunRow): Promise<void> {
-  if (!run.providerCallId || run.telephonyConfigurationId == null) return;
+  if (!run.providerCallId || !run.provider || run.telephonyConfigurationId == null) return;
   const provider = getProvider(run.provider);
   if (!provider.calls) return;
   const row = await getConfig(getDb(env), run.orgId, run.telephonyConfigurationId);
