@@ -1,6 +1,6 @@
 // Small helpers shared by the provider call modules: carrier HTTP with a timeout, auth headers,
 // number formats, XML escaping. Carrier-specific behaviour stays in each provider folder.
-import type { OriginateResult, ProviderEnv, ProviderName } from "../telephony/providers/types";
+import type { CredentialsCheck, OriginateResult, ProviderEnv, ProviderName } from "../telephony/providers/types";
 import { base64Encode } from "../lib/crypto";
 import { speechChunks } from "../lib/speech";
 import { clock } from "../lib/clock";
@@ -194,3 +194,11 @@ export function isMachine(answeredBy: string | null | undefined): boolean {
 }
 
 export const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : String(v));
+
+/** A read-only credentials check's answer: 2xx is ok; otherwise the carrier's message, naming the carrier. */
+export function credentialsResult(carrier: string, res: CarrierResponse, message: string | undefined | null): CredentialsCheck {
+  if (res.status >= 200 && res.status < 300) return { ok: true };
+  if (res.status === 0) return { ok: false, message: `${carrier} ${res.text}` };
+  const text = (message && String(message).trim()) || res.text.trim().slice(0, 300) || `HTTP ${res.status}`;
+  return { ok: false, message: `${carrier} rejected the credentials (HTTP ${res.status}): ${text}` };
+}

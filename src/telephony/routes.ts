@@ -1,10 +1,10 @@
 // Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.ts) their numbers.
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
-import { clock } from "../lib/clock";
+import { clock, isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
 import { ApiError, conflict, zodIssuesToItems } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
@@ -14,7 +14,8 @@ import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./
 import { allowsPrivatePbx } from "./calling-policy";
 import { pbxUrlErrors } from "./pbx-urls";
 import { phoneNumbersRouter } from "./phone-numbers";
-import { provisionOnSave, requireSaveSettings } from "./provisioning";
+import { providerEnvOf, provisionOnSave, requireSaveSettings } from "./provisioning";
+import { loadConfigContext } from "./resolve";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
 import {
   CreateConfigBody,
@@ -28,6 +29,8 @@ import { activeNumbersOf, CONFIG_NOT_FOUND, findConfig, getConfig } from "./stor
 import { configView, type ConfigRow } from "./view";
 
 const tags = ["telephony"];
+/** The carrier's message kept on a failed credentials check (enough to read, bounded in the row). */
+const MAX_CREDENTIALS_ERROR = 500;
 const CONFIGS = "/organizations/telephony-configs";
 const ONE_CONFIG = `${CONFIGS}/{config_id}`;
 
@@ -64,6 +67,30 @@ const getOne = createRoute({
   summary: "Get a telephony configuration",
   request: { params: idParam("config_id") },
   responses: { 200: json(TelephonyConfig), ...errors(401, 404, 422) },
+});
+
+const CredentialsVerification = z
+  .object({
+    ok: z.boolean().openapi({ description: "True when the carrier accepted the credentials" }),
+    message: z.string().nullable().openapi({ description: "The carrier's answer when it refused them (never a secret); null on success" }),
+    verified_at: z.string().openapi({ description: "When the check was made (ISO 8601)" }),
+    configuration: TelephonyConfig,
+  })
+  .openapi("CredentialsVerification");
+
+const verify = createRoute({
+  method: "post",
+  path: `${ONE_CONFIG}/verify`,
+  tags,
+  summary: "Ask the carrier whether the stored credentials work",
+  description:
+    "Makes one read-only carrier request (Twilio: fetch the account; Plivo/Vobiz: get the account; Telnyx: get the balance) " +
+    "and records the result in the configuration's `state`: `credentials_verified_at` (when it was checked) and, on failure, " +
+    "`credentials_error` with the carrier's message, which marks the blocking `credentials` checklist step incomplete; " +
+    "success clears it. Answers 200 whatever the carrier said, with the result and the configuration (secrets masked). 409 when the provider " +
+    "documents no read-only call to check with; saving a changed `config` clears the previous result.",
+  request: { params: idParam("config_id") },
+  responses: { 200: json(CredentialsVerification), ...errors(401, 404, 409, 422, 503) },
 });
 
 const updateSpec = {
@@ -220,6 +247,28 @@ const configsRouter = createRouter()
     const row = await getConfig(db, c.get("orgId"), c.req.valid("param").config_id);
     return c.json(await viewOf(db, row), 200);
   })
+  .openapi(verify, async (c) => {
+    const db = getDb(c.env);
+    const orgId = c.get("orgId");
+    const row = await getConfig(db, orgId, c.req.valid("param").config_id);
+    const provider = getProvider(row.provider);
+    const check = provider.calls?.verifyCredentials;
+    if (!check) throw conflict(`${provider.displayName} credentials cannot be verified: the carrier documents no read-only call to check them with`);
+    const result = await check(await loadConfigContext(c.env, row), providerEnvOf(c.env, c.req.url));
+    const at = isoNow();
+    // json_set/json_remove in place: only the two keys change, whatever else wrote the state meanwhile.
+    const state = result.ok
+      ? sql`json_set(json_remove(${telephonyConfigs.state}, '$.credentials_error'), '$.credentials_verified_at', ${at})`
+      : sql`json_set(${telephonyConfigs.state}, '$.credentials_error', ${result.message.slice(0, MAX_CREDENTIALS_ERROR)}, '$.credentials_verified_at', ${at})`;
+    const saved = await db
+      .update(telephonyConfigs)
+      .set({ state })
+      .where(and(eq(telephonyConfigs.id, row.id), eq(telephonyConfigs.orgId, orgId)))
+      .returning()
+      .get();
+    if (!saved) throw new ApiError(404, `${CONFIG_NOT_FOUND} not found`);
+    return c.json({ ok: result.ok, message: result.ok ? null : result.message, verified_at: at, configuration: await viewOf(db, saved) }, 200);
+  })
   .openapi(updateServed, async (c) => {
     const orgId = c.get("orgId");
     const id = c.req.valid("param").config_id;
@@ -247,6 +296,8 @@ const configsRouter = createRouter()
           ...(body.is_default_outbound !== undefined ? { isDefaultOutbound: body.is_default_outbound } : {}),
           // The user changed the configuration: a previous failure no longer describes it.
           ...(configChanged ? { inactive: false, inactiveSince: null, inactiveReason: null } : {}),
+          // ... nor does an earlier credentials check (POST .../verify checks the new ones).
+          ...(configChanged ? { state: sql`json_remove(${telephonyConfigs.state}, '$.credentials_error', '$.credentials_verified_at')` } : {}),
         })
         .where(unchanged)
         .returning();

@@ -13,7 +13,7 @@ import type {
 } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
-import { carrierFetch, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../calls/kit";
+import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../calls/kit";
 import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
 
 /** One Plivo-family carrier: what its folder supplies to the shared code. */
@@ -135,6 +135,11 @@ export const FAMILY_NONCE_RETENTION_MS = 24 * 3600 * 1000;
 /** The calls module of a Plivo-family carrier; only the signature check (and its nonce) is the carrier's own. */
 export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"], replayKey: ProviderCalls["replayKey"]): ProviderCalls {
   return {
+    // GET the account resource (`…/Account/{auth_id}/`): read-only, 401 on a wrong auth id or token.
+    async verifyCredentials(ctx, env) {
+      const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/`, { method: "GET", headers: carrier.headers(ctx) }, env);
+      return credentialsResult(carrier.label, res, res.json?.error ?? res.json?.message);
+    },
     async originate(ctx, env, req): Promise<OriginateResult> {
       const res = await originateFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
         method: "POST",

@@ -81,6 +81,9 @@ export type StatusUpdate = {
 /** The once-only part of a verified callback signature (a nonce, a JWT id), remembered until `expiresAtMs`. */
 export type ReplayKey = { scheme: string; nonce: string; expiresAtMs: number };
 
+/** The outcome of a credentials check; `message` is the carrier's own words (never a secret). */
+export type CredentialsCheck = { ok: true } | { ok: false; message: string };
+
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
   hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
@@ -102,6 +105,11 @@ export interface ProviderCalls {
   replayKey?(ctx: ConfigContext, request: Request, rawBody: string): ReplayKey | null;
   /** Maps a callback into normalized status updates (may be none, e.g. for an answer request). */
   parseStatus(request: Request, rawBody: string): Promise<StatusUpdate[]>;
+  /**
+   * A read-only carrier request (fetch the account or balance) that tells whether the stored credentials work.
+   * Absent where the carrier documents no such call: the verify route then answers 409.
+   */
+  verifyCredentials?(ctx: ConfigContext, env: ProviderEnv): Promise<CredentialsCheck>;
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
   afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
 }

@@ -42,6 +42,14 @@ export function plivoFamily(f: Family): Carrier {
     },
 
     async handle(state, req, path, body) {
+      const acct = new RegExp(`^${f.accountPrefix.replace(/\//g, "\\/")}\\/([^/]+)\\/$`).exec(path);
+      if (acct) {
+        // Get the account details (a read-only credentials check).
+        const account = find(state, acct[1]);
+        if (!account || !f.authenticate(req, acct[1], account)) return err(401, "Authentication failed: invalid auth id or token");
+        if (req.method !== "GET") return err(405, "Method not allowed");
+        return json(200, { auth_id: acct[1], account_type: "standard", cash_credits: "10.00000" });
+      }
       const m = new RegExp(`^${f.accountPrefix.replace(/\//g, "\\/")}\\/([^/]+)\\/(Call|Request|Application)\\/(?:([^/]+)\\/)?$`).exec(path);
       if (!m) return null;
       const [, authId, resource, id] = m;

@@ -65,6 +65,7 @@ export const telnyx: Carrier = {
     if (!path.startsWith("/v2/")) return null;
     const account = bearer(state, req);
     if (!account) return err(401, "10009", "Authentication failed", "The API key in the Authorization header is missing or invalid.");
+    if (path === "/v2/balance" && req.method === "GET") return json(200, { data: { record_type: "balance", balance: "10.00", currency: "USD" } });
     state.record(account.id, { method: req.method, path, query: Object.fromEntries([...new URL(req.url).searchParams].map(([k, v]) => [k, [v]])), headers: Object.fromEntries(req.headers), body, at: Date.now() });
     let p: Record<string, any> = {};
     if (req.method === "POST") {

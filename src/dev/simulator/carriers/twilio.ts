@@ -30,6 +30,15 @@ export const twilio: Carrier = {
   },
 
   async handle(state, req, path, body) {
+    const acct = /^\/2010-04-01\/Accounts\/([^/]+)\.json$/.exec(path);
+    if (acct) {
+      // Fetch the account (a read-only credentials check).
+      const account = [...state.accounts.values()].find((a) => a.provider === "twilio" && a.credentials.account_sid === acct[1]);
+      const c = basicCredentials(req.headers.get("authorization"));
+      if (!account || !c || c.user !== acct[1] || c.password !== account.credentials.auth_token) return err(401, 20003, "Authenticate");
+      if (req.method !== "GET") return err(405, 20004, "Method not allowed");
+      return json(200, { sid: acct[1], friendly_name: "Simulated account", status: "active", type: "Full" });
+    }
     const m = /^\/2010-04-01\/Accounts\/([^/]+)\/Calls(?:\/([^/]+))?\.json$/.exec(path);
     if (!m) return null;
     const account = [...state.accounts.values()].find((a) => a.provider === "twilio" && a.credentials.account_sid === m[1]);

@@ -4,7 +4,7 @@ import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, Provide
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;
@@ -135,6 +135,11 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
 }
 
 export const telnyxCalls: ProviderCalls = {
+  // GET /v2/balance: read-only, answers 401 when the API key is wrong.
+  async verifyCredentials(ctx, env) {
+    const res = await carrierFetch(`${telnyxApi(env)}/balance`, { method: "GET", headers: telnyxHeaders(ctx) }, env);
+    return credentialsResult("Telnyx", res, telnyxErrorMessage(res.json));
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const body = {
       connection_id: telnyxConnectionId(ctx),

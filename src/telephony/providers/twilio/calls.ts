@@ -2,7 +2,7 @@
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { baseUrl, basicAuth, carrierFetch, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
+import { baseUrl, basicAuth, carrierFetch, credentialsResult, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
 
 export const TWILIO_API = "https://api.twilio.com";
 /** `<Say>` with Twilio's default (basic) voice takes 4,096 characters. */
@@ -80,6 +80,13 @@ export function mapTwilio(p: Record<string, string>): StatusUpdate | null {
 }
 
 export const twilioCalls: ProviderCalls = {
+  // Fetch the account (GET /2010-04-01/Accounts/{sid}.json): read-only, 401 code 20003 on bad credentials.
+  async verifyCredentials(ctx, env) {
+    const { sid, token } = creds(ctx);
+    const url = `${baseUrl(env, "twilio", TWILIO_API)}/2010-04-01/Accounts/${encodeURIComponent(sid)}.json`;
+    const res = await carrierFetch(url, { method: "GET", headers: { Authorization: basicAuth(sid, token), Accept: "application/json" } }, env);
+    return credentialsResult("Twilio", res, res.json?.message);
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const { sid, token } = creds(ctx);
     const res = await originateFetch(`${callsUrl(ctx, env)}.json`, {
