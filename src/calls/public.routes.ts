@@ -7,6 +7,7 @@ import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../li
 import { errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { AgentConflict, loadUsableWorkflowByUuid } from "../workflows";
+import { isKnownCountry } from "../telephony/numbers";
 import { startSingleCall } from "./start";
 
 const tags = ["calls"];
@@ -18,6 +19,12 @@ export const MAX_CONTEXT_BYTES = 16 * 1024;
 const CallBody = z
   .strictObject({
     phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`" }),
+    default_country: z
+      .string()
+      .refine(isKnownCountry, { message: "Unknown country: expected an ISO 3166 alpha-2 code such as US" })
+      .nullable()
+      .optional()
+      .openapi({ example: "US", description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164" }),
     initial_context: z
       .record(z.string(), z.unknown())
       .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
@@ -83,7 +90,7 @@ const byWorkflow = createRoute({
 async function start(
   c: Context<AppEnv>,
   agent: string,
-  body: { phone_number: string; initial_context?: Record<string, unknown> | null; telephony_configuration_id?: number | null },
+  body: { phone_number: string; default_country?: string | null; initial_context?: Record<string, unknown> | null; telephony_configuration_id?: number | null },
   allowTriggerPath: boolean,
 ) {
   const orgId = c.get("orgId");
@@ -96,6 +103,7 @@ async function start(
         orgId,
         workflow,
         phoneNumber: body.phone_number,
+        defaultCountry: body.default_country,
         initialContext: body.initial_context ?? {},
         telephonyConfigurationId: body.telephony_configuration_id,
         apiKeyId: c.get("apiKeyId"),

@@ -1,7 +1,7 @@
 // Phone number rules shared by phone-number records, CSV contacts and single calls.
 // Carriers take E.164 only (validated with libphonenumber-js); an ari PBX also takes extensions,
 // SIP URIs and dial strings.
-import { parsePhoneNumberFromString, type PhoneNumberType } from "libphonenumber-js/max";
+import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumberType } from "libphonenumber-js/max";
 
 export type NumberKind = "e164" | "extension" | "sip_uri" | "dial_string";
 export type NumberResult = { ok: true; value: string; kind: NumberKind } | { ok: false; message: string };
@@ -60,4 +60,20 @@ export function normalizeNumber(raw: string, pbx: boolean): NumberResult {
   if (SIP_URI.test(value)) return { ok: true, value: value.replace(/^sips?:/i, (s) => s.toLowerCase()), kind: "sip_uri" };
   if (DIAL_STRING.test(value)) return { ok: true, value, kind: "dial_string" };
   return { ok: false, message: "Must be an E.164 number, an extension, a SIP URI or a dial string" };
+}
+
+/** An ISO 3166 alpha-2 code the numbering plans know (case-insensitive), e.g. `US`. */
+export function isKnownCountry(code: string): boolean {
+  return /^[A-Za-z]{2}$/.test(code) && isSupportedCountry(code.toUpperCase());
+}
+
+/**
+ * A national number (`(415) 555-0102`) as E.164 for `country`, or null when it is not a valid number there.
+ * Only numbers without a leading + are read as national: an explicit country code is never second-guessed.
+ */
+export function nationalToE164(raw: string, country: string): string | null {
+  const value = raw.trim();
+  if (value.startsWith("+") || !isKnownCountry(country)) return null;
+  const parsed = parsePhoneNumberFromString(value, country.toUpperCase() as CountryCode);
+  return parsed?.isValid() ? parsed.number : null;
 }
