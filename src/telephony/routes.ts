@@ -84,7 +84,8 @@ const verify = createRoute({
   tags,
   summary: "Ask the carrier whether the stored credentials work",
   description:
-    "Makes one read-only carrier request (Twilio: fetch the account; Plivo/Vobiz: get the account; Telnyx: get the balance) " +
+    "Makes one read-only carrier request (Twilio, Plivo, Vobiz, Exotel: fetch the account; Telnyx: get the balance; " +
+    "Asterisk ARI: GET /asterisk/info) " +
     "and records the result in the configuration's `state`: `credentials_verified_at` (when it was checked) and, on failure, " +
     "`credentials_error` with the carrier's message, which marks the blocking `credentials` checklist step incomplete; " +
     "success clears it. Answers 200 whatever the carrier said, with the result and the configuration (secrets masked). 409 when the provider " +

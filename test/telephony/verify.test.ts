@@ -6,8 +6,8 @@ import { configFor, simAccount, type SimAccount } from "../calls/support";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { api, canary, CONFIGS, configRow } from "./support";
 
-const VERIFIABLE: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx"];
-const SECRET: Partial<Record<ProviderName, string>> = { twilio: "auth_token", plivo: "auth_token", vobiz: "auth_token", telnyx: "api_key" };
+const VERIFIABLE: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "exotel", "ari"];
+const SECRET: Partial<Record<ProviderName, string>> = { twilio: "auth_token", plivo: "auth_token", vobiz: "auth_token", telnyx: "api_key", exotel: "api_token", ari: "app_password" };
 
 async function configure(org: Org, acct: SimAccount, extra: Record<string, unknown> = {}) {
   const res = await api("POST", CONFIGS, { key: org.key, body: { name: `${acct.provider}-${crypto.randomUUID()}`, config: configFor(acct, extra) } });
@@ -75,7 +75,7 @@ describe("verify credentials: scope and unsupported providers", () => {
 
   it("a provider without a documented read-only call answers 409 and records nothing", async () => {
     const org = await createOrg();
-    const id = await configure(org, await simAccount("ari"));
+    const id = await configure(org, await simAccount("vonage"));
     const res = await api("POST", `${CONFIGS}/${id}/verify`, { key: org.key });
     expect(res.status, res.text).toBe(409);
     expect(res.json.detail).toMatch(/cannot be verified/);

@@ -51,6 +51,15 @@ export function ari(sockets: AriSockets): Carrier {
     },
 
     async handle(state, req, path, body) {
+      const info = /^\/([^/]+)\/ari\/asterisk\/info$/.exec(path);
+      if (info) {
+        // System information (a read-only credentials check).
+        const account = state.accounts.get(info[1]);
+        if (!account || account.provider !== "ari") return err(404, "Not found");
+        if (!authenticated(req, new URL(req.url), account)) return err(401, "Authentication required");
+        if (req.method !== "GET") return err(405, "Method not allowed");
+        return json(200, { system: { version: "20.0.0", entity_id: "sim" }, status: { startup_time: new Date(0).toISOString() } });
+      }
       const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);

@@ -34,6 +34,15 @@ export const exotel: Carrier = {
   },
 
   async handle(state, req, path, body) {
+    const acct = /^\/v1\/Accounts\/([^/]+?)(?:\.json)?$/.exec(path);
+    if (acct) {
+      // Account details (a read-only credentials check).
+      const c = basicCredentials(req.headers.get("authorization"));
+      const account = [...state.accounts.values()].find((a) => a.provider === "exotel" && a.credentials.account_sid === acct[1]);
+      if (!account || !c || c.user !== account.credentials.api_key || c.password !== account.credentials.api_token) return err(401, "Authentication failed");
+      if (req.method !== "GET") return err(405, "Method not allowed");
+      return json(200, { Account: { Sid: acct[1], Status: "active", Type: "Full" } });
+    }
     const m = /^\/v1\/Accounts\/([^/]+)\/Calls\/connect(?:\.json)?$/.exec(path);
     if (!m) return null;
     const creds = basicCredentials(req.headers.get("authorization"));

@@ -1,7 +1,7 @@
 // Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, originateFetch, refused, str } from "../../../calls/kit";
+import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str } from "../../../calls/kit";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
 export const ARI_RING_SECONDS = 30;
@@ -119,6 +119,12 @@ export function mapAriEvent(ev: any, s: AriChannelState): StatusUpdate | null {
 }
 
 export const ariCalls: ProviderCalls = {
+  // GET /ari/asterisk/info: read-only, 401 when the ARI user or password is wrong.
+  async verifyCredentials(ctx, env) {
+    const { user, password } = ariAuth(ctx);
+    const res = await carrierFetch(`${ariBase(ctx)}/asterisk/info`, { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } }, env);
+    return credentialsResult("Asterisk ARI", res, res.json?.message ?? res.json?.error);
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const { user, password } = ariAuth(ctx);
     const channelId = ariChannelId(req.runId);

@@ -2,7 +2,7 @@
 // (no answer document), no webhook signature (our per-run token is the proof).
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { basicAuth, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
+import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
 
 export const EXOTEL_API = "https://api.in.exotel.com";
 
@@ -73,6 +73,12 @@ export function mapExotel(fields: Record<string, string>, legsAnsweredBy: string
 }
 
 export const exotelCalls: ProviderCalls = {
+  // Account details (GET /v1/Accounts/{sid}): read-only, 401 on a wrong API key or token.
+  async verifyCredentials(ctx, env) {
+    const url = `${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}.json`;
+    const res = await carrierFetch(url, { method: "GET", headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), Accept: "application/json" } }, env);
+    return credentialsResult("Exotel", res, res.json?.RestException?.Message ?? res.json?.message);
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const form = new URLSearchParams();
     form.append("from", req.to); // Exotel dials `from` first: that is the party we call
