@@ -85,7 +85,7 @@ const verify = createRoute({
   summary: "Ask the carrier whether the stored credentials work",
   description:
     "Makes one read-only carrier request (Twilio, Plivo, Vobiz, Exotel: fetch the account; Telnyx: get the balance; " +
-    "Asterisk ARI: GET /asterisk/info) " +
+    "Cloudonix: get the domain; Asterisk ARI: GET /asterisk/info) " +
     "and records the result in the configuration's `state`: `credentials_verified_at` (when it was checked) and, on failure, " +
     "`credentials_error` with the carrier's message, which marks the blocking `credentials` checklist step incomplete; " +
     "success clears it. Answers 200 whatever the carrier said, with the result and the configuration (secrets masked). 409 when the provider " +

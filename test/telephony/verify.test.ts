@@ -6,8 +6,8 @@ import { configFor, simAccount, type SimAccount } from "../calls/support";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { api, canary, CONFIGS, configRow } from "./support";
 
-const VERIFIABLE: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "exotel", "ari"];
-const SECRET: Partial<Record<ProviderName, string>> = { twilio: "auth_token", plivo: "auth_token", vobiz: "auth_token", telnyx: "api_key", exotel: "api_token", ari: "app_password" };
+const VERIFIABLE: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "exotel", "ari", "cloudonix"];
+const SECRET: Partial<Record<ProviderName, string>> = { twilio: "auth_token", plivo: "auth_token", vobiz: "auth_token", telnyx: "api_key", exotel: "api_token", ari: "app_password", cloudonix: "bearer_token" };
 
 async function configure(org: Org, acct: SimAccount, extra: Record<string, unknown> = {}) {
   const res = await api("POST", CONFIGS, { key: org.key, body: { name: `${acct.provider}-${crypto.randomUUID()}`, config: configFor(acct, extra) } });

@@ -38,11 +38,14 @@ export const cloudonix: Carrier = {
     const originate = /^\/calls\/([^/]+)\/application$/.exec(path);
     const app = /^\/customers\/self\/domains\/([^/]+)\/applications(?:\/([^/]+))?$/.exec(path);
     const sess = /^\/customers\/self\/domains\/([^/]+)\/sessions\/([^/]+)$/.exec(path);
-    const domain = decodeURIComponent((originate ?? app ?? sess)?.[1] ?? "");
-    if (!originate && !app && !sess) return null;
+    const dom = /^\/customers\/self\/domains\/([^/]+)$/.exec(path);
+    const domain = decodeURIComponent((originate ?? app ?? sess ?? dom)?.[1] ?? "");
+    if (!originate && !app && !sess && !dom) return null;
     const account = bearer(state, req, domain);
     if (!account) return err(401, "Unauthorized");
     state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
+    // Get the domain (a read-only credentials check).
+    if (dom) return req.method === "GET" ? json(200, { domain, active: true }) : err(405, "Method not allowed");
 
     if (sess) {
       if (req.method !== "DELETE") return err(405, "Method not allowed");

@@ -2,7 +2,7 @@
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
 import { mapTwilio } from "../twilio/calls";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";
@@ -82,6 +82,11 @@ export function mapCloudonix(body: any): StatusUpdate | null {
 }
 
 export const cloudonixCalls: ProviderCalls = {
+  // GET the domain (/customers/self/domains/{domain}) with the bearer token: read-only, 401 when the token is wrong.
+  async verifyCredentials(ctx, env) {
+    const res = await carrierFetch(`${cloudonixApi(env)}/customers/self/domains/${domain(ctx)}`, { method: "GET", headers: cloudonixHeaders(ctx) }, env);
+    return credentialsResult("Cloudonix", res, res.json?.message ?? res.json?.error);
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const body = {
       destination: digits(req.to),
