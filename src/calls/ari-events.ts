@@ -10,6 +10,8 @@ import { clock, isoNow } from "../lib/clock";
 import { ariAuth, ariBase, ariCalls, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
+import { allowsPrivatePbx } from "../telephony/calling-policy";
+import { pbxUrlRefusal } from "../telephony/pbx-urls";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
 
@@ -87,6 +89,12 @@ export class AriEventsObject extends DurableObject<Env> {
     const configId = Number(this.get("config_id"));
     const row = configId ? await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get() : undefined;
     if (!row) return { connected: false, error: "configuration not found" };
+    // SSRF: saved while the organization allowed private PBX addresses, maybe no longer allowed: never fetched then.
+    const endpoint = (row.config as { ari_endpoint?: unknown } | null)?.ari_endpoint;
+    if (typeof endpoint === "string") {
+      const refusal = pbxUrlRefusal(endpoint, await allowsPrivatePbx(getDb(this.env), row.orgId), null);
+      if (refusal) return { connected: false, error: `ari_endpoint refused: ${refusal}` };
+    }
     let ws: WebSocket | null = null;
     let error = "";
     try {
@@ -100,7 +108,9 @@ export class AriEventsObject extends DurableObject<Env> {
       ws = res.webSocket;
       if (!ws) error = `the PBX answered HTTP ${res.status} to the events WebSocket${res.status === 401 ? " (check app_name and app_password)" : ""}`;
     } catch (err) {
-      error = `events WebSocket unreachable: ${(err as Error)?.message ?? String(err)}`;
+      // Generic to the caller (whether a port answered is not told to a client); the details go to the log.
+      console.error(JSON.stringify({ level: "error", msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) }));
+      error = "Could not reach the PBX";
     }
     if (!ws) {
       await this.noteFailure(error);

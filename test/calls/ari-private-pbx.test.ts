@@ -1,0 +1,49 @@
+// SSRF (issue 11) at connect time: an ari endpoint saved while the organization allowed private PBX addresses is not
+// fetched once the setting is off; a PBX that cannot be reached is reported generically, the details only logged.
+import { describe, expect, it, vi } from "vitest";
+import { call, createOrg, type Org } from "../helpers";
+import { CALLEE, CONTEXT, createAgent, setup, simRefuse } from "./support";
+
+const POLICY = "/api/v1/organizations/calling-policy";
+
+async function privatePbx(endpoint: string): Promise<{ org: Org; uuid: string }> {
+  const org = await createOrg();
+  expect((await call("PUT", POLICY, { key: org.key, body: { allow_private_pbx: true } })).status).toBe(200);
+  const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
+    key: org.key,
+    body: { name: "pbx", is_default_outbound: true, config: { provider: "ari", ari_endpoint: endpoint, app_name: "edgedial", app_password: "pw-0001" } },
+  });
+  expect(cfg.status, cfg.text).toBe(200);
+  return { org, uuid: (await createAgent(org)).workflow_uuid };
+}
+const dial = (s: { org: Org; uuid: string }) => call("POST", `/api/v1/public/agent/${s.uuid}`, { key: s.org.key, body: { phone_number: "1001", initial_context: CONTEXT } });
+
+describe("ari private endpoints at connect time", () => {
+  it("a private endpoint is not connected to once allow_private_pbx is turned off: the call fails naming the setting", async () => {
+    const s = await privatePbx("http://10.255.0.1:8088");
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { allow_private_pbx: false } })).status).toBe(200);
+    const res = await dial(s);
+    expect(res.status).toBe(502);
+    expect(res.json.detail).toMatch(/ari_endpoint refused: .*allow_private_pbx/);
+  });
+
+  it("an unreachable PBX is 'Could not reach the PBX' to the caller, events socket or originate; the network error is only logged", async () => {
+    const logged = vi.spyOn(console, "error");
+    try {
+      const s = await setup("ari");
+      await simRefuse(s.acct, "events");
+      const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+      expect(res.status).toBe(502);
+      expect(res.json.detail).toBe("ARI events connection failed: Could not reach the PBX");
+      await simRefuse(s.acct, "originate", 3);
+      const again = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+      expect(again.status).toBe(502);
+      expect(again.json.detail).toBe("Could not reach the PBX");
+      const lines = logged.mock.calls.map((c) => String(c[0]));
+      expect(lines.some((l) => l.includes("ARI events WebSocket unreachable") && l.includes("ECONNREFUSED"))).toBe(true);
+      expect(lines.some((l) => l.includes("ARI originate unreachable") && l.includes("ECONNREFUSED"))).toBe(true);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+});
