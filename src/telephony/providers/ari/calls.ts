@@ -141,7 +141,7 @@ export const ariCalls: ProviderCalls = {
       headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
     }, env, (json) => json?.id);
     if (res.status >= 200 && res.status < 300) return { ok: true, providerCallId: typeof res.json?.id === "string" ? res.json.id : channelId };
-    if (res.status === 0) {
+    if (res.status === 0 && !res.text.startsWith("request timed out")) {
       // The endpoint is the client's: whether a port answered is not theirs to learn (SSRF); the details are logged.
       console.error(JSON.stringify({ level: "error", msg: "ARI originate unreachable", config_id: ctx.id, run_id: req.runId, error: res.text }));
       return { ok: false, message: "Could not reach the PBX" };
