@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startCampaignCall } from "../../src/calls/start";
 import { clock } from "../../src/lib/clock";
 import { call, createOrg, type Org } from "../helpers";
-import { CALLEE, runApi, setup, startCall } from "../calls/support";
+import { CALLEE, CONTEXT, runApi, setup, startCall } from "../calls/support";
 import { FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
 import { draftCampaign, setupOrg } from "../campaigns/http-world";
 import { createCampaign, goodCsv, upload, world } from "../campaigns/records-support";
@@ -207,7 +207,7 @@ describe("runs", () => {
     const other = await newKey(s.org, "dialer");
     const mine = await runApi(s, await startCall(s));
     expect(mine.created_by_key_id).toBe(await firstKeyId(s.org));
-    const theirs = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: other.key, body: { phone_number: CALLEE } });
+    const theirs = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: other.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
     expect(theirs.status, theirs.text).toBe(200);
     expect((await runApi(s, theirs.json.workflow_run_id)).created_by_key_id).toBe(other.id);
 
