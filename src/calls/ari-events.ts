@@ -7,11 +7,13 @@ import { telephonyConfigs, workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { basicAuth } from "./kit";
 import { clock, isoNow } from "../lib/clock";
+import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { ariAuth, ariBase, ariCalls, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
 import { allowsPrivatePbx } from "../telephony/calling-policy";
 import { pbxUrlRefusal } from "../telephony/pbx-urls";
+import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
 
@@ -27,49 +29,46 @@ export function ariEventsStub(env: Env, configId: number): DurableObjectStub<Ari
   return env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`ari:${configId}`));
 }
 
-type CallRow = { run_id: number; answered: number; hung_up_by_us: number; dial_status: string | null; tracked_at: number };
-
 export class AriEventsObject extends DurableObject<Env> {
   private socket: WebSocket | null = null;
   private connecting: Promise<{ connected: boolean; error?: string }> | null = null;
-  private readonly sql: SqlStorage;
+  private readonly db: DoSql;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS calls (run_id INTEGER PRIMARY KEY, answered INTEGER NOT NULL DEFAULT 0, hung_up_by_us INTEGER NOT NULL DEFAULT 0, dial_status TEXT, tracked_at INTEGER NOT NULL)`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)`);
+    this.db = new DoSql(ctx.storage);
+    void migrateOnStart(ctx, this.db, ARI_EVENTS_MIGRATIONS);
   }
 
   private get(k: string): string | null {
-    return this.sql.exec<{ v: string }>(`SELECT v FROM kv WHERE k = ?`, k).toArray()[0]?.v ?? null;
+    return this.db.value<string>`SELECT v FROM kv WHERE k = ${k}`;
   }
   private put(k: string, v: string | number): void {
-    this.sql.exec(`INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, k, String(v));
+    this.db.run`INSERT INTO kv (k, v) VALUES (${k}, ${String(v)}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
   }
   private inFlight(): number {
-    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM calls`).one().n;
+    return this.db.value<number>`SELECT count(*) FROM calls` ?? 0;
   }
 
   /** Registers a run about to be originated and makes sure the events socket is open before it is. */
   async track(configId: number, runId: number): Promise<{ connected: boolean; error?: string }> {
     this.put("config_id", configId);
-    this.sql.exec(`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (?, ?)`, runId, clock.now());
+    this.db.run`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (${runId}, ${clock.now()})`;
     const result = await this.ensureConnected();
-    if (!result.connected) this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+    if (!result.connected) this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
     return result;
   }
 
   /** The PBX refused the originate: nothing to watch for this run (the socket closes when nothing else is). */
   async untrack(runId: number): Promise<void> {
-    this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+    this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
     if (this.inFlight() === 0) this.closeSocket();
   }
 
   /** We asked the PBX to hang this channel up: a later cause 16 before answer means canceled, not no_answer. */
   async noteHangup(channelId: string): Promise<void> {
     const runId = runIdOfChannel(channelId);
-    if (runId !== null) this.sql.exec(`UPDATE calls SET hung_up_by_us = 1 WHERE run_id = ?`, runId);
+    if (runId !== null) this.db.run`UPDATE calls SET hung_up_by_us = 1 WHERE run_id = ${runId}`;
   }
 
   /** For tests and diagnostics. */
@@ -155,8 +154,8 @@ export class AriEventsObject extends DurableObject<Env> {
         .where(eq(telephonyConfigs.id, configId));
     }
     // Without the socket the outcome of the tracked calls cannot be known.
-    const runs = this.sql.exec<{ run_id: number }>(`SELECT run_id FROM calls`).toArray();
-    this.sql.exec(`DELETE FROM calls`);
+    const runs = this.db.all<Pick<CallRow, "run_id">>`SELECT run_id FROM calls`;
+    this.db.run`DELETE FROM calls`;
     this.put("failures", 0);
     for (const { run_id } of runs) {
       const run = await getRun(getDb(this.env), run_id);
@@ -165,7 +164,7 @@ export class AriEventsObject extends DurableObject<Env> {
   }
 
   async alarm(): Promise<void> {
-    this.sql.exec(`DELETE FROM calls WHERE tracked_at < ?`, clock.now() - ARI_TRACK_TTL_MS);
+    this.db.run`DELETE FROM calls WHERE tracked_at < ${clock.now() - ARI_TRACK_TTL_MS}`;
     if (this.inFlight() === 0) {
       this.closeSocket();
       return;
@@ -222,18 +221,18 @@ export class AriEventsObject extends DurableObject<Env> {
     const channelId = String(ev?.channel?.id ?? ev?.peer?.id ?? "");
     const runId = runIdOfChannel(channelId);
     if (runId === null) return;
-    const row = this.sql.exec<CallRow>(`SELECT * FROM calls WHERE run_id = ?`, runId).toArray()[0];
+    const row = this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId}`;
     if (!row) return; // not a call this configuration is tracking
     const state: AriChannelState = { answered: !!row.answered, hungUpByUs: !!row.hung_up_by_us, dialStatus: row.dial_status };
     const update = mapAriEvent(ev, state);
-    this.sql.exec(`UPDATE calls SET answered = ?, dial_status = ? WHERE run_id = ?`, state.answered ? 1 : 0, state.dialStatus ?? null, runId);
+    this.db.run`UPDATE calls SET answered = ${state.answered ? 1 : 0}, dial_status = ${state.dialStatus ?? null} WHERE run_id = ${runId}`;
     if (!update) return;
     const run = await getRun(getDb(this.env), runId);
     if (!run) return;
     const result = await applyStatus(this.env, run, update);
     if (ev.type === "StasisStart") await this.endAnswered(runId, channelId);
     if (isFinal(result.status)) {
-      this.sql.exec(`DELETE FROM calls WHERE run_id = ?`, runId);
+      this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
       if (this.inFlight() === 0) this.closeSocket();
     }
   }

@@ -7,6 +7,7 @@
 // seconds while running.
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
+import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, CampaignState, ContactInput, LeaseResult } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
@@ -20,8 +21,7 @@ import { packContacts, type PackedContacts } from "./engine/packed";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { Schedule } from "./engine/schedule";
-import { migrate } from "./engine/schema";
-import { Sql } from "./engine/sql";
+import { MIGRATIONS } from "./engine/schema";
 import { isFinished, nextState, refusal, type Trigger } from "./engine/transitions";
 import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogEntry, LogLevel, LogPage, SettingsPatch } from "./engine/types";
 
@@ -97,7 +97,7 @@ type AttemptRow = {
 type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary";
 type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
-const OPEN_ATTEMPT = `status IN ('dialing', 'in_flight')`;
+const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The organization lease of one attempt; the calls module sees it in CampaignCallRequest.leaseId. */
@@ -114,7 +114,7 @@ function completeSettings(s: Partial<CampaignSettings> | undefined): CampaignSet
 }
 
 export class CampaignObject extends DurableObject<Env> {
-  private readonly db: Sql;
+  private readonly db: DoSql;
   private readonly pace = new PaceWindow();
   private dispatching = false;
   private armedAt: number | null = null;
@@ -129,9 +129,8 @@ export class CampaignObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.db = new Sql(ctx.storage.sql, ctx.storage);
-    this.ready = ctx.blockConcurrencyWhile(async () => {
-      migrate(this.db);
+    this.db = new DoSql(ctx.storage);
+    this.ready = migrateOnStart(ctx, this.db, MIGRATIONS, async () => {
       this.loadPace();
       try {
         await this.reconcile();
@@ -153,19 +152,8 @@ export class CampaignObject extends DurableObject<Env> {
     }
     const settings = completeSettings(meta.settings);
     this.db.tx(() => {
-      this.db.run(
-        `INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id,
-           state, settings, created_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, 'draft', ?, ?)`,
-        meta.campaignId,
-        meta.orgId,
-        meta.name,
-        meta.workflowId,
-        meta.telephonyConfigurationId,
-        meta.sourceId,
-        meta.parentCampaignId ?? null,
-        JSON.stringify(settings),
-        iso(clock.now()),
-      );
+      this.db.run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id,
+           state, settings, created_at) VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId}, ${meta.parentCampaignId ?? null}, 'draft', ${JSON.stringify(settings)}, ${iso(clock.now())})`;
       this.log("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
     });
     return this.snapshot();
@@ -187,21 +175,14 @@ export class CampaignObject extends DurableObject<Env> {
       // counters trigger); this is ~6. Bound parameters are capped at 100, so multi-row VALUES would fit only 25
       // rows; one JSON parameter has no such cap. Rows go in order, so ON CONFLICT keeps a number's first row.
       for (const { rows, json } of parts) {
-        const n = this.db.changes(
-          `INSERT INTO contacts (row, phone_number, initial_context, greeting_override, queue_key)
-           SELECT value->>0, value->>1, value->>2, value->>3, ? FROM json_each(?) WHERE true ON CONFLICT (phone_number) DO NOTHING`,
-          PENDING_KEY,
-          json,
-        );
+        const n = this.db.changes`INSERT INTO contacts (row, phone_number, initial_context, greeting_override, queue_key)
+           SELECT value->>0, value->>1, value->>2, value->>3, ${PENDING_KEY} FROM json_each(${json}) WHERE true ON CONFLICT (phone_number) DO NOTHING`;
         inserted += n;
         if (n === rows) continue;
         // Rows not inserted are those whose number is stored under another row (a file's rows are distinct).
-        const found = this.db.all<{ row: number; phone_number: string; first_row: number }>(
-          `SELECT j.value->>0 AS row, j.value->>1 AS phone_number, c.row AS first_row
-           FROM json_each(?) j JOIN contacts c ON c.phone_number = j.value->>1
-           WHERE c.row <> j.value->>0 ORDER BY j.key`,
-          json,
-        );
+        const found = this.db.all<{ row: number; phone_number: string; first_row: number }>`SELECT j.value->>0 AS row, j.value->>1 AS phone_number, c.row AS first_row
+           FROM json_each(${json}) j JOIN contacts c ON c.phone_number = j.value->>1
+           WHERE c.row <> j.value->>0 ORDER BY j.key`;
         // Fails (and rolls the chunk back) rather than under-report, should a caller ever repeat a row number.
         if (n + found.length !== rows) throw new Error("importContacts: a chunk repeats a row number");
         for (const d of found) duplicates.push({ row: d.row, phone_number: d.phone_number, first_row: d.first_row });
@@ -213,10 +194,10 @@ export class CampaignObject extends DurableObject<Env> {
   /** Marks the contact list complete; the campaign can start from now on. */
   async finishImport(): Promise<{ total: number }> {
     const c = this.need();
-    const total = this.db.value<number>(`SELECT count(*) FROM contacts`, 0);
+    const total = this.db.value<number>`SELECT count(*) FROM contacts` ?? 0;
     if (!c.import_done) {
       this.db.tx(() => {
-        this.db.run(`UPDATE campaign SET import_done = 1, source_synced_at = ?, summary_dirty = 1`, iso(clock.now()));
+        this.db.run`UPDATE campaign SET import_done = 1, source_synced_at = ${iso(clock.now())}, summary_dirty = 1`;
         this.log("info", "source_sync_completed", `${total} contact${total === 1 ? "" : "s"} imported`, { total });
       });
     }
@@ -228,7 +209,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     const to = this.checkTransition(c, "source_failed");
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET state = ?, source_error = ?, summary_dirty = 1`, to, message);
+      this.db.run`UPDATE campaign SET state = ${to}, source_error = ${message}, summary_dirty = 1`;
       this.log("error", "source_sync_failed", `The contact source could not be read: ${message}`, { error: message });
       this.log("error", "campaign_failed", "Campaign failed", { reason: "source_sync_failed" });
       this.skipRemaining();
@@ -247,7 +228,7 @@ export class CampaignObject extends DurableObject<Env> {
     this.windowTimerAt = undefined;
     this.summaryTimerAt = null;
     this.pace.load([]);
-    migrate(this.db);
+    migrate(this.db, MIGRATIONS);
     return { discarded: true };
   }
 
@@ -311,11 +292,8 @@ export class CampaignObject extends DurableObject<Env> {
   /** Logs newest first, `limit` per page, continuing below log id `before`. */
   async logs(limit = 50, before: number | null = null): Promise<LogPage> {
     this.need();
-    const rows = this.db.all<{ id: number; ts: string; level: string; event: string; message: string; details: string }>(
-      `SELECT * FROM logs WHERE (?1 IS NULL OR id < ?1) ORDER BY id DESC LIMIT ?2`,
-      before,
-      limit + 1,
-    );
+    const rows = this.db.all<{ id: number; ts: string; level: string; event: string; message: string; details: string }>`
+      SELECT * FROM logs WHERE (${before} IS NULL OR id < ${before}) ORDER BY id DESC LIMIT ${limit + 1}`;
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     return { items: page.map((r) => ({ id: r.id, ...this.toLog(r) })), next_before: more ? page[page.length - 1].id : null };
@@ -331,7 +309,7 @@ export class CampaignObject extends DurableObject<Env> {
     if (!c.import_done) throw engineConflict("Cannot start a campaign whose contacts are still being imported");
     const now = clock.now();
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET state = 'running', started_at = coalesce(started_at, ?), breaker_since = ?, window_open = NULL, blocked = NULL, summary_dirty = 1`, iso(now), now);
+      this.db.run`UPDATE campaign SET state = 'running', started_at = coalesce(started_at, ${iso(now)}), breaker_since = ${now}, window_open = NULL, blocked = NULL, summary_dirty = 1`;
       this.log("info", "campaign_started", "Campaign started", {});
       this.onRunning(now);
     });
@@ -348,7 +326,7 @@ export class CampaignObject extends DurableObject<Env> {
       // The breaker's window starts afresh: what tripped it is behind us. It opens one millisecond after `now`, since
       // every attempt already finished ended at or before `now`, so the failures that tripped it stay out of it even
       // when no time passes between the trip and the resume (the window counts `ended_at >= breaker_since`).
-      this.db.run(`UPDATE campaign SET state = 'running', breaker_since = ?, window_open = NULL, blocked = NULL, summary_dirty = 1`, now + 1);
+      this.db.run`UPDATE campaign SET state = 'running', breaker_since = ${now + 1}, window_open = NULL, blocked = NULL, summary_dirty = 1`;
       this.log("info", "campaign_resumed", "Campaign resumed", {});
       this.onRunning(now);
     });
@@ -361,7 +339,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     const to = this.checkTransition(c, "pause");
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET state = ?, summary_dirty = 1`, to);
+      this.db.run`UPDATE campaign SET state = ${to}, summary_dirty = 1`;
       const inFlight = this.openAttempts();
       this.log("info", "campaign_paused", "Campaign paused; calls in progress finish", { in_progress: inFlight });
       this.clearRunningTimers();
@@ -375,7 +353,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     const to = this.checkTransition(c, "cancel");
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET state = ?, summary_dirty = 1`, to);
+      this.db.run`UPDATE campaign SET state = ${to}, summary_dirty = 1`;
       const skipped = this.skipRemaining();
       this.log("info", "campaign_cancelled", "Campaign cancelled; pending contacts skipped, calls in progress finish", {
         skipped,
@@ -400,7 +378,7 @@ export class CampaignObject extends DurableObject<Env> {
     const changed = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
     const now = clock.now();
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET settings = ?, name = ?, summary_dirty = 1`, JSON.stringify(checked), name);
+      this.db.run`UPDATE campaign SET settings = ${JSON.stringify(checked)}, name = ${name}, summary_dirty = 1`;
       this.windowCache = null;
       this.log("info", "settings_updated", `Settings updated: ${changed.join(", ") || "nothing"}`, { fields: changed });
       if (c.state === "running") {
@@ -426,7 +404,7 @@ export class CampaignObject extends DurableObject<Env> {
   async onCallStatus(s: CampaignCallStatus): Promise<{ applied: boolean }> {
     const c = this.campaign();
     if (!c) return { applied: false };
-    const a = this.db.one<AttemptRow>(`SELECT * FROM attempts WHERE contact_id = ? AND attempt = ?`, s.contactId, s.attempt);
+    const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
     if (!a || (a.run_id != null && s.runId != null && a.run_id !== s.runId)) {
       this.log("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
         run_id: s.runId,
@@ -442,17 +420,10 @@ export class CampaignObject extends DurableObject<Env> {
       if (rank === undefined) return { applied: false };
       const prev = a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1;
       if (rank <= prev && a.run_id != null) return { applied: false };
-      this.db.run(
-        `UPDATE attempts SET last_status = CASE WHEN ? > coalesce(?, -1) THEN ? ELSE last_status END, run_id = coalesce(run_id, ?) WHERE id = ?`,
-        rank,
-        a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1,
-        s.status,
-        s.runId ?? null,
-        a.id,
-      );
+      this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1}, -1) THEN ${s.status} ELSE last_status END, run_id = coalesce(run_id, ${s.runId ?? null}) WHERE id = ${a.id}`;
       return { applied: true };
     }
-    if (a.run_id == null && s.runId != null) this.db.run(`UPDATE attempts SET run_id = ? WHERE id = ?`, s.runId, a.id);
+    if (a.run_id == null && s.runId != null) this.db.run`UPDATE attempts SET run_id = ${s.runId} WHERE id = ${a.id}`;
     const at = Date.parse(s.at);
     const applied = await this.finishAttempt(a, s.status, Number.isFinite(at) ? Math.min(at, clock.now()) : clock.now(), {});
     await this.settle();
@@ -468,7 +439,7 @@ export class CampaignObject extends DurableObject<Env> {
     this.checkTransition(c, "redial");
     // One JSON parameter however many outcomes are asked for (SQLite here binds at most 100).
     const count = outcomes.length
-      ? this.db.value<number>(`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(?))`, 0, JSON.stringify(outcomes))
+      ? (this.db.value<number>`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)}))` ?? 0)
       : 0;
     return {
       meta: {
@@ -488,12 +459,7 @@ export class CampaignObject extends DurableObject<Env> {
   async redialContacts(outcomes: string[], afterId: number, limit: number): Promise<{ contacts: ContactInput[]; next: number | null }> {
     this.need();
     if (!outcomes.length) return { contacts: [], next: null };
-    const rows = this.db.all<ContactRow>(
-      `SELECT * FROM contacts WHERE id > ? AND status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?`,
-      afterId,
-      JSON.stringify(outcomes),
-      limit,
-    );
+    const rows = this.db.all<ContactRow>`SELECT * FROM contacts WHERE id > ${afterId} AND status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)})) ORDER BY id LIMIT ${limit}`;
     return {
       contacts: rows.map((r) => ({
         row: r.row,
@@ -509,7 +475,7 @@ export class CampaignObject extends DurableObject<Env> {
   async linkRedial(childId: number, count: number): Promise<void> {
     this.need();
     this.db.tx(() => {
-      this.db.run(`UPDATE campaign SET redialed_campaign_id = ?, summary_dirty = 1`, childId);
+      this.db.run`UPDATE campaign SET redialed_campaign_id = ${childId}, summary_dirty = 1`;
       this.log("info", "campaign_redialed", `Redial campaign ${childId} created with ${count} contact${count === 1 ? "" : "s"}`, {
         redialed_campaign_id: childId,
         contacts: count,
@@ -527,7 +493,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.campaign();
     if (!c) return;
     const now = clock.now();
-    const due = this.db.all<TimerRow>(`SELECT * FROM timers WHERE due <= ? ORDER BY due LIMIT 1000`, now);
+    const due = this.db.all<TimerRow>`SELECT * FROM timers WHERE due <= ${now} ORDER BY due LIMIT 1000`;
     for (const t of due) {
       try {
         await this.fireTimer(t, now);
@@ -546,7 +512,7 @@ export class CampaignObject extends DurableObject<Env> {
 
   private async fireTimer(t: TimerRow, now: number): Promise<void> {
     // Taken off first: an alarm delivered twice finds nothing left to do.
-    if (!this.db.run(`DELETE FROM timers WHERE kind = ? AND ref = ? AND due = ?`, t.kind, t.ref, t.due)) return;
+    if (!this.db.run`DELETE FROM timers WHERE kind = ${t.kind} AND ref = ${t.ref} AND due = ${t.due}`) return;
     switch (t.kind) {
       case "summary":
         this.summaryTimerAt = null;
@@ -559,16 +525,16 @@ export class CampaignObject extends DurableObject<Env> {
         return;
       case "retry": {
         // The delay is over; the contact queues again (ahead of never-attempted ones) and waits for a window.
-        const n = this.db.run(`UPDATE contacts SET status = 'queued', queue_key = ? WHERE id = ? AND status = 'waiting'`, t.due, t.ref);
+        const n = this.db.run`UPDATE contacts SET status = 'queued', queue_key = ${t.due} WHERE id = ${t.ref} AND status = 'waiting'`;
         if (n) this.markDirty();
         return;
       }
       case "timeout": {
-        const a = this.db.one<AttemptRow>(`SELECT * FROM attempts WHERE id = ?`, t.ref);
+        const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${t.ref}`;
         if (!a || !(a.status === "dialing" || a.status === "in_flight")) return;
         const done = await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "No final status before the call timeout" });
         if (done) {
-          const ct = this.db.one<ContactRow>(`SELECT phone_number FROM contacts WHERE id = ?`, a.contact_id);
+          const ct = this.db.one<ContactRow>`SELECT phone_number FROM contacts WHERE id = ${a.contact_id}`;
           this.log("warning", "call_timed_out", `No final status for ${ct?.phone_number ?? "a contact"} within ${MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS}s; outcome unknown, not retried`, {
             contact_id: a.contact_id,
             attempt: a.attempt,
@@ -588,15 +554,9 @@ export class CampaignObject extends DurableObject<Env> {
     const dropped = fails >= TIMER_MAX_FAILS;
     try {
       this.log("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, { kind: t.kind, ref: t.ref, fails, error: String(err) });
-      if (dropped) this.db.run(`DELETE FROM timers WHERE kind = ? AND ref = ?`, t.kind, t.ref);
+      if (dropped) this.db.run`DELETE FROM timers WHERE kind = ${t.kind} AND ref = ${t.ref}`;
       else
-        this.db.run(
-          `INSERT INTO timers (kind, ref, due, fails) VALUES (?, ?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = excluded.fails`,
-          t.kind,
-          t.ref,
-          now + 60_000 * fails,
-          fails,
-        );
+        this.db.run`INSERT INTO timers (kind, ref, due, fails) VALUES (${t.kind}, ${t.ref}, ${now + 60_000 * fails}, ${fails}) ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = excluded.fails`;
     } catch (inner) {
       console.error(JSON.stringify({ level: "error", event: "timer_failed", kind: t.kind, ref: t.ref, error: String(err), inner: String(inner) }));
     }
@@ -637,7 +597,7 @@ export class CampaignObject extends DurableObject<Env> {
       this.setTimer("dispatch", 0, this.pace.nextAt(s.rate_limit, now), "min");
       return false;
     }
-    const picks = this.db.all<ContactRow>(`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ?`, Math.min(room, budget, MAX_ROUND));
+    const picks = this.db.all<ContactRow>`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ${Math.min(room, budget, MAX_ROUND)}`;
     if (!picks.length) {
       if (this.checkCompletion(now)) this.forceSummary = true;
       return false;
@@ -693,18 +653,12 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** The exactly-once step: the attempt exists as `dialing` (with its timeout) before anyone is asked to call. */
   private recordDialing(contactId: number, leaseId: string, now: number): { attempt: AttemptRow; contact: ContactRow } | null {
-    const contact = this.db.one<ContactRow>(`SELECT * FROM contacts WHERE id = ? AND status = 'queued'`, contactId);
+    const contact = this.db.one<ContactRow>`SELECT * FROM contacts WHERE id = ${contactId} AND status = 'queued'`;
     if (!contact) return null;
     const attemptNo = contact.attempts + 1;
     if (leaseId !== leaseIdFor(this.need().campaign_id, contactId, attemptNo)) return null;
-    const attempt = this.db.one<AttemptRow>(
-      `INSERT INTO attempts (contact_id, attempt, status, lease_id, dialed_at) VALUES (?, ?, 'dialing', ?, ?) RETURNING *`,
-      contactId,
-      attemptNo,
-      leaseId,
-      now,
-    )!;
-    this.db.run(`UPDATE contacts SET status = 'active', attempts = ? WHERE id = ?`, attemptNo, contactId);
+    const attempt = this.db.one<AttemptRow>`INSERT INTO attempts (contact_id, attempt, status, lease_id, dialed_at) VALUES (${contactId}, ${attemptNo}, 'dialing', ${leaseId}, ${now}) RETURNING *`!;
+    this.db.run`UPDATE contacts SET status = 'active', attempts = ${attemptNo} WHERE id = ${contactId}`;
     this.setTimer("timeout", attempt.id, now + (MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS) * 1000, "set");
     this.markDirty();
     this.pace.record(now);
@@ -739,27 +693,22 @@ export class CampaignObject extends DurableObject<Env> {
     const where = { contact_id: ct.id, phone_number: ct.phone_number, attempt: a.attempt };
     if (!r) {
       // We cannot know whether the carrier was asked: when in doubt, don't dial again.
-      const fresh = this.db.one<AttemptRow>(`SELECT * FROM attempts WHERE id = ?`, a.id)!;
+      const fresh = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${a.id}`!;
       if (await this.finishAttempt(fresh, "unknown", now, { noRetry: true, error: String(thrown) }))
         this.log("error", "dial_failed", `Starting the call to ${ct.phone_number} failed unexpectedly; it may have been placed, so it is not retried`, { ...where, error: String(thrown) });
       return;
     }
     if (r.ok) {
-      this.db.run(
-        `UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END, run_id = coalesce(run_id, ?), provider_call_id = coalesce(provider_call_id, ?) WHERE id = ?`,
-        r.runId,
-        r.providerCallId,
-        a.id,
-      );
+      this.db.run`UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END, run_id = coalesce(run_id, ${r.runId}), provider_call_id = coalesce(provider_call_id, ${r.providerCallId}) WHERE id = ${a.id}`;
       return;
     }
     if (r.kind === "capacity" || r.kind === "config") {
       // Nothing reached a carrier: the attempt is taken back and the contact queues again.
       const undone = this.db.tx(() => {
-        const n = this.db.run(`DELETE FROM attempts WHERE id = ? AND status = 'dialing'`, a.id);
+        const n = this.db.run`DELETE FROM attempts WHERE id = ${a.id} AND status = 'dialing'`;
         if (!n) return false;
-        this.db.run(`UPDATE contacts SET status = 'queued', attempts = attempts - 1 WHERE id = ? AND status = 'active'`, ct.id);
-        this.db.run(`DELETE FROM timers WHERE kind = 'timeout' AND ref = ?`, a.id);
+        this.db.run`UPDATE contacts SET status = 'queued', attempts = attempts - 1 WHERE id = ${ct.id} AND status = 'active'`;
+        this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref = ${a.id}`;
         this.markDirty();
         if (r.kind === "capacity") {
           this.noteBlocked("org_cap", { granted: false, inUse: -1, cap: -1 });
@@ -768,7 +717,7 @@ export class CampaignObject extends DurableObject<Env> {
           this.log("error", "dial_failed", `Cannot start calls: ${r.message}`, { ...where, kind: r.kind, error: r.message });
           const cur = this.need();
           if (cur.state === "running") {
-            this.db.run(`UPDATE campaign SET state = 'paused', summary_dirty = 1`);
+            this.db.run`UPDATE campaign SET state = 'paused', summary_dirty = 1`;
             this.log("warning", "campaign_paused", "Campaign paused until the configuration is fixed; resume to continue", { reason: "configuration", error: r.message });
             this.clearRunningTimers();
             this.forceSummary = true;
@@ -780,8 +729,8 @@ export class CampaignObject extends DurableObject<Env> {
       return;
     }
     // The carrier refused or the number is invalid: a final `failed`, never retried, and a breaker failure.
-    if (r.runId != null) this.db.run(`UPDATE attempts SET run_id = coalesce(run_id, ?) WHERE id = ?`, r.runId, a.id);
-    const fresh = this.db.one<AttemptRow>(`SELECT * FROM attempts WHERE id = ?`, a.id)!;
+    if (r.runId != null) this.db.run`UPDATE attempts SET run_id = coalesce(run_id, ${r.runId}) WHERE id = ${a.id}`;
+    const fresh = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${a.id}`!;
     await this.finishAttempt(fresh, "failed", now, { error: r.message });
     // Logged even when the run's own `failed` status already finished the attempt (it reaches the campaign
     // before this reply does): the log is where an operator reads why the carrier refused.
@@ -797,23 +746,16 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     const s = this.settings(c);
     const applied = this.db.tx(() => {
-      const n = this.db.run(
-        `UPDATE attempts SET status = ?, ended_at = ?, failure = ?, error = coalesce(?, error) WHERE id = ? AND ${OPEN_ATTEMPT}`,
-        outcome,
-        now,
-        isBreakerFailure(outcome) ? 1 : 0,
-        opts.error ?? null,
-        a.id,
-      );
+      const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0}, error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
       if (!n) return false;
-      this.db.run(`DELETE FROM timers WHERE kind = 'timeout' AND ref = ?`, a.id);
+      this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref = ${a.id}`;
       const live = c.state === "running" || c.state === "paused" || c.state === "draft";
       const due = live && !opts.noRetry ? retryDueAt(outcome, a.attempt, s.retry_config, atMs) : null;
       if (due != null) {
-        this.db.run(`UPDATE contacts SET status = 'waiting', outcome = ? WHERE id = ? AND status = 'active'`, outcome, a.contact_id);
+        this.db.run`UPDATE contacts SET status = 'waiting', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
         this.setTimer("retry", a.contact_id, due, "set");
       } else {
-        this.db.run(`UPDATE contacts SET status = 'done', outcome = ? WHERE id = ? AND status = 'active'`, outcome, a.contact_id);
+        this.db.run`UPDATE contacts SET status = 'done', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
       }
       this.markDirty();
       if (c.state === "running") {
@@ -845,7 +787,7 @@ export class CampaignObject extends DurableObject<Env> {
   private async reconcile(): Promise<void> {
     const c = this.campaign();
     if (!c) return;
-    const stuck = this.db.all<AttemptRow>(`SELECT * FROM attempts WHERE status = 'dialing'`);
+    const stuck = this.db.all<AttemptRow>`SELECT * FROM attempts WHERE status = 'dialing'`;
     for (const a of stuck) {
       let run: { id: number; status: string; provider_call_id: string | null } | null = null;
       try {
@@ -859,12 +801,12 @@ export class CampaignObject extends DurableObject<Env> {
       }
       const now = clock.now();
       if (run && isFinalStatus(run.status)) {
-        this.db.run(`UPDATE attempts SET run_id = coalesce(run_id, ?) WHERE id = ?`, run.id, a.id);
+        this.db.run`UPDATE attempts SET run_id = coalesce(run_id, ${run.id}) WHERE id = ${a.id}`;
         await this.finishAttempt({ ...a, run_id: run.id }, run.status, now, {});
         this.log("warning", "attempt_reconciled", `An interrupted call start was found finished (${run.status}) in its run record`, { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id, outcome: run.status });
       } else if (run && (run.provider_call_id || run.status !== "queued")) {
         // The carrier has the call: keep waiting for its statuses (the timeout still applies).
-        this.db.run(`UPDATE attempts SET status = 'in_flight', run_id = ?, provider_call_id = ? WHERE id = ? AND status = 'dialing'`, run.id, run.provider_call_id, a.id);
+        this.db.run`UPDATE attempts SET status = 'in_flight', run_id = ${run.id}, provider_call_id = ${run.provider_call_id} WHERE id = ${a.id} AND status = 'dialing'`;
         this.log("info", "attempt_reconciled", "An interrupted call start was found placed; waiting for its outcome", { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id });
       } else {
         await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "Interrupted while starting the call" });
@@ -886,7 +828,7 @@ export class CampaignObject extends DurableObject<Env> {
   // State helpers (synchronous; callers wrap them in transactions).
 
   private campaign(): CampaignRow | null {
-    return this.db.one<CampaignRow>(`SELECT * FROM campaign WHERE id = 1`);
+    return this.db.one<CampaignRow>`SELECT * FROM campaign WHERE id = 1`;
   }
 
   private need(): CampaignRow {
@@ -912,7 +854,7 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   private log(level: LogLevel, event: string, message: string, details: Record<string, unknown>): void {
-    this.db.run(`INSERT INTO logs (ts, level, event, message, details) VALUES (?, ?, ?, ?, ?)`, iso(clock.now()), level, event, message, JSON.stringify(details));
+    this.db.run`INSERT INTO logs (ts, level, event, message, details) VALUES (${iso(clock.now())}, ${level}, ${event}, ${message}, ${JSON.stringify(details)})`;
   }
 
   private toLog(r: { ts: string; level: string; event: string; message: string; details: string }): LogEntry {
@@ -921,16 +863,16 @@ export class CampaignObject extends DurableObject<Env> {
 
   private newestLogs(n: number): LogEntry[] {
     return this.db
-      .all<{ ts: string; level: string; event: string; message: string; details: string }>(`SELECT ts, level, event, message, details FROM logs ORDER BY id DESC LIMIT ?`, n)
+      .all<{ ts: string; level: string; event: string; message: string; details: string }>`SELECT ts, level, event, message, details FROM logs ORDER BY id DESC LIMIT ${n}`
       .map((r) => this.toLog(r));
   }
 
   private markDirty(): void {
-    this.db.run(`UPDATE campaign SET summary_dirty = 1 WHERE summary_dirty = 0`);
+    this.db.run`UPDATE campaign SET summary_dirty = 1 WHERE summary_dirty = 0`;
   }
 
   private openAttempts(): number {
-    return this.db.value<number>(`SELECT count(*) FROM attempts WHERE ${OPEN_ATTEMPT}`, 0);
+    return this.db.value<number>`SELECT count(*) FROM attempts WHERE ${OPEN_ATTEMPT}` ?? 0;
   }
 
   /** Contact and attempt counts (kept by triggers: one row read). */
@@ -949,19 +891,19 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** Pending and waiting contacts are skipped (cancel, failure); open attempts run on and are recorded. */
   private skipRemaining(): number {
-    const n = this.db.changes(`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`);
-    this.db.run(`DELETE FROM timers WHERE kind = 'retry'`);
+    const n = this.db.changes`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`;
+    this.db.run`DELETE FROM timers WHERE kind = 'retry'`;
     return n;
   }
 
   private clearRunningTimers(): void {
-    this.db.run(`DELETE FROM timers WHERE kind IN ('window', 'dispatch')`);
+    this.db.run`DELETE FROM timers WHERE kind IN ('window', 'dispatch')`;
     this.windowTimerAt = undefined;
   }
 
   private setTimer(kind: TimerKind, ref: number, due: number, mode: "set" | "min"): void {
-    const conflict = mode === "min" ? "due = min(due, excluded.due), fails = 0" : "due = excluded.due, fails = 0";
-    this.db.run(`INSERT INTO timers (kind, ref, due) VALUES (?, ?, ?) ON CONFLICT (kind, ref) DO UPDATE SET ${conflict}`, kind, ref, due);
+    const conflict = mode === "min" ? sql`due = min(due, excluded.due), fails = 0` : sql`due = excluded.due, fails = 0`;
+    this.db.run`INSERT INTO timers (kind, ref, due) VALUES (${kind}, ${ref}, ${due}) ON CONFLICT (kind, ref) DO UPDATE SET ${conflict}`;
   }
 
   private pokeDispatch(now: number): void {
@@ -992,9 +934,9 @@ export class CampaignObject extends DurableObject<Env> {
         this.log("info", "window_closed", next ? `Outside the calling schedule; no call starts until ${iso(next)}` : "Outside the calling schedule", { next_window_at: next ? iso(next) : null });
       }
     }
-    if (was !== (open ? 1 : 0)) this.db.run(`UPDATE campaign SET window_open = ?`, open ? 1 : 0);
+    if (was !== (open ? 1 : 0)) this.db.run`UPDATE campaign SET window_open = ${open ? 1 : 0}`;
     if (this.windowTimerAt !== change) {
-      if (change == null) this.db.run(`DELETE FROM timers WHERE kind = 'window'`);
+      if (change == null) this.db.run`DELETE FROM timers WHERE kind = 'window'`;
       else this.setTimer("window", 0, change, "set");
       this.windowTimerAt = change;
     }
@@ -1017,9 +959,9 @@ export class CampaignObject extends DurableObject<Env> {
     const cfg = this.settings(c).circuit_breaker;
     if (c.state !== "running" || !cfg.enabled) return false;
     const from = breakerWindowStart(now, cfg, c.breaker_since);
-    const w = this.db.one<{ n: number; f: number }>(`SELECT count(*) AS n, coalesce(sum(failure), 0) AS f FROM attempts WHERE ended_at >= ?`, from)!;
+    const w = this.db.one<{ n: number; f: number }>`SELECT count(*) AS n, coalesce(sum(failure), 0) AS f FROM attempts WHERE ended_at >= ${from}`!;
     if (!breakerTrips(cfg, w.n, w.f)) return false;
-    this.db.run(`UPDATE campaign SET state = 'paused', summary_dirty = 1`);
+    this.db.run`UPDATE campaign SET state = 'paused', summary_dirty = 1`;
     this.log("warning", "circuit_breaker_tripped", `Circuit breaker tripped: ${w.f} of the last ${w.n} calls failed within ${cfg.window_seconds}s (threshold ${Math.round(cfg.failure_threshold * 100)}%); campaign paused`, {
       failures: w.f,
       finished: w.n,
@@ -1035,9 +977,9 @@ export class CampaignObject extends DurableObject<Env> {
   private checkCompletion(now: number): boolean {
     const c = this.need();
     if (c.state !== "running" || !c.import_done) return false;
-    if (this.db.one(`SELECT 1 AS x FROM contacts WHERE status IN ('queued', 'waiting', 'active') LIMIT 1`)) return false;
-    if (this.db.one(`SELECT 1 AS x FROM attempts WHERE ${OPEN_ATTEMPT} LIMIT 1`)) return false;
-    this.db.run(`UPDATE campaign SET state = 'completed', completed_at = ?, summary_dirty = 1`, iso(now));
+    if (this.db.one`SELECT 1 AS x FROM contacts WHERE status IN ('queued', 'waiting', 'active') LIMIT 1`) return false;
+    if (this.db.one`SELECT 1 AS x FROM attempts WHERE ${OPEN_ATTEMPT} LIMIT 1`) return false;
+    this.db.run`UPDATE campaign SET state = 'completed', completed_at = ${iso(now)}, summary_dirty = 1`;
     const k = this.counts();
     this.log("info", "campaign_completed", `Campaign completed: ${k.completed} of ${k.total} contacts reached`, { total: k.total, completed: k.completed, failed: k.failed, executed_count: k.executed });
     this.clearRunningTimers();
@@ -1048,7 +990,7 @@ export class CampaignObject extends DurableObject<Env> {
   private noteBlocked(reason: "org_cap" | null, lease?: LeaseResult): void {
     const c = this.need();
     if ((c.blocked ?? null) === reason) return;
-    this.db.run(`UPDATE campaign SET blocked = ?`, reason);
+    this.db.run`UPDATE campaign SET blocked = ${reason}`;
     if (reason === "org_cap") {
       const what = lease && lease.cap >= 0 ? ` (${lease.inUse} of ${lease.cap} in use)` : "";
       this.log("warning", "org_cap_reached", `The organization's concurrent call limit is reached${what}; calls wait for a free slot`, { in_use: lease?.inUse ?? null, cap: lease?.cap ?? null });
@@ -1057,7 +999,7 @@ export class CampaignObject extends DurableObject<Env> {
 
   private loadPace(): void {
     const since = clock.now() - PACE_WINDOW_MS;
-    this.pace.load(this.db.all<{ dialed_at: number }>(`SELECT dialed_at FROM attempts WHERE dialed_at > ?`, since).map((r) => r.dialed_at));
+    this.pace.load(this.db.all<{ dialed_at: number }>`SELECT dialed_at FROM attempts WHERE dialed_at > ${since}`.map((r) => r.dialed_at));
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -1070,7 +1012,7 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   private async rearm(): Promise<void> {
-    const due = this.db.value<number | null>(`SELECT min(due) FROM timers`, null);
+    const due = this.db.value<number>`SELECT min(due) FROM timers`;
     if (due === this.armedAt) return;
     if (due == null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(due);
@@ -1093,8 +1035,8 @@ export class CampaignObject extends DurableObject<Env> {
     this.forceSummary = false;
     const k = this.counts();
     // Cleared before the write: a change made while D1 answers marks it dirty again.
-    this.db.run(`UPDATE campaign SET summary_dirty = 0, summary_at = ?`, now);
-    this.db.run(`DELETE FROM timers WHERE kind = 'summary'`);
+    this.db.run`UPDATE campaign SET summary_dirty = 0, summary_at = ${now}`;
+    this.db.run`DELETE FROM timers WHERE kind = 'summary'`;
     this.summaryTimerAt = null;
     try {
       await this.env.DB.prepare(
@@ -1105,7 +1047,7 @@ export class CampaignObject extends DurableObject<Env> {
         .run();
     } catch (err) {
       console.warn(JSON.stringify({ level: "warning", event: "campaign_summary_failed", campaign_id: c.campaign_id, error: String(err) }));
-      this.db.run(`UPDATE campaign SET summary_dirty = 1`);
+      this.db.run`UPDATE campaign SET summary_dirty = 1`;
       this.setTimer("summary", 0, now + SUMMARY_INTERVAL_MS, "min");
       if (force) this.forceSummary = true;
     }

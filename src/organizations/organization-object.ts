@@ -4,7 +4,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { LeaseRequest, LeaseResult } from "../campaigns/object-api";
 import { clock } from "../lib/clock";
+import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";
+import { ORGANIZATION_MIGRATIONS, type RateLimitOverrideRow, type WaiterRow } from "./organization-schema";
 import { DEFAULT_RATE_LIMITS, rateLimitsOf, type RateLimits, type RequestDecision } from "./rate-limits";
 
 export const DEFAULT_ORG_MAX_CONCURRENT_CALLS = 20;
@@ -20,7 +22,7 @@ export function orgCapOf(env: Pick<Env, "ORG_MAX_CONCURRENT_CALLS">): number {
 }
 
 export class OrganizationObject extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
+  private readonly db: DoSql;
   private capOverride: number | null = null;
   private readonly baseLimits: RateLimits;
   private limitOverrides: Partial<RateLimits> = {};
@@ -32,17 +34,14 @@ export class OrganizationObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.db = new DoSql(ctx.storage);
     this.baseLimits = rateLimitsOf(env);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS leases (lease_id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS waiters (campaign_id INTEGER PRIMARY KEY, since INTEGER NOT NULL)`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS settings (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
-    const row = this.sql.exec<{ v: number }>(`SELECT v FROM settings WHERE k = 'cap'`).toArray()[0];
-    this.capOverride = row ? row.v : null;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS rate_limit_overrides (name TEXT PRIMARY KEY, rate REAL NOT NULL, burst INTEGER NOT NULL)`);
-    for (const r of this.sql.exec<{ name: string; rate: number; burst: number }>(`SELECT name, rate, burst FROM rate_limit_overrides`)) {
-      this.limitOverrides[r.name as keyof RateLimits] = { rate: r.rate, burst: r.burst };
-    }
+    void migrateOnStart(ctx, this.db, ORGANIZATION_MIGRATIONS, () => {
+      this.capOverride = this.db.value<number>`SELECT v FROM settings WHERE k = 'cap'`;
+      for (const r of this.db.all<RateLimitOverrideRow>`SELECT name, rate, burst FROM rate_limit_overrides`) {
+        this.limitOverrides[r.name as keyof RateLimits] = { rate: r.rate, burst: r.burst };
+      }
+    });
   }
 
   private limits(): RateLimits {
@@ -83,15 +82,11 @@ export class OrganizationObject extends DurableObject<Env> {
       const limit = overrides?.[name] ?? null;
       if (limit === null) {
         delete this.limitOverrides[name];
-        this.sql.exec(`DELETE FROM rate_limit_overrides WHERE name = ?`, name);
+        this.db.run`DELETE FROM rate_limit_overrides WHERE name = ${name}`;
       } else {
         this.limitOverrides[name] = { rate: limit.rate, burst: limit.burst };
-        this.sql.exec(
-          `INSERT INTO rate_limit_overrides (name, rate, burst) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET rate = excluded.rate, burst = excluded.burst`,
-          name,
-          limit.rate,
-          limit.burst,
-        );
+        this.db.run`INSERT INTO rate_limit_overrides (name, rate, burst) VALUES (${name}, ${limit.rate}, ${limit.burst})
+          ON CONFLICT (name) DO UPDATE SET rate = excluded.rate, burst = excluded.burst`;
       }
     }
     this.buckets.clear();
@@ -102,11 +97,11 @@ export class OrganizationObject extends DurableObject<Env> {
   }
 
   private sweep(now: number): void {
-    this.sql.exec(`DELETE FROM leases WHERE expires_at <= ?`, now);
+    this.db.run`DELETE FROM leases WHERE expires_at <= ${now}`;
   }
 
   private inUse(): number {
-    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM leases`).one().n;
+    return this.db.value<number>`SELECT count(*) FROM leases` ?? 0;
   }
 
   /**
@@ -118,19 +113,19 @@ export class OrganizationObject extends DurableObject<Env> {
     this.sweep(now);
     const cap = this.cap();
     const expires = now + Math.max(1, req.ttlSeconds) * 1000;
-    const held = this.sql.exec(`UPDATE leases SET expires_at = ? WHERE lease_id = ?`, expires, req.leaseId).rowsWritten;
+    const held = this.db.run`UPDATE leases SET expires_at = ${expires} WHERE lease_id = ${req.leaseId}`;
     if (held) return { granted: true, inUse: this.inUse(), cap };
     const inUse = this.inUse();
     const start = req.callStart ? this.takeCallStart(req.callStart.keyId, now) : null;
     if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
     if (inUse >= cap) {
-      if (req.waiter != null) this.sql.exec(`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (?, ?)`, req.waiter, now);
-      const soonest = this.sql.exec<{ e: number }>(`SELECT min(expires_at) AS e FROM leases`).one().e;
+      if (req.waiter != null) this.db.run`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (${req.waiter}, ${now})`;
+      const soonest = this.db.value<number>`SELECT min(expires_at) FROM leases` ?? now;
       // A final status usually frees a slot long before the soonest expiry; ask again within a few seconds.
       const retryAfterSeconds = Math.max(1, Math.min(5, Math.ceil((soonest - now) / 1000)));
       return { granted: false, inUse, cap, retryAfterSeconds };
     }
-    this.sql.exec(`INSERT INTO leases (lease_id, expires_at) VALUES (?, ?)`, req.leaseId, expires);
+    this.db.run`INSERT INTO leases (lease_id, expires_at) VALUES (${req.leaseId}, ${expires})`;
     start?.commit();
     return { granted: true, inUse: inUse + 1, cap };
   }
@@ -142,7 +137,7 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /** Frees a slot; unknown or already released ids are fine. Wakes campaigns that were waiting for one. */
   release(leaseId: string): boolean {
-    const freed = this.sql.exec(`DELETE FROM leases WHERE lease_id = ?`, leaseId).rowsWritten > 0;
+    const freed = this.db.run`DELETE FROM leases WHERE lease_id = ${leaseId}` > 0;
     if (freed) this.wakeWaiters();
     return freed;
   }
@@ -156,14 +151,14 @@ export class OrganizationObject extends DurableObject<Env> {
   /** Overrides the organization's cap (null: back to ORG_MAX_CONCURRENT_CALLS). */
   setCap(cap: number | null): void {
     this.capOverride = cap;
-    if (cap == null) this.sql.exec(`DELETE FROM settings WHERE k = 'cap'`);
-    else this.sql.exec(`INSERT INTO settings (k, v) VALUES ('cap', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, cap);
+    if (cap == null) this.db.run`DELETE FROM settings WHERE k = 'cap'`;
+    else this.db.run`INSERT INTO settings (k, v) VALUES ('cap', ${cap}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
   }
 
   private wakeWaiters(): void {
-    const ids = this.sql.exec<{ campaign_id: number }>(`SELECT campaign_id FROM waiters ORDER BY since`).toArray();
+    const ids = this.db.all<Pick<WaiterRow, "campaign_id">>`SELECT campaign_id FROM waiters ORDER BY since`;
     if (!ids.length) return;
-    this.sql.exec(`DELETE FROM waiters`);
+    this.db.run`DELETE FROM waiters`;
     for (const { campaign_id } of ids) {
       const stub = this.env.CAMPAIGN.get(this.env.CAMPAIGN.idFromName(String(campaign_id)));
       // Best effort: a campaign that misses this wake-up asks again on its own timer.

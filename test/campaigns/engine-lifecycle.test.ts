@@ -59,7 +59,7 @@ describe("campaign object: creation RPCs", () => {
     const again = await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]);
     expect(again).toEqual({ inserted: 1, duplicates: [{ row: 5_000, phone_number: num(0), first_row: 2 }, { row: 5_002, phone_number: "+14155550199", first_row: 5_001 }] });
     const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
-    const { Sql } = await import("../../src/campaigns/engine/sql");
+    const { DoSql } = await import("../../src/lib/do-sql");
     await runInDurableObject(stub, async (_i, state) => {
       const stored = state.storage.sql.exec<{ row: number; phone_number: string; initial_context: string; greeting_override: string | null }>(
         "SELECT row, phone_number, initial_context, greeting_override FROM contacts WHERE row < 5000 ORDER BY row").toArray();
@@ -70,7 +70,7 @@ describe("campaign object: creation RPCs", () => {
         expect(stored[k].initial_context).toBe(JSON.stringify(c.initial_context));
         expect(stored[k].greeting_override).toBe(c.greeting_override ? JSON.stringify(c.greeting_override) : null);
       }
-      const db = new Sql(state.storage.sql, state.storage);
+      const db = new DoSql(state.storage);
       expect(readCounts(db)).toEqual(recount(db));
       expect(readCounts(db)).toMatchObject({ total: kept.length + 1, pending: kept.length + 1, queued: kept.length + 1 });
     });
@@ -122,7 +122,7 @@ describe("campaign object: storage schema", () => {
     const { CampaignObject } = await import("../../src/campaigns/campaign-object");
     const { MIGRATIONS, SCHEMA_VERSION } = await import("../../src/campaigns/engine/schema");
     const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
-    const { Sql } = await import("../../src/campaigns/engine/sql");
+    const { DoSql } = await import("../../src/lib/do-sql");
     const stub = stubFor(++next);
     await runInDurableObject(stub, async (_i, state) => {
       const sql = state.storage.sql;
@@ -136,7 +136,7 @@ describe("campaign object: storage schema", () => {
       sql.exec(`INSERT INTO attempts (contact_id, attempt, status, dialed_at) VALUES (1, 1, 'completed', 0), (2, 1, 'busy', 0)`);
       const fresh = new CampaignObject(state as DurableObjectState, env);
       await fresh.ready;
-      const db = new Sql(sql, state.storage);
+      const db = new DoSql(state.storage);
       expect(sql.exec("SELECT v FROM schema_meta").one().v).toBe(SCHEMA_VERSION);
       expect(readCounts(db)).toEqual(recount(db));
       expect(readCounts(db)).toMatchObject({ total: 3, processed: 2, completed: 1, failed: 0, pending: 1, awaiting_retry: 1, executed: 2, queued: 4, failed_calls: 1 });

@@ -10,7 +10,7 @@ import { CampaignObject } from "../../src/campaigns/campaign-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { recount } from "../../src/campaigns/engine/counts";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
-import { Sql } from "../../src/campaigns/engine/sql";
+import { DoSql } from "../../src/lib/do-sql";
 import type { CallStartResult, CampaignCallRequest } from "../../src/campaigns/object-api";
 import type { ScheduleConfig } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
@@ -217,7 +217,7 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       steps++;
       const k = inst.counts();
       // The trigger-kept counters always equal a full recount.
-      expect(k).toEqual(recount(new Sql(sql, state.storage)));
+      expect(k).toEqual(recount(new DoSql(state.storage)));
       const snap = { state: stateNow() };
       // Nobody lost, nobody dialed twice: every call the carrier saw is exactly one attempt of the object.
       expect(k.total).toBe(contacts);

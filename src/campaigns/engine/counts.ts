@@ -2,7 +2,7 @@
 // triggers from each row's old and new values (so no code path can forget one); `recount` derives the same numbers
 // by scanning, for the migration that introduces the table and for tests that check the two always agree.
 import { FAILED_CALL_STATUSES } from "./outcomes";
-import type { Sql } from "./sql";
+import { fixedSql, type DoSql } from "../../lib/do-sql";
 import type { CampaignCounts } from "./types";
 
 const FAILED_CALL = `(${[...FAILED_CALL_STATUSES].map((s) => `'${s}'`).join(", ")})`;
@@ -37,14 +37,19 @@ function triggers(table: string, terms: Record<string, (r: string) => string>): 
   ];
 }
 
-/** Migration v2: the counters table, filled from the rows already there, and its triggers. */
-export function countersMigration(): string[] {
+/** Every counter by scanning the rows: `(SELECT … FROM contacts c), (SELECT … FROM attempts a)`. */
+const SCAN = (() => {
   const scanC = Object.entries(CONTACT_TERMS).map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`).join(", ");
   const scanA = Object.entries(ATTEMPT_TERMS).map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`).join(", ");
+  return `(SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`;
+})();
+const RECOUNT = fixedSql(SCAN);
+
+/** Migration v2: the counters table, filled from the rows already there, and its triggers. */
+export function countersMigration(): string[] {
   return [
     `CREATE TABLE counters (id INTEGER PRIMARY KEY CHECK (id = 1), ${COLUMNS.map((c) => `${c} INTEGER NOT NULL`).join(", ")})`,
-    `INSERT INTO counters (id, ${COLUMNS.join(", ")})
-       SELECT 1, ${COLUMNS.join(", ")} FROM (SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`,
+    `INSERT INTO counters (id, ${COLUMNS.join(", ")}) SELECT 1, ${COLUMNS.join(", ")} FROM ${SCAN}`,
     ...triggers("contacts", CONTACT_TERMS),
     ...triggers("attempts", ATTEMPT_TERMS),
   ];
@@ -68,13 +73,11 @@ function toCounts(k: Raw): CampaignCounts {
 }
 
 /** The maintained counts (one row read). */
-export function readCounts(db: Sql): CampaignCounts {
-  return toCounts(db.one<Raw>(`SELECT * FROM counters WHERE id = 1`)!);
+export function readCounts(db: DoSql): CampaignCounts {
+  return toCounts(db.one<Raw>`SELECT * FROM counters WHERE id = 1`!);
 }
 
 /** The same counts by scanning every contact and attempt. */
-export function recount(db: Sql): CampaignCounts {
-  const scanC = Object.entries(CONTACT_TERMS).map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`).join(", ");
-  const scanA = Object.entries(ATTEMPT_TERMS).map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`).join(", ");
-  return toCounts(db.one<Raw>(`SELECT * FROM (SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`)!);
+export function recount(db: DoSql): CampaignCounts {
+  return toCounts(db.one<Raw>`SELECT * FROM ${RECOUNT}`!);
 }

@@ -1,9 +1,9 @@
 // The campaign object's SQLite schema, versioned. Migrations run in the constructor (under blockConcurrencyWhile);
 // each is applied in one transaction and never edited once shipped: add a new entry instead.
 import { countersMigration } from "./counts";
-import type { Sql } from "./sql";
+import type { Migration } from "../../lib/do-sql";
 
-export const MIGRATIONS: readonly string[][] = [
+export const MIGRATIONS: readonly Migration[] = [
   // v1
   [
     `CREATE TABLE campaign (
@@ -85,16 +85,3 @@ export const MIGRATIONS: readonly string[][] = [
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-/** Brings the schema to the newest version; returns the version it started from. */
-export function migrate(db: Sql): number {
-  db.run(`CREATE TABLE IF NOT EXISTS schema_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
-  const from = db.value<number>(`SELECT v FROM schema_meta WHERE k = 'version'`, 0);
-  for (let v = from; v < MIGRATIONS.length; v++) {
-    db.tx(() => {
-      for (const stmt of MIGRATIONS[v]) db.run(stmt);
-      db.run(`INSERT INTO schema_meta (k, v) VALUES ('version', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, v + 1);
-    });
-  }
-  return from;
-}
