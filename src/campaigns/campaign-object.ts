@@ -8,28 +8,31 @@
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
 import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
-import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, CampaignState, ContactInput, LeaseResult } from "./object-api";
+import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, ContactInput, LeaseResult } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
+import { countFinished, finishedPage, insertContacts } from "./engine/contacts";
 import { leaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./engine/errors";
 import { FAULT_RETURNING_METHODS, returnFaults } from "./engine/faults";
+import { CampaignLog } from "./engine/logs";
 import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./engine/outcomes";
 import { packContacts, type PackedContacts } from "./engine/packed";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
-import { Schedule } from "./engine/schedule";
-import { MIGRATIONS } from "./engine/schema";
-import { isFinished, nextState, refusal, type Trigger } from "./engine/transitions";
-import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogEntry, LogLevel, LogPage, SettingsPatch } from "./engine/types";
+import { runOfAttempt } from "./engine/run-records";
+import { MIGRATIONS, type AttemptRow, type CampaignRow, type ContactRow, type TimerRow } from "./engine/schema";
+import { allowed, transition } from "./engine/state";
+import { SummaryMirror } from "./engine/summary";
+import { Timers } from "./engine/timers";
+import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
+import { CallingWindow } from "./engine/window";
 
 /** A call with no final status this long after it was dialed is given up on (`unknown`). */
 export const MAX_CALL_SECONDS = 3600;
 export const TIMEOUT_GRACE_SECONDS = 120;
-/** How often (at most) the D1 summary row is refreshed while counts change. */
-export const SUMMARY_INTERVAL_MS = 5000;
 /** When the organization refuses a lease and no wake-up comes, ask again after this long. */
 const ORG_RETRY_FALLBACK_MS = 5000;
 /** Dials started per dispatch round at most (each round awaits its leases and starts together). */
@@ -39,63 +42,6 @@ const MAX_ROUND = 25;
  * inside the runtime's limits). Dispatch only runs this long when calls end as fast as they start.
  */
 const MAX_DISPATCH_MS = 20_000;
-/** Never-attempted contacts sort after due retries (whose key is their due time). */
-const PENDING_KEY = 9e15;
-const TIMER_MAX_FAILS = 5;
-
-type CampaignRow = {
-  campaign_id: number;
-  org_id: number;
-  name: string;
-  workflow_id: number;
-  telephony_configuration_id: number;
-  source_id: string;
-  parent_campaign_id: number | null;
-  redialed_campaign_id: number | null;
-  state: CampaignState;
-  settings: string;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  import_done: number;
-  source_synced_at: string | null;
-  source_error: string | null;
-  breaker_since: number;
-  window_open: number | null;
-  blocked: string | null;
-  summary_dirty: number;
-  summary_at: number;
-};
-
-type ContactRow = {
-  id: number;
-  row: number;
-  phone_number: string;
-  initial_context: string;
-  greeting_override: string | null;
-  status: "queued" | "waiting" | "active" | "done" | "skipped";
-  attempts: number;
-  queue_key: number;
-  outcome: string | null;
-};
-
-type AttemptRow = {
-  id: number;
-  contact_id: number;
-  attempt: number;
-  status: string;
-  last_status: string | null;
-  run_id: number | null;
-  provider_call_id: string | null;
-  lease_id: string | null;
-  dialed_at: number;
-  ended_at: number | null;
-  failure: number;
-  error: string | null;
-};
-
-type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary";
-type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -115,21 +61,23 @@ function completeSettings(s: Partial<CampaignSettings> | undefined): CampaignSet
 
 export class CampaignObject extends DurableObject<Env> {
   private readonly db: DoSql;
+  private readonly log: CampaignLog;
+  private readonly timers: Timers;
+  private readonly window: CallingWindow;
+  private readonly summary: SummaryMirror;
   private readonly pace = new PaceWindow();
   private dispatching = false;
-  private armedAt: number | null = null;
-  private forceSummary = false;
   private settingsCache: { json: string; value: CampaignSettings } | null = null;
-  private scheduleCache: { json: string; schedule: Schedule } | null = null;
-  private windowCache: { from: number; until: number; open: boolean; change: number | null } | null = null;
-  private windowTimerAt: number | null | undefined = undefined;
-  private summaryTimerAt: number | null = null;
   /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
   readonly ready: Promise<void>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = new DoSql(ctx.storage);
+    this.log = new CampaignLog(this.db);
+    this.timers = new Timers(this.db, ctx.storage);
+    this.window = new CallingWindow(this.db, this.timers, this.log, () => this.need(), (c) => this.settings(c).schedule_config);
+    this.summary = new SummaryMirror(this.db, this.timers, env);
     this.ready = migrateOnStart(ctx, this.db, MIGRATIONS, async () => {
       this.loadPace();
       try {
@@ -152,9 +100,10 @@ export class CampaignObject extends DurableObject<Env> {
     }
     const settings = completeSettings(meta.settings);
     this.db.tx(() => {
-      this.db.run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id,
-           state, settings, created_at) VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId}, ${meta.parentCampaignId ?? null}, 'draft', ${JSON.stringify(settings)}, ${iso(clock.now())})`;
-      this.log("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
+      this.db.run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
+        VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId},
+          ${meta.parentCampaignId ?? null}, 'draft', ${JSON.stringify(settings)}, ${iso(clock.now())})`;
+      this.log.write("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
     });
     return this.snapshot();
   }
@@ -168,27 +117,7 @@ export class CampaignObject extends DurableObject<Env> {
   async importPacked(parts: PackedContacts): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }> {
     const c = this.need();
     if (c.import_done || c.state !== "draft") throw engineConflict("Contacts can only be added while the campaign is being created");
-    const duplicates: { row: number; phone_number: string; first_row: number }[] = [];
-    let inserted = 0;
-    this.db.tx(() => {
-      // Many contacts per statement: a statement per row cost ~20 µs a row (mostly the per-statement cost of the
-      // counters trigger); this is ~6. Bound parameters are capped at 100, so multi-row VALUES would fit only 25
-      // rows; one JSON parameter has no such cap. Rows go in order, so ON CONFLICT keeps a number's first row.
-      for (const { rows, json } of parts) {
-        const n = this.db.changes`INSERT INTO contacts (row, phone_number, initial_context, greeting_override, queue_key)
-           SELECT value->>0, value->>1, value->>2, value->>3, ${PENDING_KEY} FROM json_each(${json}) WHERE true ON CONFLICT (phone_number) DO NOTHING`;
-        inserted += n;
-        if (n === rows) continue;
-        // Rows not inserted are those whose number is stored under another row (a file's rows are distinct).
-        const found = this.db.all<{ row: number; phone_number: string; first_row: number }>`SELECT j.value->>0 AS row, j.value->>1 AS phone_number, c.row AS first_row
-           FROM json_each(${json}) j JOIN contacts c ON c.phone_number = j.value->>1
-           WHERE c.row <> j.value->>0 ORDER BY j.key`;
-        // Fails (and rolls the chunk back) rather than under-report, should a caller ever repeat a row number.
-        if (n + found.length !== rows) throw new Error("importContacts: a chunk repeats a row number");
-        for (const d of found) duplicates.push({ row: d.row, phone_number: d.phone_number, first_row: d.first_row });
-      }
-    });
-    return { inserted, duplicates };
+    return this.db.tx(() => insertContacts(this.db, parts));
   }
 
   /** Marks the contact list complete; the campaign can start from now on. */
@@ -198,7 +127,7 @@ export class CampaignObject extends DurableObject<Env> {
     if (!c.import_done) {
       this.db.tx(() => {
         this.db.run`UPDATE campaign SET import_done = 1, source_synced_at = ${iso(clock.now())}, summary_dirty = 1`;
-        this.log("info", "source_sync_completed", `${total} contact${total === 1 ? "" : "s"} imported`, { total });
+        this.log.write("info", "source_sync_completed", `${total} contact${total === 1 ? "" : "s"} imported`, { total });
       });
     }
     return { total };
@@ -206,15 +135,14 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** The source could not be read: draft or running → failed. */
   async failSource(message: string): Promise<CampaignSnapshot> {
-    const c = this.need();
-    const to = this.checkTransition(c, "source_failed");
+    this.need();
     this.db.tx(() => {
-      this.db.run`UPDATE campaign SET state = ${to}, source_error = ${message}, summary_dirty = 1`;
-      this.log("error", "source_sync_failed", `The contact source could not be read: ${message}`, { error: message });
-      this.log("error", "campaign_failed", "Campaign failed", { reason: "source_sync_failed" });
+      transition(this.db, "source_failed", clock.now(), message);
+      this.log.write("error", "source_sync_failed", `The contact source could not be read: ${message}`, { error: message });
+      this.log.write("error", "campaign_failed", "Campaign failed", { reason: "source_sync_failed" });
       this.skipRemaining();
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
@@ -223,10 +151,10 @@ export class CampaignObject extends DurableObject<Env> {
   async discard(): Promise<{ discarded: true }> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    this.armedAt = null;
-    this.settingsCache = this.scheduleCache = this.windowCache = null;
-    this.windowTimerAt = undefined;
-    this.summaryTimerAt = null;
+    this.timers.unarmed();
+    this.settingsCache = null;
+    this.window.forget();
+    this.summary.timerGone();
     this.pace.load([]);
     migrate(this.db, MIGRATIONS);
     return { discarded: true };
@@ -253,8 +181,8 @@ export class CampaignObject extends DurableObject<Env> {
       parent_campaign_id: c.parent_campaign_id,
       redialed_campaign_id: c.redialed_campaign_id,
       counts: this.counts(),
-      next_window_at: this.nextWindowAt(c),
-      logs: this.newestLogs(100),
+      next_window_at: this.window.nextOpening(c),
+      logs: this.log.newest(100),
     };
   }
 
@@ -285,18 +213,14 @@ export class CampaignObject extends DurableObject<Env> {
       pending: k.pending,
       in_progress: k.in_progress,
       completion_percentage: pct,
-      next_window_at: this.nextWindowAt(c),
+      next_window_at: this.window.nextOpening(c),
     };
   }
 
   /** Logs newest first, `limit` per page, continuing below log id `before`. */
   async logs(limit = 50, before: number | null = null): Promise<LogPage> {
     this.need();
-    const rows = this.db.all<{ id: number; ts: string; level: string; event: string; message: string; details: string }>`
-      SELECT * FROM logs WHERE (${before} IS NULL OR id < ${before}) ORDER BY id DESC LIMIT ${limit + 1}`;
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return { items: page.map((r) => ({ id: r.id, ...this.toLog(r) })), next_before: more ? page[page.length - 1].id : null };
+    return this.log.page(limit, before);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -305,63 +229,57 @@ export class CampaignObject extends DurableObject<Env> {
   async start(): Promise<CampaignSnapshot> {
     const c = this.need();
     if (c.state === "paused") return this.resume();
-    this.checkTransition(c, "start");
+    allowed(c.state, "start");
     if (!c.import_done) throw engineConflict("Cannot start a campaign whose contacts are still being imported");
     const now = clock.now();
     this.db.tx(() => {
-      this.db.run`UPDATE campaign SET state = 'running', started_at = coalesce(started_at, ${iso(now)}), breaker_since = ${now}, window_open = NULL, blocked = NULL, summary_dirty = 1`;
-      this.log("info", "campaign_started", "Campaign started", {});
+      transition(this.db, "start", now);
+      this.log.write("info", "campaign_started", "Campaign started", {});
       this.onRunning(now);
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
 
   async resume(): Promise<CampaignSnapshot> {
-    const c = this.need();
-    this.checkTransition(c, "resume");
+    this.need();
     const now = clock.now();
     this.db.tx(() => {
-      // The breaker's window starts afresh: what tripped it is behind us. It opens one millisecond after `now`, since
-      // every attempt already finished ended at or before `now`, so the failures that tripped it stay out of it even
-      // when no time passes between the trip and the resume (the window counts `ended_at >= breaker_since`).
-      this.db.run`UPDATE campaign SET state = 'running', breaker_since = ${now + 1}, window_open = NULL, blocked = NULL, summary_dirty = 1`;
-      this.log("info", "campaign_resumed", "Campaign resumed", {});
+      transition(this.db, "resume", now);
+      this.log.write("info", "campaign_resumed", "Campaign resumed", {});
       this.onRunning(now);
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
 
   async pause(): Promise<CampaignSnapshot> {
-    const c = this.need();
-    const to = this.checkTransition(c, "pause");
+    this.need();
     this.db.tx(() => {
-      this.db.run`UPDATE campaign SET state = ${to}, summary_dirty = 1`;
+      transition(this.db, "pause", clock.now());
       const inFlight = this.openAttempts();
-      this.log("info", "campaign_paused", "Campaign paused; calls in progress finish", { in_progress: inFlight });
+      this.log.write("info", "campaign_paused", "Campaign paused; calls in progress finish", { in_progress: inFlight });
       this.clearRunningTimers();
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
 
   async cancel(): Promise<CampaignSnapshot> {
-    const c = this.need();
-    const to = this.checkTransition(c, "cancel");
+    this.need();
     this.db.tx(() => {
-      this.db.run`UPDATE campaign SET state = ${to}, summary_dirty = 1`;
+      transition(this.db, "cancel", clock.now());
       const skipped = this.skipRemaining();
-      this.log("info", "campaign_cancelled", "Campaign cancelled; pending contacts skipped, calls in progress finish", {
+      this.log.write("info", "campaign_cancelled", "Campaign cancelled; pending contacts skipped, calls in progress finish", {
         skipped,
         in_progress: this.openAttempts(),
       });
       this.clearRunningTimers();
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
@@ -369,7 +287,7 @@ export class CampaignObject extends DurableObject<Env> {
   /** PATCH: merges the change over the current settings; it takes effect at once. 409 once finished. */
   async updateSettings(patch: SettingsPatch): Promise<CampaignSnapshot> {
     const c = this.need();
-    this.checkTransition(c, "update");
+    allowed(c.state, "update");
     const cur = this.settings(c);
     const merged = mergeSettings(cur, patch);
     const checked = validateSettings(merged);
@@ -379,15 +297,15 @@ export class CampaignObject extends DurableObject<Env> {
     const now = clock.now();
     this.db.tx(() => {
       this.db.run`UPDATE campaign SET settings = ${JSON.stringify(checked)}, name = ${name}, summary_dirty = 1`;
-      this.windowCache = null;
-      this.log("info", "settings_updated", `Settings updated: ${changed.join(", ") || "nothing"}`, { fields: changed });
+      this.window.settingsChanged();
+      this.log.write("info", "settings_updated", `Settings updated: ${changed.join(", ") || "nothing"}`, { fields: changed });
       if (c.state === "running") {
-        this.refreshWindow(now);
+        this.window.refresh(now);
         this.checkBreaker(now);
         this.pokeDispatch(now);
       }
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
     return this.snapshot();
   }
@@ -397,7 +315,7 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.campaign();
     if (c?.state !== "running") return;
     this.pokeDispatch(clock.now());
-    await this.rearm();
+    await this.timers.rearm();
   }
 
   /** A call status from the calls module. Duplicates, reorderings and unknown attempts change nothing. */
@@ -406,7 +324,7 @@ export class CampaignObject extends DurableObject<Env> {
     if (!c) return { applied: false };
     const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
     if (!a || (a.run_id != null && s.runId != null && a.run_id !== s.runId)) {
-      this.log("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
+      this.log.write("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
         run_id: s.runId,
         contact_id: s.contactId,
         attempt: s.attempt,
@@ -420,7 +338,8 @@ export class CampaignObject extends DurableObject<Env> {
       if (rank === undefined) return { applied: false };
       const prev = a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1;
       if (rank <= prev && a.run_id != null) return { applied: false };
-      this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1}, -1) THEN ${s.status} ELSE last_status END, run_id = coalesce(run_id, ${s.runId ?? null}) WHERE id = ${a.id}`;
+      this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${prev}, -1) THEN ${s.status} ELSE last_status END,
+        run_id = coalesce(run_id, ${s.runId ?? null}) WHERE id = ${a.id}`;
       return { applied: true };
     }
     if (a.run_id == null && s.runId != null) this.db.run`UPDATE attempts SET run_id = ${s.runId} WHERE id = ${a.id}`;
@@ -436,11 +355,8 @@ export class CampaignObject extends DurableObject<Env> {
   /** What a redial child needs from its parent; 409 unless the parent is completed or cancelled. */
   async redialPlan(outcomes: string[]): Promise<{ meta: Omit<CampaignMeta, "campaignId">; count: number }> {
     const c = this.need();
-    this.checkTransition(c, "redial");
-    // One JSON parameter however many outcomes are asked for (SQLite here binds at most 100).
-    const count = outcomes.length
-      ? (this.db.value<number>`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)}))` ?? 0)
-      : 0;
+    allowed(c.state, "redial");
+    const count = countFinished(this.db, outcomes);
     return {
       meta: {
         orgId: c.org_id,
@@ -458,17 +374,7 @@ export class CampaignObject extends DurableObject<Env> {
   /** One page of the contacts whose final outcome is in `outcomes`, in contact order after `afterId`. */
   async redialContacts(outcomes: string[], afterId: number, limit: number): Promise<{ contacts: ContactInput[]; next: number | null }> {
     this.need();
-    if (!outcomes.length) return { contacts: [], next: null };
-    const rows = this.db.all<ContactRow>`SELECT * FROM contacts WHERE id > ${afterId} AND status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)})) ORDER BY id LIMIT ${limit}`;
-    return {
-      contacts: rows.map((r) => ({
-        row: r.row,
-        phone_number: r.phone_number,
-        initial_context: JSON.parse(r.initial_context),
-        greeting_override: r.greeting_override ? JSON.parse(r.greeting_override) : null,
-      })),
-      next: rows.length === limit ? rows[rows.length - 1].id : null,
-    };
+    return finishedPage(this.db, outcomes, afterId, limit);
   }
 
   /** Records the newest redial child. */
@@ -476,12 +382,12 @@ export class CampaignObject extends DurableObject<Env> {
     this.need();
     this.db.tx(() => {
       this.db.run`UPDATE campaign SET redialed_campaign_id = ${childId}, summary_dirty = 1`;
-      this.log("info", "campaign_redialed", `Redial campaign ${childId} created with ${count} contact${count === 1 ? "" : "s"}`, {
+      this.log.write("info", "campaign_redialed", `Redial campaign ${childId} created with ${count} contact${count === 1 ? "" : "s"}`, {
         redialed_campaign_id: childId,
         contacts: count,
       });
     });
-    this.forceSummary = true;
+    this.summary.force();
     await this.settle();
   }
 
@@ -489,12 +395,11 @@ export class CampaignObject extends DurableObject<Env> {
   // The alarm: due timers first (each isolated), then dispatch, then the summary, then re-arm.
 
   async alarm(): Promise<void> {
-    this.armedAt = null;
+    this.timers.unarmed();
     const c = this.campaign();
     if (!c) return;
     const now = clock.now();
-    const due = this.db.all<TimerRow>`SELECT * FROM timers WHERE due <= ${now} ORDER BY due LIMIT 1000`;
-    for (const t of due) {
+    for (const t of this.timers.due(now)) {
       try {
         await this.fireTimer(t, now);
       } catch (err) {
@@ -504,24 +409,24 @@ export class CampaignObject extends DurableObject<Env> {
     try {
       await this.dispatch();
     } catch (err) {
-      this.log("error", "dispatch_error", "Dispatching calls failed; retrying shortly", { error: String(err) });
-      this.setTimer("dispatch", 0, clock.now() + ORG_RETRY_FALLBACK_MS, "min");
+      this.log.write("error", "dispatch_error", "Dispatching calls failed; retrying shortly", { error: String(err) });
+      this.timers.atMost("dispatch", 0, clock.now() + ORG_RETRY_FALLBACK_MS);
     }
     await this.settle();
   }
 
   private async fireTimer(t: TimerRow, now: number): Promise<void> {
     // Taken off first: an alarm delivered twice finds nothing left to do.
-    if (!this.db.run`DELETE FROM timers WHERE kind = ${t.kind} AND ref = ${t.ref} AND due = ${t.due}`) return;
+    if (!this.timers.take(t)) return;
     switch (t.kind) {
       case "summary":
-        this.summaryTimerAt = null;
+        this.summary.timerGone();
         return; // the summary is written after the timers anyway
       case "dispatch":
         return; // dispatch runs after the timers anyway
       case "window":
-        this.windowTimerAt = undefined;
-        this.refreshWindow(now);
+        this.window.timerGone();
+        this.window.refresh(now);
         return;
       case "retry": {
         // The delay is over; the contact queues again (ahead of never-attempted ones) and waits for a window.
@@ -535,7 +440,7 @@ export class CampaignObject extends DurableObject<Env> {
         const done = await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "No final status before the call timeout" });
         if (done) {
           const ct = this.db.one<ContactRow>`SELECT phone_number FROM contacts WHERE id = ${a.contact_id}`;
-          this.log("warning", "call_timed_out", `No final status for ${ct?.phone_number ?? "a contact"} within ${MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS}s; outcome unknown, not retried`, {
+          this.log.write("warning", "call_timed_out", `No final status for ${ct?.phone_number ?? "a contact"} within ${MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS}s; outcome unknown, not retried`, {
             contact_id: a.contact_id,
             attempt: a.attempt,
             run_id: a.run_id,
@@ -544,19 +449,15 @@ export class CampaignObject extends DurableObject<Env> {
         return;
       }
       default:
-        this.log("warning", "timer_unknown", `Dropped a timer of unknown kind '${t.kind}'`, { kind: t.kind, ref: t.ref });
+        this.log.write("warning", "timer_unknown", `Dropped a timer of unknown kind '${t.kind}'`, { kind: t.kind, ref: t.ref });
     }
   }
 
   /** A timer that throws is retried with backoff, then dropped; it never blocks the rest of the alarm. */
   private timerFailed(t: TimerRow, err: unknown, now: number): void {
-    const fails = t.fails + 1;
-    const dropped = fails >= TIMER_MAX_FAILS;
     try {
-      this.log("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, { kind: t.kind, ref: t.ref, fails, error: String(err) });
-      if (dropped) this.db.run`DELETE FROM timers WHERE kind = ${t.kind} AND ref = ${t.ref}`;
-      else
-        this.db.run`INSERT INTO timers (kind, ref, due, fails) VALUES (${t.kind}, ${t.ref}, ${now + 60_000 * fails}, ${fails}) ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = excluded.fails`;
+      const { fails, dropped } = this.timers.failed(t, now);
+      this.log.write("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, { kind: t.kind, ref: t.ref, fails, error: String(err) });
     } catch (inner) {
       console.error(JSON.stringify({ level: "error", event: "timer_failed", kind: t.kind, ref: t.ref, error: String(err), inner: String(inner) }));
     }
@@ -589,17 +490,17 @@ export class CampaignObject extends DurableObject<Env> {
     if (!c || c.state !== "running") return false;
     let now = clock.now();
     let s = this.settings(c);
-    if (!this.refreshWindow(now)) return false;
+    if (!this.window.refresh(now)) return false;
     const room = s.max_concurrency - this.openAttempts();
     if (room <= 0) return false; // a final status or a timeout pokes dispatch again
     const budget = this.pace.budget(s.rate_limit, now);
     if (budget <= 0) {
-      this.setTimer("dispatch", 0, this.pace.nextAt(s.rate_limit, now), "min");
+      this.timers.atMost("dispatch", 0, this.pace.nextAt(s.rate_limit, now));
       return false;
     }
     const picks = this.db.all<ContactRow>`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ${Math.min(room, budget, MAX_ROUND)}`;
     if (!picks.length) {
-      if (this.checkCompletion(now)) this.forceSummary = true;
+      if (this.checkCompletion(now)) this.summary.force();
       return false;
     }
 
@@ -618,7 +519,7 @@ export class CampaignObject extends DurableObject<Env> {
     now = clock.now();
     if (!c) return false;
     s = this.settings(c);
-    const go = c.state === "running" && this.windowAt(now).open;
+    const go = c.state === "running" && this.window.at(now).open;
     let room2 = s.max_concurrency - this.openAttempts();
     let budget2 = this.pace.budget(s.rate_limit, now);
     let refused: LeaseResult | null = null;
@@ -645,7 +546,7 @@ export class CampaignObject extends DurableObject<Env> {
       else if (out.length) this.noteBlocked(null);
       return out;
     });
-    if (refused) this.setTimer("dispatch", 0, now + Math.max(1, (refused as LeaseResult).retryAfterSeconds ?? 5) * 1000, "min");
+    if (refused) this.timers.atMost("dispatch", 0, now + Math.max(1, (refused as LeaseResult).retryAfterSeconds ?? 5) * 1000);
     for (const id of unused) await this.releaseLease(campaign.org_id, id);
     await Promise.all(started.map((x) => this.startOne(campaign, x.attempt, x.contact)));
     return started.length > 0 && !refused;
@@ -657,9 +558,10 @@ export class CampaignObject extends DurableObject<Env> {
     if (!contact) return null;
     const attemptNo = contact.attempts + 1;
     if (leaseId !== leaseIdFor(this.need().campaign_id, contactId, attemptNo)) return null;
-    const attempt = this.db.one<AttemptRow>`INSERT INTO attempts (contact_id, attempt, status, lease_id, dialed_at) VALUES (${contactId}, ${attemptNo}, 'dialing', ${leaseId}, ${now}) RETURNING *`!;
+    const attempt = this.db.one<AttemptRow>`INSERT INTO attempts (contact_id, attempt, status, lease_id, dialed_at)
+      VALUES (${contactId}, ${attemptNo}, 'dialing', ${leaseId}, ${now}) RETURNING *`!;
     this.db.run`UPDATE contacts SET status = 'active', attempts = ${attemptNo} WHERE id = ${contactId}`;
-    this.setTimer("timeout", attempt.id, now + (MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS) * 1000, "set");
+    this.timers.set("timeout", attempt.id, now + (MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS) * 1000);
     this.markDirty();
     this.pace.record(now);
     return { attempt, contact };
@@ -695,11 +597,12 @@ export class CampaignObject extends DurableObject<Env> {
       // We cannot know whether the carrier was asked: when in doubt, don't dial again.
       const fresh = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${a.id}`!;
       if (await this.finishAttempt(fresh, "unknown", now, { noRetry: true, error: String(thrown) }))
-        this.log("error", "dial_failed", `Starting the call to ${ct.phone_number} failed unexpectedly; it may have been placed, so it is not retried`, { ...where, error: String(thrown) });
+        this.log.write("error", "dial_failed", `Starting the call to ${ct.phone_number} failed unexpectedly; it may have been placed, so it is not retried`, { ...where, error: String(thrown) });
       return;
     }
     if (r.ok) {
-      this.db.run`UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END, run_id = coalesce(run_id, ${r.runId}), provider_call_id = coalesce(provider_call_id, ${r.providerCallId}) WHERE id = ${a.id}`;
+      this.db.run`UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END,
+        run_id = coalesce(run_id, ${r.runId}), provider_call_id = coalesce(provider_call_id, ${r.providerCallId}) WHERE id = ${a.id}`;
       return;
     }
     if (r.kind === "capacity" || r.kind === "config") {
@@ -708,19 +611,19 @@ export class CampaignObject extends DurableObject<Env> {
         const n = this.db.run`DELETE FROM attempts WHERE id = ${a.id} AND status = 'dialing'`;
         if (!n) return false;
         this.db.run`UPDATE contacts SET status = 'queued', attempts = attempts - 1 WHERE id = ${ct.id} AND status = 'active'`;
-        this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref = ${a.id}`;
+        this.timers.clear("timeout", a.id);
         this.markDirty();
         if (r.kind === "capacity") {
           this.noteBlocked("org_cap", { granted: false, inUse: -1, cap: -1 });
-          this.setTimer("dispatch", 0, now + ORG_RETRY_FALLBACK_MS, "min");
+          this.timers.atMost("dispatch", 0, now + ORG_RETRY_FALLBACK_MS);
         } else {
-          this.log("error", "dial_failed", `Cannot start calls: ${r.message}`, { ...where, kind: r.kind, error: r.message });
+          this.log.write("error", "dial_failed", `Cannot start calls: ${r.message}`, { ...where, kind: r.kind, error: r.message });
           const cur = this.need();
           if (cur.state === "running") {
-            this.db.run`UPDATE campaign SET state = 'paused', summary_dirty = 1`;
-            this.log("warning", "campaign_paused", "Campaign paused until the configuration is fixed; resume to continue", { reason: "configuration", error: r.message });
+            transition(this.db, "pause", now);
+            this.log.write("warning", "campaign_paused", "Campaign paused until the configuration is fixed; resume to continue", { reason: "configuration", error: r.message });
             this.clearRunningTimers();
-            this.forceSummary = true;
+            this.summary.force();
           }
         }
         return true;
@@ -734,7 +637,7 @@ export class CampaignObject extends DurableObject<Env> {
     await this.finishAttempt(fresh, "failed", now, { error: r.message });
     // Logged even when the run's own `failed` status already finished the attempt (it reaches the campaign
     // before this reply does): the log is where an operator reads why the carrier refused.
-    this.log("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, { ...where, kind: r.kind, run_id: r.runId, error: r.message });
+    this.log.write("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, { ...where, kind: r.kind, run_id: r.runId, error: r.message });
   }
 
   /**
@@ -746,20 +649,21 @@ export class CampaignObject extends DurableObject<Env> {
     const c = this.need();
     const s = this.settings(c);
     const applied = this.db.tx(() => {
-      const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0}, error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
+      const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0},
+        error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
       if (!n) return false;
-      this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref = ${a.id}`;
+      this.timers.clear("timeout", a.id);
       const live = c.state === "running" || c.state === "paused" || c.state === "draft";
       const due = live && !opts.noRetry ? retryDueAt(outcome, a.attempt, s.retry_config, atMs) : null;
       if (due != null) {
         this.db.run`UPDATE contacts SET status = 'waiting', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
-        this.setTimer("retry", a.contact_id, due, "set");
+        this.timers.set("retry", a.contact_id, due);
       } else {
         this.db.run`UPDATE contacts SET status = 'done', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
       }
       this.markDirty();
       if (c.state === "running") {
-        if (this.checkBreaker(now) || this.checkCompletion(now)) this.forceSummary = true;
+        if (this.checkBreaker(now) || this.checkCompletion(now)) this.summary.force();
         else this.pokeDispatch(now);
       }
       return true;
@@ -789,28 +693,20 @@ export class CampaignObject extends DurableObject<Env> {
     if (!c) return;
     const stuck = this.db.all<AttemptRow>`SELECT * FROM attempts WHERE status = 'dialing'`;
     for (const a of stuck) {
-      let run: { id: number; status: string; provider_call_id: string | null } | null = null;
-      try {
-        run = await this.env.DB.prepare(
-          `SELECT id, status, provider_call_id FROM workflow_runs WHERE campaign_id = ? AND contact_id = ? AND attempt = ? ORDER BY id DESC LIMIT 1`,
-        )
-          .bind(c.campaign_id, a.contact_id, a.attempt)
-          .first();
-      } catch {
-        run = null;
-      }
+      const run = await runOfAttempt(this.env, c.campaign_id, a.contact_id, a.attempt);
       const now = clock.now();
       if (run && isFinalStatus(run.status)) {
         this.db.run`UPDATE attempts SET run_id = coalesce(run_id, ${run.id}) WHERE id = ${a.id}`;
         await this.finishAttempt({ ...a, run_id: run.id }, run.status, now, {});
-        this.log("warning", "attempt_reconciled", `An interrupted call start was found finished (${run.status}) in its run record`, { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id, outcome: run.status });
+        this.log.write("warning", "attempt_reconciled", `An interrupted call start was found finished (${run.status}) in its run record`, { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id, outcome: run.status });
       } else if (run && (run.provider_call_id || run.status !== "queued")) {
         // The carrier has the call: keep waiting for its statuses (the timeout still applies).
-        this.db.run`UPDATE attempts SET status = 'in_flight', run_id = ${run.id}, provider_call_id = ${run.provider_call_id} WHERE id = ${a.id} AND status = 'dialing'`;
-        this.log("info", "attempt_reconciled", "An interrupted call start was found placed; waiting for its outcome", { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id });
+        this.db.run`UPDATE attempts SET status = 'in_flight', run_id = ${run.id}, provider_call_id = ${run.provider_call_id}
+          WHERE id = ${a.id} AND status = 'dialing'`;
+        this.log.write("info", "attempt_reconciled", "An interrupted call start was found placed; waiting for its outcome", { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id });
       } else {
         await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "Interrupted while starting the call" });
-        this.log("warning", "attempt_reconciled", "A call start was interrupted; it may have been placed, so the contact is not dialed again (outcome unknown)", {
+        this.log.write("warning", "attempt_reconciled", "A call start was interrupted; it may have been placed, so the contact is not dialed again (outcome unknown)", {
           contact_id: a.contact_id,
           attempt: a.attempt,
           run_id: run?.id ?? null,
@@ -842,31 +738,6 @@ export class CampaignObject extends DurableObject<Env> {
     return this.settingsCache.value;
   }
 
-  private schedule(c: CampaignRow): Schedule {
-    if (this.scheduleCache?.json !== c.settings) this.scheduleCache = { json: c.settings, schedule: new Schedule(this.settings(c).schedule_config) };
-    return this.scheduleCache.schedule;
-  }
-
-  private checkTransition(c: CampaignRow, trigger: Trigger): CampaignState {
-    const to = nextState(c.state, trigger);
-    if (!to) throw engineConflict(refusal(c.state, trigger));
-    return to;
-  }
-
-  private log(level: LogLevel, event: string, message: string, details: Record<string, unknown>): void {
-    this.db.run`INSERT INTO logs (ts, level, event, message, details) VALUES (${iso(clock.now())}, ${level}, ${event}, ${message}, ${JSON.stringify(details)})`;
-  }
-
-  private toLog(r: { ts: string; level: string; event: string; message: string; details: string }): LogEntry {
-    return { ts: r.ts, level: r.level as LogLevel, event: r.event, message: r.message, details: JSON.parse(r.details) };
-  }
-
-  private newestLogs(n: number): LogEntry[] {
-    return this.db
-      .all<{ ts: string; level: string; event: string; message: string; details: string }>`SELECT ts, level, event, message, details FROM logs ORDER BY id DESC LIMIT ${n}`
-      .map((r) => this.toLog(r));
-  }
-
   private markDirty(): void {
     this.db.run`UPDATE campaign SET summary_dirty = 1 WHERE summary_dirty = 0`;
   }
@@ -882,9 +753,8 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** Entering `running`: the window is looked at afresh, dispatch runs soon, an empty campaign completes. */
   private onRunning(now: number): void {
-    this.windowCache = null;
-    this.windowTimerAt = undefined;
-    this.refreshWindow(now);
+    this.window.restart();
+    this.window.refresh(now);
     if (!this.checkBreaker(now)) this.checkCompletion(now);
     this.pokeDispatch(now);
   }
@@ -892,65 +762,19 @@ export class CampaignObject extends DurableObject<Env> {
   /** Pending and waiting contacts are skipped (cancel, failure); open attempts run on and are recorded. */
   private skipRemaining(): number {
     const n = this.db.changes`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`;
-    this.db.run`DELETE FROM timers WHERE kind = 'retry'`;
+    this.timers.clear("retry");
     return n;
   }
 
+  /** Leaving `running`: no window changes or dispatch rounds to wait for. */
   private clearRunningTimers(): void {
-    this.db.run`DELETE FROM timers WHERE kind IN ('window', 'dispatch')`;
-    this.windowTimerAt = undefined;
-  }
-
-  private setTimer(kind: TimerKind, ref: number, due: number, mode: "set" | "min"): void {
-    const conflict = mode === "min" ? sql`due = min(due, excluded.due), fails = 0` : sql`due = excluded.due, fails = 0`;
-    this.db.run`INSERT INTO timers (kind, ref, due) VALUES (${kind}, ${ref}, ${due}) ON CONFLICT (kind, ref) DO UPDATE SET ${conflict}`;
+    this.timers.clear("window");
+    this.timers.clear("dispatch");
+    this.window.timerGone();
   }
 
   private pokeDispatch(now: number): void {
-    this.setTimer("dispatch", 0, now, "min");
-  }
-
-  /** Whether calls may start at `now`, and when that changes (cached until then). */
-  private windowAt(now: number): { open: boolean; change: number | null } {
-    const w = this.windowCache;
-    if (w && w.from <= now && now < w.until) return w;
-    const sched = this.schedule(this.need());
-    const open = sched.isOpen(now);
-    const change = sched.always ? null : sched.nextChange(now);
-    this.windowCache = { from: now, until: change ?? Number.MAX_SAFE_INTEGER, open, change };
-    return this.windowCache;
-  }
-
-  /** Logs window openings and closings, keeps the window timer at the next change; returns whether it is open. */
-  private refreshWindow(now: number): boolean {
-    const c = this.need();
-    if (c.state !== "running") return false;
-    const { open, change } = this.windowAt(now);
-    const was = c.window_open;
-    if (was === null ? !open : (was === 1) !== open) {
-      if (open) this.log("info", "window_opened", "Calling window opened", {});
-      else {
-        const next = this.schedule(c).nextOpening(now);
-        this.log("info", "window_closed", next ? `Outside the calling schedule; no call starts until ${iso(next)}` : "Outside the calling schedule", { next_window_at: next ? iso(next) : null });
-      }
-    }
-    if (was !== (open ? 1 : 0)) this.db.run`UPDATE campaign SET window_open = ${open ? 1 : 0}`;
-    if (this.windowTimerAt !== change) {
-      if (change == null) this.db.run`DELETE FROM timers WHERE kind = 'window'`;
-      else this.setTimer("window", 0, change, "set");
-      this.windowTimerAt = change;
-    }
-    return open;
-  }
-
-  private nextWindowAt(c: CampaignRow): string | null {
-    if (isFinished(c.state)) return null;
-    const sched = this.schedule(c);
-    if (sched.always) return null;
-    const now = clock.now();
-    if (sched.isOpen(now)) return null;
-    const next = sched.nextOpening(now);
-    return next ? iso(next) : null;
+    this.timers.atMost("dispatch", 0, now);
   }
 
   /** Trips the breaker (running → paused) when the window's failure share reaches the threshold. */
@@ -961,14 +785,14 @@ export class CampaignObject extends DurableObject<Env> {
     const from = breakerWindowStart(now, cfg, c.breaker_since);
     const w = this.db.one<{ n: number; f: number }>`SELECT count(*) AS n, coalesce(sum(failure), 0) AS f FROM attempts WHERE ended_at >= ${from}`!;
     if (!breakerTrips(cfg, w.n, w.f)) return false;
-    this.db.run`UPDATE campaign SET state = 'paused', summary_dirty = 1`;
-    this.log("warning", "circuit_breaker_tripped", `Circuit breaker tripped: ${w.f} of the last ${w.n} calls failed within ${cfg.window_seconds}s (threshold ${Math.round(cfg.failure_threshold * 100)}%); campaign paused`, {
+    transition(this.db, "breaker_trip", now);
+    this.log.write("warning", "circuit_breaker_tripped", `Circuit breaker tripped: ${w.f} of the last ${w.n} calls failed within ${cfg.window_seconds}s (threshold ${Math.round(cfg.failure_threshold * 100)}%); campaign paused`, {
       failures: w.f,
       finished: w.n,
       failure_threshold: cfg.failure_threshold,
       window_seconds: cfg.window_seconds,
     });
-    this.log("info", "campaign_paused", "Campaign paused by the circuit breaker; calls in progress finish", { reason: "circuit_breaker" });
+    this.log.write("info", "campaign_paused", "Campaign paused by the circuit breaker; calls in progress finish", { reason: "circuit_breaker" });
     this.clearRunningTimers();
     return true;
   }
@@ -979,11 +803,11 @@ export class CampaignObject extends DurableObject<Env> {
     if (c.state !== "running" || !c.import_done) return false;
     if (this.db.one`SELECT 1 AS x FROM contacts WHERE status IN ('queued', 'waiting', 'active') LIMIT 1`) return false;
     if (this.db.one`SELECT 1 AS x FROM attempts WHERE ${OPEN_ATTEMPT} LIMIT 1`) return false;
-    this.db.run`UPDATE campaign SET state = 'completed', completed_at = ${iso(now)}, summary_dirty = 1`;
+    transition(this.db, "complete", now);
     const k = this.counts();
-    this.log("info", "campaign_completed", `Campaign completed: ${k.completed} of ${k.total} contacts reached`, { total: k.total, completed: k.completed, failed: k.failed, executed_count: k.executed });
+    this.log.write("info", "campaign_completed", `Campaign completed: ${k.completed} of ${k.total} contacts reached`, { total: k.total, completed: k.completed, failed: k.failed, executed_count: k.executed });
     this.clearRunningTimers();
-    this.forceSummary = true;
+    this.summary.force();
     return true;
   }
 
@@ -993,7 +817,7 @@ export class CampaignObject extends DurableObject<Env> {
     this.db.run`UPDATE campaign SET blocked = ${reason}`;
     if (reason === "org_cap") {
       const what = lease && lease.cap >= 0 ? ` (${lease.inUse} of ${lease.cap} in use)` : "";
-      this.log("warning", "org_cap_reached", `The organization's concurrent call limit is reached${what}; calls wait for a free slot`, { in_use: lease?.inUse ?? null, cap: lease?.cap ?? null });
+      this.log.write("warning", "org_cap_reached", `The organization's concurrent call limit is reached${what}; calls wait for a free slot`, { in_use: lease?.inUse ?? null, cap: lease?.cap ?? null });
     }
   }
 
@@ -1003,54 +827,12 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Persistence of what is derived: the alarm and the D1 summary row.
+  // Persistence of what is derived: the D1 summary row and the alarm.
 
   /** After any change: write the summary when due (or at a transition) and point the alarm at the earliest timer. */
   private async settle(): Promise<void> {
-    await this.flushSummary();
-    await this.rearm();
-  }
-
-  private async rearm(): Promise<void> {
-    const due = this.db.value<number>`SELECT min(due) FROM timers`;
-    if (due === this.armedAt) return;
-    if (due == null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(due);
-    this.armedAt = due;
-  }
-
-  private async flushSummary(): Promise<void> {
-    const c = this.campaign();
-    if (!c) return;
-    const now = clock.now();
-    const force = this.forceSummary;
-    if (!force && (!c.summary_dirty || now - c.summary_at < SUMMARY_INTERVAL_MS)) {
-      const due = c.summary_at + SUMMARY_INTERVAL_MS;
-      if (c.summary_dirty && this.summaryTimerAt !== due) {
-        this.setTimer("summary", 0, due, "min");
-        this.summaryTimerAt = due;
-      }
-      return;
-    }
-    this.forceSummary = false;
-    const k = this.counts();
-    // Cleared before the write: a change made while D1 answers marks it dirty again.
-    this.db.run`UPDATE campaign SET summary_dirty = 0, summary_at = ${now}`;
-    this.db.run`DELETE FROM timers WHERE kind = 'summary'`;
-    this.summaryTimerAt = null;
-    try {
-      await this.env.DB.prepare(
-        `UPDATE campaigns SET name = ?, state = ?, total_rows = ?, processed_rows = ?, failed_rows = ?, executed_count = ?, total_queued_count = ?,
-           settings = ?, started_at = ?, completed_at = ?, redialed_campaign_id = coalesce(?, redialed_campaign_id), updated_at = ? WHERE id = ?`,
-      )
-        .bind(c.name, c.state, k.total, k.processed, k.failed, k.executed, k.queued, c.settings, c.started_at, c.completed_at, c.redialed_campaign_id, iso(now), c.campaign_id)
-        .run();
-    } catch (err) {
-      console.warn(JSON.stringify({ level: "warning", event: "campaign_summary_failed", campaign_id: c.campaign_id, error: String(err) }));
-      this.db.run`UPDATE campaign SET summary_dirty = 1`;
-      this.setTimer("summary", 0, now + SUMMARY_INTERVAL_MS, "min");
-      if (force) this.forceSummary = true;
-    }
+    await this.summary.flush();
+    await this.timers.rearm();
   }
 }
 

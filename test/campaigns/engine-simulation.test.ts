@@ -188,10 +188,18 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       prepare: (q: string) => ({
         bind: (...b: unknown[]) => ({
           run: async () => {
-            if (q.trim().startsWith("UPDATE campaigns")) summaries.push({ state: b[1] as string, executed: b[5] as number });
+            // The summary row's UPDATE (drizzle's SQL): its values by column name.
+            const set = /^update\s+"?campaigns"?\s+set\s+(.*)\s+where/is.exec(q.trim())?.[1];
+            if (set) {
+              const cols = [...set.matchAll(/"?(\w+)"?\s*=\s*\?/g)].map((m) => m[1]);
+              const v = (col: string) => b[cols.indexOf(col)];
+              summaries.push({ state: v("state") as string, executed: v("executed_count") as number });
+            }
             return { success: true, meta: {}, results: [] };
           },
           first: async () => null,
+          raw: async () => [],
+          all: async () => ({ results: [] }),
         }),
       }),
     } as unknown as D1Database,

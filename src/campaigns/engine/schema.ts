@@ -1,7 +1,68 @@
-// The campaign object's SQLite schema, versioned. Migrations run in the constructor (under blockConcurrencyWhile);
-// each is applied in one transaction and never edited once shipped: add a new entry instead.
-import { countersMigration } from "./counts";
+// The campaign object's SQLite schema, versioned, and the row types of its tables. Migrations run in the constructor
+// (migrateOnStart, under blockConcurrencyWhile); each is applied in one transaction and never edited once shipped:
+// add a new entry instead.
 import type { Migration } from "../../lib/do-sql";
+import type { CampaignState } from "../object-api";
+import { countersMigration } from "./counts";
+
+/** The one `campaign` row (id 1): what the campaign is, its state (written only by state.ts) and bookkeeping. */
+export type CampaignRow = {
+  campaign_id: number;
+  org_id: number;
+  name: string;
+  workflow_id: number;
+  telephony_configuration_id: number;
+  source_id: string;
+  parent_campaign_id: number | null;
+  redialed_campaign_id: number | null;
+  state: CampaignState;
+  settings: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  import_done: number;
+  source_synced_at: string | null;
+  source_error: string | null;
+  breaker_since: number;
+  window_open: number | null;
+  blocked: string | null;
+  summary_dirty: number;
+  summary_at: number;
+};
+
+export type ContactStatus = "queued" | "waiting" | "active" | "done" | "skipped";
+
+export type ContactRow = {
+  id: number;
+  row: number;
+  phone_number: string;
+  initial_context: string;
+  greeting_override: string | null;
+  status: ContactStatus;
+  attempts: number;
+  queue_key: number;
+  outcome: string | null;
+};
+
+export type AttemptRow = {
+  id: number;
+  contact_id: number;
+  attempt: number;
+  status: string;
+  last_status: string | null;
+  run_id: number | null;
+  provider_call_id: string | null;
+  lease_id: string | null;
+  dialed_at: number;
+  ended_at: number | null;
+  failure: number;
+  error: string | null;
+};
+
+export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary";
+export type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
+
+export type LogRow = { id: number; ts: string; level: string; event: string; message: string; details: string };
 
 export const MIGRATIONS: readonly Migration[] = [
   // v1
