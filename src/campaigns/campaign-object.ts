@@ -350,7 +350,7 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Redial (the child is created by engine/redial.ts through these).
+  // Redial (the child is created by ../redial.ts through these).
 
   /** What a redial child needs from its parent; 409 unless the parent is completed or cancelled. */
   async redialPlan(outcomes: string[]): Promise<{ meta: Omit<CampaignMeta, "campaignId">; count: number }> {
@@ -857,5 +857,5 @@ function validateSettings(s: CampaignSettings): CampaignSettings {
   };
 }
 
-// Refusals travel back as values (engine/faults.ts); the stubs in engine/stub.ts and view.ts rethrow them.
+// Refusals travel back as values (engine/faults.ts); the stubs in stub.ts and view.ts rethrow them.
 returnFaults(CampaignObject, FAULT_RETURNING_METHODS);

@@ -18,10 +18,10 @@ import { findConfig } from "../telephony/store";
 import { AgentConflict, loadUsableWorkflow } from "../workflows";
 import { viaEngine } from "./engine/errors";
 import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
-import { CONFIG_GONE, redialCampaign } from "./engine/redial";
+import { CONFIG_GONE, redialCampaign } from "./redial";
 import { nextState, refusal } from "./engine/transitions";
 import type { CampaignState } from "./object-api";
-import { engineStub as campaignStub } from "./engine/stub";
+import { engineStub as campaignStub } from "./stub";
 import { CAMPAIGN_STATES, Campaign, CampaignLog, IMPORTING, campaignView } from "./view";
 
 const tags = ["campaigns"];

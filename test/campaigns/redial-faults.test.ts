@@ -2,7 +2,7 @@
 // telephony configuration was deleted after it finished is a 409 naming the reason, never a 500.
 import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { redialCampaign } from "../../src/campaigns/engine/redial";
+import { redialCampaign } from "../../src/campaigns/redial";
 import { ApiError } from "../../src/lib/errors";
 import { call } from "../helpers";
 import { FakeCarrier, resetWorld, tick } from "./engine-harness";

@@ -2,14 +2,14 @@
 // outcome is in `outcomes`. Made like any campaign: a hidden D1 row, the child object filled in chunks, then the
 // row shown as `draft`; any failure removes the child. The parent links to its newest child. Repeatable.
 import { and, eq } from "drizzle-orm";
-import { campaigns } from "../../db/schema";
-import { auditStatement } from "../../lib/audit";
-import { isoNow } from "../../lib/clock";
-import { getDb } from "../../lib/db";
-import { conflict } from "../../lib/errors";
-import { IMPORTING } from "../view";
+import { campaigns } from "../db/schema";
+import { auditStatement } from "../lib/audit";
+import { isoNow } from "../lib/clock";
+import { getDb } from "../lib/db";
+import { conflict } from "../lib/errors";
+import { IMPORTING } from "./view";
 import { engineStub as campaignStub } from "./stub";
-import { viaEngine } from "./errors";
+import { viaEngine } from "./engine/errors";
 
 const PAGE = 1000;
 

@@ -1,7 +1,7 @@
 // The campaign object addressed by campaign id (idFromName(String(id))), typed by its class: every RPC method is
 // async and returns plain data, so the class's own signatures describe the stub (and avoid deep RPC type mapping).
-import type { CampaignObject } from "../campaign-object";
-import { unwrapFaults } from "./faults";
+import type { CampaignObject } from "./campaign-object";
+import { unwrapFaults } from "./engine/faults";
 
 export type CampaignRpcAll = Pick<
   CampaignObject,
