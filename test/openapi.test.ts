@@ -137,6 +137,26 @@ describe("OpenAPI document", () => {
     }
     expect(wrong).toEqual([]);
   });
+  it("documents 429 with Retry-After on every operation that takes an API key, and none on the public ones", async () => {
+    const doc = await openapiDoc();
+    const missing: string[] = [];
+    const extra: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[]; responses: Record<string, any> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const isPublic = Array.isArray(op.security) && op.security.length === 0;
+        const r = op.responses["429"];
+        if (isPublic) {
+          if (r && !path.startsWith("/api/v1/public/")) extra.push(`${method} ${path}`);
+          continue;
+        }
+        if (!r?.headers?.["Retry-After"]?.schema || r.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/Error") missing.push(`${method} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(extra).toEqual([]);
+    expect(doc.paths["/api/v1/organizations/api-keys"].get.responses["429"].headers["Retry-After"].schema).toMatchObject({ type: "integer", minimum: 1 });
+  });
+
   it("states the limits the server enforces, and they hold", async () => {
     const doc = await openapiDoc();
     const org = await createOrg();

@@ -28,15 +28,42 @@ const REFERENCE = {
 
 export const SECURITY: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
+type Operation = { security?: unknown[]; responses?: Record<string, unknown> };
+
+const RATE_LIMITED = {
+  description: "Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap)",
+  headers: { "Retry-After": { description: "Whole seconds to wait before retrying", schema: { type: "integer", minimum: 1 } } },
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+};
+
+/**
+ * Every operation that takes an API key passes the per-key request limit (organizations/request-limit.ts), so each
+ * can answer 429; it is added here once rather than in every route. Public operations (empty `security`) are not
+ * limited by key and keep their own responses.
+ */
+export function withRateLimitResponses<D extends { paths?: Record<string, Record<string, unknown>> }>(doc: D): D {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item) as Operation[]) {
+      if (!op || typeof op !== "object" || !op.responses) continue;
+      if (Array.isArray(op.security) && op.security.length === 0) continue;
+      op.responses["429"] = RATE_LIMITED;
+    }
+  }
+  return doc;
+}
+
 export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "X-API-Key" });
   app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
-  app.doc31("/api/v1/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: { title: "edgedial API", version: pkg.version, description: "Outbound calling for voice agents on Cloudflare Workers." },
-    servers: [{ url: new URL(c.req.url).origin }],
-    security: SECURITY,
-  }));
+  app.get("/api/v1/openapi.json", (c) => {
+    const doc = app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "edgedial API", version: pkg.version, description: "Outbound calling for voice agents on Cloudflare Workers." },
+      servers: [{ url: new URL(c.req.url).origin }],
+      security: SECURITY,
+    });
+    return c.json(withRateLimitResponses(doc));
+  });
   app.get("/api/v1/docs", Scalar(REFERENCE as Parameters<typeof Scalar>[0]));
   app.get("/", (c) => c.redirect("/api/v1/docs", 302));
 }
