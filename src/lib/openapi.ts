@@ -41,8 +41,8 @@ const RATE_LIMITED = {
  * can answer 429; it is added here once rather than in every route. Public operations (empty `security`) are not
  * limited by key and keep their own responses.
  */
-export function withRateLimitResponses<D extends { paths?: Record<string, Record<string, unknown>> }>(doc: D): D {
-  for (const item of Object.values(doc.paths ?? {})) {
+export function withRateLimitResponses<D extends { paths?: object }>(doc: D): D {
+  for (const item of Object.values(doc.paths ?? {}) as object[]) {
     for (const op of Object.values(item) as Operation[]) {
       if (!op || typeof op !== "object" || !op.responses) continue;
       if (Array.isArray(op.security) && op.security.length === 0) continue;
