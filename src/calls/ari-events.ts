@@ -8,7 +8,7 @@ import { getDb } from "../lib/db";
 import { basicAuth } from "./kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
-import { ariAuth, ariBase, ariCalls, mapAriEvent, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import { ariAuth, ariBase, ariCalls, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
 import { allowsPrivatePbx } from "../telephony/calling-policy";
@@ -109,7 +109,7 @@ export class AriEventsObject extends DurableObject<Env> {
     } catch (err) {
       // Generic to the caller (whether a port answered is not told to a client); the details go to the log.
       console.error(JSON.stringify({ level: "error", msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) }));
-      error = "Could not reach the PBX";
+      error = PBX_UNREACHABLE;
     }
     if (!ws) {
       await this.noteFailure(error);

@@ -1,8 +1,9 @@
 // SSRF (issue 11) at connect time: an ari endpoint saved while the organization allowed private PBX addresses is not
 // fetched once the setting is off; a PBX that cannot be reached is reported generically, the details only logged.
+import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { call, createOrg, type Org } from "../helpers";
-import { CALLEE, CONTEXT, createAgent, setup, simRefuse } from "./support";
+import { CALLEE, CONTEXT, createAgent, setup, simHang, simRefuse } from "./support";
 
 const POLICY = "/api/v1/organizations/calling-policy";
 
@@ -42,6 +43,40 @@ describe("ari private endpoints at connect time", () => {
       const lines = logged.mock.calls.map((c) => String(c[0]));
       expect(lines.some((l) => l.includes("ARI events WebSocket unreachable") && l.includes("ECONNREFUSED"))).toBe(true);
       expect(lines.some((l) => l.includes("ARI originate unreachable") && l.includes("ECONNREFUSED"))).toBe(true);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it("a PBX that refuses and one that never answers look the same to the caller (originate and verify): no port probing by timing out", { timeout: 30_000 }, async () => {
+    const timeoutMs = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
+    const logged = vi.spyOn(console, "error");
+    try {
+      const s = await setup("ari");
+      const configId = (await call("GET", "/api/v1/organizations/telephony-configs", { key: s.org.key })).json.items[0].id;
+      const verify = () => call("POST", `/api/v1/organizations/telephony-configs/${configId}/verify`, { key: s.org.key });
+      const dialNow = () => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+
+      await simRefuse(s.acct, "originate", 3);
+      const refusedDial = await dialNow();
+      await simHang(s.acct, "originate", timeoutMs * 3);
+      const silentDial = await dialNow();
+      expect([refusedDial.status, silentDial.status]).toEqual([502, 502]);
+      expect(silentDial.json).toEqual(refusedDial.json);
+      expect(refusedDial.json.detail).toBe("Could not reach the PBX");
+
+      // (A failed verify marks the credentials step incomplete, so it comes after the dials.)
+      await simRefuse(s.acct, "info");
+      const refusedVerify = await verify();
+      await simHang(s.acct, "info", timeoutMs * 3);
+      const silentVerify = await verify();
+      expect([refusedVerify.status, silentVerify.status]).toEqual([200, 200]);
+      expect(refusedVerify.json.message).toBe("Could not reach the PBX");
+      expect(silentVerify.json.message).toBe(refusedVerify.json.message);
+      // The difference is kept for the operator, in the log.
+      const lines = logged.mock.calls.map((c) => String(c[0]));
+      expect(lines.some((l) => l.includes("ARI originate unreachable") && l.includes("timed out"))).toBe(true);
+      expect(lines.some((l) => l.includes("ARI verify unreachable") && l.includes("timed out"))).toBe(true);
     } finally {
       logged.mockRestore();
     }

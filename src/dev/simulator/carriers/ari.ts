@@ -58,6 +58,8 @@ export function ari(sockets: AriSockets): Carrier {
         if (!account || account.provider !== "ari") return err(404, "Not found");
         if (!authenticated(req, new URL(req.url), account)) return err(401, "Authentication required");
         if (req.method !== "GET") return err(405, "Method not allowed");
+        const fault = state.takeFault(account.id, "info");
+        if (fault) return err(fault.status, String(fault.body ?? "Service unavailable"));
         return json(200, { system: { version: "20.0.0", entity_id: "sim" }, status: { startup_time: new Date(0).toISOString() } });
       }
       const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);

@@ -1,7 +1,7 @@
 // Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str } from "../../../calls/kit";
+import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../../../calls/kit";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
 export const ARI_RING_SECONDS = 30;
@@ -118,11 +118,22 @@ export function mapAriEvent(ev: any, s: AriChannelState): StatusUpdate | null {
   }
 }
 
+/**
+ * The endpoint is the client's own host, so whether a port answered, refused or stayed silent (a timeout) is not
+ * theirs to learn (SSRF probing): every network failure is one message; the details are logged.
+ */
+export const PBX_UNREACHABLE = "Could not reach the PBX";
+function unreachable(msg: string, ids: Record<string, unknown>, res: CarrierResponse): { ok: false; message: string } {
+  console.error(JSON.stringify({ level: "error", msg, ...ids, error: res.text }));
+  return { ok: false, message: PBX_UNREACHABLE };
+}
+
 export const ariCalls: ProviderCalls = {
   // GET /ari/asterisk/info: read-only, 401 when the ARI user or password is wrong.
   async verifyCredentials(ctx, env) {
     const { user, password } = ariAuth(ctx);
     const res = await carrierFetch(`${ariBase(ctx)}/asterisk/info`, { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } }, env);
+    if (res.status === 0) return unreachable("ARI verify unreachable", { config_id: ctx.id }, res);
     return credentialsResult("Asterisk ARI", res, res.json?.message ?? res.json?.error);
   },
   async originate(ctx, env, req): Promise<OriginateResult> {
@@ -141,11 +152,7 @@ export const ariCalls: ProviderCalls = {
       headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
     }, env, (json) => json?.id);
     if (res.status >= 200 && res.status < 300) return { ok: true, providerCallId: typeof res.json?.id === "string" ? res.json.id : channelId };
-    if (res.status === 0 && !res.text.startsWith("request timed out")) {
-      // The endpoint is the client's: whether a port answered is not theirs to learn (SSRF); the details are logged.
-      console.error(JSON.stringify({ level: "error", msg: "ARI originate unreachable", config_id: ctx.id, run_id: req.runId, error: res.text }));
-      return { ok: false, message: "Could not reach the PBX" };
-    }
+    if (res.status === 0) return unreachable("ARI originate unreachable", { config_id: ctx.id, run_id: req.runId }, res);
     return refused("Asterisk ARI", res, res.json?.message ?? res.json?.error);
   },
 
