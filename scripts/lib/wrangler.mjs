@@ -2,37 +2,33 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { BusyRetryError, retryWhileBusy } from "./busy-retry.ts";
 
 export const WRANGLER = fileURLToPath(new URL("../../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 
-// A running `npm run dev` holds the local D1 SQLite file; a second writer then sees SQLITE_BUSY. Such a failure
-// changed nothing (wrangler runs the statements as one batch), so it is retried after a growing, jittered pause.
-const BUSY = /SQLITE_BUSY|database is locked/i;
-const BUSY_ATTEMPTS = 8;
-
 const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-
-/** The pause before retry `attempt` (1-based): 100 ms doubling to at most 3.2 s, with up to 50% jitter. */
-export const busyBackoffMs = (attempt, random = Math.random) => Math.round(Math.min(3200, 100 * 2 ** (attempt - 1)) * (1 + random() / 2));
 
 /** Runs wrangler to completion; stdin is not a TTY, so its confirmations take their default. */
 export function wrangler(args, { quiet = false } = {}) {
-  for (let attempt = 1; ; attempt++) {
+  const run = () => {
     const res = spawnSync(process.execPath, [WRANGLER, ...args], {
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
       encoding: "utf8",
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
     });
-    if (res.status === 0) return res.stdout ?? "";
-    const output = `${res.stdout ?? ""}${res.stderr ?? ""}`;
-    if (quiet && BUSY.test(output) && attempt < BUSY_ATTEMPTS) {
-      const ms = busyBackoffMs(attempt);
-      process.stderr.write(`local D1 is busy (a running dev server?); retrying in ${ms} ms (${attempt}/${BUSY_ATTEMPTS - 1})\n`);
-      sleepSync(ms);
-      continue;
-    }
-    if (quiet) process.stderr.write(output);
-    throw new Error(`wrangler ${args.join(" ")} failed (exit ${res.status})`);
+    if (res.status === 0) return { ok: true, value: res.stdout ?? "" };
+    return { ok: false, output: `${res.stdout ?? ""}${res.stderr ?? ""}` };
+  };
+  // Only a quiet run's output can be read for SQLITE_BUSY; a loud one has gone to the terminal.
+  try {
+    return retryWhileBusy(run, `wrangler ${args.join(" ")}`, {
+      attempts: quiet ? undefined : 1,
+      sleep: sleepSync,
+      onRetry: (n, ms, max) => process.stderr.write(`local D1 is busy (a running dev server?); retrying in ${ms} ms (${n}/${max})\n`),
+    });
+  } catch (err) {
+    if (quiet && err instanceof BusyRetryError) process.stderr.write(err.output);
+    throw err;
   }
 }
 
