@@ -8,11 +8,9 @@ import { getDb } from "../lib/db";
 import { basicAuth } from "./kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
-import { ariAuth, ariBase, ariCalls, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import { ariAuth, ariBase, ariCalls, ariEndpointRefusal, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
-import { allowsPrivatePbx } from "../telephony/calling-policy";
-import { pbxUrlRefusal } from "../telephony/pbx-urls";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
@@ -88,16 +86,13 @@ export class AriEventsObject extends DurableObject<Env> {
     const configId = Number(this.get("config_id"));
     const row = configId ? await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get() : undefined;
     if (!row) return { connected: false, error: "configuration not found" };
-    // SSRF: saved while the organization allowed private PBX addresses, maybe no longer allowed: never fetched then.
-    const endpoint = (row.config as { ari_endpoint?: unknown } | null)?.ari_endpoint;
-    if (typeof endpoint === "string") {
-      const refusal = pbxUrlRefusal(endpoint, await allowsPrivatePbx(getDb(this.env), row.orgId), null);
-      if (refusal) return { connected: false, error: `ari_endpoint refused: ${refusal}` };
-    }
     let ws: WebSocket | null = null;
     let error = "";
     try {
       const ctx = await loadConfigContext(this.env, row);
+      // SSRF: saved while the organization allowed private PBX addresses, maybe no longer allowed: never fetched then.
+      const refusal = ariEndpointRefusal(ctx);
+      if (refusal) return { connected: false, error: refusal };
       const { user, password } = ariAuth(ctx);
       const url = `${ariBase(ctx)}/events?${new URLSearchParams({ app: String(ctx.config.app_name ?? "") })}`;
       const res = await fetch(url, {

@@ -6,7 +6,9 @@ import { getDb } from "../lib/db";
 import { conflict } from "../lib/errors";
 import { SecretBox } from "../lib/secret-box";
 import { readiness } from "./checklist";
-import { isPlainObject, setPath, clone, type Obj } from "./merge";
+import { allowsPrivatePbx } from "./calling-policy";
+import { getPath, isPlainObject, setPath, clone, type Obj } from "./merge";
+import { PBX_URL_PATHS } from "./pbx-urls";
 import { getProvider } from "./providers/registry";
 import type { ConfigContext, Provider } from "./providers/types";
 import { openSecrets, storedSecrets } from "./secrets";
@@ -60,7 +62,9 @@ export async function loadConfigContext(env: { DB: D1Database; ENCRYPTION_KEYS: 
   const plain = await openSecrets(SecretBox.fromEnv(env), row.orgId, storedSecrets(row.secrets));
   for (const [path, value] of Object.entries(plain)) setPath(config, path, value);
   const activeNumbers = (await activeNumbersOf(getDb(env), [row.id])).get(row.id) ?? [];
-  return { id: row.id, orgId: row.orgId, config, state: isPlainObject(row.state) ? clone(row.state) : {}, activeNumbers };
+  // Only a configuration with PBX URLs needs the organization's SSRF allowance (one more read, ARI only).
+  const allowPrivatePbx = PBX_URL_PATHS.some((p) => getPath(config, p) !== undefined) ? await allowsPrivatePbx(getDb(env), row.orgId) : false;
+  return { id: row.id, orgId: row.orgId, config, state: isPlainObject(row.state) ? clone(row.state) : {}, activeNumbers, allowPrivatePbx };
 }
 
 /** The caller ID to present: the configuration's default caller-ID number if active, else its first active number. */

@@ -3,6 +3,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { call, createOrg, type Org } from "../helpers";
+import { ariCalls } from "../../src/telephony/providers/ari/calls";
+import type { ConfigContext, ProviderEnv } from "../../src/telephony/providers/types";
 import { CALLEE, CONTEXT, createAgent, setup, simHang, simRefuse } from "./support";
 
 const POLICY = "/api/v1/organizations/calling-policy";
@@ -79,6 +81,44 @@ describe("ari private endpoints at connect time", () => {
       expect(lines.some((l) => l.includes("ARI verify unreachable") && l.includes("timed out"))).toBe(true);
     } finally {
       logged.mockRestore();
+    }
+  });
+
+  it("verify checks the endpoint again: saved while allowed, refused once the policy is off, without a request", async () => {
+    const s = await privatePbx("http://10.255.0.1:8088");
+    const configId = (await call("GET", "/api/v1/organizations/telephony-configs", { key: s.org.key })).json.items[0].id;
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { allow_private_pbx: false } })).status).toBe(200);
+    const res = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/verify`, { key: s.org.key });
+    expect(res.status).toBe(200);
+    expect(res.json.ok).toBe(false);
+    // Refused by the guard (a fetch to that address would have been "Could not reach the PBX" after the timeout).
+    expect(res.json.message).toMatch(/^ari_endpoint refused: .*allow_private_pbx/);
+  });
+
+  it("every ARI request is guarded at fetch time: originate, hang-up and verify refuse a private endpoint the context does not allow", async () => {
+    const ctx = (allowPrivatePbx?: boolean): ConfigContext => ({
+      id: 1, orgId: 1, state: {}, activeNumbers: [], allowPrivatePbx,
+      config: { provider: "ari", ari_endpoint: "http://127.0.0.1:8088", app_name: "edgedial", app_password: "pw-0001" },
+    });
+    const fetched: string[] = [];
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      fetched.push(String(input instanceof Request ? input.url : input));
+      throw new Error("connect ECONNREFUSED 127.0.0.1:8088");
+    });
+    const penv = { baseUrls: {}, carrierTimeoutMs: 1000 } as unknown as ProviderEnv;
+    try {
+      for (const c of [ctx(undefined), ctx(false)]) {
+        const placed = await ariCalls.originate(c, penv, { runId: 7, to: "1001", from: null, answerUrl: "", statusUrl: "" } as never);
+        expect(placed).toMatchObject({ ok: false, message: expect.stringMatching(/^ari_endpoint refused: .*loopback/) });
+        await expect(ariCalls.hangup(c, penv, "edgedial-7")).rejects.toThrow(/ari_endpoint refused/);
+        expect(await ariCalls.verifyCredentials!(c, penv)).toMatchObject({ ok: false, message: expect.stringMatching(/^ari_endpoint refused/) });
+      }
+      expect(fetched).toEqual([]);
+      // Allowed: the request is made (and here fails to connect, generically).
+      expect(await ariCalls.verifyCredentials!(ctx(true), penv)).toEqual({ ok: false, message: "Could not reach the PBX" });
+      expect(fetched).toEqual(["http://127.0.0.1:8088/ari/asterisk/info"]);
+    } finally {
+      spy.mockRestore();
     }
   });
 });

@@ -35,6 +35,12 @@ export type ConfigContext = {
   // (the carrier's last message; a non-empty value marks the step incomplete / explains it).
   state: Record<string, unknown>;
   activeNumbers: string[];
+  /**
+   * Whether the organization lets its PBX URLs reach private addresses (SSRF guard), read when the context is
+   * opened for dialing, so a policy turned off after the configuration was saved holds at the next fetch.
+   * Absent counts as not allowed.
+   */
+  allowPrivatePbx?: boolean;
 };
 
 /** Carrier base URLs come from configuration; the real hosts are the defaults. */

@@ -1,5 +1,6 @@
 // Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
+import { pbxUrlRefusal } from "../../pbx-urls";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../../../calls/kit";
 
@@ -33,6 +34,15 @@ export function ariBase(ctx: ConfigContext): string {
   u.password = "";
   const path = u.pathname.replace(/\/+$/, "");
   return `${u.origin}${path.endsWith("/ari") ? path : `${path}/ari`}`;
+}
+
+/**
+ * The endpoint is checked again at every fetch, not only on save (SSRF): the organization may have turned
+ * `allow_private_pbx` off since. Literal addresses only: a Worker cannot resolve a name to see where it points.
+ */
+export function ariEndpointRefusal(ctx: ConfigContext): string | null {
+  const msg = pbxUrlRefusal(str(ctx.config.ari_endpoint), ctx.allowPrivatePbx === true, null);
+  return msg ? `ari_endpoint refused: ${msg}` : null;
 }
 
 const ALREADY_DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/\S+$/;
@@ -131,12 +141,16 @@ function unreachable(msg: string, ids: Record<string, unknown>, res: CarrierResp
 export const ariCalls: ProviderCalls = {
   // GET /ari/asterisk/info: read-only, 401 when the ARI user or password is wrong.
   async verifyCredentials(ctx, env) {
+    const refusal = ariEndpointRefusal(ctx);
+    if (refusal) return { ok: false, message: refusal };
     const { user, password } = ariAuth(ctx);
     const res = await carrierFetch(`${ariBase(ctx)}/asterisk/info`, { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } }, env);
     if (res.status === 0) return unreachable("ARI verify unreachable", { config_id: ctx.id }, res);
     return credentialsResult("Asterisk ARI", res, res.json?.message ?? res.json?.error);
   },
   async originate(ctx, env, req): Promise<OriginateResult> {
+    const refusal = ariEndpointRefusal(ctx);
+    if (refusal) return { ok: false, message: refusal };
     const { user, password } = ariAuth(ctx);
     const channelId = ariChannelId(req.runId);
     const q = new URLSearchParams({
@@ -157,6 +171,8 @@ export const ariCalls: ProviderCalls = {
   },
 
   async hangup(ctx, env, id) {
+    const refusal = ariEndpointRefusal(ctx);
+    if (refusal) throw new Error(refusal);
     const { user, password } = ariAuth(ctx);
     const res = await carrierFetch(`${ariBase(ctx)}/channels/${encodeURIComponent(id)}`, { method: "DELETE", headers: { Authorization: basicAuth(user, password) } }, env);
     if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
