@@ -7,28 +7,21 @@ import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../li
 import { errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { AgentConflict, loadUsableWorkflowByUuid } from "../workflows";
-import { isKnownCountry } from "../telephony/numbers";
+import { jsonBytes, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
+import { DefaultCountry } from "../telephony/numbers";
 import { startSingleCall } from "./start";
 
 const tags = ["calls"];
 
-/** initial_context caps: it is stored on the run and served back in every run list. */
-export const MAX_CONTEXT_KEYS = 100;
-export const MAX_CONTEXT_BYTES = 16 * 1024;
 
 const CallBody = z
   .strictObject({
     phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`" }),
-    default_country: z
-      .string()
-      .refine(isKnownCountry, { message: "Unknown country: expected an ISO 3166 alpha-2 code such as US" })
-      .nullable()
-      .optional()
-      .openapi({ example: "US", description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164" }),
+    default_country: DefaultCountry.openapi({ example: "US", description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164" }),
     initial_context: z
       .record(z.string(), z.unknown())
       .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
-      .refine((v) => new TextEncoder().encode(JSON.stringify(v)).length <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
+      .refine((v) => jsonBytes(v) <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
       .nullable()
       .optional()
       .openapi({

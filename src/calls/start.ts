@@ -7,7 +7,7 @@ import { getDb } from "../lib/db";
 import { CALL_SETTINGS, requireSettings, settingProblems } from "../lib/deployment";
 import { problemsDetail } from "../lib/settings";
 import { ApiError, conflict, invalid } from "../lib/errors";
-import { classifyE164, nationalToE164, normalizeNumber } from "../telephony/numbers";
+import { classifyE164, normalizeNumber, readDialable } from "../telephony/numbers";
 import { destinationRefusal } from "../telephony/calling-policy";
 import { REFUSED_TYPE } from "../telephony/destination-policy";
 import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../telephony/resolve";
@@ -81,24 +81,6 @@ export type SingleCallInput = {
   origin: string;
 };
 
-/**
- * The 422 for a number that is not dialable. A national number that would be valid in the caller ID's country
- * gets its E.164 form suggested, so a newcomer sees what to send (or that default_country would do it).
- */
-async function notDialable(env: Env, cfg: ResolvedConfig, input: SingleCallInput, message: string): Promise<ApiError> {
-  const loc = ["body", "phone_number"];
-  if (input.defaultCountry && !cfg.provider.pbx && !input.phoneNumber.trim().startsWith("+")) {
-    return invalid(loc, `Phone number must be in E.164 format (+ and country code), and it is not a valid ${input.defaultCountry.toUpperCase()} number either`, "value_error", input.phoneNumber);
-  }
-  if (cfg.provider.pbx || input.phoneNumber.trim().startsWith("+")) return invalid(loc, message, "value_error", input.phoneNumber);
-  const notE164 = "Phone number must be in E.164 format (+ and country code)";
-  const from = await callerIdFor(env, cfg.id);
-  const country = from ? classifyE164(from)?.country : null;
-  const suggestion = country ? nationalToE164(input.phoneNumber, country) : null;
-  if (!suggestion) return invalid(loc, notE164, "value_error", input.phoneNumber);
-  return invalid(loc, `${notE164}: did you mean ${suggestion}? (or send default_country "${country}")`, "value_error", input.phoneNumber, { suggestion, country });
-}
-
 export type SingleCallResult = { status: 200; body: { status: "initiated"; workflow_run_id: number; workflow_run_name: string } } | { status: 502; body: { detail: string } };
 
 /**
@@ -109,10 +91,14 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   requireSettings(env, CALL_SETTINGS); // 503 naming what the deployment lacks, before anything is written
   const cfg = await resolveTelephonyConfig(env, input.orgId, input.telephonyConfigurationId);
   requireReady(cfg);
-  // With default_country a national number is dialed as its E.164 form (carriers only: a PBX's short numbers are extensions).
-  const national = input.defaultCountry && !cfg.provider.pbx ? nationalToE164(input.phoneNumber, input.defaultCountry) : null;
-  const number = normalizeNumber(national ?? input.phoneNumber, cfg.provider.pbx);
-  if (!number.ok) throw await notDialable(env, cfg, input, number.message);
+  // With default_country a national number is dialed as its E.164 form; without, a national number's 422 suggests
+  // the form it has in the caller ID's country (looked up only then).
+  let number = readDialable(input.phoneNumber, cfg.provider.pbx, { defaultCountry: input.defaultCountry });
+  if (!number.ok && !input.defaultCountry && !cfg.provider.pbx) {
+    const from = await callerIdFor(env, cfg.id);
+    number = readDialable(input.phoneNumber, false, { suggestCountry: from ? classifyE164(from)?.country : null });
+  }
+  if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber, "ctx" in number ? number.ctx : undefined);
   const refused = await destinationRefusal(getDb(env), input.orgId, number.value);
   if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
   requireVariables(input.workflow.definition, input.initialContext);

@@ -9,7 +9,8 @@ import { getDb } from "../lib/db";
 import { invalid, unprocessable } from "../lib/errors";
 import { loadCallingPolicy } from "../telephony/calling-policy";
 import { checkDestination, REFUSED_TYPE } from "../telephony/destination-policy";
-import { resolveTelephonyConfig } from "../telephony/resolve";
+import { classifyE164 } from "../telephony/numbers";
+import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
@@ -23,6 +24,8 @@ export type CreateInput = {
   workflow_id: number;
   source_url: string;
   telephony_configuration_id?: number | null;
+  /** ISO 3166 alpha-2: the file's national numbers are read as this country's and stored in E.164. */
+  default_country?: string | null;
   settings: CampaignSettings;
 };
 
@@ -82,8 +85,11 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
       }),
     );
     const policy = (await loadCallingPolicy(db, orgId)).effective;
+    // Without default_country, a national number's row error suggests its form in the caller ID's country.
+    const from = input.default_country || config.provider.pbx ? null : await callerIdFor(env, config.id);
     const outcome = await importCsv(file.body, {
       pbx: config.provider.pbx,
+      numbers: { defaultCountry: input.default_country, suggestCountry: from ? classifyE164(from)?.country : null },
       destination: (phone) => {
         const refused = checkDestination(phone, policy);
         return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };

@@ -10,6 +10,7 @@ import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } fr
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
+import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
 import { viaEngine } from "./engine/errors";
@@ -27,10 +28,15 @@ const CreateCampaign = z
     source_type: z.literal("csv").default("csv"),
     source_url: z.string().min(1).optional().openapi({
       description:
-        "The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization. One of `source_url` and its alias `source_id` is required (neither is a 422 `missing` at `source_url`); when both are sent, `source_url` is used.",
+        "The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization. One of `source_url` and its alias `source_id` is required (neither is a 422 `missing` at `source_url`); when both are sent, `source_url` is used. Every column but phone_number and the greeting override columns becomes the contact's initial_context: at most 100 such columns, and at most 16 KB as JSON per row (the cap of a call's initial_context); a row over it is a located 422 `csv_context_too_large`.",
     }),
     source_id: z.string().min(1).optional().openapi({ description: "Alias of `source_url` (one of the two is required)." }),
     telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Default: the organization's default configuration, or its only one" }),
+    default_country: DefaultCountry.openapi({
+      example: "US",
+      description:
+        "ISO 3166 alpha-2. A phone_number without + in the file is read as a national number of this country and stored in E.164 (carriers only; a PBX's short numbers stay extensions). Without it, such a row's error suggests the E.164 form in the caller ID's country.",
+    }),
     retry_config: RetryConfig.optional(),
     max_concurrency: MaxConcurrency.default(10),
     rate_limit: RateLimit.default(1).openapi({ description: "Calls started per second at most (1–50)" }),
@@ -174,6 +180,7 @@ export const campaignRecordsRouter = createRouter()
           workflow_id: body.workflow_id,
           source_url: source,
           telephony_configuration_id: body.telephony_configuration_id,
+          default_country: body.default_country,
           settings: settingsOf({
             retry_config: body.retry_config,
             max_concurrency: body.max_concurrency,

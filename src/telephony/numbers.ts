@@ -1,6 +1,7 @@
 // Phone number rules shared by phone-number records, CSV contacts and single calls.
 // Carriers take E.164 only (validated with libphonenumber-js); an ari PBX also takes extensions,
 // SIP URIs and dial strings.
+import { z } from "@hono/zod-openapi";
 import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumberType } from "libphonenumber-js/max";
 
 export type NumberKind = "e164" | "extension" | "sip_uri" | "dial_string";
@@ -77,3 +78,39 @@ export function nationalToE164(raw: string, country: string): string | null {
   const parsed = parsePhoneNumberFromString(value, country.toUpperCase() as CountryCode);
   return parsed?.isValid() ? parsed.number : null;
 }
+
+/** How a number is read when it may be national: the request's `default_country`, and a country to suggest. */
+export type NumberReading = {
+  /** ISO 3166 alpha-2: a number without + is read as a national number of this country (carriers only). */
+  defaultCountry?: string | null;
+  /** Without default_country: the country whose E.164 form is suggested for a national number (the caller ID's). */
+  suggestCountry?: string | null;
+};
+
+export type DialableResult = NumberResult | { ok: false; message: string; ctx?: { suggestion: string; country: string } };
+
+const NOT_E164 = "Phone number must be in E.164 format (+ and country code)";
+
+/**
+ * One rule for single calls and CSV contacts: with `defaultCountry` a national number becomes its E.164 form (a
+ * PBX's short numbers stay extensions); a number that is not dialable says why, and a national number that would
+ * be valid in `suggestCountry` gets its E.164 form suggested.
+ */
+export function readDialable(raw: string, pbx: boolean, how: NumberReading = {}): DialableResult {
+  const national = !pbx && !raw.trim().startsWith("+");
+  const converted = national && how.defaultCountry ? nationalToE164(raw, how.defaultCountry) : null;
+  const number = normalizeNumber(converted ?? raw, pbx);
+  if (number.ok || !national || raw.trim() === "") return number;
+  if (how.defaultCountry) return { ok: false, message: `${NOT_E164}, and it is not a valid ${how.defaultCountry.toUpperCase()} number either` };
+  const country = how.suggestCountry ?? null;
+  const suggestion = country ? nationalToE164(raw, country) : null;
+  if (!country || !suggestion) return number;
+  return { ok: false, message: `${NOT_E164}: did you mean ${suggestion}? (or send default_country "${country}")`, ctx: { suggestion, country } };
+}
+
+/** The optional `default_country` of a single call or a campaign: an ISO 3166 alpha-2 code the numbering plans know. */
+export const DefaultCountry = z
+  .string()
+  .refine(isKnownCountry, { message: "Unknown country: expected an ISO 3166 alpha-2 code such as US" })
+  .nullable()
+  .optional();

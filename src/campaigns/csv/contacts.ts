@@ -1,7 +1,8 @@
 // Contract 6's CSV rules for one header and one row at a time (pure): what a row becomes as a contact, or which
 // cells are wrong. Phone numbers follow the configuration's family (E.164 for carriers; ari also extensions,
 // SIP URIs and dial strings). Cell text is stored as text: a formula-like cell is never evaluated.
-import { normalizeNumber } from "../../telephony/numbers";
+import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS, jsonBytes } from "../../lib/context-limits";
+import { normalizeNumber, readDialable, type NumberReading } from "../../telephony/numbers";
 import { extractVariables } from "../../workflows/template";
 import type { ContactInput, GreetingOverride } from "../object-api";
 
@@ -36,6 +37,8 @@ export type Header = {
   gRecording: number;
   /** Columns that become initial_context: every one but phone_number and the greeting override columns. */
   context: { index: number; name: string }[];
+  /** At most the JSON bytes the context's keys and punctuation take (every character escaped), for a cheap upper bound. */
+  contextNameBytes: number;
 };
 
 const isBlank = (fields: string[]) => fields.every((f) => f.trim() === "");
@@ -74,8 +77,17 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
       ctx: { columns: names },
     });
   }
-  if (problems.length) return { header: null, problems };
   const context = names.flatMap((name, index) => (index === phone || GREETING_COLUMNS.has(name.toLowerCase()) ? [] : [{ index, name }]));
+  // Every contact's initial_context has one key per such column: the single-call cap holds per file.
+  if (context.length > MAX_CONTEXT_KEYS) {
+    problems.push({
+      row,
+      msg: `The file has ${context.length} columns for initial_context; at most ${MAX_CONTEXT_KEYS} (besides phone_number and the greeting override columns)`,
+      type: "csv_too_many_columns",
+      ctx: { max_columns: MAX_CONTEXT_KEYS },
+    });
+  }
+  if (problems.length) return { header: null, problems };
   return {
     header: {
       names,
@@ -85,6 +97,7 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
       gText: seen.get(G_TEXT) ?? -1,
       gRecording: seen.get(G_RECORDING) ?? -1,
       context,
+      contextNameBytes: context.reduce((n, c) => n + c.name.length * 6 + 4, 2),
     },
     problems,
   };
@@ -96,7 +109,7 @@ export function unknownVariables(text: string, h: Header): string[] {
 }
 
 /** One data row: the contact it becomes, or its problems (each about one cell). */
-export function readRow(h: Header, fields: string[], row: number, pbx: boolean): { contact: ContactInput | null; problems: Problem[] } {
+export function readRow(h: Header, fields: string[], row: number, pbx: boolean, how: NumberReading = {}): { contact: ContactInput | null; problems: Problem[] } {
   const problems: Problem[] = [];
   if (fields.length > h.names.length) {
     const extra = fields.slice(h.names.length).findIndex((f) => f.trim() !== "");
@@ -120,8 +133,11 @@ export function readRow(h: Header, fields: string[], row: number, pbx: boolean):
 
   const cell = (i: number) => (i >= 0 && i < fields.length ? fields[i].trim() : "");
   const rawPhone = fields[h.phone] ?? "";
-  const phone = normalizeNumber(rawPhone, pbx);
-  if (!phone.ok) problems.push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone });
+  const phone = readDialable(rawPhone, pbx, how);
+  if (!phone.ok) {
+    const ctx = "ctx" in phone ? phone.ctx : undefined;
+    problems.push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone, ...(ctx ? { ctx } : {}) });
+  }
 
   let greeting: GreetingOverride = null;
   const gType = cell(h.gType).toLowerCase();
@@ -153,6 +169,21 @@ export function readRow(h: Header, fields: string[], row: number, pbx: boolean):
 
   if (problems.length || !phone.ok) return { contact: null, problems };
   const initial_context: Record<string, string> = {};
-  for (const c of h.context) initial_context[c.name] = cell(c.index);
+  let bound = h.contextNameBytes;
+  for (const c of h.context) {
+    const v = cell(c.index);
+    initial_context[c.name] = v;
+    // JSON escapes make a character at most 6 bytes: only a row that might pass the cap is measured exactly.
+    bound += v.length * 6;
+  }
+  if (bound > MAX_CONTEXT_BYTES && jsonBytes(initial_context) > MAX_CONTEXT_BYTES) {
+    problems.push({
+      row,
+      msg: `The row's initial_context (every column but phone_number and the greeting override) is over ${MAX_CONTEXT_BYTES} bytes as JSON, the cap of a call's context`,
+      type: "csv_context_too_large",
+      ctx: { max_bytes: MAX_CONTEXT_BYTES },
+    });
+    return { contact: null, problems };
+  }
   return { contact: { row, phone_number: phone.value, initial_context, greeting_override: greeting }, problems };
 }

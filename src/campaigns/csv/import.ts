@@ -3,6 +3,7 @@
 // flat: one text chunk, one contact chunk in flight, one being filled, and at most `maxItems` problems.
 // Duplicates are judged by the sink (the campaign object holds every number already imported).
 import type { ValidationItem } from "../../lib/errors";
+import type { NumberReading } from "../../telephony/numbers";
 import type { ContactInput } from "../object-api";
 import { isBlankRecord, MAX_ROWS, PHONE, readHeader, readRow, type Header, type Problem } from "./contacts";
 import { CsvRecords } from "./records";
@@ -14,6 +15,8 @@ export type ImportSink = {
 
 export type ImportOptions = {
   pbx: boolean;
+  /** How a national number is read: the campaign's default_country, else the country suggested in its error. */
+  numbers?: NumberReading;
   /** Template variables the agent uses: each must be a column (checked after the rows, as contract 6 orders). */
   requiredVariables: string[];
   sink: ImportSink;
@@ -146,7 +149,7 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
         fail({ row, msg: `The file has more than ${maxRows} contacts`, type: "csv_too_many_rows", ctx: { max_rows: maxRows } });
         return;
       }
-      const r = readRow(header, fields, row, o.pbx);
+      const r = readRow(header, fields, row, o.pbx, o.numbers);
       // A separate step after the row's own rules: a number the policy refuses is a row error like a bad one.
       const refused = r.contact && o.destination ? o.destination(r.contact.phone_number) : null;
       if (refused) {
