@@ -1,6 +1,7 @@
 // Structural validation of an agent definition (contract 8). Pure: no I/O, and total over any input, because it
 // also runs on whatever a stored definition holds. Every problem is reported, not only the first.
 import { speechLength } from "../lib/speech";
+import { checkOutboundUrl } from "../lib/url-guard";
 
 export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -115,8 +116,14 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
       const warning = greetingLengthWarning(data.greeting, opts.speechLimits ?? []);
       if (warning) warnings.push({ kind: "node", id, field: "data.greeting", message: warning });
     }
-    if (type === "webhook" && isNonEmptyString(data.url) && !isHttpUrl(data.url)) {
-      nodeError(id, "data.url", "data.url must be an http or https URL");
+    if (type === "webhook" && isNonEmptyString(data.url)) {
+      // SSRF: the service will call this address on the organization's behalf, so never an internal one.
+      const verdict = isHttpUrl(data.url) ? checkOutboundUrl(data.url) : null;
+      if (!verdict) nodeError(id, "data.url", "data.url must be an http or https URL");
+      else if (!verdict.ok) {
+        const why = verdict.message.replace(/ unless the organization allows private PBX addresses$/, "");
+        nodeError(id, "data.url", `data.url ${why.charAt(0).toLowerCase()}${why.slice(1)}`);
+      }
     }
     if (type === "apiTrigger" && isNonEmptyString(data.trigger_path)) {
       const path = data.trigger_path;

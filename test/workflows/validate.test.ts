@@ -156,6 +156,16 @@ describe("validateDefinition", () => {
     expect(errorsAfter((d) => (node(d, "hook").data.url = "ftp://example.com/x"))).toEqual([{ kind: "node", id: "hook", field: "data.url" }]);
   });
 
+  it("webhook url must not point at an internal address (SSRF): metadata, loopback, private, in any spelling", () => {
+    for (const url of ["http://169.254.169.254/latest/meta-data", "http://127.0.0.1:8080/x", "http://[::1]/x", "http://10.0.0.5/hook", "http://2130706433/x", "http://localhost/x", "http://[::ffff:169.254.169.254]/"]) {
+      expect(errorsAfter((d) => (node(d, "hook").data.url = url)), url).toEqual([{ kind: "node", id: "hook", field: "data.url" }]);
+    }
+    expect(errorsAfter((d) => (node(d, "hook").data.url = "https://hooks.example.com/crm"))).toEqual([]);
+    const d = validDefinition();
+    node(d, "hook").data.url = "http://169.254.169.254/";
+    expect(validateDefinition(d).errors.find((e) => e.field === "data.url")?.message).toMatch(/^data\.url must not point at a .*address$/);
+  });
+
   it("no two edges from one node with the same label", () => {
     expect(
       errorsAfter((d) => {
