@@ -11,7 +11,7 @@ import { auditLogRouter } from "./organizations/audit-log.routes";
 import { telephonyRouter } from "./telephony/routes";
 import { callingPolicyRouter } from "./telephony/calling-policy.routes";
 import { workflowsRouter } from "./workflows/routes";
-import { callbacksRouter } from "./telephony/callbacks";
+import { callbacksRouter } from "./calls/callbacks.routes";
 import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 

@@ -5,7 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, isNull } from "drizzle-orm";
 import { telephonyConfigs, workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
-import { basicAuth } from "./kit";
+import { basicAuth } from "../telephony/providers/kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { ariAuth, ariBase, ariCalls, ariEndpointRefusal, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";

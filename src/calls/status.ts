@@ -5,7 +5,7 @@ import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { isoNow } from "../lib/clock";
-import { isMachine } from "./kit";
+import { isMachine } from "../telephony/providers/kit";
 import type { CallStatus, StatusUpdate } from "../telephony/providers/types";
 import type { CampaignCallStatus } from "../campaigns/object-api";
 import { organizationStub } from "../organizations/organization-object";

@@ -2,7 +2,7 @@
 // (characters XML 1.0 forbids are replaced), and equal to what each carrier's own SDK builds for the same speech.
 import { describe, expect, it } from "vitest";
 import { getProvider } from "../../src/telephony/providers/registry";
-import { speakable } from "../../src/calls/kit";
+import { speakable } from "../../src/telephony/providers/kit";
 import { deliverAll, drain, play, runRow, setup, simRequests, startCall } from "./support";
 import { parseXml } from "./xml";
 import { nccoReference, plivoReference, twimlReference } from "./sdk-docs";

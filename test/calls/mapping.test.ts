@@ -8,7 +8,7 @@ import { mapCloudonix } from "../../src/telephony/providers/cloudonix/calls";
 import { exotelFields, mapExotel } from "../../src/telephony/providers/exotel/calls";
 import { ariBase, dialString, mapAriEvent, mapQ850, runIdOfChannel, ariChannelId, type AriChannelState } from "../../src/telephony/providers/ari/calls";
 import { effectiveStatus } from "../../src/calls/status";
-import { matchesRun } from "../../src/telephony/callbacks";
+import { matchesRun } from "../../src/calls/callbacks.routes";
 import type { ConfigContext } from "../../src/telephony/providers/types";
 
 describe("Twilio CallStatus", () => {

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { clock } from "../../src/lib/clock";
-import { certainlyNotPlaced, failedBeforeSending, originateFetch, refused, retryAfterMs, type CarrierResponse } from "../../src/calls/kit";
+import { certainlyNotPlaced, failedBeforeSending, originateFetch, refused, retryAfterMs, type CarrierResponse } from "../../src/telephony/providers/kit";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
 import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup, CONTEXT } from "./support";

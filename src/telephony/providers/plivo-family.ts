@@ -13,8 +13,8 @@ import type {
 } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
-import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../calls/kit";
-import { applicationName, inboundUrl, provisioningError } from "../../calls/provision-kit";
+import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "./kit";
+import { applicationName, inboundUrl, provisioningError } from "./provision-kit";
 
 /** One Plivo-family carrier: what its folder supplies to the shared code. */
 export type PlivoFamilyCarrier = {

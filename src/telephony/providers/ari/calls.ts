@@ -2,7 +2,7 @@
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import { pbxUrlRefusal } from "../../pbx-urls";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../../../calls/kit";
+import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../kit";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
 export const ARI_RING_SECONDS = 30;

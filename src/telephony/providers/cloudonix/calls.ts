@@ -2,7 +2,7 @@
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../kit";
 import { mapTwilio } from "../twilio/calls";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";

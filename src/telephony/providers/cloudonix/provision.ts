@@ -1,7 +1,7 @@
 // Creates (or finds) the Cloudonix voice application of a configuration saved without application_name.
 import type { ConfigContext, ProviderEnv } from "../types";
-import { carrierFetch, str } from "../../../calls/kit";
-import { applicationName, inboundUrl, provisioningError } from "../../../calls/provision-kit";
+import { carrierFetch, str } from "../kit";
+import { applicationName, inboundUrl, provisioningError } from "../provision-kit";
 import { cloudonixApi, cloudonixErrorMessage, cloudonixHeaders } from "./calls";
 
 export async function cloudonixProvision(ctx: ConfigContext, env: ProviderEnv) {

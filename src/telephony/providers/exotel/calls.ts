@@ -2,7 +2,7 @@
 // (no answer document), no webhook signature (our per-run token is the proof).
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../../../calls/kit";
+import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../kit";
 
 export const EXOTEL_API = "https://api.in.exotel.com";
 

@@ -3,7 +3,7 @@
 // the answer document are shared with Vobiz (../plivo-family); Basic auth and V3 are Plivo's own.
 import type { ConfigContext, ProviderEnv } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { basicAuth, baseUrl, formFields } from "../../../calls/kit";
+import { basicAuth, baseUrl, formFields } from "../kit";
 import { clock } from "../../../lib/clock";
 import { FAMILY_NONCE_RETENTION_MS, familyCalls, familyCreds, type PlivoFamilyCarrier } from "../plivo-family";
 

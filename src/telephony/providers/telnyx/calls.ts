@@ -4,7 +4,7 @@ import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, Provide
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;

@@ -1,7 +1,7 @@
 // Creates (or finds) the Call Control application (the `connection_id`) of a configuration saved without one.
 import type { ConfigContext, ProviderEnv } from "../types";
-import { carrierFetch, str } from "../../../calls/kit";
-import { applicationName, inboundUrl, provisioningError } from "../../../calls/provision-kit";
+import { carrierFetch, str } from "../kit";
+import { applicationName, inboundUrl, provisioningError } from "../provision-kit";
 import { telnyxApi, telnyxErrorMessage, telnyxHeaders } from "./calls";
 
 export async function telnyxProvision(ctx: ConfigContext, env: ProviderEnv) {

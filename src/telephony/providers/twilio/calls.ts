@@ -2,7 +2,7 @@
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { baseUrl, basicAuth, carrierFetch, credentialsResult, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../../../calls/kit";
+import { baseUrl, basicAuth, carrierFetch, credentialsResult, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../kit";
 
 export const TWILIO_API = "https://api.twilio.com";
 /** `<Say>` with Twilio's default (basic) voice takes 4,096 characters. */

@@ -2,7 +2,7 @@
 // only the query-less URL and a nonce, so the body is trusted only through the calls module's id cross-check.
 import type { ConfigContext, ProviderEnv } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { baseUrl } from "../../../calls/kit";
+import { baseUrl } from "../kit";
 import { clock } from "../../../lib/clock";
 import { FAMILY_NONCE_RETENTION_MS, familyCalls, familyCreds, type PlivoFamilyCarrier } from "../plivo-family";
 

@@ -4,7 +4,7 @@ import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, Provide
 import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../../../calls/kit";
+import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
 
 export const VONAGE_API = "https://api.nexmo.com";
 /** An NCCO talk action's `text` takes at most 1,500 characters. */

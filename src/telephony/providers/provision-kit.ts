@@ -1,8 +1,8 @@
 // Shared by the provisioning modules: the name of the carrier application we create for a configuration
 // (stable, so a repeated save finds it instead of creating a second one) and the URL it answers on.
-import type { ConfigContext, ProviderEnv, ProviderName } from "../telephony/providers/types";
+import type { ConfigContext, ProviderEnv, ProviderName } from "./types";
 import type { CarrierResponse } from "./kit";
-import { publicUrl } from "../lib/settings";
+import { publicUrl } from "../../lib/settings";
 
 export const applicationName = (ctx: ConfigContext) => `edgedial-${ctx.id}`;
 

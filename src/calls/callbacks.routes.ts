@@ -10,18 +10,18 @@ import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { publicUrl as joinPublicUrl } from "../lib/settings";
 import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { verifyCallbackToken, type CallbackKind } from "../calls/callback-urls";
-import { greetingFor } from "../calls/greeting";
-import { getRun, isFinal, type RunRow } from "../calls/runs";
+import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
+import { greetingFor } from "./greeting";
+import { getRun, isFinal, type RunRow } from "./runs";
 import { workflowRuns } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import { applyStatus } from "../calls/status";
-import { getProvider } from "./providers/registry";
-import { PROVIDER_NAMES, type StatusUpdate } from "./providers/types";
-import { loadConfigContext } from "./resolve";
-import { providerEnvOf } from "./provisioning";
-import { getConfig } from "./store";
-import { claimNonce, releaseNonce } from "./nonces";
+import { applyStatus } from "./status";
+import { getProvider } from "../telephony/providers/registry";
+import { PROVIDER_NAMES, type StatusUpdate } from "../telephony/providers/types";
+import { loadConfigContext } from "../telephony/resolve";
+import { providerEnvOf } from "../telephony/provisioning";
+import { getConfig } from "../telephony/store";
+import { claimNonce, releaseNonce } from "../telephony/nonces";
 
 const tags = ["telephony callbacks"];
 

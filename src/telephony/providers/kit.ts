@@ -1,9 +1,9 @@
 // Small helpers shared by the provider call modules: carrier HTTP with a timeout, auth headers,
 // number formats, XML escaping. Carrier-specific behaviour stays in each provider folder.
-import type { CredentialsCheck, OriginateResult, ProviderEnv, ProviderName } from "../telephony/providers/types";
-import { base64Encode } from "../lib/crypto";
-import { speechChunks } from "../lib/speech";
-import { clock } from "../lib/clock";
+import type { CredentialsCheck, OriginateResult, ProviderEnv, ProviderName } from "./types";
+import { base64Encode } from "../../lib/crypto";
+import { speechChunks } from "../../lib/speech";
+import { clock } from "../../lib/clock";
 
 const enc = new TextEncoder();
 
