@@ -1,7 +1,7 @@
 // The Worker: the HTTP app, the cron's cleanup, plus the Durable Object classes wrangler binds.
 import { app } from "./app";
 import { sweepAbandonedImports } from "./campaigns/sweep";
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./campaigns/campaign-object";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./calls/call-length";
 import { sweepOverdueRuns } from "./calls/run-sweep";
 import { clock } from "./lib/clock";
 

@@ -7,7 +7,8 @@ import { expect, it } from "vitest";
 import type { CampaignObject } from "../../src/campaigns/campaign-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
-import type { CampaignCallStatus, LeaseRequest } from "../../src/campaigns/object-api";
+import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
+import type { LeaseRequest } from "../../src/organizations/leases";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
 

@@ -4,7 +4,7 @@
 import { app } from "../../src/app";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
-import type { CampaignCallStatus } from "../../src/campaigns/object-api";
+import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 
 // Every Durable Object class of the Worker (this module's own CampaignObject takes precedence over the star export).

@@ -13,9 +13,8 @@ import { REFUSED_TYPE } from "../telephony/destination-policy";
 import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../telephony/resolve";
 import type { OriginateResult } from "../telephony/providers/types";
 import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
-import type { CallStartResult, CampaignCallRequest } from "../campaigns/object-api";
-import { registerCallStarter } from "../campaigns/engine/call-starter";
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../campaigns/campaign-object";
+import type { CallStartResult, CampaignCallRequest } from "./campaign-calls";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./call-length";
 import { organizationStub } from "../organizations/organization-object";
 import { rateLimited } from "../organizations/rate-limits";
 import { callbackUrls } from "./callback-urls";
@@ -187,7 +186,6 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
   return { ok: false, runId: after.id, kind: "carrier_refused", message: result.message };
 }
 
-registerCallStarter(startCampaignCall);
 
 /** Hangs up a call we placed, through its carrier; an already-ended call is fine. ARI is told first, so a cause 16 before answer reads as canceled. */
 export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {

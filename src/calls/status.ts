@@ -7,7 +7,7 @@ import { getDb } from "../lib/db";
 import { isoNow } from "../lib/clock";
 import { isMachine } from "../telephony/providers/kit";
 import type { CallStatus, StatusUpdate } from "../telephony/providers/types";
-import type { CampaignCallStatus } from "../campaigns/object-api";
+import type { CampaignCallStatus } from "./campaign-calls";
 import { organizationStub } from "../organizations/organization-object";
 import { RANK, isFinal, type RunRow } from "./runs";
 

@@ -8,7 +8,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
 import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
-import type { CallStartResult, CampaignCallRequest, CampaignCallStatus, CampaignMeta, ContactInput, LeaseResult } from "./object-api";
+import type { CampaignMeta, ContactInput } from "./object-api";
+import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from "../calls/campaign-calls";
+import type { LeaseResult } from "../organizations/leases";
 import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { readCounts } from "./engine/counts";
@@ -25,14 +27,13 @@ import { retryDueAt } from "./engine/retry";
 import { runOfAttempt } from "./engine/run-records";
 import { MIGRATIONS, type AttemptRow, type CampaignRow, type ContactRow, type TimerRow } from "./engine/schema";
 import { allowed, transition } from "./engine/state";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../calls/call-length";
 import { SummaryMirror } from "./engine/summary";
 import { Timers } from "./engine/timers";
 import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
 import { CallingWindow } from "./engine/window";
 
-/** A call with no final status this long after it was dialed is given up on (`unknown`). */
-export const MAX_CALL_SECONDS = 3600;
-export const TIMEOUT_GRACE_SECONDS = 120;
+export { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../calls/call-length";
 /** When the organization refuses a lease and no wake-up comes, ask again after this long. */
 const ORG_RETRY_FALLBACK_MS = 5000;
 /** Dials started per dispatch round at most (each round awaits its leases and starts together). */

@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { and, eq, lt } from "drizzle-orm";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { idempotencyKeys } from "../db/schema";
-import { canonicalJson } from "../workflows/store";
+import { canonicalJson } from "./canonical-json";
 import { clock } from "./clock";
 import { sha256Hex } from "./crypto";
 import { getDb } from "./db";

@@ -2,7 +2,7 @@
 // campaigns and its single calls. A lease expires after its TTL so a lost final status cannot hold a slot forever.
 // It also holds the organization's rate-limit buckets (rate-limits.ts).
 import { DurableObject } from "cloudflare:workers";
-import type { LeaseRequest, LeaseResult } from "../campaigns/object-api";
+import type { LeaseRequest, LeaseResult } from "./leases";
 import { clock } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";

@@ -11,6 +11,7 @@ import { ApiErrorWithFields } from "../lib/error-fields";
 import { conflict, notFound } from "../lib/errors";
 import type { WorkflowStatus } from "./schemas";
 import { triggerPathsOf, validateDefinition, type DefinitionError } from "./validate";
+import { canonicalJson } from "../lib/canonical-json";
 
 export type WorkflowRow = typeof workflows.$inferSelect;
 /** An agent with its current definition, parsed but not trusted (it may be anything a row holds). */
@@ -28,15 +29,6 @@ export function parseStoredDefinition(text: string | null): unknown {
   } catch {
     return null;
   }
-}
-
-/** JSON with object keys sorted, so two definitions compare equal whatever order their keys came in. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }
 
 // The definition column is read as raw text (not through drizzle's JSON decoder) so a corrupt row can't throw.

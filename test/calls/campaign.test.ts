@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
-import type { CampaignCallRequest, CampaignCallStatus } from "../../src/campaigns/object-api";
+import type { CampaignCallRequest, CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { startCampaignCall } from "../../src/calls/start";
 import { applyStatus } from "../../src/calls/status";

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/campaigns/campaign-object";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/call-length";
 import { SWEEP_NOTE, sweepOverdueRuns } from "../../src/calls/run-sweep";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { CONTEXT, runRow, setup, simRequests, startCall } from "./support";

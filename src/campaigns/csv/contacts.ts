@@ -4,7 +4,8 @@
 import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS, jsonBytes } from "../../lib/context-limits";
 import { normalizeNumber, readDialable, type NumberReading } from "../../telephony/numbers";
 import { extractVariables } from "../../workflows/template";
-import type { ContactInput, GreetingOverride } from "../object-api";
+import type { ContactInput } from "../object-api";
+import type { GreetingOverride } from "../../calls/campaign-calls";
 
 export const MAX_ROWS = 1_000_000;
 /** Characters of one contact's cells together; a longer row would bloat every call's context. */

@@ -1,7 +1,7 @@
 // The engine's view of the organization's concurrent-call cap: one OrganizationObject per organization. A seam lets
 // in-process simulations and benchmarks stand in an equivalent in-memory coordinator.
 import { organizationStub } from "../../organizations/organization-object";
-import type { LeaseRequest, LeaseResult } from "../object-api";
+import type { LeaseRequest, LeaseResult } from "../../organizations/leases";
 
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
