@@ -33,9 +33,6 @@ const Params = z.object({
 
 const refused = (status: 401 | 403, detail: string) => new ApiError(status, detail);
 
-// Carriers whose callback body is not covered by a signature: the ids it names must match the run's.
-const UNSIGNED_BODY = new Set(["vobiz", "cloudonix", "exotel"]);
-
 /** A callback naming another call than the run's is refused (Vobiz signs only the URL, so this is its body check). */
 export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate, requireId: boolean): boolean {
   if (run.providerCallId == null) return true;
@@ -89,7 +86,8 @@ async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<ty
 async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, ctx, provider }: Checked, request: Request, rawBody: string): Promise<Response> {
   const calls = provider.calls!;
   const updates = await calls.parseStatus(request, rawBody);
-  const requireId = UNSIGNED_BODY.has(provider.name);
+  // A body no signature covers must name the run's own call.
+  const requireId = !calls.signsCallbackBody;
   if (updates.some((u) => !matchesRun(initial, u, requireId))) throw refused(403, "Callback does not match this call");
 
   let run = initial;

@@ -25,6 +25,8 @@ export type PlivoFamilyCarrier = {
   accountUrl(ctx: ConfigContext, env: ProviderEnv): string;
   /** Auth and content headers of every API request. */
   headers(ctx: ConfigContext): Record<string, string>;
+  /** Plivo's V3 signature covers the body; Vobiz signs only the URL and nonce. */
+  signsCallbackBody: boolean;
 };
 
 export const familyCreds = (ctx: ConfigContext) => ({ id: str(ctx.config.auth_id), token: str(ctx.config.auth_token) });
@@ -167,6 +169,8 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
     answerDocument: plivoXml,
 
     verifyCallback,
+
+    signsCallbackBody: carrier.signsCallbackBody,
 
     replayKey,
 

@@ -105,6 +105,11 @@ export interface ProviderCalls {
   /** Verifies the carrier's own signature where it signs; returns false to refuse. */
   verifyCallback(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;
   /**
+   * Whether a verified callback's body is covered by the signature. Where it is not (a URL-only signature, or only
+   * our per-run token), a callback must name the run's own call id to be believed.
+   */
+  signsCallbackBody: boolean;
+  /**
    * Schemes that carry a nonce or id: what makes this (already verified) callback once-only. A repeat inside
    * the window is refused as a replay. Absent or null where the carrier signs nothing once-only (Twilio).
    */

@@ -180,6 +180,9 @@ export const ariCalls: ProviderCalls = {
   },
 
   // No text-to-speech in ARI (media goes through externalMedia).
+  // No HTTP callbacks at all (events come over our own socket).
+  signsCallbackBody: false,
+
   maxSpeakChars: null,
 
   // ARI has no answer document; the events socket drives the call.

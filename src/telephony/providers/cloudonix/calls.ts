@@ -113,6 +113,11 @@ export const cloudonixCalls: ProviderCalls = {
     throw new Error(`Cloudonix hang-up failed (HTTP ${res.status}): ${cloudonixErrorMessage(res.json) ?? res.text}`);
   },
 
+  // No signature: our per-run token is the only proof.
+
+  signsCallbackBody: false,
+
+
   maxSpeakChars: CLOUDONIX_MAX_SAY,
 
   answerDocument(text) {

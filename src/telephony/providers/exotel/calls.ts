@@ -105,6 +105,9 @@ export const exotelCalls: ProviderCalls = {
   async hangup() {},
 
   // No speech verb: greeting and audio go over the media socket.
+  // No signature: our per-run token is the only proof.
+  signsCallbackBody: false,
+
   maxSpeakChars: null,
 
   // No answer document: the stream URL travels in the originate request.

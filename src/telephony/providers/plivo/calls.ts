@@ -11,6 +11,7 @@ export const PLIVO_API = "https://api.plivo.com";
 
 export const plivoCarrier: PlivoFamilyCarrier = {
   name: "plivo",
+  signsCallbackBody: true,
   label: "Plivo",
   accountUrl: (ctx: ConfigContext, env: ProviderEnv) => `${baseUrl(env, "plivo", PLIVO_API)}/v1/Account/${encodeURIComponent(familyCreds(ctx).id)}`,
   headers: (ctx: ConfigContext) => ({

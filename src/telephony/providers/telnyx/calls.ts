@@ -164,6 +164,11 @@ export const telnyxCalls: ProviderCalls = {
     throw new Error(`Telnyx hang-up failed (HTTP ${res.status}): ${telnyxErrorMessage(res.json) ?? res.text}`);
   },
 
+  // Ed25519 over the timestamp and the raw body.
+
+  signsCallbackBody: true,
+
+
   maxSpeakChars: TELNYX_MAX_SPEAK,
 
   // Telnyx has no answer document; the greeting is spoken by a command (afterStatus).

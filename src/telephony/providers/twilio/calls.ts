@@ -117,6 +117,11 @@ export const twilioCalls: ProviderCalls = {
     }
   },
 
+  // The signature covers the URL and every POST parameter.
+
+  signsCallbackBody: true,
+
+
   maxSpeakChars: TWILIO_MAX_SAY,
 
   answerDocument(text) {

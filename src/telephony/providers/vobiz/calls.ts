@@ -10,6 +10,7 @@ export const VOBIZ_API = "https://api.vobiz.ai";
 
 export const vobizCarrier: PlivoFamilyCarrier = {
   name: "vobiz",
+  signsCallbackBody: false,
   label: "Vobiz",
   accountUrl: (ctx: ConfigContext, env: ProviderEnv) => `${baseUrl(env, "vobiz", VOBIZ_API)}/api/v1/Account/${encodeURIComponent(familyCreds(ctx).id)}`,
   headers: (ctx: ConfigContext) => ({

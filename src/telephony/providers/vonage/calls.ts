@@ -165,6 +165,11 @@ export const vonageCalls: ProviderCalls = {
     throw new Error(`Vonage hang-up failed (HTTP ${res.status}): ${problemMessage(res.json) ?? res.text}`);
   },
 
+  // The JWT carries the body's SHA-256 (payload_hash).
+
+  signsCallbackBody: true,
+
+
   maxSpeakChars: VONAGE_MAX_TALK,
 
   answerDocument(text) {
