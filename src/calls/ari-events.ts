@@ -8,6 +8,7 @@ import { getDb } from "../lib/db";
 import { basicAuth } from "../telephony/providers/kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
+import { ariEventsStub } from "../telephony/providers/ari/lifecycle";
 import { ariAuth, ariBase, ariCalls, ariEndpointRefusal, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
@@ -23,9 +24,7 @@ export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
 const CONNECT_TIMEOUT_MS = 10_000;
 export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
 
-export function ariEventsStub(env: Env, configId: number): DurableObjectStub<AriEventsObject> {
-  return env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`ari:${configId}`));
-}
+export { ariEventsStub };
 
 export class AriEventsObject extends DurableObject<Env> {
   private socket: WebSocket | null = null;

@@ -21,7 +21,6 @@ import { callbackUrls } from "./callback-urls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, type RunRow } from "./runs";
 import { applyStatus } from "./status";
-import { ariEventsStub } from "./ari-events";
 import { requireVariables } from "./variables";
 
 /** A single call's lease outlives the longest call plus the engine's grace, so a lost final status frees it. */
@@ -42,16 +41,11 @@ async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseU
   const urls = await callbackUrls(env.CALLBACK_SECRET, publicBaseUrl, provider.name, run.id);
   try {
     const ctx = await loadConfigContext(env, cfg.row);
-    if (provider.name === "ari") {
-      // Events can arrive before the originate reply: the configuration's events socket must be open first.
-      const events = ariEventsStub(env, ctx.id);
-      const watch = await events.track(ctx.id, run.id);
-      if (!watch.connected) return { ok: false, message: `ARI events connection failed: ${watch.error ?? "unknown error"}` };
-      const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
-      if (!result.ok) await events.untrack(run.id);
-      return result;
-    }
-    return await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
+    const ready = await calls.lifecycle?.beforeOriginate(env, ctx, run.id);
+    if (ready && !ready.ok) return ready;
+    const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
+    if (!result.ok) await calls.lifecycle?.originateFailed(env, ctx, run.id);
+    return result;
   } catch (err) {
     console.error(JSON.stringify({ level: "error", msg: "originate threw", provider: provider.name, run_id: run.id, error: String(err) }));
     return { ok: false, message: `Could not place the call: ${(err as Error)?.message ?? String(err)}` };
@@ -187,13 +181,13 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
 }
 
 
-/** Hangs up a call we placed, through its carrier; an already-ended call is fine. ARI is told first, so a cause 16 before answer reads as canceled. */
+/** Hangs up a call we placed, through its carrier; an already-ended call is fine. */
 export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {
   const db = getDb(env);
   const run = await db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId))).get();
   if (!run || !run.providerCallId || !run.telephonyConfigurationId) return;
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
   const ctx = await loadConfigContext(env, cfg.row);
-  if (cfg.provider.name === "ari") await ariEventsStub(env, ctx.id).noteHangup(run.providerCallId);
+  await cfg.provider.calls?.lifecycle?.beforeHangup(env, ctx, run.providerCallId);
   await cfg.provider.calls?.hangup(ctx, providerEnvOf(env), run.providerCallId);
 }

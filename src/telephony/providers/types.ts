@@ -90,8 +90,22 @@ export type ReplayKey = { scheme: string; nonce: string; expiresAtMs: number };
 /** The outcome of a credentials check; `message` is the carrier's own words (never a secret). */
 export type CredentialsCheck = { ok: true } | { ok: false; message: string };
 
+/**
+ * Work around placing and ending a call, for a carrier whose outcomes do not arrive as HTTP callbacks (ARI reports
+ * over an events socket that must be open before the call is placed). Gets the Worker's bindings.
+ */
+export type CallLifecycle = {
+  /** Before the originate request; a refusal fails the call with its message, nothing is dialed. */
+  beforeOriginate(env: Env, ctx: ConfigContext, runId: number): Promise<{ ok: true } | { ok: false; message: string }>;
+  /** After the carrier refused the originate (or it threw). */
+  originateFailed(env: Env, ctx: ConfigContext, runId: number): Promise<void>;
+  /** Before we hang the call up ourselves. */
+  beforeHangup(env: Env, ctx: ConfigContext, providerCallId: string): Promise<void>;
+};
+
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
+  lifecycle?: CallLifecycle;
   hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
   /**
    * The longest text one speech action takes (one `<Say>`/`<Speak>`, NCCO talk action or speak command), counted

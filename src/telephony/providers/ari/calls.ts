@@ -1,6 +1,7 @@
 // Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import { pbxUrlRefusal } from "../../pbx-urls";
+import { ariLifecycle } from "./lifecycle";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../kit";
 
@@ -139,6 +140,8 @@ function unreachable(msg: string, ids: Record<string, unknown>, res: CarrierResp
 }
 
 export const ariCalls: ProviderCalls = {
+  lifecycle: ariLifecycle,
+
   // GET /ari/asterisk/info: read-only, 401 when the ARI user or password is wrong.
   async verifyCredentials(ctx, env) {
     const refusal = ariEndpointRefusal(ctx);
