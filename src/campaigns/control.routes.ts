@@ -16,12 +16,11 @@ import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
 import { AgentConflict, loadUsableWorkflow } from "../workflows";
-import { viaEngine } from "./engine/errors";
 import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
 import { CONFIG_GONE, redialCampaign } from "./redial";
 import { nextState, refusal } from "./engine/transitions";
 import type { CampaignState } from "./object-api";
-import { engineStub as campaignStub } from "./stub";
+import { campaignStub } from "./stub";
 import { CAMPAIGN_STATES, Campaign, CampaignLog, IMPORTING, campaignView } from "./view";
 
 const tags = ["campaigns"];
@@ -158,7 +157,7 @@ async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void>
 
 /** Refuses an operation the table does not allow, before any other check (409 naming the state). */
 async function currentState(env: Env, id: number): Promise<CampaignState> {
-  return (await viaEngine(campaignStub(env, id).snapshot())).state;
+  return (await campaignStub(env, id).snapshot()).state;
 }
 
 export const campaignControlRouter = createRouter()
@@ -169,7 +168,7 @@ export const campaignControlRouter = createRouter()
     const state = await currentState(c.env, campaign_id);
     if (!nextState(state, "start")) throw conflict(refusal(state, "start"));
     await requireDialable(c.env, orgId, row);
-    await viaEngine(campaignStub(c.env, campaign_id).start());
+    await campaignStub(c.env, campaign_id).start();
     await audit(c, getDb(c.env), { action: "start", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
@@ -180,21 +179,21 @@ export const campaignControlRouter = createRouter()
     const state = await currentState(c.env, campaign_id);
     if (!nextState(state, "resume")) throw conflict(refusal(state, "resume"));
     await requireDialable(c.env, orgId, row);
-    await viaEngine(campaignStub(c.env, campaign_id).resume());
+    await campaignStub(c.env, campaign_id).resume();
     await audit(c, getDb(c.env), { action: "resume", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
   .openapi(pause, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
-    await viaEngine(campaignStub(c.env, campaign_id).pause());
+    await campaignStub(c.env, campaign_id).pause();
     await audit(c, getDb(c.env), { action: "pause", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
   .openapi(cancel, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
-    await viaEngine(campaignStub(c.env, campaign_id).cancel());
+    await campaignStub(c.env, campaign_id).cancel();
     await audit(c, getDb(c.env), { action: "cancel", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
@@ -226,14 +225,14 @@ export const campaignControlRouter = createRouter()
   .openapi(progress, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
-    return c.json(await viaEngine(campaignStub(c.env, campaign_id).progress()), 200);
+    return c.json(await campaignStub(c.env, campaign_id).progress(), 200);
   })
   .openapi(logs, async (c) => {
     const { campaign_id } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
     await owned(c.env, c.get("orgId"), campaign_id);
-    const page = await viaEngine(campaignStub(c.env, campaign_id).logs(limit, before));
+    const page = await campaignStub(c.env, campaign_id).logs(limit, before);
     return c.json({ items: page.items.map(({ id: _id, ...entry }) => entry), next_cursor: page.next_before ? encodeCursor(page.next_before) : null }, 200);
   })
   .openapi(runs, async (c) => {

@@ -14,10 +14,10 @@ import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
-import { viaEngine } from "./engine/errors";
 import { packContacts } from "./engine/packed";
 import type { CampaignSettings } from "./settings";
-import { IMPORTING, campaignStub } from "./view";
+import { IMPORTING } from "./view";
+import { campaignStub } from "./stub";
 
 export type CreateInput = {
   name: string;
@@ -73,17 +73,15 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
 
   const stub = campaignStub(env, campaignId);
   try {
-    await viaEngine(
-      stub.initialize({
-        campaignId,
-        orgId,
-        name: input.name,
-        workflowId: workflow.id,
-        telephonyConfigurationId: config.id,
-        sourceId: input.source_url,
-        settings: input.settings,
-      }),
-    );
+    await stub.initialize({
+      campaignId,
+      orgId,
+      name: input.name,
+      workflowId: workflow.id,
+      telephonyConfigurationId: config.id,
+      sourceId: input.source_url,
+      settings: input.settings,
+    });
     const policy = (await loadCallingPolicy(db, orgId)).effective;
     // Without default_country, a national number's row error suggests its form in the caller ID's country.
     const from = input.default_country || config.provider.pbx ? null : await callerIdFor(env, config.id);
@@ -95,10 +93,10 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
       },
       requiredVariables: templateVariables(workflow.definition),
-      sink: { importContacts: (chunk) => viaEngine(stub.importPacked(packContacts(chunk))) },
+      sink: { importContacts: (chunk) => stub.importPacked(packContacts(chunk)) },
     });
     if (!outcome.ok) throw unprocessable(outcome.items);
-    const { total } = await viaEngine(stub.finishImport());
+    const { total } = await stub.finishImport();
     // Committed: from here on the campaign is visible. Guarded on `importing` so nothing else's write is undone.
     const [[done]] = await db.batch([
       db

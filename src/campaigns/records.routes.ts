@@ -13,11 +13,11 @@ import { errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
-import { viaEngine } from "./engine/errors";
 import type { SettingsPatch } from "./engine/types";
 import { isFinished, refusal } from "./engine/transitions";
 import { CircuitBreaker, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
-import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignStub, campaignView, flattenSummary, selectSummaries, settingsOf, summaryView } from "./view";
+import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignView, flattenSummary, selectSummaries, settingsOf, summaryView } from "./view";
+import { campaignStub } from "./stub";
 
 const tags = ["campaigns"];
 
@@ -211,7 +211,7 @@ export const campaignRecordsRouter = createRouter()
       if (body[k] !== undefined) (sent as Record<string, unknown>)[k] = body[k];
     }
     checkMerged(mergeSettings(settingsOf(current), sent), sent as Record<string, unknown>);
-    await viaEngine(campaignStub(c.env, campaign_id).updateSettings(sent));
+    await campaignStub(c.env, campaign_id).updateSettings(sent);
     // Field names, with the values of the scalar ones (the pace and concurrency are what matter for accountability).
     const scalars = Object.fromEntries((["name", "max_concurrency", "rate_limit"] as const).filter((k) => sent[k] !== undefined).map((k) => [k, sent[k]]));
     await audit(c, getDb(c.env), { action: "update", resourceType: "campaign", resourceId: campaign_id, summary: { fields: Object.keys(sent), ...scalars } });

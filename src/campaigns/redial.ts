@@ -8,8 +8,7 @@ import { isoNow } from "../lib/clock";
 import { getDb } from "../lib/db";
 import { conflict } from "../lib/errors";
 import { IMPORTING } from "./view";
-import { engineStub as campaignStub } from "./stub";
-import { viaEngine } from "./engine/errors";
+import { campaignStub } from "./stub";
 
 const PAGE = 1000;
 
@@ -21,7 +20,7 @@ export const CONFIG_GONE = "Cannot redial: the campaign's telephony configuratio
  */
 export async function redialCampaign(env: Env, parentId: number, outcomes: string[], configId: number, apiKeyId: number | null = null): Promise<number> {
   const parent = campaignStub(env, parentId);
-  const plan = await viaEngine(parent.redialPlan(outcomes));
+  const plan = await parent.redialPlan(outcomes);
   const db = getDb(env);
   const name = `${plan.meta.name} (redial)`.slice(0, 255);
   const row = await db
@@ -48,15 +47,15 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
   const childId = row.id;
   const child = campaignStub(env, childId);
   try {
-    await viaEngine(child.initialize({ ...plan.meta, telephonyConfigurationId: configId, name, campaignId: childId, parentCampaignId: parentId }));
+    await child.initialize({ ...plan.meta, telephonyConfigurationId: configId, name, campaignId: childId, parentCampaignId: parentId });
     let after = 0;
     for (;;) {
-      const page = await viaEngine(parent.redialContacts(outcomes, after, PAGE));
-      if (page.contacts.length) await viaEngine(child.importContacts(page.contacts));
+      const page = await parent.redialContacts(outcomes, after, PAGE);
+      if (page.contacts.length) await child.importContacts(page.contacts);
       if (page.next == null) break;
       after = page.next;
     }
-    const { total } = await viaEngine(child.finishImport());
+    const { total } = await child.finishImport();
     await db.batch([
       db
         .update(campaigns)
@@ -64,7 +63,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
         .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))),
       auditStatement(db, { orgId: plan.meta.orgId, apiKeyId }, { action: "redial", resourceType: "campaign", resourceId: parentId, summary: { redialed_campaign_id: childId, outcomes, total_rows: total } }),
     ]);
-    await viaEngine(parent.linkRedial(childId, total));
+    await parent.linkRedial(childId, total);
     return childId;
   } catch (err) {
     await child.discard().catch(() => undefined);

@@ -4,7 +4,8 @@
 import { and, asc, eq, lt } from "drizzle-orm";
 import { campaigns } from "../db/schema";
 import { getDb } from "../lib/db";
-import { IMPORTING, campaignStub } from "./view";
+import { IMPORTING } from "./view";
+import { campaignStub } from "./stub";
 
 /** Far beyond the longest import (cpu_ms caps a create at 5 minutes of CPU), so a live import is never swept. */
 export const ABANDONED_IMPORT_AGE_MS = 60 * 60 * 1000;

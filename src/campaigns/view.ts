@@ -6,7 +6,7 @@ import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import type { CampaignObject } from "./campaign-object";
-import { unwrapFaults } from "./engine/faults";
+import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";
 import { CircuitBreaker, DEFAULT_SETTINGS, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
@@ -58,15 +58,6 @@ export const Campaign = z
   })
   .openapi("Campaign");
 export type Campaign = z.infer<typeof Campaign>;
-
-/** The object's RPCs the records routes use, typed from the class itself (the RPC stub's generic types are too
- *  deep for the compiler on these return types). */
-export type CampaignRpc = Pick<CampaignObject, "initialize" | "importContacts" | "importPacked" | "finishImport" | "discard" | "snapshot" | "updateSettings">;
-
-/** The campaign's object, addressed by its id as agreed with the engine (issue 6). */
-export function campaignStub(env: Env, campaignId: number): CampaignRpc {
-  return unwrapFaults(env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)))) as unknown as CampaignRpc;
-}
 
 type SummaryRow = typeof campaigns.$inferSelect & { workflowName: string; telephonyConfigurationName: string | null };
 

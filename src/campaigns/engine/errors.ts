@@ -24,12 +24,3 @@ export function engineErrorToApi(err: unknown): ApiError | null {
   if (status === 422) return new ApiError(422, [{ loc: ["body"], msg: m[2], type: "value_error" }]);
   return new ApiError(status, m[2]);
 }
-
-/** Awaits a campaign object call, turning its encoded errors into the contract's HTTP errors. */
-export async function viaEngine<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw engineErrorToApi(err) ?? err;
-  }
-}
