@@ -1,4 +1,4 @@
-// Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.ts) their numbers.
+// Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.routes.ts) their numbers.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
@@ -13,7 +13,7 @@ import { SecretBox } from "../lib/secret-box";
 import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./config-input";
 import { allowsPrivatePbx } from "./calling-policy";
 import { pbxUrlErrors } from "./pbx-urls";
-import { phoneNumbersRouter } from "./phone-numbers";
+import { phoneNumbersRouter } from "./phone-numbers.routes";
 import { providerEnvOf, provisionOnSave, requireSaveSettings } from "./provisioning";
 import { loadConfigContext } from "./resolve";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
