@@ -2,12 +2,14 @@
 // used as is; otherwise it is started from the peers chroot (built once by setup-peers.sh) and stopped afterwards.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 const endpoint = process.env.EDGEDIAL_S3_ENDPOINT ?? "http://127.0.0.1:7480";
 const peersDir = resolve(process.env.EDGEDIAL_PEERS_DIR ?? "../shared/tools/peers");
-const root = process.env.EDGEDIAL_PEERS_ROOT ?? "/tmp/peers/sid";
-const run = process.env.EDGEDIAL_PEERS_RUN ?? "/tmp/peers/run";
+// .ci/integration exports both; run alone, the same defaults under the temporary directory.
+const root = process.env.EDGEDIAL_PEERS_ROOT ?? join(tmpdir(), "peers/sid");
+const run = process.env.EDGEDIAL_PEERS_RUN ?? join(tmpdir(), "peers/run");
 
 async function answers(): Promise<boolean> {
   try {
