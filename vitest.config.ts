@@ -21,6 +21,11 @@ async function carrierSimulator() {
   };
 }
 
+// `npm run test:slow` (EDGEDIAL_SLOW=1): only the seeded engine simulation, at full length (10,000+ calls). `npm test`
+// runs everything, the simulation at a fifth of that length.
+const SLOW = process.env.EDGEDIAL_SLOW === "1";
+const SIMULATION = "test/campaigns/engine-simulation.test.ts";
+
 export default defineConfig(async () => {
   const simulator = await carrierSimulator();
   return {
@@ -38,13 +43,14 @@ export default defineConfig(async () => {
           ),
           // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
           CARRIER_TIMEOUT_MS: "3000",
+          SIMULATION_CALLS: SLOW ? "10000" : "2000",
         },
         // All outbound fetches go to the simulator, which passes hosts it does not own through.
         { outboundService: "carrier-sim", workers: [simulator] },
       ),
     ],
     test: {
-      include: ["test/**/*.test.ts"],
+      include: SLOW ? [SIMULATION] : ["test/**/*.test.ts"],
       // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
       exclude: ["test/integration/**", "test/browser/**"],
       setupFiles: ["./test/setup.ts"],
