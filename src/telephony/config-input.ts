@@ -6,6 +6,7 @@ import { ApiError, zodIssuesToItems, type Loc, type ValidationItem } from "../li
 import type { SecretBox } from "../lib/secret-box";
 import { classifySecretInput, looksMasked } from "./mask";
 import { clone, deepMerge, deletePath, getPath, isPlainObject, setPath, type Obj } from "./merge";
+import { KEPT } from "./providers/define";
 import type { Provider } from "./providers/types";
 import { rekeySecret, sealSecret, storedSecrets, type SecretMap } from "./secrets";
 
@@ -77,9 +78,6 @@ export async function prepareCreate(provider: Provider, input: unknown, orgId: n
   return { config, secrets };
 }
 
-// Stands in for a kept secret while the merged configuration is re-validated, so kept secrets are never
-// decrypted just to be checked. Only honoured at paths where it was put (never from client input).
-const KEPT = "\u0000kept\u0000";
 
 /**
  * Update: a true partial merge. `patch` holds only what changes; a secret sent back as its current mask

@@ -167,7 +167,7 @@ describe("prepareCreate / prepareUpdate", () => {
 
   it("the internal placeholder sent by a client is just a new secret where none is stored", async () => {
     const vonage = getProvider("vonage");
-    const stored = await prepareCreate(vonage, { provider: "vonage", api_key: "k", api_secret: "s-1234", application_id: "a", private_key: "pk-5678" }, 1, box);
+    const stored = await prepareCreate(vonage, { provider: "vonage", api_key: "k", api_secret: "s-1234", application_id: "aaaaaaaa-0000-4000-8000-000000000001", private_key: "-----BEGIN PRIVATE KEY-----\npk-5678\n-----END PRIVATE KEY-----" }, 1, box);
     const p = await prepareUpdate(vonage, stored, { signature_secret: "\u0000kept\u0000" }, 1, box);
     expect(Object.keys(p.secrets).sort()).toEqual(["api_secret", "private_key", "signature_secret"]);
     expect((await openSecrets(box, 1, p.secrets)).signature_secret).toBe("\u0000kept\u0000");

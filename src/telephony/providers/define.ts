@@ -55,14 +55,17 @@ export const httpUrl = (description: string, opts: Opts = {}): LeafSpec => ({
 });
 
 /** Masked on read, encrypted at rest. Content is opaque: kept secrets are never decrypted to re-validate. */
-export const secret = (description: string, opts: Opts & { max?: number } = {}): LeafSpec => ({
-  kind: "leaf",
-  type: "string",
-  schema: z.string().min(1).max(opts.max ?? 1024),
-  description,
-  sensitive: true,
-  ...opts,
-});
+// Stands in for a kept secret while the merged configuration is re-validated (telephony/config-input.ts), so kept
+// secrets are never decrypted just to be checked. Only honoured at paths where it was put (never from client input).
+export const KEPT = "\u0000kept\u0000";
+
+/** A secret; a documented `shape` is checked when a value is sent (a kept one was checked when it was). */
+export const secret = (description: string, opts: Opts & { max?: number; shape?: Shape } = {}): LeafSpec => {
+  const { shape, ...rest } = opts;
+  const base = z.string().min(1).max(opts.max ?? 1024);
+  const schema = shape ? base.refine((v) => v === KEPT || shape.pattern.test(v), shape.message) : base;
+  return { kind: "leaf", type: "string", schema, description, sensitive: true, ...rest };
+};
 
 export const flag = (description: string, dflt: boolean): LeafSpec => ({
   kind: "leaf",

@@ -88,6 +88,12 @@ export const vonage: Carrier = {
       call.pending.push(await event(account, call, answered ? "completed" : "cancelled", answered ? { duration: "3" } : {}, {}));
       return new Response(null, { status: 204 });
     }
+    if (req.method === "GET") {
+      // The call list (read-only): what a credentials check asks for.
+      const mine = [...state.calls.values()].filter((c) => c.accountId === account.id);
+      const size = Math.max(1, Math.min(100, Number(new URL(req.url).searchParams.get("page_size") ?? 10) || 10));
+      return json(200, { count: mine.length, page_size: size, _embedded: { calls: mine.slice(0, size).map((c) => ({ uuid: c.id, status: c.state, direction: "outbound" })) } });
+    }
     if (req.method !== "POST") return problem(405, "Method Not Allowed", "Use POST to create a call");
     const fault = state.takeFault(account.id, "originate");
     if (fault) return problem(fault.status, "Internal Error", String(fault.body ?? "An internal error occurred"));

@@ -4,7 +4,7 @@ import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, Provide
 import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
+import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
 
 export const VONAGE_API = "https://api.nexmo.com";
 /** An NCCO talk action's `text` takes at most 1,500 characters. */
@@ -129,6 +129,18 @@ export function problemMessage(json: any): string | null {
 }
 
 export const vonageCalls: ProviderCalls = {
+  // GET /v1/calls?page_size=1 with the application JWT: read-only, and it proves what calls need (the application
+  // id and its private key); 401 when either is wrong.
+  async verifyCredentials(ctx, env) {
+    let authorization: string;
+    try {
+      authorization = await auth(ctx);
+    } catch {
+      return { ok: false, message: "Vonage private_key could not be read as an RSA private key (PEM, PKCS#8 or PKCS#1)" };
+    }
+    const res = await carrierFetch(`${callsUrl(env)}?page_size=1`, { method: "GET", headers: { Authorization: authorization, Accept: "application/json" } }, env);
+    return credentialsResult("Vonage", res, problemMessage(res.json));
+  },
   async originate(ctx, env, req): Promise<OriginateResult> {
     try {
       await importVonagePrivateKey(str(ctx.config.private_key));
