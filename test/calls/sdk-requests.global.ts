@@ -1,0 +1,83 @@
+// Global setup (runs in Node): what the Plivo and Vonage SDKs send to place one call, captured at their transport,
+// for test/calls/sdk-originate.test.ts. These SDKs cannot load inside workerd (axios, a Node-only guard), so they run
+// here on the test's fixed inputs and hand the requests over with `provide`.
+import { createRequire } from "node:module";
+import { generateKeyPairSync } from "node:crypto";
+import type { TestProject } from "vitest/node";
+
+export const SDK_CALL = {
+  from: "+14155550101",
+  to: "+14155550100",
+  answerUrl: "https://edgedial.test/api/v1/telephony/x/answer/1/tok",
+  statusUrl: "https://edgedial.test/api/v1/telephony/x/status/1/tok",
+  timeoutSeconds: 45,
+  applicationId: "aaaaaaaa-0000-4000-8000-000000000001",
+};
+
+export type SdkRequest = { method: string; url: string; body: unknown };
+
+const require = createRequire(import.meta.url);
+
+async function plivoRequest(): Promise<SdkRequest> {
+  const plivo = require("plivo");
+  const client = new plivo.Client("MA0000000000000000000", "token-0001");
+  const calls = client.calls;
+  // The resource's transport is a function behind a symbol: replaced to see (method, action, params) unsent.
+  const key = Object.getOwnPropertySymbols(calls).find((s) => s.description === undefined && typeof calls[s] === "function");
+  if (!key) throw new Error("plivo SDK: transport not found");
+  let seen: SdkRequest | null = null;
+  // Wrapped the way the SDK wraps its own transport, so parameter names are renamed exactly as they are sent.
+  const { camelCaseRequestWrapper } = require("plivo/dist/rest/utils");
+  calls[key] = camelCaseRequestWrapper(async (method: string, action: string, params: Record<string, unknown>) => {
+    const { is_voice_request: _, ...body } = params;
+    seen = { method, url: action, body };
+    return { body: { request_uuid: "r-1", message: "call fired", api_id: "a-1" } };
+  });
+  const c = SDK_CALL;
+  await client.calls.create(c.from.slice(1), c.to.slice(1), c.answerUrl, {
+    answerMethod: "POST",
+    ringUrl: c.statusUrl,
+    ringMethod: "POST",
+    hangupUrl: c.statusUrl,
+    hangupMethod: "POST",
+    ringTimeout: c.timeoutSeconds,
+  });
+  if (!seen) throw new Error("plivo SDK: no request");
+  return seen;
+}
+
+async function vonageRequest(): Promise<SdkRequest> {
+  const { Voice } = require("@vonage/voice");
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  const voice = new Voice({ applicationId: SDK_CALL.applicationId, privateKey });
+  let seen: SdkRequest | null = null;
+  // The client's one transport method, replaced after its own preparation (auth, headers, body encoding).
+  voice.sendRequest = async (request: Record<string, unknown>) => {
+    const prepared = await voice.prepareRequest(request);
+    const body = voice.prepareBody(prepared);
+    seen = { method: String(prepared.method), url: String(prepared.url), body: body ? JSON.parse(String(body)) : null };
+    return { data: { uuid: "u-1", status: "started", direction: "outbound", conversation_uuid: "CON-1" }, status: 201, headers: {} };
+  };
+  const c = SDK_CALL;
+  await voice.createOutboundCall({
+    to: [{ type: "phone", number: c.to.slice(1) }],
+    from: { type: "phone", number: c.from.slice(1) },
+    answerUrl: [c.answerUrl],
+    answerMethod: "GET",
+    eventUrl: [c.statusUrl],
+    eventMethod: "POST",
+    ringingTimer: c.timeoutSeconds,
+  });
+  if (!seen) throw new Error("vonage SDK: no request");
+  return seen;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    sdkRequests: { plivo: SdkRequest; vonage: SdkRequest };
+  }
+}
+
+export default async function setup(project: TestProject) {
+  project.provide("sdkRequests", { plivo: await plivoRequest(), vonage: await vonageRequest() });
+}
