@@ -11,7 +11,7 @@ import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
 import type { CampaignMeta, ContactInput } from "./object-api";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from "../calls/campaign-calls";
 import type { LeaseResult } from "../organizations/leases";
-import { CircuitBreaker, DEFAULT_SETTINGS, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
+import { completeSettings, mergeSettings, validateSettings, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
@@ -49,16 +49,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The organization lease of one attempt; the calls module sees it in CampaignCallRequest.leaseId. */
 export const leaseIdFor = (campaignId: number, contactId: number, attempt: number) => `campaign:${campaignId}:${contactId}:${attempt}`;
-
-function completeSettings(s: Partial<CampaignSettings> | undefined): CampaignSettings {
-  return {
-    retry_config: { ...DEFAULT_SETTINGS.retry_config, ...(s?.retry_config ?? {}) },
-    max_concurrency: s?.max_concurrency ?? DEFAULT_SETTINGS.max_concurrency,
-    rate_limit: s?.rate_limit ?? DEFAULT_SETTINGS.rate_limit,
-    schedule_config: s?.schedule_config ?? null,
-    circuit_breaker: { ...DEFAULT_SETTINGS.circuit_breaker, ...(s?.circuit_breaker ?? {}) },
-  };
-}
 
 export class CampaignObject extends DurableObject<Env> {
   private readonly db: DoSql;
@@ -99,7 +89,7 @@ export class CampaignObject extends DurableObject<Env> {
       if (existing.campaign_id !== meta.campaignId) throw engineConflict("This campaign object already belongs to another campaign");
       return this.snapshot();
     }
-    const settings = completeSettings(meta.settings);
+    const settings = completeSettings(meta.settings as Record<string, unknown> | undefined);
     this.db.tx(() => {
       this.db.run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
         VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId},
@@ -291,7 +281,9 @@ export class CampaignObject extends DurableObject<Env> {
     allowed(c.state, "update");
     const cur = this.settings(c);
     const merged = mergeSettings(cur, patch);
-    const checked = validateSettings(merged);
+    const check = validateSettings(merged);
+    if (!check.ok) throw new EngineError(422, `${String(check.issues[0]?.path[0] ?? "settings")}: ${check.issues[0]?.message ?? "invalid"}`);
+    const checked = check.settings;
     const name = patch.name !== undefined ? patch.name : c.name;
     if (typeof name !== "string" || name.length < 1 || name.length > 255) throw new EngineError(422, "name must be 1 to 255 characters");
     const changed = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
@@ -835,27 +827,6 @@ export class CampaignObject extends DurableObject<Env> {
     await this.summary.flush();
     await this.timers.rearm();
   }
-}
-
-/** The merged settings, checked against the same schemas as create and PATCH (defence in depth: RPC callers vary). */
-function validateSettings(s: CampaignSettings): CampaignSettings {
-  const parts = [
-    ["retry_config", RetryConfig.safeParse(s.retry_config)],
-    ["max_concurrency", MaxConcurrency.safeParse(s.max_concurrency)],
-    ["rate_limit", RateLimit.safeParse(s.rate_limit)],
-    ["schedule_config", s.schedule_config === null ? { success: true, data: null } : ScheduleConfig.safeParse(s.schedule_config)],
-    ["circuit_breaker", CircuitBreaker.safeParse(s.circuit_breaker)],
-  ] as const;
-  for (const [name, r] of parts) {
-    if (!r.success) throw new EngineError(422, `${name}: ${(r as { error: { issues: { message: string }[] } }).error.issues[0]?.message ?? "invalid"}`);
-  }
-  return {
-    retry_config: (parts[0][1] as { data: CampaignSettings["retry_config"] }).data,
-    max_concurrency: s.max_concurrency,
-    rate_limit: s.rate_limit,
-    schedule_config: (parts[3][1] as { data: CampaignSettings["schedule_config"] }).data,
-    circuit_breaker: (parts[4][1] as { data: CampaignSettings["circuit_breaker"] }).data,
-  };
 }
 
 // Refusals travel back as values (engine/faults.ts); the stubs in stub.ts and view.ts rethrow them.

@@ -13,10 +13,9 @@ import { errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
-import type { SettingsPatch } from "./engine/types";
 import { isFinished, refusal } from "./engine/transitions";
-import { CircuitBreaker, MaxConcurrency, RateLimit, RetryConfig, ScheduleConfig, type CampaignSettings, mergeSettings } from "./settings";
-import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignView, flattenSummary, selectSummaries, settingsOf, summaryView } from "./view";
+import { SETTINGS_FIELDS, SETTINGS_VIEW, SETTING_NAMES, completeSettings, mergeSettings, validateSettings, type CampaignSettings, type SettingsPatch } from "./settings";
+import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
 import { campaignStub } from "./stub";
 
 const tags = ["campaigns"];
@@ -37,11 +36,7 @@ const CreateCampaign = z
       description:
         "ISO 3166 alpha-2. A phone_number without + in the file is read as a national number of this country and stored in E.164 (carriers only; a PBX's short numbers stay extensions). Without it, such a row's error suggests the E.164 form in the caller ID's country.",
     }),
-    retry_config: RetryConfig.optional(),
-    max_concurrency: MaxConcurrency.default(10),
-    rate_limit: RateLimit.default(1).openapi({ description: "Calls started per second at most (1–50)" }),
-    schedule_config: ScheduleConfig.nullable().optional(),
-    circuit_breaker: CircuitBreaker.optional(),
+    ...SETTINGS_FIELDS,
   })
   .openapi("CreateCampaign");
 
@@ -54,20 +49,29 @@ function patchOf<T extends z.ZodObject>(schema: T, name: string) {
   return z.strictObject(shape).openapi(name);
 }
 
+const PATCH_NOTES: Record<string, string> = {
+  schedule_config:
+    "`null` turns the schedule off. An object is merged field by field over the current schedule: fields not sent keep their values, and `slots`, when sent, replaces the whole list (1–50). A campaign without a schedule gets `enabled: true` and `timezone: \"UTC\"` unless sent, and must be sent `slots`. The merged schedule is validated as a whole: a 422 is located at the field, under `body.schedule_config`.",
+};
+
+/** Every setting of the one schema, optional: objects become partial (merged field by field), nullable stays so. */
+function settingsPatchShape() {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(SETTINGS_VIEW) as [string, z.ZodType][]) {
+    const nullable = field instanceof z.ZodNullable;
+    const inner = (nullable ? (field as z.ZodNullable<z.ZodType>).unwrap() : field) as z.ZodType;
+    const pascal = name.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
+    const patch = inner instanceof z.ZodObject ? patchOf(inner, `${pascal}Patch`) : inner;
+    const optional = (nullable ? patch.nullable() : patch).optional();
+    shape[name] = PATCH_NOTES[name] ? optional.openapi({ description: PATCH_NOTES[name] }) : optional;
+  }
+  return shape;
+}
+
 const PatchCampaign = z
   .strictObject({
     name: z.string().min(1).max(255).optional(),
-    retry_config: patchOf(RetryConfig, "RetryConfigPatch").optional(),
-    max_concurrency: MaxConcurrency.optional(),
-    rate_limit: RateLimit.optional(),
-    schedule_config: patchOf(ScheduleConfig, "ScheduleConfigPatch")
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          "`null` turns the schedule off. An object is merged field by field over the current schedule: fields not sent keep their values, and `slots`, when sent, replaces the whole list (1–50). A campaign without a schedule gets `enabled: true` and `timezone: \"UTC\"` unless sent, and must be sent `slots`. The merged schedule is validated as a whole: a 422 is located at the field, under `body.schedule_config`.",
-      }),
-    circuit_breaker: patchOf(CircuitBreaker, "CircuitBreakerPatch").optional(),
+    ...settingsPatchShape(),
   })
   .openapi("UpdateCampaign");
 
@@ -126,18 +130,11 @@ const patch = createRoute({
 
 /** The merged settings must still be valid as a whole (e.g. a schedule patched onto none needs its slots). */
 function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): void {
-  const items: ValidationItem[] = [];
-  const parts = [
-    ["retry_config", RetryConfig, merged.retry_config],
-    ["schedule_config", ScheduleConfig, merged.schedule_config],
-    ["circuit_breaker", CircuitBreaker, merged.circuit_breaker],
-  ] as const;
-  for (const [field, schema, value] of parts) {
-    if (sent[field] === undefined || value === null) continue;
-    const r = (schema as z.ZodType).safeParse(value);
-    if (!r.success) items.push(...zodIssuesToItems(r.error.issues, ["body", field], value));
-  }
-  if (items.length) throw new ApiError(422, items);
+  const check = validateSettings(merged);
+  if (check.ok) return;
+  // Located under the field sent (`body.schedule_config.slots`); a stored part that was not sent is not the client's.
+  const issues = check.issues.filter((i) => sent[String(i.path[0])] !== undefined);
+  if (issues.length) throw new ApiError(422, zodIssuesToItems(issues, ["body"], merged));
 }
 
 
@@ -181,13 +178,7 @@ export const campaignRecordsRouter = createRouter()
           source_url: source,
           telephony_configuration_id: body.telephony_configuration_id,
           default_country: body.default_country,
-          settings: settingsOf({
-            retry_config: body.retry_config,
-            max_concurrency: body.max_concurrency,
-            rate_limit: body.rate_limit,
-            schedule_config: body.schedule_config ?? null,
-            circuit_breaker: body.circuit_breaker,
-          }),
+          settings: completeSettings(Object.fromEntries(SETTING_NAMES.map((n) => [n, body[n]]))),
         }, actorOf(c));
         return { status: 200, body: await campaignView(c.env, orgId, id) };
       },
@@ -207,10 +198,10 @@ export const campaignRecordsRouter = createRouter()
     const current = await campaignView(c.env, orgId, campaign_id); // 404 for an unknown or another org's id
     if (isFinished(current.state)) throw conflict(refusal(current.state, "update"));
     const sent: SettingsPatch = {};
-    for (const k of ["name", "retry_config", "max_concurrency", "rate_limit", "schedule_config", "circuit_breaker"] as const) {
+    for (const k of ["name", ...SETTING_NAMES] as const) {
       if (body[k] !== undefined) (sent as Record<string, unknown>)[k] = body[k];
     }
-    checkMerged(mergeSettings(settingsOf(current), sent), sent as Record<string, unknown>);
+    checkMerged(mergeSettings(completeSettings(current), sent), sent as Record<string, unknown>);
     await campaignStub(c.env, campaign_id).updateSettings(sent);
     // Field names, with the values of the scalar ones (the pace and concurrency are what matter for accountability).
     const scalars = Object.fromEntries((["name", "max_concurrency", "rate_limit"] as const).filter((k) => sent[k] !== undefined).map((k) => [k, sent[k]]));

@@ -56,46 +56,72 @@ export type RetryConfig = z.infer<typeof RetryConfig>;
 export type ScheduleConfig = z.infer<typeof ScheduleConfig>;
 export type CircuitBreaker = z.infer<typeof CircuitBreaker>;
 
+/**
+ * The one source of a campaign's settings: create takes these fields (defaults filled), PATCH takes them partially
+ * (records.routes.ts derives its schema from this one), the campaign object stores and re-checks them, and D1
+ * mirrors them. Adding a setting: one field here, and the code that uses it.
+ */
+export const SETTINGS_FIELDS = {
+  retry_config: RetryConfig.default(RetryConfig.parse({})),
+  max_concurrency: MaxConcurrency.default(10),
+  rate_limit: RateLimit.default(1).openapi({ description: "Calls started per second at most (1–50)" }),
+  schedule_config: ScheduleConfig.nullable().default(null),
+  circuit_breaker: CircuitBreaker.default(CircuitBreaker.parse({})),
+};
+export const CampaignSettingsSchema = z.object(SETTINGS_FIELDS);
+
+type Fields = typeof SETTINGS_FIELDS;
+/** The settings as a response carries them: every field present, no defaults to fill. */
+export const SETTINGS_VIEW = Object.fromEntries(Object.entries(SETTINGS_FIELDS).map(([k, v]) => [k, v.removeDefault()])) as {
+  [K in keyof Fields]: ReturnType<Fields[K]["removeDefault"]>;
+};
+
 /** Everything the engine needs to dial; stored in the campaign object and mirrored in D1 `campaigns.settings`. */
-export type CampaignSettings = {
-  retry_config: RetryConfig;
-  max_concurrency: number;
-  rate_limit: number;
-  schedule_config: ScheduleConfig | null;
-  circuit_breaker: CircuitBreaker;
-};
+export type CampaignSettings = z.output<typeof CampaignSettingsSchema>;
+export const SETTING_NAMES = Object.keys(SETTINGS_FIELDS) as (keyof CampaignSettings)[];
 
-export const DEFAULT_SETTINGS: CampaignSettings = {
-  retry_config: RetryConfig.parse({}),
-  max_concurrency: 10,
-  rate_limit: 1,
-  schedule_config: null,
-  circuit_breaker: CircuitBreaker.parse({}),
-};
+export const DEFAULT_SETTINGS: CampaignSettings = CampaignSettingsSchema.parse({});
 
-/** A PATCH of settings (every part optional; nested objects partial). */
-export type SettingsPatch = {
-  name?: string;
-  retry_config?: Partial<RetryConfig>;
-  max_concurrency?: number;
-  rate_limit?: number;
-  schedule_config?: ScheduleConfig | null | Partial<ScheduleConfig>;
-  circuit_breaker?: Partial<CircuitBreaker>;
-};
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A PATCH merged over the current settings: nested objects field by field; `schedule_config: null` removes it.
- *  The result is not validated here: callers check it (the route for located 422s, the object before storing). */
+/**
+ * Settings as stored (or as a request's fields), completed with the defaults: a nested object is completed field by
+ * field, so an older or partial row still reads whole. Not validated (validateSettings does that).
+ */
+export function completeSettings(stored: Obj | null | undefined): CampaignSettings {
+  const out: Obj = {};
+  for (const name of SETTING_NAMES) {
+    const dflt = DEFAULT_SETTINGS[name] as unknown;
+    const v = stored?.[name];
+    out[name] = v === undefined ? dflt : isObj(dflt) && isObj(v) ? { ...dflt, ...v } : v;
+  }
+  return out as CampaignSettings;
+}
+
+/** A PATCH of settings (every part optional; nested objects partial) and the name. */
+export type SettingsPatch = { name?: string } & { [K in keyof CampaignSettings]?: CampaignSettings[K] extends infer T ? (T extends Obj ? Partial<T> | null : T) : never };
+
+/**
+ * A PATCH merged over the current settings: nested objects field by field, `null` removes a nullable part (the
+ * schedule), a scalar replaces. A schedule merged onto none starts from `enabled: true, timezone: "UTC"`.
+ * Not validated here: callers check the result (the route for located 422s, the object before storing).
+ */
 export function mergeSettings(cur: CampaignSettings, p: SettingsPatch): CampaignSettings {
-  return {
-    retry_config: p.retry_config ? { ...cur.retry_config, ...p.retry_config } : cur.retry_config,
-    max_concurrency: p.max_concurrency ?? cur.max_concurrency,
-    rate_limit: p.rate_limit ?? cur.rate_limit,
-    schedule_config:
-      p.schedule_config === undefined
-        ? cur.schedule_config
-        : p.schedule_config === null
-          ? null
-          : ({ ...(cur.schedule_config ?? { enabled: true, timezone: "UTC", slots: [] }), ...p.schedule_config } as ScheduleConfig),
-    circuit_breaker: p.circuit_breaker ? { ...cur.circuit_breaker, ...p.circuit_breaker } : cur.circuit_breaker,
-  };
+  const out: Obj = { ...cur };
+  for (const name of SETTING_NAMES) {
+    const v = (p as Obj)[name];
+    if (v === undefined) continue;
+    const base = (cur as Obj)[name] ?? (name === "schedule_config" ? { enabled: true, timezone: "UTC", slots: [] } : {});
+    out[name] = isObj(v) && isObj(base) ? { ...base, ...v } : v;
+  }
+  return out as CampaignSettings;
+}
+
+export type SettingsCheck = { ok: true; settings: CampaignSettings } | { ok: false; issues: z.core.$ZodIssue[] };
+
+/** The merged or stored settings against the one schema (every caller checks the same rules). */
+export function validateSettings(s: CampaignSettings): SettingsCheck {
+  const r = CampaignSettingsSchema.safeParse(s);
+  return r.success ? { ok: true, settings: r.data } : { ok: false, issues: r.error.issues };
 }

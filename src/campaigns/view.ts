@@ -9,7 +9,7 @@ import type { CampaignObject } from "./campaign-object";
 import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";
-import { CircuitBreaker, DEFAULT_SETTINGS, RetryConfig, ScheduleConfig, type CampaignSettings } from "./settings";
+import { SETTINGS_VIEW, completeSettings } from "./settings";
 
 /** State of a summary row whose contacts are still being imported by create: hidden from every read. */
 export const IMPORTING = "importing";
@@ -42,11 +42,7 @@ export const Campaign = z
     created_at: z.string(),
     started_at: z.string().nullable(),
     completed_at: z.string().nullable(),
-    retry_config: RetryConfig,
-    max_concurrency: z.number().int(),
-    rate_limit: z.number().int().openapi({ description: "Calls started per second at most" }),
-    schedule_config: ScheduleConfig.nullable(),
-    circuit_breaker: CircuitBreaker,
+    ...SETTINGS_VIEW,
     executed_count: z.number().int(),
     total_queued_count: z.number().int(),
     parent_campaign_id: z.number().int().nullable(),
@@ -61,21 +57,9 @@ export type Campaign = z.infer<typeof Campaign>;
 
 type SummaryRow = typeof campaigns.$inferSelect & { workflowName: string; telephonyConfigurationName: string | null };
 
-/** Settings as mirrored in D1, completed with defaults so an older or partial row still renders. */
-export function settingsOf(stored: Record<string, unknown> | null | undefined): CampaignSettings {
-  const s = (stored ?? {}) as Partial<CampaignSettings>;
-  return {
-    retry_config: { ...DEFAULT_SETTINGS.retry_config, ...(s.retry_config ?? {}) },
-    max_concurrency: s.max_concurrency ?? DEFAULT_SETTINGS.max_concurrency,
-    rate_limit: s.rate_limit ?? DEFAULT_SETTINGS.rate_limit,
-    schedule_config: s.schedule_config ?? null,
-    circuit_breaker: { ...DEFAULT_SETTINGS.circuit_breaker, ...(s.circuit_breaker ?? {}) },
-  };
-}
-
 /** The response object from the D1 summary alone (used by listings, and when the object cannot answer). */
 export function summaryView(r: SummaryRow): Campaign {
-  const settings = settingsOf(r.settings);
+  const settings = completeSettings(r.settings);
   return {
     id: r.id,
     name: r.name,
@@ -117,7 +101,7 @@ export function withSnapshot(base: Campaign, snap: CampaignSnapshot): Campaign {
     completed_at: snap.completed_at,
     parent_campaign_id: snap.parent_campaign_id ?? base.parent_campaign_id,
     redialed_campaign_id: snap.redialed_campaign_id ?? base.redialed_campaign_id,
-    ...settingsOf(snap.settings),
+    ...completeSettings(snap.settings),
     logs: snap.logs.slice(0, 100),
   };
 }
