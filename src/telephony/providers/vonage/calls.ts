@@ -1,7 +1,8 @@
 // Vonage Voice API v1 (carriers.md §5): RS256 application JWT per request, NCCO answer document,
 // optional HS256-signed callbacks carrying a SHA-256 `payload_hash` of the raw body.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { base64Decode, base64UrlEncode, hmac, safeEqual, sha256Hex } from "../../../lib/crypto";
+import { compactVerify, SignJWT, type JWTPayload } from "jose";
+import { base64Decode, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
 import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
@@ -13,9 +14,6 @@ export const VONAGE_JWT_TTL_SECONDS = 900;
 export const VONAGE_CALLBACK_MAX_AGE_SECONDS = 300;
 /** Leeway for `exp`/`nbf` on signed callbacks: clocks differ a little, never minutes. */
 export const VONAGE_CLOCK_SKEW_SECONDS = 60;
-
-const enc = new TextEncoder();
-const b64url = (s: string) => base64UrlEncode(enc.encode(s));
 
 // --- RS256 application JWT -------------------------------------------------------------------
 
@@ -46,37 +44,35 @@ export async function importVonagePrivateKey(pem: string): Promise<CryptoKey> {
 /** A fresh application JWT (iat, jti, exp, application_id), minted per request. */
 export async function vonageJwt(applicationId: string, privateKeyPem: string, nowMs = clock.now()): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
-  const header = b64url(JSON.stringify({ alg: "RS256", typ: "JWT" }));
-  const claims = b64url(JSON.stringify({ application_id: applicationId, iat, jti: crypto.randomUUID(), exp: iat + VONAGE_JWT_TTL_SECONDS }));
   const key = await importVonagePrivateKey(privateKeyPem);
-  const sig = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, enc.encode(`${header}.${claims}`)));
-  return `${header}.${claims}.${base64UrlEncode(sig)}`;
+  return new SignJWT({ application_id: applicationId })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+    .setIssuedAt(iat)
+    .setJti(crypto.randomUUID())
+    .setExpirationTime(iat + VONAGE_JWT_TTL_SECONDS)
+    .sign(key);
 }
 
 // --- signed callbacks (HS256) -----------------------------------------------------------------
 
 /** Verifies a signed callback: HS256 signature, api_key, payload_hash of the raw body, iat freshness, exp/nbf when present. */
 export async function verifyVonageSignedCallback(opts: { authorization: string | null; rawBody: string; secret: string; apiKey: string; nowMs?: number }): Promise<boolean> {
-  const m = /^Bearer\s+([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(opts.authorization?.trim() ?? "");
+  const m = /^Bearer\s+([\w-]+\.[\w-]+\.[\w-]+)$/i.exec(opts.authorization?.trim() ?? "");
   if (!m) return false;
-  const [, h, c, s] = m;
-  let header: any;
-  let claims: any;
+  let claims: JWTPayload;
   try {
-    header = JSON.parse(new TextDecoder().decode(base64Decode(h)));
-    claims = JSON.parse(new TextDecoder().decode(base64Decode(c)));
+    // jose checks the signature (HS256 only); the claim rules below are Vonage's, with our tolerances.
+    const { payload } = await compactVerify(m[1], new TextEncoder().encode(opts.secret), { algorithms: ["HS256"] });
+    claims = JSON.parse(new TextDecoder().decode(payload));
   } catch {
     return false;
   }
-  if (header?.alg !== "HS256") return false;
-  const expected = base64UrlEncode(await hmac(opts.secret, `${h}.${c}`, "SHA-256"));
-  if (!safeEqual(expected, s)) return false;
   if (claims?.api_key !== opts.apiKey) return false;
-  if (opts.rawBody !== "" || claims?.payload_hash !== undefined) {
-    if (typeof claims?.payload_hash !== "string" || !safeEqual(claims.payload_hash.toLowerCase(), await sha256Hex(opts.rawBody))) return false;
+  if (opts.rawBody !== "" || claims.payload_hash !== undefined) {
+    if (typeof claims.payload_hash !== "string" || !safeEqual(claims.payload_hash.toLowerCase(), await sha256Hex(opts.rawBody))) return false;
   }
   const now = (opts.nowMs ?? clock.now()) / 1000;
-  if (typeof claims?.iat !== "number" || now - claims.iat > VONAGE_CALLBACK_MAX_AGE_SECONDS || claims.iat - now > VONAGE_CALLBACK_MAX_AGE_SECONDS) return false;
+  if (typeof claims.iat !== "number" || Math.abs(now - claims.iat) > VONAGE_CALLBACK_MAX_AGE_SECONDS) return false;
   // Vonage documents only iat, but a token that states its own lifetime is held to it (a replay after expiry).
   if (claims.exp !== undefined && (typeof claims.exp !== "number" || now > claims.exp + VONAGE_CLOCK_SKEW_SECONDS)) return false;
   if (claims.nbf !== undefined && (typeof claims.nbf !== "number" || claims.nbf > now + VONAGE_CLOCK_SKEW_SECONDS)) return false;
