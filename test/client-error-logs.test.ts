@@ -1,5 +1,5 @@
 // Client errors (every 4xx) are logged as one info line without a stack; expected refusals of the campaign object
-// come back over RPC as values, so the runtime does not report them as uncaught exceptions (issue 11).
+// come back over RPC as values, so the runtime does not report them as uncaught exceptions.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isFault } from "../src/campaigns/engine/faults";

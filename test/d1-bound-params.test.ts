@@ -1,5 +1,5 @@
 // D1 binds at most 100 parameters per statement (Durable Object SQLite the same). Every query whose list grows with
-// the input sends it as one JSON parameter (json_each); each is exercised here at and past 100 items (issue 11).
+// the input sends it as one JSON parameter (json_each); each is exercised here at and past 100 items.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "./helpers";

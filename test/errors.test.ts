@@ -54,7 +54,7 @@ describe("error shapes", () => {
     const bad = await call("GET", `${KEYS}?cursor=!!!`, { key: org.key });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0]).toMatchObject({ loc: ["query", "cursor"] });
-    // A path id that is not one names nothing: 404 (contract 9).
+    // A path id that is not one names nothing: 404.
     const p = await call("DELETE", `${KEYS}/abc`, { key: org.key });
     expect(p.status).toBe(404);
     expect(p.json).toEqual({ detail: "API key not found" });

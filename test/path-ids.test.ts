@@ -1,4 +1,4 @@
-// Ids in paths (contract 9): decimal digits only. Hex, exponents, decimals, signs and spaces never alias a real id,
+// Ids in paths: decimal digits only. Hex, exponents, decimals, signs and spaces never alias a real id,
 // anything that is not an id is the resource's 404 (not a 422 "expected number"), and ids past 2^53 are 404, not 500.
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "./helpers";

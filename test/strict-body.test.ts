@@ -1,4 +1,4 @@
-// Strict request bodies (contract 9): an unknown field is a 422 `extra_forbidden` located at the field, at any depth,
+// Strict request bodies: an unknown field is a 422 `extra_forbidden` located at the field, at any depth,
 // while the free-form objects (initial_context, the agent definition, ...) stay open.
 import { describe, expect, it } from "vitest";
 import { zodIssuesToItems } from "../src/lib/errors";

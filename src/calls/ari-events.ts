@@ -1,5 +1,5 @@
 // One Durable Object per ARI configuration: holds the PBX's events WebSocket while calls are in flight,
-// maps channel events to run statuses (Q.850 causes, carriers.md §8), reconnects with backoff, and marks
+// maps channel events to run statuses (Q.850 causes), reconnects with backoff, and marks
 // the configuration inactive when the PBX keeps refusing or dropping the socket.
 import { DurableObject } from "cloudflare:workers";
 import { and, eq, isNull } from "drizzle-orm";

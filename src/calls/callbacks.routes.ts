@@ -1,4 +1,4 @@
-// Carrier callbacks under /api/v1/telephony/{provider}/... (contract 7): the answer document, status
+// Carrier callbacks under /api/v1/telephony/{provider}/...: the answer document, status
 // callbacks and Exotel's media socket. Each proves itself twice: our per-run token in the path, and the
 // carrier's signature where it signs. A callback failing either is refused (401/403) and changes nothing.
 import { createRoute, z } from "@hono/zod-openapi";

@@ -1,4 +1,4 @@
-// What a call says until the real-time agent exists (contract 7): the contact's text override or the Start
+// What a call says until the real-time agent exists: the contact's text override or the Start
 // node's greeting, with template variables filled from the run's initial_context.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { workflowDefinitions, workflowRuns } from "../db/schema";

@@ -1,4 +1,4 @@
-// The public call endpoints (interface 4.11, 4.12; contract 7): start one outbound call for an agent.
+// The public call endpoints: start one outbound call for an agent.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createRouter } from "../lib/app";

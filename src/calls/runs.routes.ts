@@ -1,4 +1,4 @@
-// Call records of an agent (contract 7): GET /workflow/{workflow_id}/runs and .../runs/{run_id}.
+// Call records of an agent: GET /workflow/{workflow_id}/runs and .../runs/{run_id}.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";

@@ -1,4 +1,4 @@
-// Call records (workflow runs, contract 7) in D1: creation with a unique readable name, the response view.
+// Call records (workflow runs) in D1: creation with a unique readable name, the response view.
 import { eq, type SQL } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";

@@ -77,7 +77,7 @@ export type SingleCallInput = {
 export type SingleCallResult = { status: 200; body: { status: "initiated"; workflow_run_id: number; workflow_run_name: string } } | { status: 502; body: { detail: string } };
 
 /**
- * A single call (contract 7): 404/409 from resolution, 422 for a number this configuration cannot dial,
+ * A single call: 404/409 from resolution, 422 for a number this configuration cannot dial,
  * 429 over a call-start rate limit or at the organization's concurrent-call cap, 502 when the carrier refuses (the run is kept, `failed`).
  */
 export async function startSingleCall(env: Env, input: SingleCallInput): Promise<SingleCallResult> {

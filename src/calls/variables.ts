@@ -1,4 +1,4 @@
-// A single call must provide every template variable its agent uses (contract 9), as a campaign's CSV must have a
+// A single call must provide every template variable its agent uses, as a campaign's CSV must have a
 // column for each (campaigns/csv/import.ts): the same set, from the same extraction.
 import { unprocessable } from "../lib/errors";
 import { missingVariables, templateVariables } from "../workflows";

@@ -1,7 +1,7 @@
 // One Durable Object per campaign (addressed by idFromName(String(campaignId))): the source of truth for the
 // campaign's state, settings, contacts, attempts, timers and logs. Its RPC methods are the only way in.
 //
-// Correctness rules (architecture.md): an attempt is stored as `dialing` before the carrier is asked, and one found
+// Correctness rules: an attempt is stored as `dialing` before the carrier is asked, and one found
 // `dialing` after a restart is reconciled, never blindly re-dialed; call statuses are idempotent and a final one is
 // never overwritten; one alarm serves a table of timers; the D1 summary row follows at transitions and every few
 // seconds while running.
@@ -80,7 +80,7 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   // ---------------------------------------------------------------------------------------------------------------
-  // Creation (records engineer, issue 5): initialize, importContacts (chunks), finishImport, discard.
+  // Creation: initialize, importContacts (chunks), finishImport, discard.
 
   /** Creates the campaign in `draft`. Repeating it for the same campaign is harmless. */
   async initialize(meta: CampaignMeta): Promise<CampaignSnapshot> {

@@ -1,4 +1,4 @@
-// Campaign operations (contract 6): start, pause, resume, cancel, redial, progress, logs and runs. Each handler checks
+// Campaign operations: start, pause, resume, cancel, redial, progress, logs and runs. Each handler checks
 // the organization, then asks the campaign's Durable Object, which owns state and counts.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne } from "drizzle-orm";
@@ -142,7 +142,7 @@ async function owned(env: Env, orgId: number, id: number): Promise<Owned> {
 
 /** Contract 6: a campaign runs only with an active agent and a ready configuration (409 otherwise). */
 async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void> {
-  // A deployment that cannot place calls refuses the start instead of starting and pausing itself (contract 9).
+  // A deployment that cannot place calls refuses the start instead of starting and pausing itself.
   requireSettings(env, CALL_SETTINGS, 409, { requestOrigin: false });
   try {
     await loadUsableWorkflow(getDb(env), orgId, c.workflowId);
@@ -204,7 +204,7 @@ export const campaignControlRouter = createRouter()
     // The route's validator has checked the body; an absent one (or an empty one, emptyBodyMeansDefaults) means the defaults.
     const body = (c.req.valid("json") as { outcomes?: (typeof FINAL_OUTCOMES)[number][] } | undefined) ?? {};
     const outcomes = [...new Set(body.outcomes ?? DEFAULT_REDIAL_OUTCOMES)];
-    // A redial creates a campaign, and contract 8 says an archived agent takes no new campaigns (409, as create).
+    // A redial creates a campaign, and an archived agent takes no new campaigns (409, as create).
     // The state is refused first (409 naming it), then the agent; a vanished agent is a conflict too, not a 404.
     const state = await currentState(c.env, campaign_id);
     if (!nextState(state, "redial")) throw conflict(refusal(state, "redial"));

@@ -1,4 +1,4 @@
-// POST /campaign/create (contract 6): the checks in their order, then the campaign made in one piece. The D1
+// POST /campaign/create: the checks in their order, then the campaign made in one piece. The D1
 // summary row is written first as `importing` (invisible to every read), the contacts stream into the campaign's
 // object, and only a complete import turns the row into a `draft`. Any failure removes both.
 import { and, eq } from "drizzle-orm";
@@ -33,7 +33,7 @@ const fileNotFound = (key: string) =>
   invalid(["body", "source_url"], "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)", "file_not_found", key);
 
 /**
- * Runs every check of contract 6 in order and creates the campaign, recorded as `actor`'s; returns its id. Throws
+ * Runs every check of a campaign create in order and creates the campaign, recorded as `actor`'s; returns its id. Throws
  * the contract's errors.
  */
 export async function createCampaign(env: Env, orgId: number, input: CreateInput, actor: Actor): Promise<number> {

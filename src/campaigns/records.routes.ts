@@ -1,4 +1,4 @@
-// Campaign records (contract 6): create (from an uploaded CSV), list, read, and PATCH settings. The engine's
+// Campaign records: create (from an uploaded CSV), list, read, and PATCH settings. The engine's
 // routes (start, pause, progress, logs, ...) live with the engine and return the same object (view.ts).
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne } from "drizzle-orm";

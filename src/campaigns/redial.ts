@@ -1,4 +1,4 @@
-// Redial (contract 6): from a completed or cancelled campaign, a new draft child with the contacts whose final
+// Redial: from a completed or cancelled campaign, a new draft child with the contacts whose final
 // outcome is in `outcomes`. Made like any campaign: a hidden D1 row, the child object filled in chunks, then the
 // row shown as `draft`; any failure removes the child. The parent links to its newest child. Repeatable.
 import { and, eq } from "drizzle-orm";

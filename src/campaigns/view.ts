@@ -1,4 +1,4 @@
-// The campaign response object (interface 2.3): the D1 summary row (identity, names, links) overlaid with the
+// The campaign response object: the D1 summary row (identity, names, links) overlaid with the
 // campaign object's snapshot (state, counts, settings, times, newest logs), which is the source of truth.
 import { z } from "@hono/zod-openapi";
 import { and, eq, ne } from "drizzle-orm";
@@ -126,7 +126,7 @@ export const flattenSummary = (r: { c: typeof campaigns.$inferSelect; workflowNa
 });
 
 /**
- * The full campaign object of interface 2.3, or 404 `Campaign not found` (also for another organization's id).
+ * The full campaign object, or 404 `Campaign not found` (also for another organization's id).
  * Start, pause and the other engine routes return this.
  */
 export async function campaignView(env: Env, orgId: number, campaignId: number): Promise<Campaign> {

@@ -17,7 +17,7 @@ const LOC_OF_TARGET: Record<string, string> = { json: "body", form: "body", para
 const defaultHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
   if (!result.success) {
     const r = result as unknown as { error: { issues: Parameters<typeof zodIssuesToItems>[0] }; target: string; data?: unknown };
-    // A path that names nothing (a malformed id, contract 9) is the resource's 404, not a validation error.
+    // A path that names nothing (a malformed id) is the resource's 404, not a validation error.
     if (r.target === "param") {
       const named = r.error.issues.find((i) => i.code === "custom" && i.params?.type === NOT_FOUND_ISSUE);
       throw new ApiError(404, named ? named.message : "Not Found");

@@ -1,4 +1,4 @@
-// API-key authentication (contract 3): `X-API-Key` wins over `Authorization: Bearer`; keys are looked up by SHA-256.
+// API-key authentication: `X-API-Key` wins over `Authorization: Bearer`; keys are looked up by SHA-256.
 import type { MiddlewareHandler } from "hono";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys } from "../db/schema";

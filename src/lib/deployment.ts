@@ -1,4 +1,4 @@
-// The running Worker's view of its required settings (contract 9): what health lists as missing, the guard every
+// The running Worker's view of its required settings: what health lists as missing, the guard every
 // operation that needs a setting calls first (503 naming it, never a bare 500), and the public base URL in effect.
 import { ApiError } from "./errors";
 import { parseKeySpec } from "./secret-box";

@@ -1,4 +1,4 @@
-// The contract's error shapes (contract 2): `detail` is a string, or for 422 a list of located items.
+// The contract's error shapes: `detail` is a string, or for 422 a list of located items.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { $ZodIssue } from "zod/v4/core";
 
@@ -122,7 +122,7 @@ function extraItem(prefix: Loc, path: PropertyKey[], data: unknown): ValidationI
   return item;
 }
 
-/** zod issues -> contract 422 items; `prefix` is `body`, `path`, `query` or `header` (plus any parent path). */
+/** zod issues -> the API's 422 items; `prefix` is `body`, `path`, `query` or `header` (plus any parent path). */
 export function zodIssuesToItems(issues: readonly $ZodIssue[], prefix: Loc, data: unknown): ValidationItem[] {
   return issues.flatMap((issue) => {
     // A strict object names every unknown key in one issue: one item per key, located at the key itself.

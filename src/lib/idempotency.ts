@@ -1,4 +1,4 @@
-// `Idempotency-Key` (contract 7): the same key and request within 24 hours returns the first response
+// `Idempotency-Key`: the same key and request within 24 hours returns the first response
 // without doing the work again; the same key with another request is 422. Shared by the call endpoints
 // and campaign create. Records live in D1 (`idempotency_keys`), one per (organization, scope, key).
 import { z } from "@hono/zod-openapi";

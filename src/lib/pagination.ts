@@ -1,4 +1,4 @@
-// Cursor pagination of contract 1: newest first, `?limit=` 1–100 (default 50), opaque cursor.
+// Cursor pagination: newest first, `?limit=` 1–100 (default 50), opaque cursor.
 import { z } from "@hono/zod-openapi";
 import { base64Decode, base64UrlEncode } from "./crypto";
 import { invalid } from "./errors";

@@ -62,7 +62,7 @@ const ID_LABELS: Record<string, string> = {
 export const NOT_FOUND_ISSUE = "not_found";
 
 /**
- * An id in the path (contract 9): decimal digits only, 1 to MAX_ID. Anything else (`0x10`, `3447e0`, `3447.0`,
+ * An id in the path: decimal digits only, 1 to MAX_ID. Anything else (`0x10`, `3447e0`, `3447.0`,
  * `+3447`, ` 3447`, `abc`, an id past 2^53) names no resource, so it is the resource's 404, never a 422 or a 500.
  */
 export function pathId(name: string, label = ID_LABELS[name] ?? "Resource") {

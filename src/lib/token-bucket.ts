@@ -1,4 +1,4 @@
-// Token-bucket arithmetic for rate limits (contract 2, 429 `Rate limit exceeded`). Pure: the caller passes the time,
+// Token-bucket arithmetic for rate limits. Pure: the caller passes the time,
 // so the organization's Durable Object and tests (src/lib/clock.ts) drive it alike.
 
 /** `rate` tokens per second refill a bucket holding at most `burst` tokens. */

@@ -1,4 +1,4 @@
-// Organization API keys (contract 3): create (shown once), list (never the key), revoke.
+// Organization API keys: create (shown once), list (never the key), revoke.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { apiKeys } from "../db/schema";

@@ -1,4 +1,4 @@
-// One Durable Object per organization: leases on the organization's concurrent-call cap (contract 6), shared by its
+// One Durable Object per organization: leases on the organization's concurrent-call cap, shared by its
 // campaigns and its single calls. A lease expires after its TTL so a lost final status cannot hold a slot forever.
 // It also holds the organization's rate-limit buckets (rate-limits.ts).
 import { DurableObject } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Rate limits (contract 2 and 9: 429 `Rate limit exceeded` with `Retry-After`): their defaults and the Worker vars
+// Rate limits: their defaults and the Worker vars
 // that change them. The buckets live in the organization's Durable Object (organization-object.ts); the per-request
 // check of API requests is request-limit.ts.
 import { ApiError } from "../lib/errors";
@@ -39,7 +39,7 @@ export function rateLimitsOf(env: LimitVars): RateLimits {
   };
 }
 
-/** The 429 of contract 2 for request rate (told apart from `Concurrent call limit reached`). */
+/** The 429 for request rate (told apart from `Concurrent call limit reached`). */
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, RATE_LIMIT_EXCEEDED, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 

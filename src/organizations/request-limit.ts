@@ -1,4 +1,4 @@
-// API requests per key (contract 2: 429 `Rate limit exceeded`), checked on every authenticated request.
+// API requests per key, checked on every authenticated request.
 //
 // Cost: no D1 round trip; one RPC to the organization's object for a request that may pass. Each isolate remembers the
 // last bucket state the object answered for a key. The object's bucket has spent at least what this isolate saw spent

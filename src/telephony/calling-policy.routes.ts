@@ -1,4 +1,4 @@
-// GET|PUT /organizations/calling-policy: the organization's destination policy (issue 11, toll fraud).
+// GET|PUT /organizations/calling-policy: the organization's destination policy.
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
 import { actorOf } from "../lib/audit";

@@ -1,4 +1,4 @@
-// The setup checklist (interface 2.1, contract 4): providers list their steps; readiness is derived here,
+// The setup checklist: providers list their steps; readiness is derived here,
 // in one place, so no provider can report "ready" while a blocking step is incomplete.
 import type { ChecklistStep } from "./providers/types";
 

@@ -1,4 +1,4 @@
-// Telephony configurations (contract 4): providers, configurations, and (in phone-numbers.routes.ts) their numbers.
+// Telephony configurations: providers, configurations, and (in phone-numbers.routes.ts) their numbers.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";

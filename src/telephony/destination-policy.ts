@@ -1,4 +1,4 @@
-// An organization's destination policy (issue 11, toll fraud): which E.164 numbers it may dial. Pure: the policy and
+// An organization's destination policy: which E.164 numbers it may dial. Pure: the policy and
 // the numbers' classification come in, a verdict goes out. Storage and the HTTP API are in calling-policy.ts.
 // Extensions, SIP URIs and dial strings (ari) stay inside the PBX's own dial plan and are not judged here.
 import { getCountries, type CountryCode, type PhoneNumberType } from "libphonenumber-js/max";

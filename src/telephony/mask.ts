@@ -1,4 +1,4 @@
-// Masking of sensitive values (contract 4): `*` for all but the last 4 characters; 4 or fewer: all `*`.
+// Masking of sensitive values: `*` for all but the last 4 characters; 4 or fewer: all `*`.
 // Counted in code points so a secret with non-ASCII characters is never cut inside a character.
 
 export function maskSecret(value: string): string {

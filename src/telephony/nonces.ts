@@ -1,4 +1,4 @@
-// Replay protection for carrier callbacks (issue 10, item 8): the nonce (or once-only id) of a verified
+// Replay protection for carrier callbacks: the nonce (or once-only id) of a verified
 // signature is claimed once per configuration and scheme, and kept until the signature would be refused
 // anyway. Stored in D1 (`callback_nonces`): callbacks are plain Worker requests that already read D1, the
 // primary key makes insert-or-fail atomic across concurrent deliveries, and expired rows go with one indexed

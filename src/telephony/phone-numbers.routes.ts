@@ -1,4 +1,4 @@
-// Phone numbers of a configuration (contract 4): normalized per provider family, unique per organization,
+// Phone numbers of a configuration: normalized per provider family, unique per organization,
 // at most one default caller ID per configuration.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, sql } from "drizzle-orm";

@@ -1,4 +1,4 @@
-// Auto-provisioning on save (contract 4): when a provider can create its carrier application, it runs
+// Auto-provisioning on save: when a provider can create its carrier application, it runs
 // after the configuration is stored. A carrier that cannot be reached leaves the configuration saved,
 // the `application` step incomplete with the carrier's message, and the next update retries.
 import { and, eq } from "drizzle-orm";

@@ -1,5 +1,5 @@
-// What the calls and campaigns modules use to pick a configuration (contract 4 resolution), open its
-// secrets when dialing, and choose a caller ID (contract 7).
+// What the calls and campaigns modules use to pick a configuration, open its
+// secrets when dialing, and choose a caller ID.
 import { asc, desc, eq } from "drizzle-orm";
 import { telephonyConfigs } from "../db/schema";
 import { getDb } from "../lib/db";

@@ -9,7 +9,7 @@ const updateVariants = PROVIDER_LIST.map((p) => p.updateSchema) as Variants;
 
 const name = z.string().trim().min(1).max(64).describe("Unique within the organization, 1–64 characters.");
 
-// Request bodies are strict objects (contract 9): an unknown field is a 422 `extra_forbidden`.
+// Request bodies are strict objects: an unknown field is a 422 `extra_forbidden`.
 export const CreateConfigBody = z
   .strictObject({
     name,

@@ -1,4 +1,4 @@
-// The response object of interface 2.1, built from a stored row without decrypting anything: secrets
+// The configuration response object, built from a stored row without decrypting anything: secrets
 // appear as their stored masks.
 import type { telephonyConfigs } from "../db/schema";
 import { buildChecklist, type Checklist } from "./checklist";

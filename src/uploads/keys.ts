@@ -1,4 +1,4 @@
-// Upload keys (contract 5): chosen by the server under the organization, `campaigns/{org_id}/{uuid}/{safe file name}`.
+// Upload keys: chosen by the server under the organization, `campaigns/{org_id}/{uuid}/{safe file name}`.
 // Only URL-safe characters reach a key, so the S3 and Worker-served URLs never disagree on encoding.
 
 export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;

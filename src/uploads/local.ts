@@ -1,4 +1,4 @@
-// Worker-served upload URLs (contract 5, no R2 S3 credentials): `PUT /api/v1/uploads/{key}` carrying an expiring
+// Worker-served upload URLs: `PUT /api/v1/uploads/{key}` carrying an expiring
 // HMAC over the key, the declared size and the content type. Pure signing and checking; the route streams the body.
 import { base64UrlEncode, hmac, safeEqual } from "../lib/crypto";
 

@@ -1,4 +1,4 @@
-// SigV4 query-signed PUT URLs straight to R2's S3 endpoint (contract 5, when R2 S3 credentials are configured).
+// SigV4 query-signed PUT URLs straight to R2's S3 endpoint.
 // Host, content type and content length are signed, so the object lands only under the issued key, with the
 // declared type and exactly the declared size; the expiry is part of the signed query.
 import { AwsV4Signer } from "aws4fetch";

@@ -1,4 +1,4 @@
-// Contact upload (contract 5): a presigned PUT URL, straight to R2 over S3 when R2 S3 credentials are configured,
+// Contact upload: a presigned PUT URL, straight to R2 over S3 when R2 S3 credentials are configured,
 // else to this Worker's signed upload route, which streams the body into the R2 binding under the signed limits.
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";

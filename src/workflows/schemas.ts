@@ -81,7 +81,7 @@ export const DispositionCodes = z
   .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
   .openapi("CallDispositionCodes");
 
-// The request bodies are strict (contract 9); the definition, its nodes and the free-form objects inside stay open.
+// The request bodies are strict; the definition, its nodes and the free-form objects inside stay open.
 export const CreateWorkflow = z
   .strictObject({
     name: Name,

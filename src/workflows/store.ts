@@ -313,7 +313,7 @@ export function invalidDefinition(workflowId: number, errors: DefinitionError[])
   );
 }
 
-// Drafts may be saved invalid (contract 8), but only a valid definition takes calls or campaigns (contract 9). The
+// Drafts may be saved invalid, but only a valid definition takes calls or campaigns. The
 // check is structural only: a trigger path another agent claimed first does not stop calls by Agent UUID.
 function usable(row: StoredWorkflow | null): UsableWorkflow {
   if (!row) throw notFound("Workflow");

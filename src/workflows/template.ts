@@ -1,4 +1,4 @@
-// Template variables (contract 8): `{{name}}` or `{{ name }}` in prompts and greetings, filled from a call's
+// Template variables: `{{name}}` or `{{ name }}` in prompts and greetings, filled from a call's
 // initial_context. Pure functions: campaigns use the extracted set to check CSV columns, calls use the renderer.
 
 /** `{{ name }}`: an identifier (letters, digits, `_`, `.` for nested keys, `-`), optionally padded with spaces. */

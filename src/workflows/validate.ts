@@ -1,4 +1,4 @@
-// Structural validation of an agent definition (contract 8). Pure: no I/O, and total over any input, because it
+// Structural validation of an agent definition. Pure: no I/O, and total over any input, because it
 // also runs on whatever a stored definition holds. Every problem is reported, not only the first.
 import { speechLength } from "../lib/speech";
 import { checkOutboundUrl } from "../lib/url-guard";
@@ -46,7 +46,7 @@ const show = (v: unknown): string => {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 };
 
-/** Fields each node type must carry in `data` (contract 8). */
+/** Fields each node type must carry in `data`. */
 const REQUIRED_TEXT: Record<NodeType, string[]> = {
   startCall: ["prompt"],
   agentNode: ["prompt"],

@@ -1,4 +1,4 @@
-// Agents (workflows), contract 8: create, list, fetch, update (versioned), archive/restore, validate, versions.
+// Agents (workflows): create, list, fetch, update (versioned), archive/restore, validate, versions.
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
 import { actorOf } from "../lib/audit";

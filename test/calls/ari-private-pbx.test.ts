@@ -1,4 +1,4 @@
-// SSRF (issue 11) at connect time: an ari endpoint saved while the organization allowed private PBX addresses is not
+// SSRF at connect time: an ari endpoint saved while the organization allowed private PBX addresses is not
 // fetched once the setting is off; a PBX that cannot be reached is reported generically, the details only logged.
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";

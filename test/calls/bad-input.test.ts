@@ -85,7 +85,7 @@ describe("a carrier that does not answer in time", () => {
 });
 
 describe("stale and replayed callbacks", () => {
-  // Carriers whose signature covers a time (carriers.md): Telnyx's timestamp header, Vonage's JWT iat.
+  // Carriers whose signature covers a time: Telnyx's timestamp header, Vonage's JWT iat.
   it.each(["telnyx", "vonage"] as const)("%s: a genuine callback presented more than 300 s later is refused and changes nothing", async (provider) => {
     const s = await setup(provider);
     const runId = (await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })).json.workflow_run_id as number;

@@ -1,4 +1,4 @@
-// An agent whose definition fails validation may be saved (a draft) but takes no calls and no campaigns (contract 9):
+// An agent whose definition fails validation may be saved (a draft) but takes no calls and no campaigns:
 // 409 naming the problems, with the full list in `errors`. A running campaign whose agent is edited into an invalid
 // definition pauses at its next dial (as for an archived agent); resume, like start, refuses it until it is fixed.
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Pure status mapping per carrier (carriers.md tables), ARI's Q.850 table, and dial strings.
+// Pure status mapping per carrier, ARI's Q.850 table, and dial strings.
 import { describe, expect, it } from "vitest";
 import { mapTwilio } from "../../src/telephony/providers/twilio/calls";
 import { mapPlivo } from "../../src/telephony/providers/plivo-family";

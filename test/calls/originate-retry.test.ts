@@ -1,4 +1,4 @@
-// Originate retries (issue 10, item 7): a request the carrier certainly did not act on (429, a 503 naming no
+// Originate retries: a request the carrier certainly did not act on (429, a 503 naming no
 // call, a connection refused before sending) is repeated with bounded backoff honouring Retry-After; an
 // ambiguous one (500, a timeout after sending) is asked once, so no one is ever called twice. The waits go
 // through clock.sleep, replaced here, so nothing sleeps for real. Refusals name the carrier and its code.

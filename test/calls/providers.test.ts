@@ -51,7 +51,7 @@ type Spec = {
 const flipLastChar = (s: string) => s.slice(0, -2) + (s.at(-2) === "A" ? "B" : "A") + s.at(-1);
 const wrongToken = (cb: Callback) => ({ url: cb.url.replace(/\/[0-9a-f]{64}(\?|$)/, `/${"0".repeat(64)}$1`) });
 
-// Plivo and Vobiz share the originate body and the CallStatus table (carriers.md §2, §3); what differs
+// Plivo and Vobiz share the originate body and the CallStatus table; what differs
 // (path, auth headers, signatures, answer check) stays in each spec.
 const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled", timeout: "failed" };
 async function expectPlivoFamilyBody(r: Recorded, provider: "plivo" | "vobiz", runId: number) {

@@ -1,4 +1,4 @@
-// Auto-provisioning on save (contract 4) for cloudonix, plivo, telnyx and vobiz against the simulator:
+// Auto-provisioning on save for cloudonix, plivo, telnyx and vobiz against the simulator:
 // the carrier application is created when its id is omitted, a repeat finds it instead of creating a second,
 // and a carrier failure keeps the configuration with the carrier's message until the next update retries.
 import { env } from "cloudflare:workers";

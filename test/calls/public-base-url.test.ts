@@ -1,4 +1,4 @@
-// PUBLIC_BASE_URL written with a trailing slash (issue 10, carrier defect 1): the URLs handed to the carrier and
+// PUBLIC_BASE_URL written with a trailing slash: the URLs handed to the carrier and
 // the URL its signature is checked over come from one normalized base, so Twilio, Plivo and Vobiz callbacks,
 // the answer request included, are accepted end to end.
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid} (contract 7): every status,
+// POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}: every status,
 // configuration routing, the organization's concurrency cap (429), Idempotency-Key, and the runs API.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -122,7 +122,7 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
     expect(await runRow(explicit.json.workflow_run_id)).toMatchObject({ provider: "twilio", telephonyConfigurationId: s.configId });
     const nullId = await post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: null });
     expect((await runRow(nullId.json.workflow_run_id)).telephonyConfigurationId).toBe(plivo.configId);
-    // The first endpoint takes no routing: the field is unknown there (422, contract 9), not silently ignored.
+    // The first endpoint takes no routing: the field is unknown there (422), not silently ignored.
     const refused = await post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: s.configId });
     expect(refused.status, refused.text).toBe(422);
     expect(refused.json.detail).toMatchObject([{ loc: ["body", "telephony_configuration_id"], type: "extra_forbidden" }]);

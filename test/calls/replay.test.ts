@@ -1,4 +1,4 @@
-// Replayed signatures (issue 10, item 8): the nonce (Plivo V3, Vobiz V2/V3), the timestamp+signature
+// Replayed signatures: the nonce (Plivo V3, Vobiz V2/V3), the timestamp+signature
 // (Telnyx) or the JWT id (Vonage) of an accepted callback is remembered per configuration for the signature's
 // window, and a repeat is refused with 403, even with another body (Vobiz signs no body). The carrier's own
 // retry is signed afresh and still lands; Twilio signs nothing once-only, so its repeats are accepted and ignored.

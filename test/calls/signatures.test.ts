@@ -1,4 +1,4 @@
-// Known-answer signature vectors (carriers.md appendix B): the adapters and the simulator must both
+// Known-answer signature vectors: the adapters and the simulator must both
 // reproduce them, and each verifier must refuse the near misses.
 import { describe, expect, it } from "vitest";
 import { twilioSignature } from "../../src/telephony/providers/twilio/calls";

@@ -24,7 +24,7 @@ async function inState(state: string): Promise<CampaignStub> {
   return stub;
 }
 
-describe("transitions (contract 6)", () => {
+describe("transitions", () => {
   const table: Record<string, Partial<Record<Op, string>>> = {
     draft: { start: "running", cancel: "cancelled" },
     running: { pause: "paused", cancel: "cancelled" },

@@ -1,4 +1,4 @@
-// The CSV rules of contract 6 on the streaming importer, against an in-memory sink that judges duplicates like
+// The CSV rules on the streaming importer, against an in-memory sink that judges duplicates like
 // the campaign object does. Files are fed in several chunkings to prove chunk boundaries change nothing.
 import { describe, expect, it } from "vitest";
 import { completePrefixLength, firstInvalidUtf8, Utf8Chunks } from "../../src/campaigns/csv/utf8";
@@ -282,7 +282,7 @@ describe("CSV import: bad files (one located item per problem)", () => {
     expect(list).toEqual([
       { loc: ["body", "source_url", 1, "account_id"], msg: 'The agent uses the template variable {{account_id}}, but the file has no column "account_id"', type: "missing_template_variable", ctx: { columns: ["phone_number", "name"], total_errors: 1 } },
     ]);
-    // Row problems come first (contract 6's order): the variable is not reported alongside them.
+    // Row problems come first: the variable is not reported alongside them.
     const rows = await items("phone_number,name\nnope,Ada\n", { requiredVariables: ["account_id"] });
     expect(rows.map((i) => i.type)).toEqual(["phone_number_invalid"]);
   });

@@ -1,4 +1,4 @@
-// Campaign records over HTTP: create with contract 6's checks in order (all or nothing), read, list, PATCH.
+// Campaign records over HTTP: create with the create checks in order (all or nothing), read, list, PATCH.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -157,7 +157,7 @@ describe("POST /campaign/create", () => {
   });
 });
 
-describe("create checks, in contract 6's order, and nothing created on failure", () => {
+describe("create checks, in their order, and nothing created on failure", () => {
   it("agent: unknown or another organization's (404), archived (409), before the configuration and the file", async () => {
     const org = await createOrg(); // no configuration, no file: the agent check must answer first
     const other = await world();

@@ -1,4 +1,4 @@
-// Redial faults found by fuzzing (issue 11): a bare POST is `{}` like the other actions, and a campaign whose
+// Redial faults found by fuzzing: a bare POST is `{}` like the other actions, and a campaign whose
 // telephony configuration was deleted after it finished is a 409 naming the reason, never a 500.
 import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";

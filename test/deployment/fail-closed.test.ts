@@ -1,4 +1,4 @@
-// A deployment missing a required setting fails closed with a clear message (contract 9): health answers 503
+// A deployment missing a required setting fails closed with a clear message: health answers 503
 // `degraded` listing the missing names (never values); every operation needing a missing setting answers 503 naming
 // it and how to set it, writing nothing; a campaign refuses to start (409). The Worker runs here with the test
 // pool's bindings minus what each case removes, as a deployed Worker (no LOCAL_DEV) unless a case says otherwise.

@@ -1,4 +1,4 @@
-// The SSRF guard (issue 11): every spelling of a local or metadata address is classified as what it stands for.
+// The SSRF guard: every spelling of a local or metadata address is classified as what it stands for.
 import { describe, expect, it } from "vitest";
 import { checkOutboundUrl, classifyHost } from "../../src/lib/url-guard";
 import { call, createOrg } from "../helpers";

@@ -1,4 +1,4 @@
-// Review of the campaign engine and routes against contract 6 (and contract 2's error shapes).
+// Review of the campaign engine and routes against the campaign rules (and the error shapes).
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call } from "../helpers";
@@ -14,7 +14,7 @@ beforeEach(() => {
 
 /** A campaign as create leaves it: the D1 summary row in `draft` and the object filled. */
 
-describe("review: redial body (contract 2: malformed JSON is 422 json_invalid)", () => {
+describe("review: redial body (malformed JSON is 422 json_invalid)", () => {
   it("a malformed JSON body is refused with 422 json_invalid and creates no child", async () => {
     const o = await setupOrg();
     const { id, stub } = await draftCampaign(o, 2);
@@ -36,7 +36,7 @@ describe("review: redial body (contract 2: malformed JSON is 422 json_invalid)",
   });
 });
 
-describe("review: progress percentages (contract 6: processed / total × 100)", () => {
+describe("review: progress percentages (processed / total × 100)", () => {
   it("is exactly processed / total × 100, in both field sets", async () => {
     const { stub } = await makeCampaign({ contacts: 3, settings: { rate_limit: 1, max_concurrency: 1 }, start: true });
     await tick(stub);
@@ -47,7 +47,7 @@ describe("review: progress percentages (contract 6: processed / total × 100)", 
   });
 });
 
-describe("review: redial of an archived agent's campaign (contract 8: archived agents take no new campaigns)", () => {
+describe("review: redial of an archived agent's campaign (archived agents take no new campaigns)", () => {
   it("is refused with 409 and creates nothing; after a restore the redial works", async () => {
     const o = await setupOrg();
     const { id, stub } = await draftCampaign(o, 2);
@@ -74,7 +74,7 @@ describe("review: redial of an archived agent's campaign (contract 8: archived a
   });
 });
 
-describe("review: breaker window reset on start/resume from paused (contract 6)", () => {
+describe("review: breaker window reset on start/resume from paused", () => {
   const breaker = { enabled: true, failure_threshold: 0.5, window_seconds: 120, min_calls_in_window: 5 };
   for (const op of ["start", "resume"] as const)
     it(`${op} right after a trip (same instant) runs again: the failures that tripped it are behind the reset`, async () => {

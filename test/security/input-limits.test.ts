@@ -1,4 +1,4 @@
-// A client's mistake is never a 500 (contract 2): odd request bodies through the Worker.
+// A client's mistake is never a 500: odd request bodies through the Worker.
 import { describe, expect, it } from "vitest";
 import { call } from "../helpers";
 import { setup, CALLEE } from "../calls/support";

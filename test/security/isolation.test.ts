@@ -1,4 +1,4 @@
-// Organization isolation (contract 2, 3) and "no 500 for a client's mistake", swept across the route families.
+// Organization isolation and "no 500 for a client's mistake", swept across the route families.
 import { describe, it, expect } from "vitest";
 import { call, createOrg } from "../helpers";
 import { setup, startCall, CALLEE, CONTEXT } from "../calls/support";

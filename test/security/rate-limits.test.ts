@@ -1,4 +1,4 @@
-// Rate limits (contract 2 and 9): call starts per organization and per key, API requests per key; 429
+// Rate limits: call starts per organization and per key, API requests per key; 429
 // `Rate limit exceeded` with Retry-After, told apart from the concurrent-call cap. The test pool's limits are
 // generous (test/test-bindings.ts); each test sets its own organization's limits low.
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Secrets (contract 4): nothing secret is ever returned, including passwords written into a URL.
+// Secrets: nothing secret is ever returned, including passwords written into a URL.
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
 

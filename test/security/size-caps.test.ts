@@ -1,4 +1,4 @@
-// Size caps (issue 11): request bodies (413 before the body is read whole), initial_context, free text in agent
+// Size caps: request bodies (413 before the body is read whole), initial_context, free text in agent
 // definitions, and 422 items that echo at most a bounded piece of the rejected value.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The destination policy over HTTP (issue 11, toll fraud): the four numbers the issue found dialed are refused for a
+// The destination policy over HTTP: the four numbers the issue found dialed are refused for a
 // single call, in a campaign CSV and at dial time, until the organization's override allows them; another
 // organization is never affected; GET/PUT /organizations/calling-policy.
 import { env } from "cloudflare:workers";

@@ -72,7 +72,7 @@ describe("default configuration", () => {
   });
 });
 
-describe("resolution (contract 4)", () => {
+describe("configuration resolution", () => {
   it("explicit id, else default, else the only one, else 409", async () => {
     const org = await createOrg();
     await expect(resolveTelephonyConfig(env, org.id)).rejects.toMatchObject({ status: 409, detail: "No telephony configuration is set as default" });

@@ -1,4 +1,4 @@
-// Deleting a configuration while a call on it is in flight (issue 11): refused with 409 naming the calls, so the
+// Deleting a configuration while a call on it is in flight: refused with 409 naming the calls, so the
 // carrier's later callbacks still verify, the run reaches its final status and frees its slot; then it deletes.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

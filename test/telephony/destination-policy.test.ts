@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { callerIdCountries, checkDestination, DEFAULT_BLOCKED_TYPES, destinationOf, effectivePolicy } from "../../src/telephony/destination-policy";
 import { classifyE164, parseE164 } from "../../src/telephony/numbers";
 
-// The four numbers issue 11 found dialed: US premium rate, UK premium rate, Inmarsat satellite, a Somali mobile.
+// Four numbers once dialed before the destination policy: US premium rate, UK premium rate, Inmarsat satellite, a Somali mobile.
 const US_PREMIUM = "+19005550100";
 const UK_PREMIUM = "+449098790000";
 const INMARSAT = "+870773123456";

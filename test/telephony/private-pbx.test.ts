@@ -1,4 +1,4 @@
-// SSRF (issue 11): PBX URLs on loopback, private, CGNAT addresses or local names need the organization's
+// SSRF: PBX URLs on loopback, private, CGNAT addresses or local names need the organization's
 // allow_private_pbx; metadata and link-local never pass; another organization is unaffected.
 import { describe, expect, it } from "vitest";
 import { call, createOrg, type Org } from "../helpers";

@@ -30,7 +30,7 @@ async function insertRun(o: Org, workflow: { id: number; workflow_uuid: string }
 }
 
 describe("POST /api/v1/workflow/create", () => {
-  it("returns the agent with every field of interface 2.4", async () => {
+  it("returns the agent with every field of the agent object", async () => {
     const def = validDefinition();
     const res = await call("POST", "/api/v1/workflow/create", {
       key: org.key,

@@ -17,7 +17,7 @@ export type ImportOptions = {
   pbx: boolean;
   /** How a national number is read: the campaign's default_country, else the country suggested in its error. */
   numbers?: NumberReading;
-  /** Template variables the agent uses: each must be a column (checked after the rows, as contract 6 orders). */
+  /** Template variables the agent uses: each must be a column (checked after the rows, in the order create checks). */
   requiredVariables: string[];
   sink: ImportSink;
   /** Contacts per sink call at most. */
@@ -26,7 +26,7 @@ export type ImportOptions = {
   chunkChars?: number;
   /** Problems reported (the total is counted regardless). */
   maxItems?: number;
-  /** Contacts allowed in one file (contract 6: a million). */
+  /** Contacts allowed in one file. */
   maxRows?: number;
   /** Where the file is named in the request: loc prefix of every item. */
   loc?: (string | number)[];

@@ -1,4 +1,4 @@
-// The circuit breaker of contract 6: over a sliding window of finished attempts, it trips when the window holds at
+// The circuit breaker: over a sliding window of finished attempts, it trips when the window holds at
 // least min_calls_in_window of them and the failure share is at least failure_threshold.
 import type { CircuitBreaker } from "../settings";
 

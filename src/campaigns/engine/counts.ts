@@ -1,4 +1,4 @@
-// Contact and attempt counts (contract 6). The object keeps them in a one-row `counters` table maintained by SQLite
+// Contact and attempt counts. The object keeps them in a one-row `counters` table maintained by SQLite
 // triggers from each row's old and new values (so no code path can forget one); `recount` derives the same numbers
 // by scanning, for the migration that introduces the table and for tests that check the two always agree.
 import { FAILED_CALL_STATUSES } from "./outcomes";

@@ -1,9 +1,9 @@
-// Call statuses as the engine sees them (contract 7): which are final, which count as failed calls, which succeed.
+// Call statuses as the engine sees them: which are final, which count as failed calls, which succeed.
 import type { CallStatus } from "../../telephony/providers/types";
 
 export const FINAL_STATUSES: ReadonlySet<CallStatus> = new Set(["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]);
 
-/** Attempts that count in `failed_calls` (contract 6): every final status except completed and canceled. */
+/** Attempts that count in `failed_calls`: every final status except completed and canceled. */
 export const FAILED_CALL_STATUSES: ReadonlySet<CallStatus> = new Set(["busy", "no_answer", "voicemail", "declined", "failed", "unknown"]);
 
 /** Order of the non-final statuses, so a late one never moves an attempt backwards. */

@@ -1,4 +1,4 @@
-// Pacing (contract 6): calls start no faster than rate_limit per second, i.e. any 1000 ms window holds at most
+// Pacing: calls start no faster than rate_limit per second, i.e. any 1000 ms window holds at most
 // `rate` starts. The window is kept in memory and rebuilt from the attempts table when the object wakes.
 export const PACE_WINDOW_MS = 1000;
 

@@ -1,4 +1,4 @@
-// Retry policy of contract 6: only busy / no_answer / voicemail (each behind its flag), at most max_retries
+// Retry policy: only busy / no_answer / voicemail (each behind its flag), at most max_retries
 // retries, due at the outcome's time plus the delay. The window is waited for by dispatch, not here.
 import type { RetryConfig } from "../settings";
 

@@ -1,4 +1,4 @@
-// Calling windows (contract 6): weekly slots in an IANA timezone, start inclusive, end exclusive, `24:00` allowed as
+// Calling windows: weekly slots in an IANA timezone, start inclusive, end exclusive, `24:00` allowed as
 // an end, 0 = Monday. All math goes through Intl, so DST gaps and overlaps come out right: a window opens at the
 // first instant whose local wall time lies inside a slot, wherever the clocks jump.
 import type { ScheduleConfig } from "../settings";

@@ -8,7 +8,7 @@ type JsonScalar = string | number | boolean | null;
 export type Json = JsonScalar | JsonScalar[] | { [k: string]: JsonScalar | JsonScalar[] };
 export type LogEntry = { ts: string; level: LogLevel; event: string; message: string; details: { [k: string]: Json } };
 
-/** Contact and attempt counts of contract 6. */
+/** Contact and attempt counts. */
 export type CampaignCounts = {
   total: number;
   processed: number; // attempted at least once
@@ -22,7 +22,7 @@ export type CampaignCounts = {
   failed_calls: number; // attempts that ended busy, no_answer, voicemail, declined, failed or unknown
 };
 
-/** Everything the campaign response object (interface 2.3, built by ../view.ts) needs from the object. */
+/** Everything the campaign response object needs from the object. */
 export type CampaignSnapshot = {
   id: number;
   org_id: number;
@@ -43,7 +43,7 @@ export type CampaignSnapshot = {
   logs: LogEntry[]; // newest 100, newest first
 };
 
-/** GET /campaign/{id}/progress: both field sets of contract 6. */
+/** GET /campaign/{id}/progress: both field sets. */
 export type CampaignProgress = {
   campaign_id: number;
   state: CampaignState;

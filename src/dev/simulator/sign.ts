@@ -1,4 +1,4 @@
-// The simulator's own signing (written from carriers.md independently of the adapters, so a test
+// The simulator's own signing (written from the carriers' documentation independently of the adapters, so a test
 // compares two implementations rather than one with itself).
 const enc = new TextEncoder();
 

@@ -1,5 +1,5 @@
 // The carrier simulator's shared shapes. The simulator is test and demo support: it speaks each carrier's
-// REST contract (carriers.md), checks auth and parameters like the real API, answers errors in the
+// REST contract, checks auth and parameters like the real API, answers errors in the
 // carrier's own shape, and produces signed callbacks for an outcome a test asks for.
 
 export type CarrierName = "twilio" | "plivo" | "vobiz" | "telnyx" | "vonage" | "cloudonix" | "exotel" | "ari";

@@ -159,7 +159,7 @@ export type ConfigDefinition = {
 export function defineConfig(name: ProviderName, table: FieldTable): ConfigDefinition {
   const fields: FieldTable = { ...table, from_numbers: FROM_NUMBERS };
   const providerDesc = `Provider discriminator, always "${name}".`;
-  // Strict (contract 9): a misspelt field is a located 422, not silently dropped. Groups are strict too.
+  // Strict: a misspelt field is a located 422, not silently dropped. Groups are strict too.
   const createSchema = z
     .strictObject({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) })
     .openapi(`${pascal(name)}Config`);

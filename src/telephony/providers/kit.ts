@@ -115,7 +115,7 @@ export const ORIGINATE_RETRY: RetryPolicy = { attempts: 3, maxWaitMs: 5_000 };
 export const RETRY_BACKOFF_MS = 500;
 
 /**
- * True only when the carrier certainly placed no call (carriers.md "Originate errors"): 429, a 503 that
+ * True only when the carrier certainly placed no call: 429, a 503 that
  * names no call, or a connection that failed before the request was sent. A timeout after sending and a
  * 500 are ambiguous (the call may exist), so they are never retried.
  */

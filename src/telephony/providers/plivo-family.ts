@@ -1,6 +1,6 @@
 // The part Plivo and Vobiz (a Plivo-compatible carrier) share: the config table and checklist, the
 // originate body and call resources, the CallStatus/hang-up-cause mapping, the XML answer document and
-// application provisioning. What differs (carriers.md §2, §3) stays in each carrier's folder: the API
+// application provisioning. What differs stays in each carrier's folder: the API
 // base URL, the auth headers and the callback signature scheme.
 import type {
   CallStatus,
@@ -67,7 +67,7 @@ export function originateBody(req: OriginateRequest) {
   };
 }
 
-/** Hang-up causes that decide the outcome on their own (carriers.md §2); others defer to CallStatus. */
+/** Hang-up causes that decide the outcome on their own; others defer to CallStatus. */
 function byCauseCode(code: number): CallStatus | null {
   if (code === 1000) return "canceled";
   if (code === 1010 || code === 1020) return "failed";

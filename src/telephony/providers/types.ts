@@ -1,6 +1,6 @@
 // The one interface every provider module implements. A provider folder
 // (src/telephony/providers/<name>/) exports one `Provider`; the registry lists them.
-// Configuration half: issue 3. Calling half (`calls`, `provision`): issue 7.
+// A provider has a configuration half (fields, masking, checklist) and a calling half (`calls`, `provision`).
 import type { z } from "@hono/zod-openapi";
 
 export const PROVIDER_NAMES = ["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel"] as const;
@@ -66,7 +66,7 @@ export type OriginateRequest = {
 
 export type OriginateResult = { ok: true; providerCallId: string } | { ok: false; message: string; status?: number };
 
-/** Normalized call statuses of contract 7. */
+/** Normalized call statuses. */
 export type CallStatus =
   | "queued" | "initiated" | "ringing" | "in_progress"
   | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
@@ -161,7 +161,7 @@ export interface Provider {
   steps(ctx: ConfigContext): ChecklistStep[];
   /** cloudonix only: carrier-supplied SIP connection details. */
   sipConnectivity?(ctx: ConfigContext): unknown;
-  /** Creates the carrier application when its id is omitted; returns state to merge (issue 7). */
+  /** Creates the carrier application when its id is omitted; returns state to merge. */
   provision?(ctx: ConfigContext, env: ProviderEnv): Promise<{ state: Record<string, unknown>; config?: Record<string, unknown> }>;
   calls?: ProviderCalls;
 }

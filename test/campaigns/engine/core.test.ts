@@ -6,7 +6,7 @@ import { retryDueAt } from "../../../src/campaigns/engine/retry";
 import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/engine/transitions";
 import { CircuitBreaker, RetryConfig } from "../../../src/campaigns/settings";
 
-describe("transition table (contract 6)", () => {
+describe("transition table", () => {
   const allowed: Record<string, string> = {
     "draft start": "running",
     "paused start": "running",

@@ -1,4 +1,4 @@
-// Asterisk ARI (carriers.md §8): originate with query parameters (Basic auth or api_key), 200 Channel,
+// Asterisk ARI: originate with query parameters (Basic auth or api_key), 200 Channel,
 // DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
 import { basicCredentials } from "../sign";
 import { json, randomHex, type Account, type Carrier, type SimCall } from "../types";

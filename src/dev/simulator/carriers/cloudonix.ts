@@ -1,4 +1,4 @@
-// Cloudonix (carriers.md §6): Bearer JSON originate naming exactly one of cxml/url/application, session
+// Cloudonix: Bearer JSON originate naming exactly one of cxml/url/application, session
 // updates and a CDR posted to the call's `callback`, voice-application requests to `url`. Nothing is signed.
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type SimCall, type SimState } from "../types";
 

@@ -1,4 +1,4 @@
-// Exotel (carriers.md §7): form-encoded connect.json with Basic auth, `{RestException}` errors, the media
+// Exotel: form-encoded connect.json with Basic auth, `{RestException}` errors, the media
 // stream URL in the request, status callbacks (unsigned) with EventType answered / terminal.
 import { basicCredentials } from "../sign";
 import { json, randomHex, type Callback, type Carrier, type SimCall } from "../types";

@@ -1,4 +1,4 @@
-// Plivo (carriers.md §2) and Vobiz (§3) share a REST contract: JSON Call/ with `request_uuid`, the
+// Plivo and Vobiz share a REST contract: JSON Call/ with `request_uuid`, the
 // CallUUID first seen in the ring/answer/hangup callbacks, Application/ for provisioning. They differ in
 // auth (Basic vs X-Auth headers), prefix and callback signatures.
 

@@ -1,4 +1,4 @@
-// Telnyx Call Control v2 (carriers.md §4): Bearer JSON, `{errors:[…]}` error bodies, commands under
+// Telnyx Call Control v2: Bearer JSON, `{errors:[…]}` error bodies, commands under
 // /v2/calls/{id}/actions/*, webhooks signed with Ed25519 over `timestamp|body`.
 import { b64, telnyxSign } from "../sign";
 import { E164, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";

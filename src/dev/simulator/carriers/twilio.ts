@@ -1,4 +1,4 @@
-// Twilio as carriers.md §1 describes it: form-encoded Calls.json with Basic auth, JSON errors
+// Twilio as its documentation describes it: form-encoded Calls.json with Basic auth, JSON errors
 // {code, message, more_info, status}, X-Twilio-Signature on every callback.
 import { basicCredentials, twilioSign } from "../sign";
 import { E164, json, randomHex, type Callback, type Carrier, type SimCall, type SimState } from "../types";

@@ -1,4 +1,4 @@
-// Vonage Voice API v1 (carriers.md §5): RS256 application JWT on every request (verified with the
+// Vonage Voice API v1: RS256 application JWT on every request (verified with the
 // application's public key), problem-details errors, answer GET returning an NCCO, HS256-signed events.
 import { pem, unb64, verifyRs256, vonageCallbackJwt } from "../sign";
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";

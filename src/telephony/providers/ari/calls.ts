@@ -1,4 +1,4 @@
-// Asterisk ARI (carriers.md §8): originate with query parameters and our own channel id, outcomes
+// Asterisk ARI: originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import { pbxUrlRefusal } from "../../pbx-urls";
 import { ariLifecycle } from "./lifecycle";
@@ -80,7 +80,7 @@ const DIAL_STATUS: Record<string, CallStatus> = {
   CHANUNAVAIL: "failed",
 };
 
-/** Q.850 cause of ChannelDestroyed -> outcome (the table of carriers.md §8). */
+/** Q.850 cause of ChannelDestroyed -> outcome (the hang-up cause table). */
 export function mapQ850(cause: number, s: AriChannelState): CallStatus {
   if (s.answered) return "completed";
   if (cause === 16) return s.hungUpByUs ? "canceled" : "no_answer";

@@ -1,4 +1,4 @@
-// Cloudonix (carriers.md §6): Bearer JSON originate through a voice-application URL, CXML answer
+// Cloudonix: Bearer JSON originate through a voice-application URL, CXML answer
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";

@@ -24,7 +24,7 @@ export function steps(ctx: ConfigContext) {
 
 // Cloudonix's multi-tenant SIP gateway (its docs: point SIP equipment at sip.cloudonix.io and use the
 // customer's domain, or a CNAME alias of it, as the SIP domain, so calls land in that domain).
-// carriers.md lists no per-region hosts or origin IPs, so one global entry is shown; the ports are the
+// Cloudonix documents no per-region hosts or origin IPs, so one global entry is shown; the ports are the
 // SIP defaults (unconfirmed).
 const GATEWAY = "sip.cloudonix.io";
 

@@ -1,4 +1,4 @@
-// Exotel (carriers.md §7): form-encoded connect.json with the stream URL in the request itself
+// Exotel: form-encoded connect.json with the stream URL in the request itself
 // (no answer document), no webhook signature (our per-run token is the proof).
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";

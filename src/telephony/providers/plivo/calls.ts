@@ -1,4 +1,4 @@
-// Plivo Voice (carriers.md §2): JSON originate, Plivo XML answer, V3 signatures
+// Plivo Voice: JSON originate, Plivo XML answer, V3 signatures
 // (HMAC-SHA256 over URL + sorted query + sorted POST params + nonce). Originate, hang-up, mapping and
 // the answer document are shared with Vobiz (../plivo-family); Basic auth and V3 are Plivo's own.
 import type { ConfigContext, ProviderEnv } from "../types";

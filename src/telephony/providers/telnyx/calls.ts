@@ -1,4 +1,4 @@
-// Telnyx Call Control v2 (carriers.md §4): JSON originate, no answer document (commands instead),
+// Telnyx Call Control v2: JSON originate, no answer document (commands instead),
 // webhooks signed with Ed25519 over `timestamp|raw body`, ±300 s.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Decode, base64Encode } from "../../../lib/crypto";

@@ -1,4 +1,4 @@
-// Twilio Programmable Voice (carriers.md §1): form-encoded REST, TwiML answer document,
+// Twilio Programmable Voice: form-encoded REST, TwiML answer document,
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
@@ -34,7 +34,7 @@ export async function twilioSignature(authToken: string, url: string, params: Ar
   return base64Encode(await hmac(authToken, data, "SHA-1"));
 }
 
-/** The URL variants validators accept: as given, and with/without the default port (unconfirmed in carriers.md). */
+/** The URL variants validators accept: as given, and with/without the default port (the port variants are not confirmed by Twilio's documentation). */
 function urlVariants(url: string): string[] {
   const u = new URL(url);
   const out = [url];

@@ -1,4 +1,4 @@
-// Vobiz (carriers.md §3): Plivo-compatible calls (../plivo-family) with X-Auth headers; signatures cover
+// Vobiz: Plivo-compatible calls (../plivo-family) with X-Auth headers; signatures cover
 // only the query-less URL and a nonce, so the body is trusted only through the calls module's id cross-check.
 import type { ConfigContext, ProviderEnv } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";

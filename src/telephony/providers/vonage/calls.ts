@@ -1,4 +1,4 @@
-// Vonage Voice API v1 (carriers.md §5): RS256 application JWT per request, NCCO answer document,
+// Vonage Voice API v1: RS256 application JWT per request, NCCO answer document,
 // optional HS256-signed callbacks carrying a SHA-256 `payload_hash` of the raw body.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { compactVerify, SignJWT, type JWTPayload } from "jose";
