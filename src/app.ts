@@ -18,16 +18,20 @@ import { publicCallsRouter } from "./calls/public.routes";
 export const app = createApp();
 // After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
 app.use("/api/v1/*", limitApiRequests);
-app.route("/api/v1", healthRouter);
-app.route("/api/v1", apiKeysRouter);
-app.route("/api/v1", auditLogRouter);
-app.route("/api/v1", telephonyRouter);
-app.route("/api/v1", callingPolicyRouter);
-app.route("/api/v1", workflowsRouter);
-app.route("/api/v1", uploadsRouter);
-app.route("/api/v1", campaignRecordsRouter);
-app.route("/api/v1", callbacksRouter);
-app.route("/api/v1", runsRouter);
-app.route("/api/v1", publicCallsRouter);
-app.route("/api/v1", campaignControlRouter);
+// Order matters where paths overlap: earlier routers match first.
+const ROUTERS = [
+  healthRouter,
+  apiKeysRouter,
+  auditLogRouter,
+  telephonyRouter,
+  callingPolicyRouter,
+  workflowsRouter,
+  uploadsRouter,
+  campaignRecordsRouter,
+  callbacksRouter,
+  runsRouter,
+  publicCallsRouter,
+  campaignControlRouter,
+];
+for (const router of ROUTERS) app.route("/api/v1", router);
 mountOpenApi(app);

@@ -4,7 +4,10 @@
 import { getCountries, type CountryCode, type PhoneNumberType } from "libphonenumber-js/max";
 import { classifyE164, type E164Info } from "./numbers";
 
-/** libphonenumber's types, plus the ITU's non-geographic codes split into satellite and other global services. */
+/**
+ * libphonenumber's types, plus the ITU's non-geographic codes split into satellite and other global services.
+ * Ordinary types first; from premium_rate on, the types refused by default (DEFAULT_BLOCKED_TYPES).
+ */
 export const NUMBER_TYPES = [
   "fixed_line",
   "mobile",
@@ -26,15 +29,7 @@ export type DestinationType = (typeof NUMBER_TYPES)[number];
  * Refused unless the organization says otherwise: the types whose calls are charged above ordinary rates or are
  * the usual targets of toll fraud (revenue-sharing numbers, satellite networks, international global services).
  */
-export const DEFAULT_BLOCKED_TYPES: readonly DestinationType[] = [
-  "premium_rate",
-  "shared_cost",
-  "personal_number",
-  "uan",
-  "pager",
-  "satellite",
-  "global_service",
-];
+export const DEFAULT_BLOCKED_TYPES: readonly DestinationType[] = NUMBER_TYPES.slice(NUMBER_TYPES.indexOf("premium_rate"));
 
 const TYPE_NAMES: Record<DestinationType, string> = {
   fixed_line: "fixed-line",

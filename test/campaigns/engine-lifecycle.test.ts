@@ -1,6 +1,6 @@
 // The records-facing RPCs of the campaign object: initialize, importContacts, finishImport, snapshot, updateSettings, discard.
 import { env } from "cloudflare:workers";
-import { isFault } from "../../src/campaigns/engine/faults";
+import { errorOf } from "./engine-harness";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
@@ -8,17 +8,6 @@ import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 let next = 900_000;
 const stubFor = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
 const meta = (id: number) => ({ campaignId: id, orgId: 1, name: `c${id}`, workflowId: 1, telephonyConfigurationId: 1, sourceId: "k", settings: DEFAULT_SETTINGS });
-/** The message an RPC rejects with (RPC promises are awaited directly: `.rejects` reports them as unhandled). */
-async function errorOf(p: Promise<unknown>): Promise<string> {
-  try {
-    // The object returns its refusals as values (src/campaigns/engine/faults.ts); a raw stub hands them over as such.
-    const r = await p;
-    if (isFault(r)) return r.__engine_fault;
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return "(resolved)";
-}
 const contact = (row: number, phone: string) => ({ row, phone_number: phone, initial_context: { name: `n${row}` }, greeting_override: null });
 
 describe("campaign object: creation RPCs", () => {

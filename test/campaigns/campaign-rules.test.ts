@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call } from "../helpers";
-import { FakeCarrier, makeCampaign, resetWorld, tick } from "../campaigns/engine-harness";
-import { draftCampaign as draft, setupOrg } from "../campaigns/http-world";
+import { FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
+import { draftCampaign as draft, setupOrg } from "./http-world";
 const draftCampaign = (o: Parameters<typeof draft>[0], n = 3) => draft(o, n, "review");
 
 let carrier: FakeCarrier;
