@@ -72,7 +72,7 @@ try {
   const base = `http://127.0.0.1:${port}`;
   const plain = (o) => Object.fromEntries(Object.entries(o).map(([k, value]) => [k, { type: "plain_text", value }]));
   const app = await unstable_startWorker({
-    config: `${ROOT}wrangler.toml`,
+    config: `${ROOT}wrangler.jsonc`,
     bindings: plain({
       PUBLIC_BASE_URL: base,
       LOCAL_DEV: "true",

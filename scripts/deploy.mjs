@@ -1,7 +1,7 @@
 // npm run deploy [-- --check] [-- wrangler deploy flags]: refuses to upload a Worker that would fail closed in
 // production (src/lib/settings.ts), then applies the remote D1 migrations and runs `wrangler deploy`.
 //
-// Checked: wrangler.toml's D1 database_id is not the placeholder; PUBLIC_BASE_URL (wrangler.toml [vars], or the
+// Checked: wrangler.jsonc's D1 database_id is not the placeholder; PUBLIC_BASE_URL (wrangler.jsonc vars, or the
 // environment, which then overrides it) is an https:// origin; LOCAL_DEV is not set; ENCRYPTION_KEYS,
 // CALLBACK_SECRET and UPLOAD_SIGNING_SECRET are stored secrets of the Worker (`wrangler secret list`) or given in
 // the environment (CI), in which case they are uploaded with this version (`--secrets-file`).
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse } from "smol-toml";
+import { parse } from "jsonc-parser";
 import { isMissingWorker, planDeploy, problemsReport, secretNamesOf } from "./lib/deploy-plan.ts";
 import { WRANGLER, wrangler } from "./lib/wrangler.mjs";
 
@@ -30,8 +30,8 @@ function storedSecretNames() {
   return null;
 }
 
-const toml = parse(readFileSync("wrangler.toml", "utf8"));
-const plan = planDeploy(toml, process.env, storedSecretNames());
+const config = parse(readFileSync("wrangler.jsonc", "utf8"));
+const plan = planDeploy(config, process.env, storedSecretNames());
 if (plan.problems.length) {
   console.error(problemsReport(plan.problems));
   process.exit(1);

@@ -1,5 +1,5 @@
 // Copies the API reference's browser build (@scalar/api-reference, from node_modules) into public/, which
-// wrangler serves as static assets ([assets] in wrangler.toml), so /api/v1/docs needs no CDN. Runs on
+// wrangler serves as static assets (assets in wrangler.jsonc), so /api/v1/docs needs no CDN. Runs on
 // `npm install` / `npm ci` (the `prepare` script); public/ is generated, never committed.
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";

@@ -11,7 +11,7 @@ export { AriEventsObject } from "./calls/ari-events";
 
 export default {
   fetch: app.fetch,
-  // The cron in wrangler.toml ([triggers]): removes campaign imports a dead Worker left half done, and hangs up
+  // The cron in wrangler.jsonc (triggers): removes campaign imports a dead Worker left half done, and hangs up
   // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held).
   async scheduled(_controller, env, _ctx) {
     await sweepAbandonedImports(env, clock.now());

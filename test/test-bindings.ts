@@ -25,7 +25,7 @@ export const TEST_RATE_LIMITS = {
 export async function testWorker(bindings: Record<string, string>, miniflare: Omit<MiniflareOptions, "bindings"> = {}) {
   const migrations = await readD1Migrations("./migrations");
   return cloudflareTest({
-    wrangler: { configPath: "./wrangler.toml" },
+    wrangler: { configPath: "./wrangler.jsonc" },
     // LOCAL_DEV: the suites' Worker is local development (an http:// PUBLIC_BASE_URL is allowed; see src/lib/settings.ts).
     miniflare: { bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...TEST_RATE_LIMITS, LOCAL_DEV: "true", ...bindings }, ...miniflare },
   });

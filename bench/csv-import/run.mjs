@@ -73,7 +73,7 @@ async function importThroughWorker(script, file, rows) {
   ]);
   // wrangler's dev server without its inspector (an attached inspector slows the isolate several times over).
   const worker = await unstable_startWorker({
-    config: process.env.BENCH_CONFIG ?? `${ROOT}wrangler.toml`,
+    config: process.env.BENCH_CONFIG ?? `${ROOT}wrangler.jsonc`,
     entrypoint: script,
     ...benchWorkerOptions(state),
   });

@@ -19,13 +19,15 @@ const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 const wranglerSync = (args) =>
   execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
 
-/** The project's wrangler.toml with the bench Worker as its entry point. */
+/** The project's wrangler.jsonc with the bench Worker as its entry point. */
 function benchConfig() {
-  const toml = readFileSync(`${ROOT}wrangler.toml`, "utf8")
-    .replace(/^main = .*$/m, `main = "${ROOT}bench/dispatch/worker.ts"`)
-    .replace(/^migrations_dir = .*$/m, `migrations_dir = "${ROOT}migrations"`);
-  const path = `${OUT}/wrangler.toml`;
-  writeFileSync(path, toml);
+  const config = readFileSync(`${ROOT}wrangler.jsonc`, "utf8")
+    .replace(/^(\s*)"main": .*$/m, `$1"main": "${ROOT}bench/dispatch/worker.ts",`)
+    .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${ROOT}migrations"`)
+    .replace(/^(\s*)"directory": "\.\/public"/m, `$1"directory": "${ROOT}public"`)
+    .replace(/^(\s*)"\$schema": .*$/m, "");
+  const path = `${OUT}/wrangler.jsonc`;
+  writeFileSync(path, config);
   return path;
 }
 

@@ -1,13 +1,13 @@
 // The pure half of `npm run deploy` and `npm run secrets:generate` (scripts/deploy.mjs, scripts/secrets-generate.mjs):
-// from wrangler.toml, the deploy's environment and the Worker's stored secret names, what to upload and what to fix
+// from wrangler.jsonc, the deploy's environment and the Worker's stored secret names, what to upload and what to fix
 // first. Runs in Node through type stripping and in the test pool, so it touches no I/O.
 import { REQUIRED_SECRETS, deployProblems, type Problem } from "../../src/lib/settings.ts";
 
-export type WranglerToml = { vars?: Record<string, unknown>; d1_databases?: Array<{ binding?: string; database_id?: string }> };
+export type WranglerConfig = { vars?: Record<string, unknown>; d1_databases?: Array<{ binding?: string; database_id?: string }> };
 
 export type DeployPlan = {
   problems: Problem[];
-  /** Extra `wrangler deploy` arguments: PUBLIC_BASE_URL from the environment overrides wrangler.toml's. */
+  /** Extra `wrangler deploy` arguments: PUBLIC_BASE_URL from the environment overrides wrangler.jsonc's. */
   deployArgs: string[];
   /** Required secrets given in the deploy's environment (CI), uploaded with the version (`--secrets-file`). */
   secretsFromEnv: Record<string, string>;
@@ -17,8 +17,8 @@ export type DeployPlan = {
  * `storedSecretNames`: the Worker's secrets as `wrangler secret list` names them, or null when they could not be
  * listed (not logged in): then that is the problem to fix, rather than three secrets reported missing.
  */
-export function planDeploy(toml: WranglerToml, env: Record<string, string | undefined>, storedSecretNames: string[] | null): DeployPlan {
-  const vars = { ...(toml.vars ?? {}) };
+export function planDeploy(config: WranglerConfig, env: Record<string, string | undefined>, storedSecretNames: string[] | null): DeployPlan {
+  const vars = { ...(config.vars ?? {}) };
   const deployArgs: string[] = [];
   const base = env.PUBLIC_BASE_URL?.trim();
   if (base) {
@@ -30,7 +30,7 @@ export function planDeploy(toml: WranglerToml, env: Record<string, string | unde
     const value = env[name];
     if (value && value.trim()) secretsFromEnv[name] = value;
   }
-  const db = (toml.d1_databases ?? []).find((d) => d.binding === "DB");
+  const db = (config.d1_databases ?? []).find((d) => d.binding === "DB");
   const problems = deployProblems({
     vars,
     secretNames: storedSecretNames === null ? [...REQUIRED_SECRETS] : [...storedSecretNames, ...Object.keys(secretsFromEnv)],

@@ -7,7 +7,7 @@ export const REQUIRED_SECRETS = ["ENCRYPTION_KEYS", "CALLBACK_SECRET", "UPLOAD_S
 export type RequiredSecret = (typeof REQUIRED_SECRETS)[number];
 export type Setting = RequiredSecret | "PUBLIC_BASE_URL";
 
-/** The database id wrangler.toml ships with; a real one comes from `wrangler d1 create edgedial`. */
+/** The database id wrangler.jsonc ships with; a real one comes from `wrangler d1 create edgedial`. */
 export const PLACEHOLDER_D1_ID = "00000000-0000-4000-8000-000000000000";
 
 /** One thing to fix: the setting's name (safe to show anyone) and how to fix it (never its value). */
@@ -52,7 +52,7 @@ export function publicUrl(base: string, pathAndQuery: string): string {
 /** How to set each setting, for the 503 details, health's operators and the deploy check. */
 export function howToSet(name: string): string {
   if (name === "PUBLIC_BASE_URL") {
-    return "set it to this Worker's public https:// origin (e.g. https://edgedial.example.com) in wrangler.toml [vars] or as PUBLIC_BASE_URL in the environment of `npm run deploy`, then deploy again";
+    return "set it to this Worker's public https:// origin (e.g. https://edgedial.example.com) in wrangler.jsonc vars or as PUBLIC_BASE_URL in the environment of `npm run deploy`, then deploy again";
   }
   if (name === "ENCRYPTION_KEYS") return "set it with `wrangler secret put ENCRYPTION_KEYS` (`npm run secrets:generate` prints a fresh value: id:base64 of 32 random bytes)";
   return `set it with \`wrangler secret put ${name}\` (\`npm run secrets:generate\` prints a fresh value)`;
@@ -79,7 +79,7 @@ export function problemsDetail(problems: Problem[]): string {
 }
 
 export type DeployInputs = {
-  /** wrangler.toml [vars], with PUBLIC_BASE_URL as it will be deployed. */
+  /** wrangler.jsonc vars, with PUBLIC_BASE_URL as it will be deployed. */
   vars: Record<string, unknown>;
   /** The Worker's secrets, by name: those already stored plus those uploaded with this deploy. */
   secretNames: string[];
@@ -94,14 +94,14 @@ export function deployProblems({ vars, secretNames, databaseId }: DeployInputs):
   if (!id || id === PLACEHOLDER_D1_ID) {
     problems.push({
       name: "database_id",
-      message: "wrangler.toml [[d1_databases]] database_id is the placeholder: run `wrangler d1 create edgedial` and put the printed database_id there",
+      message: "wrangler.jsonc d1_databases database_id is the placeholder: run `wrangler d1 create edgedial` and put the printed database_id there",
     });
   }
   const base = typeof vars.PUBLIC_BASE_URL === "string" ? vars.PUBLIC_BASE_URL : undefined;
   const baseProblem = publicBaseUrlProblem(base, false);
   if (baseProblem) problems.push(baseProblem);
   if (isLocalDev(typeof vars.LOCAL_DEV === "string" ? vars.LOCAL_DEV : undefined)) {
-    problems.push({ name: "LOCAL_DEV", message: "LOCAL_DEV is set in wrangler.toml [vars]: remove it, it is for local development only" });
+    problems.push({ name: "LOCAL_DEV", message: "LOCAL_DEV is set in wrangler.jsonc vars: remove it, it is for local development only" });
   }
   const have = new Set(secretNames);
   for (const name of REQUIRED_SECRETS) if (!have.has(name)) problems.push(missingSecretProblem(name));

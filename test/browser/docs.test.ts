@@ -29,7 +29,7 @@ beforeAll(async () => {
   // wrangler would otherwise fetch the `Request.cf` placeholder from workers.cloudflare.com (no network in CI).
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   worker = await unstable_startWorker({
-    config: "wrangler.toml",
+    config: "wrangler.jsonc",
     bindings: plain({
       ENCRYPTION_KEYS: `b1:${Buffer.alloc(32, 7).toString("base64")}`,
       CALLBACK_SECRET: "browser-test",

@@ -87,7 +87,7 @@ describe("npm run deploy: what it refuses", () => {
     expect(planDeploy(toml({ PUBLIC_BASE_URL: "https://d.example.com" }, PLACEHOLDER_D1_ID), {}, ALL).problems.map((p) => p.name)).toEqual(["database_id"]);
   });
 
-  it("PUBLIC_BASE_URL from the environment (CI) overrides wrangler.toml's and is passed as a --var", () => {
+  it("PUBLIC_BASE_URL from the environment (CI) overrides wrangler.jsonc's and is passed as a --var", () => {
     const plan = planDeploy(toml({ PUBLIC_BASE_URL: "" }), { PUBLIC_BASE_URL: "https://ci.example.com" }, ALL);
     expect(plan.problems).toEqual([]);
     expect(plan.deployArgs).toEqual(["--var", "PUBLIC_BASE_URL:https://ci.example.com"]);
