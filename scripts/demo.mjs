@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { WRANGLER } from "./lib/wrangler.mjs";
+import { localBindings } from "./lib/local-bindings.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 24);
@@ -74,16 +75,9 @@ try {
   const app = await unstable_startWorker({
     config: `${ROOT}wrangler.jsonc`,
     bindings: plain({
+      ...localBindings("d1"),
       PUBLIC_BASE_URL: base,
-      LOCAL_DEV: "true",
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
-      ENCRYPTION_KEYS: `d1:${randomBytes(32).toString("base64")}`,
-      CALLBACK_SECRET: randomBytes(24).toString("base64url"),
-      UPLOAD_SIGNING_SECRET: randomBytes(24).toString("base64url"),
-      R2_ACCOUNT_ID: "",
-      R2_ACCESS_KEY_ID: "",
-      R2_SECRET_ACCESS_KEY: "",
-      R2_BUCKET_NAME: "",
     }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
   });

@@ -1,7 +1,7 @@
 // What both benchmarks share: CPU accounting of the local runtime (from /proc) and the dev-server options.
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 /** User + system CPU seconds used so far by `pids` (fields 14 and 15 of /proc/<pid>/stat, in clock ticks). */
 export function cpuOf(pids) {
@@ -35,14 +35,7 @@ export function descendants(root) {
  *  slows the isolate several times over), local state under `persist`. */
 export function benchWorkerOptions(persist, extraBindings = {}) {
   const values = {
-    ENCRYPTION_KEYS: `b1:${randomBytes(32).toString("base64")}`,
-    CALLBACK_SECRET: "bench",
-    UPLOAD_SIGNING_SECRET: "bench",
-    LOCAL_DEV: "true",
-    R2_ACCOUNT_ID: "",
-    R2_ACCESS_KEY_ID: "",
-    R2_SECRET_ACCESS_KEY: "",
-    R2_BUCKET_NAME: "",
+    ...localBindings("b1"),
     ...extraBindings,
   };
   return {
