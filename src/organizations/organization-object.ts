@@ -69,7 +69,13 @@ export class OrganizationObject extends DurableObject<Env> {
     const wanted: [string, BucketLimit][] = [["call:org", limits.callStartsPerOrg]];
     if (keyId != null) wanted.push([`call:key:${keyId}`, limits.callStartsPerKey]);
     const results = takeAll(wanted.map(([name, limit]) => ({ state: this.buckets.get(name), limit })), now);
-    return { ok: results[0].ok, retryAfterSeconds: results[0].retryAfterSeconds, commit: () => wanted.forEach(([name], i) => this.keep(name, results[i].state)) };
+    return {
+      ok: results[0].ok,
+      retryAfterSeconds: results[0].retryAfterSeconds,
+      commit: () => {
+        for (const [i, [name]] of wanted.entries()) this.keep(name, results[i].state);
+      },
+    };
   }
 
   /**

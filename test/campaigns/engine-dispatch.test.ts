@@ -37,7 +37,10 @@ describe("concurrency caps", () => {
     await b.stub.start();
     let peak = 0;
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     await simulate(carrier, [a.stub, b.stub], {
       untilMs: clock.now() + 3600_000,
       plan: () => ({ durationMs: 1000 + Math.floor(rnd() * 30_000), outcome: "completed" }),

@@ -149,7 +149,10 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
     const roll = r.next();
     const outcome = (() => {
       let x = r.next();
-      for (const [o, p] of OUTCOMES) if ((x -= p) < 0) return o;
+      for (const [o, p] of OUTCOMES) {
+        x -= p;
+        if (x < 0) return o;
+      }
       return "completed" as CallStatus;
     })();
     const call: Call = { req, at: now, runId, end: r.chance(0.003) ? null : now + r.int(500, 90_000), outcome, reported: false };

@@ -99,7 +99,8 @@ export const telnyx: Carrier = {
       if (call.state === "ended") return err(422, "90018", "Call has already ended", "This call is no longer active and can't receive commands.");
       if (p.client_state !== undefined && (typeof p.client_state !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(p.client_state))) return err(422, "10015", "Invalid value", "client_state must be a valid Base-64 encoded string", "/client_state");
       // Telnyx ignores a command whose command_id this call has already seen.
-      const seen = ((call.extra.commandIds as string[] | undefined) ??= []);
+      call.extra.commandIds ??= [];
+      const seen = call.extra.commandIds as string[];
       if (typeof p.command_id === "string") {
         if (seen.includes(p.command_id)) return json(200, { data: { result: "ok" } });
         seen.push(p.command_id);
