@@ -21,7 +21,12 @@ const state = mkdtempSync(`${tmpdir()}/edgedial-demo-`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const wrangler = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  execFileSync(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
 
 function freePort() {
   return new Promise((resolve) => {
@@ -35,7 +40,11 @@ function freePort() {
 async function http(method, url, { key, body, headers = {} } = {}) {
   const res = await fetch(url, {
     method,
-    headers: { ...(key ? { "X-API-Key": key } : {}), ...(body !== undefined && typeof body !== "string" ? { "Content-Type": "application/json" } : {}), ...headers },
+    headers: {
+      ...(key ? { "X-API-Key": key } : {}),
+      ...(body !== undefined && typeof body !== "string" ? { "Content-Type": "application/json" } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -57,7 +66,13 @@ try {
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   const key = "edk_demo_" + randomBytes(24).toString("base64url");
   wrangler([
-    "d1", "execute", "DB", "--local", "--persist-to", state, "--command",
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    state,
+    "--command",
     `INSERT INTO organizations (name) VALUES ('Demo'); INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'demo', '${createHash("sha256").update(key).digest("hex")}', '${key.slice(-4)}');`,
   ]);
 
@@ -92,7 +107,11 @@ try {
     name: "Appointment reminder",
     workflow_definition: {
       nodes: [
-        { id: "start", type: "startCall", data: { prompt: "Remind {{first_name}} of the appointment", greeting: "Hello {{first_name}}, this is a reminder of your appointment." } },
+        {
+          id: "start",
+          type: "startCall",
+          data: { prompt: "Remind {{first_name}} of the appointment", greeting: "Hello {{first_name}}, this is a reminder of your appointment." },
+        },
         { id: "end", type: "endCall", data: { prompt: "Say goodbye" } },
       ],
       edges: [{ id: "e", source: "start", target: "end", data: { label: "done", condition: "Reminder given" } }],
@@ -107,7 +126,8 @@ try {
 
   step(`a CSV of ${CONTACTS} contacts, uploaded through a presigned URL`);
   const names = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"];
-  const csv = ["phone_number,first_name", ...Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(2000 + i)},${names[i % names.length]}`)].join("\n") + "\n";
+  const csv =
+    ["phone_number,first_name", ...Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(2000 + i)},${names[i % names.length]}`)].join("\n") + "\n";
   const presign = await api("POST", "/s3/presigned-upload-url", { file_name: "demo.csv", file_size: Buffer.byteLength(csv), content_type: "text/csv" });
   await http("PUT", presign.upload_url, { body: csv, headers: { "Content-Type": "text/csv" } });
 

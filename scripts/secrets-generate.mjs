@@ -6,6 +6,8 @@ const secrets = freshSecrets();
 for (const [name, value] of Object.entries(secrets)) console.log(`${name}=${value}`);
 console.error(`
 Set each on the deployed Worker (paste the value when asked):
-${Object.keys(secrets).map((n) => `  npx wrangler secret put ${n}`).join("\n")}
+${Object.keys(secrets)
+  .map((n) => `  npx wrangler secret put ${n}`)
+  .join("\n")}
 or give them to \`npm run deploy\` in its environment (CI secrets); they are uploaded with the version.
 Keep ENCRYPTION_KEYS safe: telephony credentials stored under it cannot be read without it.`);

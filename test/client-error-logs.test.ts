@@ -22,7 +22,10 @@ afterEach(() => vi.restoreAllMocks());
 
 const lines = (spy: Spy): string[] => spy.mock.calls.map((args) => args.map(String).join(" "));
 type Logged = { event?: string; status: number; errors: { loc: string }[] } & Record<string, unknown>;
-const clientErrorLines = (): Logged[] => lines(spies.info).map((l) => JSON.parse(l) as Logged).filter((l) => l.event === "client_error");
+const clientErrorLines = (): Logged[] =>
+  lines(spies.info)
+    .map((l) => JSON.parse(l) as Logged)
+    .filter((l) => l.event === "client_error");
 
 describe("client errors in the logs", () => {
   it("an expected 409 is one info line, no stack, nothing at error or warning level", async () => {
@@ -38,7 +41,13 @@ describe("client errors in the logs", () => {
     expect(lines(spies.warn)).toEqual([]);
     const logged = clientErrorLines();
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ level: "info", status: 409, method: "POST", path: `/api/v1/campaign/${id}/pause`, detail: "Cannot pause a campaign in state 'draft'" });
+    expect(logged[0]).toMatchObject({
+      level: "info",
+      status: 409,
+      method: "POST",
+      path: `/api/v1/campaign/${id}/pause`,
+      detail: "Cannot pause a campaign in state 'draft'",
+    });
     expect(JSON.stringify(logged[0])).not.toMatch(/stack|\n\s+at /);
   });
 

@@ -11,9 +11,11 @@ async function seedConfigs(orgId: number, n: number) {
   const stmts = [];
   for (let i = 0; i < n; i++) {
     stmts.push(
-      env.DB.prepare(
-        `INSERT INTO telephony_configs (org_id, name, provider, config, secrets) VALUES (?, ?, 'ari', ?, '{}')`,
-      ).bind(orgId, `cfg-${i}`, JSON.stringify({ ari_endpoint: "http://pbx.test:8088", app_name: "edgedial" })),
+      env.DB.prepare(`INSERT INTO telephony_configs (org_id, name, provider, config, secrets) VALUES (?, ?, 'ari', ?, '{}')`).bind(
+        orgId,
+        `cfg-${i}`,
+        JSON.stringify({ ari_endpoint: "http://pbx.test:8088", app_name: "edgedial" }),
+      ),
     );
   }
   await env.DB.batch(stmts);

@@ -13,8 +13,7 @@ function concrete(template: string): string {
 }
 
 /** Whether a documented template matches a concrete path (parameters as wildcards; the upload key spans segments). */
-const matches = (template: string, path: string) =>
-  new RegExp(`^${template.replace(/\{key\}/g, ".+").replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path);
+const matches = (template: string, path: string) => new RegExp(`^${template.replace(/\{key\}/g, ".+").replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path);
 
 describe("methods a path does not support", () => {
   it("answer 405 with Allow listing the supported methods, in the contract's error shape", async () => {

@@ -115,7 +115,10 @@ describe("OpenAPI document", () => {
       for (const [method, op] of Object.entries(item)) {
         const documentedPublic = Array.isArray(op.security) && op.security.length === 0;
         // The server's own rule (lib/auth.ts) on a concrete URL of this path.
-        const url = path.replace("{key}", "campaigns/1/x/c.csv").replace("{provider}", "twilio").replace(/\{[^}]+\}/g, "1");
+        const url = path
+          .replace("{key}", "campaigns/1/x/c.csv")
+          .replace("{provider}", "twilio")
+          .replace(/\{[^}]+\}/g, "1");
         if (documentedPublic !== isPublicPath(url)) wrong.push(`${method.toUpperCase()} ${path}: documented ${documentedPublic ? "public" : "API key"}`);
         if (path.includes("/{token}") && !/per-run token/.test(op.description ?? "")) wrong.push(`${method.toUpperCase()} ${path}: no word on its token`);
       }
@@ -128,7 +131,10 @@ describe("OpenAPI document", () => {
     const wrong: string[] = [];
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
       for (const [method, op] of Object.entries(item)) {
-        const url = path.replace("{key}", "campaigns/1/x/c.csv").replace("{provider}", "twilio").replace(/\{[^}]+\}/g, "1");
+        const url = path
+          .replace("{key}", "campaigns/1/x/c.csv")
+          .replace("{provider}", "twilio")
+          .replace(/\{[^}]+\}/g, "1");
         const res = await call(method.toUpperCase(), url, method === "get" || method === "delete" ? {} : { body: {} });
         const askedForKey = res.status === 401 && res.json?.detail === "Not authenticated";
         const documentedPublic = Array.isArray(op.security) && op.security.length === 0;
@@ -149,7 +155,8 @@ describe("OpenAPI document", () => {
           if (r && !path.startsWith("/api/v1/public/")) extra.push(`${method} ${path}`);
           continue;
         }
-        if (!r?.headers?.["Retry-After"]?.schema || r.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/Error") missing.push(`${method} ${path}`);
+        if (!r?.headers?.["Retry-After"]?.schema || r.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/Error")
+          missing.push(`${method} ${path}`);
       }
     }
     expect(missing).toEqual([]);
@@ -165,7 +172,11 @@ describe("OpenAPI document", () => {
       (doc.paths[path][method].parameters as Param[]).find((p) => p.name.toLowerCase() === name.toLowerCase())!;
 
     // Idempotency-Key: 1–255 visible ASCII characters, on every operation that takes it.
-    for (const [path, method] of [["/api/v1/campaign/create", "post"], ["/api/v1/public/agent/{uuid}", "post"], ["/api/v1/public/agent/workflow/{workflow_uuid}", "post"]]) {
+    for (const [path, method] of [
+      ["/api/v1/campaign/create", "post"],
+      ["/api/v1/public/agent/{uuid}", "post"],
+      ["/api/v1/public/agent/workflow/{workflow_uuid}", "post"],
+    ]) {
       const { schema } = param(path, method, "Idempotency-Key");
       expect(schema).toMatchObject({ minLength: 1, maxLength: 255 });
       const re = new RegExp(schema.pattern as string);

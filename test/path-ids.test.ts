@@ -50,10 +50,13 @@ describe("ids in paths", () => {
         if (!ids.length) continue;
         for (const target of ids) {
           for (const bad of ["0x1", "1e0", "+1", "abc", "99999999999999999999"]) {
-            const url = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === target ? bad : name === "token" ? "t" : name === "provider" ? "twilio" : "1"));
+            const url = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+              name === target ? bad : name === "token" ? "t" : name === "provider" ? "twilio" : "1",
+            );
             const res = await call(method.toUpperCase(), url, { key: w.key, body: method === "get" || method === "delete" ? undefined : {} });
             checked++;
-            if (res.status !== 404 || typeof res.json?.detail !== "string") failures.push(`${method.toUpperCase()} ${url} -> ${res.status} ${res.text.slice(0, 120)}`);
+            if (res.status !== 404 || typeof res.json?.detail !== "string")
+              failures.push(`${method.toUpperCase()} ${url} -> ${res.status} ${res.text.slice(0, 120)}`);
           }
         }
       }

@@ -54,7 +54,10 @@ describe("every body-taking operation refuses an unknown field", () => {
       // Path ids need only be well-formed: body validation answers before the handler looks anything up.
       const url = path.replace(/\{(\w+)\}/g, (_, name: string) => (/uuid/.test(name) ? crypto.randomUUID() : "1"));
       const res = await call(method.toUpperCase(), url, { key: org.key, body: { [PROBE]: 1 } });
-      const hit = res.status === 422 && Array.isArray(res.json?.detail) && res.json.detail.some((d: any) => d.type === "extra_forbidden" && d.loc.join(".") === `body.${PROBE}`);
+      const hit =
+        res.status === 422 &&
+        Array.isArray(res.json?.detail) &&
+        res.json.detail.some((d: any) => d.type === "extra_forbidden" && d.loc.join(".") === `body.${PROBE}`);
       if (!hit) failures.push(`${method.toUpperCase()} ${path} -> ${res.status} ${res.text.slice(0, 200)}`);
       expect(schema).toBeDefined();
     }
@@ -130,9 +133,14 @@ describe("unknown fields at depth", () => {
   it("telephony configs: each provider's config, on create and on update, refuses an unknown field (and never echoes it)", async () => {
     const org = await createOrg();
     for (const f of FIXTURES) {
-      const created = await post(org, "/api/v1/organizations/telephony-configs", { name: `c-${f.provider}-${crypto.randomUUID()}`, config: { ...f.config(), auth_tokn: "CANARY-secret" } });
+      const created = await post(org, "/api/v1/organizations/telephony-configs", {
+        name: `c-${f.provider}-${crypto.randomUUID()}`,
+        config: { ...f.config(), auth_tokn: "CANARY-secret" },
+      });
       expect(created.status, `${f.provider}: ${created.text}`).toBe(422);
-      expect(created.json.detail, f.provider).toEqual([{ loc: ["body", "config", "auth_tokn"], msg: "Extra inputs are not permitted", type: "extra_forbidden" }]);
+      expect(created.json.detail, f.provider).toEqual([
+        { loc: ["body", "config", "auth_tokn"], msg: "Extra inputs are not permitted", type: "extra_forbidden" },
+      ]);
 
       const ok = await post(org, "/api/v1/organizations/telephony-configs", { name: `c-${f.provider}-${crypto.randomUUID()}`, config: f.config() });
       expect(ok.status, `${f.provider}: ${ok.text}`).toBe(200);
@@ -140,7 +148,12 @@ describe("unknown fields at depth", () => {
       expect(updated.status, `${f.provider}: ${updated.text}`).toBe(422);
       expect(updated.json.detail).toEqual([{ loc: ["body", "config", "auth_tokn"], msg: "Extra inputs are not permitted", type: "extra_forbidden" }]);
       // What the contract allows on update still passes: provider, from_numbers (ignored) and the current mask.
-      const allowed = await post(org, `/api/v1/organizations/telephony-configs/${ok.json.id}`, { config: { provider: f.provider, from_numbers: ["+14155550100"], ...f.patch.config } }, "PUT");
+      const allowed = await post(
+        org,
+        `/api/v1/organizations/telephony-configs/${ok.json.id}`,
+        { config: { provider: f.provider, from_numbers: ["+14155550100"], ...f.patch.config } },
+        "PUT",
+      );
       expect(allowed.status, `${f.provider}: ${allowed.text}`).toBe(200);
       const top = await post(org, `/api/v1/organizations/telephony-configs/${ok.json.id}`, { nmae: "x" }, "PUT");
       expect(top.status).toBe(422);
@@ -159,11 +172,13 @@ describe("unknown fields at depth", () => {
     const numbers = `/api/v1/organizations/telephony-configs/${w.configId}/phone-numbers`;
     expect((await post(w, numbers, { address: "+14155550100", lable: "x" })).json.detail).toEqual([extra(["body", "lable"])]);
     expect((await post(w, "/api/v1/organizations/api-keys", { name: "k", scope: "all" })).json.detail).toEqual([extra(["body", "scope"])]);
-    expect((await post(w, "/api/v1/s3/presigned-upload-url", { file_name: "a.csv", file_size: 3, content_type: "text/csv", bucket: "b" })).json.detail).toEqual([
-      extra(["body", "bucket"]),
-    ]);
+    expect((await post(w, "/api/v1/s3/presigned-upload-url", { file_name: "a.csv", file_size: 3, content_type: "text/csv", bucket: "b" })).json.detail).toEqual(
+      [extra(["body", "bucket"])],
+    );
     expect((await post(w, `/api/v1/workflow/${w.workflowId}`, { nam: "x" }, "PUT")).json.detail).toEqual([extra(["body", "nam"])]);
-    expect((await post(w, `/api/v1/workflow/${w.workflowId}/status`, { status: "active", reason: "x" }, "PUT")).json.detail).toEqual([extra(["body", "reason"])]);
+    expect((await post(w, `/api/v1/workflow/${w.workflowId}/status`, { status: "active", reason: "x" }, "PUT")).json.detail).toEqual([
+      extra(["body", "reason"]),
+    ]);
 
     // The free-form objects stay open: unknown keys in the definition's nodes and in the agent's settings are kept.
     const def = {
@@ -174,7 +189,12 @@ describe("unknown fields at depth", () => {
       edges: [{ id: "s-e", source: "s", target: "e", data: { label: "bye", condition: "always", color: "red" } }],
       viewport: { zoom: 1 },
     };
-    const agent = await post(w, "/api/v1/workflow/create", { name: "open", workflow_definition: def, workflow_configurations: { anything: { goes: true } }, template_context_variables: { x: "1" } });
+    const agent = await post(w, "/api/v1/workflow/create", {
+      name: "open",
+      workflow_definition: def,
+      workflow_configurations: { anything: { goes: true } },
+      template_context_variables: { x: "1" },
+    });
     expect(agent.status, agent.text).toBe(200);
     expect(agent.json.workflow_definition.nodes[0].position).toEqual({ x: 1, y: 2 });
 

@@ -50,7 +50,12 @@ async function json(res) {
 
 const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 const wranglerSync = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  execFileSync(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
 
 /** The Worker bundled once, as wrangler deploys it: a fixed file, so edits elsewhere in the tree don't reload it. */
 function bundleWorker() {
@@ -68,7 +73,13 @@ async function importThroughWorker(script, file, rows) {
   const key = "edk_bench_" + randomBytes(24).toString("base64url");
   const hash = createHash("sha256").update(key).digest("hex");
   wranglerSync([
-    "d1", "execute", "DB", "--local", "--persist-to", state, "--command",
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    state,
+    "--command",
     `INSERT INTO organizations (name) VALUES ('bench'); INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'bench', '${hash}', '${key.slice(-4)}');`,
   ]);
   // wrangler's dev server without its inspector (an attached inspector slows the isolate several times over).
@@ -80,7 +91,9 @@ async function importThroughWorker(script, file, rows) {
   try {
     await worker.ready;
     const base = String(await worker.url).replace(/\/$/, "");
-    const pids = descendants(process.pid).filter((p) => /workerd/.test(p.args)).map((p) => p.pid);
+    const pids = descendants(process.pid)
+      .filter((p) => /workerd/.test(p.args))
+      .map((p) => p.pid);
     if (!pids.length) throw new Error("workerd process not found");
     const api = async (method, path, body) => {
       const res = await fetch(`${base}${path}`, {
@@ -133,7 +146,16 @@ async function importThroughWorker(script, file, rows) {
     const created = await api("POST", "/api/v1/campaign/create", { name: "bench", workflow_id: wf.body.id, source_url: presign.body.file_key });
     const wallMs = performance.now() - t0;
     clearInterval(sampler);
-    if (process.env.BENCH_DEBUG) for (const p of pids) console.log("  pid", p, JSON.stringify(memOf([p])), descendants(process.pid).find((d) => d.pid === p)?.args.slice(0, 200));
+    if (process.env.BENCH_DEBUG)
+      for (const p of pids)
+        console.log(
+          "  pid",
+          p,
+          JSON.stringify(memOf([p])),
+          descendants(process.pid)
+            .find((d) => d.pid === p)
+            ?.args.slice(0, 200),
+        );
     const after = memOf(pids);
     const cpuS = cpuOf(pids) - cpuBefore;
     if (created.status !== 200) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
@@ -163,7 +185,14 @@ async function papaparseAlone(file) {
 
 /** papaparse plus the phone validation every row must pass (normalizeNumber), in Node: the floor of the import. */
 async function papaparseAndNumbers(file) {
-  const out = await build({ entryPoints: [`${ROOT}src/telephony/numbers.ts`], bundle: true, format: "esm", platform: "neutral", write: false, logLevel: "error" });
+  const out = await build({
+    entryPoints: [`${ROOT}src/telephony/numbers.ts`],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    write: false,
+    logLevel: "error",
+  });
   const { normalizeNumber } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
   const t0 = performance.now();
   let bad = 0;

@@ -33,9 +33,24 @@ it(`object time per call, ${CONTACTS.toLocaleString("en")} contacts`, async () =
   });
   const id = 990_000 + Math.floor(Math.random() * 1000);
   const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
-  await stub.initialize({ campaignId: id, orgId: id, name: "bench", workflowId: 1, telephonyConfigurationId: 1, sourceId: "bench", settings: { ...DEFAULT_SETTINGS, max_concurrency: 100, rate_limit: 10_000 } });
+  await stub.initialize({
+    campaignId: id,
+    orgId: id,
+    name: "bench",
+    workflowId: 1,
+    telephonyConfigurationId: 1,
+    sourceId: "bench",
+    settings: { ...DEFAULT_SETTINGS, max_concurrency: 100, rate_limit: 10_000 },
+  });
   for (let i = 0; i < CONTACTS; i += 1000)
-    await stub.importContacts(Array.from({ length: 1000 }, (_, k) => ({ row: i + k + 2, phone_number: `+1202${5_000_000 + i + k}`, initial_context: { n: String(i + k) }, greeting_override: null })));
+    await stub.importContacts(
+      Array.from({ length: 1000 }, (_, k) => ({
+        row: i + k + 2,
+        phone_number: `+1202${5_000_000 + i + k}`,
+        initial_context: { n: String(i + k) },
+        greeting_override: null,
+      })),
+    );
   await stub.finishImport();
 
   const result = await runInDurableObject(stub, async (obj: CampaignObject, state) => {

@@ -17,7 +17,12 @@ mkdirSync(OUT, { recursive: true });
 
 const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 const wranglerSync = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  execFileSync(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
 
 /** The project's wrangler.jsonc with the bench Worker as its entry point. */
 function benchConfig() {
@@ -47,7 +52,9 @@ const worker = await unstable_startWorker({
 
 /** workerd's CPU use while idle (its event loop, timers), per second, to tell apart from the work measured. */
 async function idleCpuPerSecond() {
-  const pids = descendants(process.pid).filter((p) => /workerd/.test(p.args)).map((p) => p.pid);
+  const pids = descendants(process.pid)
+    .filter((p) => /workerd/.test(p.args))
+    .map((p) => p.pid);
   const c0 = cpuOf(pids);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, 5000));
@@ -58,7 +65,9 @@ let idle = 0;
 
 async function run(label, o) {
   const base = String(await worker.url).replace(/\/$/, "");
-  const pids = descendants(process.pid).filter((p) => /workerd/.test(p.args)).map((p) => p.pid);
+  const pids = descendants(process.pid)
+    .filter((p) => /workerd/.test(p.args))
+    .map((p) => p.pid);
   const cpu0 = cpuOf(pids);
   const t0 = performance.now();
   const started = await fetch(`${base}/bench/start`, { method: "POST", body: JSON.stringify(o) });

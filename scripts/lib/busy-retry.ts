@@ -7,8 +7,7 @@ export const BUSY = /SQLITE_BUSY|database is locked/i;
 export const BUSY_ATTEMPTS = 8;
 
 /** The pause before retry `attempt` (1-based): 100 ms doubling to at most 3.2 s, with up to 50% jitter. */
-export const busyBackoffMs = (attempt: number, random: () => number = Math.random) =>
-  Math.round(Math.min(3200, 100 * 2 ** (attempt - 1)) * (1 + random() / 2));
+export const busyBackoffMs = (attempt: number, random: () => number = Math.random) => Math.round(Math.min(3200, 100 * 2 ** (attempt - 1)) * (1 + random() / 2));
 
 export type Attempt = { ok: true; value: string } | { ok: false; output: string };
 

@@ -39,7 +39,8 @@ export function planDeploy(config: WranglerConfig, env: Record<string, string | 
   if (storedSecretNames === null) {
     problems.push({
       name: "wrangler login",
-      message: "could not list the Worker's secrets (`wrangler secret list` failed, output above): run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID for a token-based deploy",
+      message:
+        "could not list the Worker's secrets (`wrangler secret list` failed, output above): run `npx wrangler login`, or set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID for a token-based deploy",
     });
   }
   return { problems, deployArgs, secretsFromEnv };

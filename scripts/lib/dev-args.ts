@@ -22,7 +22,8 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
     if (value === undefined || value === "") throw new Error(`${m[1]} needs a value`);
     if (m[1] === "--ip") ip = value;
     else {
-      if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 65535) throw new Error(`--port must be a number from 1 to 65535, got ${JSON.stringify(value)}`);
+      if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 65535)
+        throw new Error(`--port must be a number from 1 to 65535, got ${JSON.stringify(value)}`);
       port = Number(value);
     }
   }

@@ -9,7 +9,16 @@ import { basicAuth } from "../telephony/providers/kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { ariEventsStub } from "../telephony/providers/ari/lifecycle";
-import { ariAuth, ariBase, ariCalls, ariEndpointRefusal, mapAriEvent, PBX_UNREACHABLE, runIdOfChannel, type AriChannelState } from "../telephony/providers/ari/calls";
+import {
+  ariAuth,
+  ariBase,
+  ariCalls,
+  ariEndpointRefusal,
+  mapAriEvent,
+  PBX_UNREACHABLE,
+  runIdOfChannel,
+  type AriChannelState,
+} from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
@@ -102,7 +111,9 @@ export class AriEventsObject extends DurableObject<Env> {
       if (!ws) error = `the PBX answered HTTP ${res.status} to the events WebSocket${res.status === 401 ? " (check app_name and app_password)" : ""}`;
     } catch (err) {
       // Generic to the caller (whether a port answered is not told to a client); the details go to the log.
-      console.error(JSON.stringify({ level: "error", msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) }));
+      console.error(
+        JSON.stringify({ level: "error", msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) }),
+      );
       error = PBX_UNREACHABLE;
     }
     if (!ws) {
@@ -182,7 +193,10 @@ export class AriEventsObject extends DurableObject<Env> {
    */
   private async endAnswered(runId: number, channelId: string): Promise<void> {
     const db = getDb(this.env);
-    await db.update(workflowRuns).set({ notes: ARI_NO_SPEECH_NOTE }).where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
+    await db
+      .update(workflowRuns)
+      .set({ notes: ARI_NO_SPEECH_NOTE })
+      .where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
     const configId = Number(this.get("config_id"));
     const row = await db.select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
     if (!row) return;

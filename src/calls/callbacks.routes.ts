@@ -105,7 +105,9 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
       await calls.afterStatus(ctx, providerEnvOf(c.env, c.req.url), rawBody, () => greetingFor(db, run));
     } catch (err) {
       // The status is recorded; a failed command (speak, hang up) must not make the carrier redeliver it.
-      console.error(JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }));
+      console.error(
+        JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }),
+      );
       // A call left open would run to the carrier's own limit (Telnyx: 4 hours): end it, and say why on the run.
       if (run.providerCallId && !isFinal(run.status)) {
         let reason = `${(err as Error)?.message ?? String(err)}; the call was hung up`;
@@ -115,7 +117,11 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
         } catch (hangupErr) {
           reason = `${(err as Error)?.message ?? String(err)}; hanging up failed too: ${String(hangupErr)}`;
         }
-        await db.update(workflowRuns).set({ error: reason }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.error))).run();
+        await db
+          .update(workflowRuns)
+          .set({ error: reason })
+          .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.error)))
+          .run();
       }
     }
   }
@@ -165,10 +171,42 @@ const callbackAuth = {
     "`Authorization: Bearer`). A callback failing either check is 401 or 403 and changes nothing.",
 };
 
-const answerPost = createRoute({ method: "post", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier answer request", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
-const answerGet = createRoute({ method: "get", path: "/telephony/{provider}/answer/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier answer request (GET, e.g. Vonage)", request: { params: Params }, responses: { 200: answerDoc, ...responses } });
-const statusPost = createRoute({ method: "post", path: "/telephony/{provider}/status/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier status callback", request: { params: Params }, responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses } });
-const streamGet = createRoute({ method: "get", path: "/telephony/{provider}/stream/{run_id}/{token}", tags, ...callbackAuth, summary: "Carrier media WebSocket (Exotel)", request: { params: Params }, responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } } });
+const answerPost = createRoute({
+  method: "post",
+  path: "/telephony/{provider}/answer/{run_id}/{token}",
+  tags,
+  ...callbackAuth,
+  summary: "Carrier answer request",
+  request: { params: Params },
+  responses: { 200: answerDoc, ...responses },
+});
+const answerGet = createRoute({
+  method: "get",
+  path: "/telephony/{provider}/answer/{run_id}/{token}",
+  tags,
+  ...callbackAuth,
+  summary: "Carrier answer request (GET, e.g. Vonage)",
+  request: { params: Params },
+  responses: { 200: answerDoc, ...responses },
+});
+const statusPost = createRoute({
+  method: "post",
+  path: "/telephony/{provider}/status/{run_id}/{token}",
+  tags,
+  ...callbackAuth,
+  summary: "Carrier status callback",
+  request: { params: Params },
+  responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses },
+});
+const streamGet = createRoute({
+  method: "get",
+  path: "/telephony/{provider}/stream/{run_id}/{token}",
+  tags,
+  ...callbackAuth,
+  summary: "Carrier media WebSocket (Exotel)",
+  request: { params: Params },
+  responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } },
+});
 
 const inboundParams = z.object({ provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }) });
 const inboundPost = createRoute({

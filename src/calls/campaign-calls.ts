@@ -2,10 +2,7 @@
 // Types only; campaigns import them from here (campaigns -> calls), calls never import campaigns.
 import type { CallStatus } from "../telephony/providers/types";
 
-export type GreetingOverride =
-  | { type: "text"; text: string }
-  | { type: "audio"; recordingId: string }
-  | null;
+export type GreetingOverride = { type: "text"; text: string } | { type: "audio"; recordingId: string } | null;
 
 /** A call the engine asks the calls module to start (the calls module's single entry point). */
 export type CampaignCallRequest = {

@@ -16,11 +16,18 @@ export async function greetingFor(db: Db, run: RunRow): Promise<string> {
     return renderTemplate(override.text, run.initialContext).text;
   }
   if (override?.type === "audio" && !run.notes) {
-    await db.update(workflowRuns).set({ notes: AUDIO_FALLBACK_NOTE }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.notes)));
+    await db
+      .update(workflowRuns)
+      .set({ notes: AUDIO_FALLBACK_NOTE })
+      .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.notes)));
   }
   if (run.definitionId == null) return "";
   // Read as raw text, as the agents module does, so a corrupt stored definition cannot throw here.
-  const def = await db.select({ text: sql<string | null>`${workflowDefinitions.definition}` }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
+  const def = await db
+    .select({ text: sql<string | null>`${workflowDefinitions.definition}` })
+    .from(workflowDefinitions)
+    .where(eq(workflowDefinitions.id, run.definitionId))
+    .get();
   const greeting = startGreeting(parseStoredDefinition(def?.text ?? null));
   return greeting ? renderTemplate(greeting, run.initialContext).text : "";
 }

@@ -13,11 +13,17 @@ import { startSingleCall } from "./start";
 
 const tags = ["calls"];
 
-
 const CallBody = z
   .strictObject({
-    phone_number: z.string().min(1).max(255).openapi({ example: "+14155550100", description: "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`" }),
-    default_country: DefaultCountry.openapi({ example: "US", description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164" }),
+    phone_number: z.string().min(1).max(255).openapi({
+      example: "+14155550100",
+      description:
+        "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`",
+    }),
+    default_country: DefaultCountry.openapi({
+      example: "US",
+      description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164",
+    }),
     initial_context: z
       .record(z.string(), z.unknown())
       .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
@@ -32,7 +38,13 @@ const CallBody = z
   .openapi("StartCall");
 
 const WorkflowCallBody = CallBody.extend({
-  telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Route through this configuration instead of the default" }),
+  telephony_configuration_id: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .optional()
+    .openapi({ description: "Route through this configuration instead of the default" }),
 }).openapi("StartWorkflowCall");
 
 const CallStarted = z
@@ -51,7 +63,10 @@ const responses = {
   200: json(CallStarted, "The call was handed to the carrier"),
   ...errors(401, 404, 409, 422, 429),
   409: AgentConflict,
-  502: { description: "The carrier refused or could not be reached; the run is kept as failed", content: { "application/json": { schema: z.object({ detail: z.string() }) } } },
+  502: {
+    description: "The carrier refused or could not be reached; the run is kept as failed",
+    content: { "application/json": { schema: z.object({ detail: z.string() }) } },
+  },
 };
 
 const byAgent = createRoute({
@@ -60,7 +75,13 @@ const byAgent = createRoute({
   tags,
   summary: "Start a call for an agent (its Agent UUID or an API Trigger path)",
   request: {
-    params: z.object({ uuid: z.string().min(1).max(255).openapi({ param: { name: "uuid", in: "path" } }) }),
+    params: z.object({
+      uuid: z
+        .string()
+        .min(1)
+        .max(255)
+        .openapi({ param: { name: "uuid", in: "path" } }),
+    }),
     headers,
     body: { content: { "application/json": { schema: CallBody } }, required: true },
   },
@@ -73,7 +94,13 @@ const byWorkflow = createRoute({
   tags,
   summary: "Start a call for an agent by its Agent UUID, optionally through a given telephony configuration",
   request: {
-    params: z.object({ workflow_uuid: z.string().min(1).max(255).openapi({ param: { name: "workflow_uuid", in: "path" } }) }),
+    params: z.object({
+      workflow_uuid: z
+        .string()
+        .min(1)
+        .max(255)
+        .openapi({ param: { name: "workflow_uuid", in: "path" } }),
+    }),
     headers,
     body: { content: { "application/json": { schema: WorkflowCallBody } }, required: true },
   },

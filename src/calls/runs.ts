@@ -54,7 +54,12 @@ export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
     .values({ ...input, name: `WR-pending-${crypto.randomUUID()}`, status: "queued" })
     .returning({ id: workflowRuns.id })
     .get();
-  return db.update(workflowRuns).set({ name: runName(inserted.id) }).where(eq(workflowRuns.id, inserted.id)).returning().get();
+  return db
+    .update(workflowRuns)
+    .set({ name: runName(inserted.id) })
+    .where(eq(workflowRuns.id, inserted.id))
+    .returning()
+    .get();
 }
 
 export async function getRun(db: Db, runId: number): Promise<RunRow | null> {
@@ -74,7 +79,20 @@ export const WorkflowRun = z
     telephony_configuration_id: z.number().int().nullable(),
     provider: z.string().nullable(),
     provider_call_id: z.string().nullable(),
-    status: z.enum(["queued", "initiated", "ringing", "in_progress", "completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]),
+    status: z.enum([
+      "queued",
+      "initiated",
+      "ringing",
+      "in_progress",
+      "completed",
+      "busy",
+      "no_answer",
+      "voicemail",
+      "declined",
+      "failed",
+      "canceled",
+      "unknown",
+    ]),
     answered_by: z.string().nullable(),
     error: z.string().nullable(),
     notes: z.string().nullable().openapi({ description: "Why the call differed from what was asked (e.g. an audio greeting spoken as text)" }),
@@ -83,7 +101,11 @@ export const WorkflowRun = z
     answered_at: z.string().nullable(),
     ended_at: z.string().nullable(),
     duration_seconds: z.number().int().nullable(),
-    created_by_key_id: z.number().int().nullable().openapi({ description: "The API key that started the call (a campaign's call: the key that created the campaign)" }),
+    created_by_key_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The API key that started the call (a campaign's call: the key that created the campaign)" }),
   })
   .openapi("WorkflowRun");
 

@@ -74,7 +74,9 @@ export type SingleCallInput = {
   origin: string;
 };
 
-export type SingleCallResult = { status: 200; body: { status: "initiated"; workflow_run_id: number; workflow_run_name: string } } | { status: 502; body: { detail: string } };
+export type SingleCallResult =
+  | { status: 200; body: { status: "initiated"; workflow_run_id: number; workflow_run_name: string } }
+  | { status: 502; body: { detail: string } };
 
 /**
  * A single call: 404/409 from resolution, 422 for a number this configuration cannot dial,
@@ -98,7 +100,11 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   const from = await callerIdFor(env, cfg.id);
 
   const leaseId = `single:${crypto.randomUUID()}`;
-  const lease = await organizationStub(env, input.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS, callStart: { keyId: input.apiKeyId ?? null } });
+  const lease = await organizationStub(env, input.orgId).acquire({
+    leaseId,
+    ttlSeconds: SINGLE_CALL_LEASE_SECONDS,
+    callStart: { keyId: input.apiKeyId ?? null },
+  });
   if (lease.rateLimited) throw rateLimited(lease.retryAfterSeconds ?? 1);
   if (!lease.granted) {
     const retry = String(Math.max(1, lease.retryAfterSeconds ?? 1));
@@ -180,11 +186,14 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
   return { ok: false, runId: after.id, kind: "carrier_refused", message: result.message };
 }
 
-
 /** Hangs up a call we placed, through its carrier; an already-ended call is fine. */
 export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {
   const db = getDb(env);
-  const run = await db.select().from(workflowRuns).where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId))).get();
+  const run = await db
+    .select()
+    .from(workflowRuns)
+    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
+    .get();
   if (!run || !run.providerCallId || !run.telephonyConfigurationId) return;
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
   const ctx = await loadConfigContext(env, cfg.row);

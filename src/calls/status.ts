@@ -65,7 +65,9 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     const row = await db
       .update(workflowRuns)
       .set({ providerCallId: u.providerCallId })
-      .where(and(eq(workflowRuns.id, run.id), or(isNull(workflowRuns.providerCallId), eq(workflowRuns.providerCallId, u.requestId ?? run.providerCallId ?? ""))))
+      .where(
+        and(eq(workflowRuns.id, run.id), or(isNull(workflowRuns.providerCallId), eq(workflowRuns.providerCallId, u.requestId ?? run.providerCallId ?? ""))),
+      )
       .returning()
       .get();
     if (row) run = row;
@@ -82,7 +84,12 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
   if (!isFinal(status) && RANK[status] <= RANK[run.status as CallStatus]) {
     // Late or duplicate progress: only an AMD verdict not yet recorded is kept.
     if (u.answeredBy && !run.answeredBy) {
-      const row = await db.update(workflowRuns).set({ answeredBy: u.answeredBy }).where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.answeredBy))).returning().get();
+      const row = await db
+        .update(workflowRuns)
+        .set({ answeredBy: u.answeredBy })
+        .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.answeredBy)))
+        .returning()
+        .get();
       if (row) run = row;
     }
     return { applied: false, status: run.status, run };

@@ -67,7 +67,13 @@ export class CampaignObject extends DurableObject<Env> {
     this.db = new DoSql(ctx.storage);
     this.log = new CampaignLog(this.db);
     this.timers = new Timers(this.db, ctx.storage);
-    this.window = new CallingWindow(this.db, this.timers, this.log, () => this.need(), (c) => this.settings(c).schedule_config);
+    this.window = new CallingWindow(
+      this.db,
+      this.timers,
+      this.log,
+      () => this.need(),
+      (c) => this.settings(c).schedule_config,
+    );
     this.summary = new SummaryMirror(this.db, this.timers, env);
     this.ready = migrateOnStart(ctx, this.db, MIGRATIONS, async () => {
       this.loadPace();
@@ -91,7 +97,8 @@ export class CampaignObject extends DurableObject<Env> {
     }
     const settings = completeSettings(meta.settings as Record<string, unknown> | undefined);
     this.db.tx(() => {
-      this.db.run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
+      this.db
+        .run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
         VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId},
           ${meta.parentCampaignId ?? null}, 'draft', ${JSON.stringify(settings)}, ${iso(clock.now())})`;
       this.log.write("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
@@ -433,11 +440,16 @@ export class CampaignObject extends DurableObject<Env> {
         const done = await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "No final status before the call timeout" });
         if (done) {
           const ct = this.db.one<ContactRow>`SELECT phone_number FROM contacts WHERE id = ${a.contact_id}`;
-          this.log.write("warning", "call_timed_out", `No final status for ${ct?.phone_number ?? "a contact"} within ${MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS}s; outcome unknown, not retried`, {
-            contact_id: a.contact_id,
-            attempt: a.attempt,
-            run_id: a.run_id,
-          });
+          this.log.write(
+            "warning",
+            "call_timed_out",
+            `No final status for ${ct?.phone_number ?? "a contact"} within ${MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS}s; outcome unknown, not retried`,
+            {
+              contact_id: a.contact_id,
+              attempt: a.attempt,
+              run_id: a.run_id,
+            },
+          );
         }
         return;
       }
@@ -450,7 +462,12 @@ export class CampaignObject extends DurableObject<Env> {
   private timerFailed(t: TimerRow, err: unknown, now: number): void {
     try {
       const { fails, dropped } = this.timers.failed(t, now);
-      this.log.write("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, { kind: t.kind, ref: t.ref, fails, error: String(err) });
+      this.log.write("error", "timer_failed", `Timer ${t.kind}:${t.ref} failed${dropped ? " and was dropped" : "; retrying"}`, {
+        kind: t.kind,
+        ref: t.ref,
+        fails,
+        error: String(err),
+      });
     } catch (inner) {
       console.error(JSON.stringify({ level: "error", event: "timer_failed", kind: t.kind, ref: t.ref, error: String(err), inner: String(inner) }));
     }
@@ -491,7 +508,8 @@ export class CampaignObject extends DurableObject<Env> {
       this.timers.atMost("dispatch", 0, this.pace.nextAt(s.rate_limit, now));
       return false;
     }
-    const picks = this.db.all<ContactRow>`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ${Math.min(room, budget, MAX_ROUND)}`;
+    const picks = this.db
+      .all<ContactRow>`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ${Math.min(room, budget, MAX_ROUND)}`;
     if (!picks.length) {
       if (this.checkCompletion(now)) this.summary.force();
       return false;
@@ -500,12 +518,10 @@ export class CampaignObject extends DurableObject<Env> {
     const org = leaseClient(this.env, c.org_id);
     const ttlSeconds = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60;
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
-    const leases = await org
-      .acquireMany(leaseIds.map((leaseId) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id })))
-      .catch((err): LeaseResult[] => {
-        console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
-        return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
-      });
+    const leases = await org.acquireMany(leaseIds.map((leaseId) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id }))).catch((err): LeaseResult[] => {
+      console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
+      return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
+    });
 
     // The world may have moved while the leases were requested: check everything again before recording.
     c = this.campaign();
@@ -590,7 +606,10 @@ export class CampaignObject extends DurableObject<Env> {
       // We cannot know whether the carrier was asked: when in doubt, don't dial again.
       const fresh = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${a.id}`!;
       if (await this.finishAttempt(fresh, "unknown", now, { noRetry: true, error: String(thrown) }))
-        this.log.write("error", "dial_failed", `Starting the call to ${ct.phone_number} failed unexpectedly; it may have been placed, so it is not retried`, { ...where, error: String(thrown) });
+        this.log.write("error", "dial_failed", `Starting the call to ${ct.phone_number} failed unexpectedly; it may have been placed, so it is not retried`, {
+          ...where,
+          error: String(thrown),
+        });
       return;
     }
     if (r.ok) {
@@ -614,7 +633,10 @@ export class CampaignObject extends DurableObject<Env> {
           const cur = this.need();
           if (cur.state === "running") {
             transition(this.db, "pause", now);
-            this.log.write("warning", "campaign_paused", "Campaign paused until the configuration is fixed; resume to continue", { reason: "configuration", error: r.message });
+            this.log.write("warning", "campaign_paused", "Campaign paused until the configuration is fixed; resume to continue", {
+              reason: "configuration",
+              error: r.message,
+            });
             this.clearRunningTimers();
             this.summary.force();
           }
@@ -630,7 +652,12 @@ export class CampaignObject extends DurableObject<Env> {
     await this.finishAttempt(fresh, "failed", now, { error: r.message });
     // Logged even when the run's own `failed` status already finished the attempt (it reaches the campaign
     // before this reply does): the log is where an operator reads why the carrier refused.
-    this.log.write("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, { ...where, kind: r.kind, run_id: r.runId, error: r.message });
+    this.log.write("warning", "dial_failed", `The call to ${ct.phone_number} was not placed: ${r.message}`, {
+      ...where,
+      kind: r.kind,
+      run_id: r.runId,
+      error: r.message,
+    });
   }
 
   /**
@@ -691,19 +718,33 @@ export class CampaignObject extends DurableObject<Env> {
       if (run && isFinalStatus(run.status)) {
         this.db.run`UPDATE attempts SET run_id = coalesce(run_id, ${run.id}) WHERE id = ${a.id}`;
         await this.finishAttempt({ ...a, run_id: run.id }, run.status, now, {});
-        this.log.write("warning", "attempt_reconciled", `An interrupted call start was found finished (${run.status}) in its run record`, { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id, outcome: run.status });
+        this.log.write("warning", "attempt_reconciled", `An interrupted call start was found finished (${run.status}) in its run record`, {
+          contact_id: a.contact_id,
+          attempt: a.attempt,
+          run_id: run.id,
+          outcome: run.status,
+        });
       } else if (run && (run.provider_call_id || run.status !== "queued")) {
         // The carrier has the call: keep waiting for its statuses (the timeout still applies).
         this.db.run`UPDATE attempts SET status = 'in_flight', run_id = ${run.id}, provider_call_id = ${run.provider_call_id}
           WHERE id = ${a.id} AND status = 'dialing'`;
-        this.log.write("info", "attempt_reconciled", "An interrupted call start was found placed; waiting for its outcome", { contact_id: a.contact_id, attempt: a.attempt, run_id: run.id });
-      } else {
-        await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "Interrupted while starting the call" });
-        this.log.write("warning", "attempt_reconciled", "A call start was interrupted; it may have been placed, so the contact is not dialed again (outcome unknown)", {
+        this.log.write("info", "attempt_reconciled", "An interrupted call start was found placed; waiting for its outcome", {
           contact_id: a.contact_id,
           attempt: a.attempt,
-          run_id: run?.id ?? null,
+          run_id: run.id,
         });
+      } else {
+        await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "Interrupted while starting the call" });
+        this.log.write(
+          "warning",
+          "attempt_reconciled",
+          "A call start was interrupted; it may have been placed, so the contact is not dialed again (outcome unknown)",
+          {
+            contact_id: a.contact_id,
+            attempt: a.attempt,
+            run_id: run?.id ?? null,
+          },
+        );
       }
     }
     if (stuck.length) {
@@ -779,12 +820,17 @@ export class CampaignObject extends DurableObject<Env> {
     const w = this.db.one<{ n: number; f: number }>`SELECT count(*) AS n, coalesce(sum(failure), 0) AS f FROM attempts WHERE ended_at >= ${from}`!;
     if (!breakerTrips(cfg, w.n, w.f)) return false;
     transition(this.db, "breaker_trip", now);
-    this.log.write("warning", "circuit_breaker_tripped", `Circuit breaker tripped: ${w.f} of the last ${w.n} calls failed within ${cfg.window_seconds}s (threshold ${Math.round(cfg.failure_threshold * 100)}%); campaign paused`, {
-      failures: w.f,
-      finished: w.n,
-      failure_threshold: cfg.failure_threshold,
-      window_seconds: cfg.window_seconds,
-    });
+    this.log.write(
+      "warning",
+      "circuit_breaker_tripped",
+      `Circuit breaker tripped: ${w.f} of the last ${w.n} calls failed within ${cfg.window_seconds}s (threshold ${Math.round(cfg.failure_threshold * 100)}%); campaign paused`,
+      {
+        failures: w.f,
+        finished: w.n,
+        failure_threshold: cfg.failure_threshold,
+        window_seconds: cfg.window_seconds,
+      },
+    );
     this.log.write("info", "campaign_paused", "Campaign paused by the circuit breaker; calls in progress finish", { reason: "circuit_breaker" });
     this.clearRunningTimers();
     return true;
@@ -798,7 +844,12 @@ export class CampaignObject extends DurableObject<Env> {
     if (this.db.one`SELECT 1 AS x FROM attempts WHERE ${OPEN_ATTEMPT} LIMIT 1`) return false;
     transition(this.db, "complete", now);
     const k = this.counts();
-    this.log.write("info", "campaign_completed", `Campaign completed: ${k.completed} of ${k.total} contacts reached`, { total: k.total, completed: k.completed, failed: k.failed, executed_count: k.executed });
+    this.log.write("info", "campaign_completed", `Campaign completed: ${k.completed} of ${k.total} contacts reached`, {
+      total: k.total,
+      completed: k.completed,
+      failed: k.failed,
+      executed_count: k.executed,
+    });
     this.clearRunningTimers();
     this.summary.force();
     return true;
@@ -810,7 +861,10 @@ export class CampaignObject extends DurableObject<Env> {
     this.db.run`UPDATE campaign SET blocked = ${reason}`;
     if (reason === "org_cap") {
       const what = lease && lease.cap >= 0 ? ` (${lease.inUse} of ${lease.cap} in use)` : "";
-      this.log.write("warning", "org_cap_reached", `The organization's concurrent call limit is reached${what}; calls wait for a free slot`, { in_use: lease?.inUse ?? null, cap: lease?.cap ?? null });
+      this.log.write("warning", "org_cap_reached", `The organization's concurrent call limit is reached${what}; calls wait for a free slot`, {
+        in_use: lease?.inUse ?? null,
+        cap: lease?.cap ?? null,
+      });
     }
   }
 

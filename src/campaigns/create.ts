@@ -30,7 +30,12 @@ export type CreateInput = {
 };
 
 const fileNotFound = (key: string) =>
-  invalid(["body", "source_url"], "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)", "file_not_found", key);
+  invalid(
+    ["body", "source_url"],
+    "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)",
+    "file_not_found",
+    key,
+  );
 
 /**
  * Runs every check of a campaign create in order and creates the campaign, recorded as `actor`'s; returns its id. Throws

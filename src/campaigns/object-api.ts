@@ -26,4 +26,3 @@ export type ContactInput = {
   initial_context: Record<string, string>;
   greeting_override: GreetingOverride;
 };
-

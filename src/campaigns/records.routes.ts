@@ -14,7 +14,16 @@ import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
 import { isFinished, refusal } from "./engine/transitions";
-import { SETTINGS_FIELDS, SETTINGS_VIEW, SETTING_NAMES, completeSettings, mergeSettings, validateSettings, type CampaignSettings, type SettingsPatch } from "./settings";
+import {
+  SETTINGS_FIELDS,
+  SETTINGS_VIEW,
+  SETTING_NAMES,
+  completeSettings,
+  mergeSettings,
+  validateSettings,
+  type CampaignSettings,
+  type SettingsPatch,
+} from "./settings";
 import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
 import { campaignStub } from "./stub";
 
@@ -30,7 +39,13 @@ const CreateCampaign = z
         "The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization. One of `source_url` and its alias `source_id` is required (neither is a 422 `missing` at `source_url`); when both are sent, `source_url` is used. Every column but phone_number and the greeting override columns becomes the contact's initial_context: at most 100 such columns, and at most 16 KB as JSON per row (the cap of a call's initial_context); a row over it is a located 422 `csv_context_too_large`.",
     }),
     source_id: z.string().min(1).optional().openapi({ description: "Alias of `source_url` (one of the two is required)." }),
-    telephony_configuration_id: z.number().int().positive().nullable().optional().openapi({ description: "Default: the organization's default configuration, or its only one" }),
+    telephony_configuration_id: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .optional()
+      .openapi({ description: "Default: the organization's default configuration, or its only one" }),
     default_country: DefaultCountry.openapi({
       example: "US",
       description:
@@ -51,7 +66,7 @@ function patchOf<T extends z.ZodObject>(schema: T, name: string) {
 
 const PATCH_NOTES: Record<string, string> = {
   schedule_config:
-    "`null` turns the schedule off. An object is merged field by field over the current schedule: fields not sent keep their values, and `slots`, when sent, replaces the whole list (1–50). A campaign without a schedule gets `enabled: true` and `timezone: \"UTC\"` unless sent, and must be sent `slots`. The merged schedule is validated as a whole: a 422 is located at the field, under `body.schedule_config`.",
+    '`null` turns the schedule off. An object is merged field by field over the current schedule: fields not sent keep their values, and `slots`, when sent, replaces the whole list (1–50). A campaign without a schedule gets `enabled: true` and `timezone: "UTC"` unless sent, and must be sent `slots`. The merged schedule is validated as a whole: a 422 is located at the field, under `body.schedule_config`.',
 };
 
 /** Every setting of the one schema, optional: objects become partial (merged field by field), nullable stays so. */
@@ -89,7 +104,7 @@ const create = createRoute({
   tags,
   summary: "Create a campaign from an uploaded CSV (all or nothing)",
   description:
-    "Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: [\"body\", \"source_url\", row, column]`, including numbers the organization's calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.",
+    'Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization\'s calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item\'s `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.',
   request: {
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
@@ -137,17 +152,12 @@ function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): v
   if (issues.length) throw new ApiError(422, zodIssuesToItems(issues, ["body"], merged));
 }
 
-
 /** One page of the organization's campaigns from their D1 summary rows (hidden while importing). */
 async function listCampaigns(env: Env, orgId: number, q: z.infer<typeof ListQuery>) {
   const before = decodeCursor(q.cursor);
   const rows = await selectSummaries(env)
     .where(
-      and(
-        eq(campaigns.orgId, orgId),
-        q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, IMPORTING),
-        before ? lt(campaigns.id, before) : undefined,
-      ),
+      and(eq(campaigns.orgId, orgId), q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, IMPORTING), before ? lt(campaigns.id, before) : undefined),
     )
     .orderBy(desc(campaigns.id))
     .limit(q.limit + 1)
@@ -168,21 +178,22 @@ export const campaignRecordsRouter = createRouter()
     const source = body.source_url ?? body.source_id;
     if (source === undefined) throw invalid(["body", "source_url"], "Field required", "missing");
     const orgId = c.get("orgId");
-    const result = await withIdempotency(
-      c.env,
-      { orgId, scope: "campaign_create", key: c.req.header(IDEMPOTENCY_HEADER), request: body },
-      async () => {
-        const id = await createCampaign(c.env, orgId, {
+    const result = await withIdempotency(c.env, { orgId, scope: "campaign_create", key: c.req.header(IDEMPOTENCY_HEADER), request: body }, async () => {
+      const id = await createCampaign(
+        c.env,
+        orgId,
+        {
           name: body.name,
           workflow_id: body.workflow_id,
           source_url: source,
           telephony_configuration_id: body.telephony_configuration_id,
           default_country: body.default_country,
           settings: completeSettings(Object.fromEntries(SETTING_NAMES.map((n) => [n, body[n]]))),
-        }, actorOf(c));
-        return { status: 200, body: await campaignView(c.env, orgId, id) };
-      },
-    );
+        },
+        actorOf(c),
+      );
+      return { status: 200, body: await campaignView(c.env, orgId, id) };
+    });
     return c.json(result.body as Campaign, 200);
   })
   .openapi(list, async (c) => c.json(await listCampaigns(c.env, c.get("orgId"), c.req.valid("query")), 200))
@@ -208,4 +219,3 @@ export const campaignRecordsRouter = createRouter()
     await audit(c, getDb(c.env), { action: "update", resourceType: "campaign", resourceId: campaign_id, summary: { fields: Object.keys(sent), ...scalars } });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   });
-

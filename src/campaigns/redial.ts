@@ -61,13 +61,20 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
         .update(campaigns)
         .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
         .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))),
-      auditStatement(db, { orgId: plan.meta.orgId, apiKeyId }, { action: "redial", resourceType: "campaign", resourceId: parentId, summary: { redialed_campaign_id: childId, outcomes, total_rows: total } }),
+      auditStatement(
+        db,
+        { orgId: plan.meta.orgId, apiKeyId },
+        { action: "redial", resourceType: "campaign", resourceId: parentId, summary: { redialed_campaign_id: childId, outcomes, total_rows: total } },
+      ),
     ]);
     await parent.linkRedial(childId, total);
     return childId;
   } catch (err) {
     await child.discard().catch(() => undefined);
-    await db.delete(campaigns).where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))).run();
+    await db
+      .delete(campaigns)
+      .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING)))
+      .run();
     throw err;
   }
 }

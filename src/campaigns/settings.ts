@@ -100,7 +100,9 @@ export function completeSettings(stored: Obj | null | undefined): CampaignSettin
 }
 
 /** A PATCH of settings (every part optional; nested objects partial) and the name. */
-export type SettingsPatch = { name?: string } & { [K in keyof CampaignSettings]?: CampaignSettings[K] extends infer T ? (T extends Obj ? Partial<T> | null : T) : never };
+export type SettingsPatch = { name?: string } & {
+  [K in keyof CampaignSettings]?: CampaignSettings[K] extends infer T ? (T extends Obj ? Partial<T> | null : T) : never;
+};
 
 /**
  * A PATCH merged over the current settings: nested objects field by field, `null` removes a nullable part (the

@@ -7,9 +7,25 @@ import { FAULT_RETURNING_METHODS, isFault, type Fault } from "./engine/faults";
 
 export type CampaignRpc = Pick<
   CampaignObject,
-  | "initialize" | "importContacts" | "importPacked" | "finishImport" | "failSource" | "discard" | "snapshot" | "progress" | "logs"
-  | "start" | "resume" | "pause" | "cancel" | "updateSettings" | "wake" | "onCallStatus"
-  | "redialPlan" | "redialContacts" | "linkRedial"
+  | "initialize"
+  | "importContacts"
+  | "importPacked"
+  | "finishImport"
+  | "failSource"
+  | "discard"
+  | "snapshot"
+  | "progress"
+  | "logs"
+  | "start"
+  | "resume"
+  | "pause"
+  | "cancel"
+  | "updateSettings"
+  | "wake"
+  | "onCallStatus"
+  | "redialPlan"
+  | "redialContacts"
+  | "linkRedial"
 >;
 
 type Method = (...args: unknown[]) => Promise<unknown>;

@@ -33,7 +33,10 @@ export async function sweepAbandonedImports(env: Env, now: number): Promise<Swee
       // The object first: if its discard fails the row stays, and the next run retries both.
       await campaignStub(env, id).discard();
       // Guarded on `importing` so a campaign that did become visible is never deleted.
-      await db.delete(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.state, IMPORTING))).run();
+      await db
+        .delete(campaigns)
+        .where(and(eq(campaigns.id, id), eq(campaigns.state, IMPORTING)))
+        .run();
       result.removed.push(id);
     } catch (err) {
       // One failure must not block the rest.

@@ -17,7 +17,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: text("name").notNull(),
     // SHA-256 of the full key, hex; the key itself is never stored.
     keyHash: text("key_hash").notNull(),
@@ -34,7 +36,9 @@ export const telephonyConfigs = sqliteTable(
   "telephony_configs",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: text("name").notNull(),
     provider: text("provider").notNull(),
     isDefaultOutbound: bool("is_default_outbound").notNull().default(false),
@@ -61,8 +65,12 @@ export const phoneNumbers = sqliteTable(
   "phone_numbers",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
-    configId: integer("config_id").notNull().references(() => telephonyConfigs.id, { onDelete: "cascade" }),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    configId: integer("config_id")
+      .notNull()
+      .references(() => telephonyConfigs.id, { onDelete: "cascade" }),
     address: text("address").notNull(),
     label: text("label"),
     isActive: bool("is_active").notNull().default(true),
@@ -82,7 +90,9 @@ export const workflows = sqliteTable(
   "workflows",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     uuid: text("uuid").notNull(),
     name: text("name").notNull(),
     status: text("status").notNull().default("active"),
@@ -101,7 +111,9 @@ export const workflowDefinitions = sqliteTable(
   "workflow_definitions",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
     versionNumber: integer("version_number").notNull(),
     definition: text("definition", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     createdAt: createdAt(),
@@ -113,9 +125,13 @@ export const workflowDefinitions = sqliteTable(
 export const workflowTriggers = sqliteTable(
   "workflow_triggers",
   {
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     triggerPath: text("trigger_path").notNull(),
-    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
     // When this agent claimed the path: the first claimer owns a path that two agents' definitions share.
     claimedAt: text("claimed_at").notNull().default(""),
   },
@@ -126,9 +142,13 @@ export const campaigns = sqliteTable(
   "campaigns",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: text("name").notNull(),
-    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
     telephonyConfigurationId: integer("telephony_configuration_id").references(() => telephonyConfigs.id),
     state: text("state").notNull().default("draft"),
     sourceType: text("source_type").notNull().default("csv"),
@@ -156,9 +176,13 @@ export const workflowRuns = sqliteTable(
   "workflow_runs",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    orgId: integer("org_id").notNull().references(() => organizations.id),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
     name: text("name").notNull(),
-    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
     workflowUuid: text("workflow_uuid").notNull(),
     definitionId: integer("definition_id"),
     campaignId: integer("campaign_id"),
@@ -216,7 +240,9 @@ export const idempotencyKeys = sqliteTable(
 // An organization's destination policy (toll fraud). No row, or a null list, means the default: the countries of its
 // caller IDs, and the high-cost number types refused (src/telephony/destination-policy.ts).
 export const callingPolicies = sqliteTable("calling_policies", {
-  orgId: integer("org_id").primaryKey().references(() => organizations.id),
+  orgId: integer("org_id")
+    .primaryKey()
+    .references(() => organizations.id),
   // ISO 3166 alpha-2 codes, or null for the default.
   allowedCountries: text("allowed_countries", { mode: "json" }).$type<string[] | null>(),
   // Number types refused, or null for the default.

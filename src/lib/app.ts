@@ -86,7 +86,9 @@ export function createApp() {
     if (!path.startsWith("/api/v1/telephony/") && !path.startsWith("/api/v1/uploads/") && /json/i.test(c.req.header("content-type") ?? "")) {
       const text = await c.req.text(); // cached by Hono: the validators parse this same text afterwards
       if (jsonDepth(text) > MAX_JSON_DEPTH) {
-        throw new ApiError(422, [{ loc: ["body"], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: "json_too_deep", ctx: { max_depth: MAX_JSON_DEPTH } }]);
+        throw new ApiError(422, [
+          { loc: ["body"], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: "json_too_deep", ctx: { max_depth: MAX_JSON_DEPTH } },
+        ]);
       }
     }
     return next();

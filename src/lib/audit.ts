@@ -36,7 +36,9 @@ export function auditStatement(db: Db, actor: Actor, entry: AuditEntry, when: SQ
   // a null id is assigned by SQLite.
   return db
     .insert(auditLog)
-    .select(sql`SELECT NULL, ${actor.orgId}, ${actor.apiKeyId}, ${entry.action}, ${entry.resourceType}, ${entry.resourceId}, ${summary}, ${isoNow()} WHERE ${when}`);
+    .select(
+      sql`SELECT NULL, ${actor.orgId}, ${actor.apiKeyId}, ${entry.action}, ${entry.resourceType}, ${entry.resourceId}, ${summary}, ${isoNow()} WHERE ${when}`,
+    );
 }
 
 /** Records a change on its own: for changes D1 does not hold (a campaign's state lives in its Durable Object). */

@@ -58,7 +58,9 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const stale = !row.lastUsedAt || Date.parse(row.lastUsedAt) < now - LAST_USED_RESOLUTION_MS;
   // Alongside the request rather than before it; a failure to note the use never fails the request.
   const noted = stale
-    ? noteKeyUse(c.env, row.id, now).catch((err) => console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: row.id, error: String(err) })))
+    ? noteKeyUse(c.env, row.id, now).catch((err) =>
+        console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: row.id, error: String(err) })),
+      )
     : undefined;
   await next();
   await noted;

@@ -10,5 +10,7 @@ export function logClientError(c: Context, status: number, detail: string | Vali
     typeof detail === "string"
       ? { detail: detail.length > MAX_MESSAGE ? `${detail.slice(0, MAX_MESSAGE)}…` : detail }
       : { errors: detail.slice(0, 10).map((i) => ({ loc: i.loc.join("."), type: i.type })), error_count: detail.length };
-  console.info(JSON.stringify({ level: "info", event: "client_error", request_id: c.get("requestId"), method: c.req.method, path: c.req.path, status, ...summary }));
+  console.info(
+    JSON.stringify({ level: "info", event: "client_error", request_id: c.get("requestId"), method: c.req.method, path: c.req.path, status, ...summary }),
+  );
 }

@@ -39,11 +39,7 @@ async function hmacKey(secret: string | Uint8Array, hash: "SHA-1" | "SHA-256"): 
   return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash }, false, ["sign"]);
 }
 
-export async function hmac(
-  secret: string | Uint8Array,
-  data: string | Uint8Array,
-  hash: "SHA-1" | "SHA-256" = "SHA-256",
-): Promise<Uint8Array> {
+export async function hmac(secret: string | Uint8Array, data: string | Uint8Array, hash: "SHA-1" | "SHA-256" = "SHA-256"): Promise<Uint8Array> {
   const key = await hmacKey(secret, hash);
   const bytes = typeof data === "string" ? enc.encode(data) : data;
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes));

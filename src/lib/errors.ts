@@ -86,17 +86,13 @@ function issueType(issue: $ZodIssue, input: unknown): { type: string; msg?: stri
       const min = Number(issue.minimum);
       if (issue.origin === "string") return { type: "string_too_short", ctx: { min_length: min } };
       if (issue.origin === "array" || issue.origin === "set") return { type: "too_short", ctx: { min_length: min } };
-      return issue.inclusive === false
-        ? { type: "greater_than", ctx: { gt: min } }
-        : { type: "greater_than_equal", ctx: { ge: min } };
+      return issue.inclusive === false ? { type: "greater_than", ctx: { gt: min } } : { type: "greater_than_equal", ctx: { ge: min } };
     }
     case "too_big": {
       const max = Number(issue.maximum);
       if (issue.origin === "string") return { type: "string_too_long", ctx: { max_length: max } };
       if (issue.origin === "array" || issue.origin === "set") return { type: "too_long", ctx: { max_length: max } };
-      return issue.inclusive === false
-        ? { type: "less_than", ctx: { lt: max } }
-        : { type: "less_than_equal", ctx: { le: max } };
+      return issue.inclusive === false ? { type: "less_than", ctx: { lt: max } } : { type: "less_than_equal", ctx: { le: max } };
     }
     case "invalid_value":
       return { type: issue.values.length === 1 ? "literal_error" : "enum", ctx: { expected: issue.values } };

@@ -20,14 +20,17 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
  * one message), stated here so a schema-driven client knows them.
  */
 export function idempotencyKeyHeader(description: string) {
-  return z.string().optional().openapi({
-    param: { name: IDEMPOTENCY_HEADER, in: "header" },
-    description: `${description}. 1 to 255 visible ASCII characters (0x21–0x7E: no spaces); anything else is a 422.`,
-    minLength: 1,
-    maxLength: 255,
-    pattern: "^[\\x21-\\x7E]{1,255}$",
-    example: "order-7f3a9c",
-  });
+  return z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: IDEMPOTENCY_HEADER, in: "header" },
+      description: `${description}. 1 to 255 visible ASCII characters (0x21–0x7E: no spaces); anything else is a 422.`,
+      minLength: 1,
+      maxLength: 255,
+      pattern: "^[\\x21-\\x7E]{1,255}$",
+      example: "order-7f3a9c",
+    });
 }
 
 export type IdempotentResponse = { status: ContentfulStatusCode; body: unknown };
@@ -82,6 +85,9 @@ export async function withIdempotency(env: { DB: D1Database }, opts: Idempotency
     await db.delete(idempotencyKeys).where(where);
     throw err;
   }
-  await db.update(idempotencyKeys).set({ responseStatus: response.status, responseBody: JSON.stringify(response.body) }).where(where);
+  await db
+    .update(idempotencyKeys)
+    .set({ responseStatus: response.status, responseBody: JSON.stringify(response.body) })
+    .where(where);
   return { ...response, replayed: false };
 }

@@ -20,7 +20,10 @@ const keyrings = new Map<string, Promise<Keyring>>();
 
 /** Parses "id:base64,id:base64" into raw keys; refuses anything that is not exactly 32 bytes. */
 export function parseKeySpec(spec: string | undefined): { kid: string; raw: Uint8Array }[] {
-  const parts = (spec ?? "").split(",").map((p) => p.trim()).filter(Boolean);
+  const parts = (spec ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (parts.length === 0) throw new SecretBoxError("ENCRYPTION_KEYS is not set");
   const seen = new Set<string>();
   return parts.map((part) => {
@@ -92,11 +95,7 @@ export class SecretBox {
   async encrypt(plaintext: string, aad = ""): Promise<Envelope> {
     const ring = await keyringFor(this.spec);
     const iv = randomBytes(12);
-    const ct = await crypto.subtle.encrypt(
-      { name: "AES-GCM", iv, additionalData: enc.encode(aad) },
-      ring.keys.get(ring.primary)!,
-      enc.encode(plaintext),
-    );
+    const ct = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: enc.encode(aad) }, ring.keys.get(ring.primary)!, enc.encode(plaintext));
     return { kid: ring.primary, iv: base64Encode(iv), ct: base64Encode(new Uint8Array(ct)) };
   }
 

@@ -38,9 +38,11 @@ export function normalizePublicBaseUrl(raw: string | undefined, localDev: boolea
     return { ok: false, missing: false, reason: "is not an absolute URL" };
   }
   const schemes = localDev ? ["https:", "http:"] : ["https:"];
-  if (!schemes.includes(u.protocol)) return { ok: false, missing: false, reason: localDev ? "must start with https:// or http://" : "must start with https://" };
+  if (!schemes.includes(u.protocol))
+    return { ok: false, missing: false, reason: localDev ? "must start with https:// or http://" : "must start with https://" };
   if (u.username || u.password) return { ok: false, missing: false, reason: "must not carry credentials" };
-  if (u.pathname.replace(/\/+$/, "") !== "" || u.search || u.hash) return { ok: false, missing: false, reason: "must be an origin only (no path, query or fragment)" };
+  if (u.pathname.replace(/\/+$/, "") !== "" || u.search || u.hash)
+    return { ok: false, missing: false, reason: "must be an origin only (no path, query or fragment)" };
   return { ok: true, url: u.origin };
 }
 
@@ -54,7 +56,8 @@ export function howToSet(name: string): string {
   if (name === "PUBLIC_BASE_URL") {
     return "set it to this Worker's public https:// origin (e.g. https://edgedial.example.com) in wrangler.jsonc vars or as PUBLIC_BASE_URL in the environment of `npm run deploy`, then deploy again";
   }
-  if (name === "ENCRYPTION_KEYS") return "set it with `wrangler secret put ENCRYPTION_KEYS` (`npm run secrets:generate` prints a fresh value: id:base64 of 32 random bytes)";
+  if (name === "ENCRYPTION_KEYS")
+    return "set it with `wrangler secret put ENCRYPTION_KEYS` (`npm run secrets:generate` prints a fresh value: id:base64 of 32 random bytes)";
   return `set it with \`wrangler secret put ${name}\` (\`npm run secrets:generate\` prints a fresh value)`;
 }
 

@@ -105,5 +105,9 @@ export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ow
   if (cls === "public") return { ok: true };
   if (NEVER_ALLOWED.has(cls)) return { ok: false, class: cls, message: `Must not point at a ${cls.replace("_", "-")} address` };
   if (opts.allowPrivate) return { ok: true };
-  return { ok: false, class: cls, message: `Must not point at a ${cls === "cgnat" ? "shared (CGNAT)" : cls} address unless the organization allows private PBX addresses` };
+  return {
+    ok: false,
+    class: cls,
+    message: `Must not point at a ${cls === "cgnat" ? "shared (CGNAT)" : cls} address unless the organization allows private PBX addresses`,
+  };
 }

@@ -63,7 +63,10 @@ export const apiKeysRouter = createRouter()
     const { key, hash, last4 } = await newApiKey();
     const db = getDb(c.env);
     const [[row]] = await db.batch([
-      db.insert(apiKeys).values({ orgId: c.get("orgId"), name, keyHash: hash, keyLast4: last4 }).returning(),
+      db
+        .insert(apiKeys)
+        .values({ orgId: c.get("orgId"), name, keyHash: hash, keyLast4: last4 })
+        .returning(),
       auditStatement(db, actorOf(c), {
         action: "create",
         resourceType: "api_key",

@@ -12,7 +12,10 @@ const AuditEntry = z
     id: z.number().int(),
     created_at: z.string(),
     action: z.string().openapi({ example: "update", description: "create, update, delete, revoke, set_status, start, pause, resume, cancel or redial" }),
-    resource_type: z.string().openapi({ example: "telephony_config", description: "api_key, telephony_config, phone_number, workflow, campaign or calling_policy (its id is the organization's)" }),
+    resource_type: z.string().openapi({
+      example: "telephony_config",
+      description: "api_key, telephony_config, phone_number, workflow, campaign or calling_policy (its id is the organization's)",
+    }),
     resource_id: z.number().int().nullable(),
     api_key_id: z.number().int().nullable().openapi({ description: "The key that made the change (null: made outside the API)" }),
     api_key_name: z.string().nullable(),

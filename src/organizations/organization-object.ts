@@ -68,7 +68,10 @@ export class OrganizationObject extends DurableObject<Env> {
     const limits = this.limits();
     const wanted: [string, BucketLimit][] = [["call:org", limits.callStartsPerOrg]];
     if (keyId != null) wanted.push([`call:key:${keyId}`, limits.callStartsPerKey]);
-    const results = takeAll(wanted.map(([name, limit]) => ({ state: this.buckets.get(name), limit })), now);
+    const results = takeAll(
+      wanted.map(([name, limit]) => ({ state: this.buckets.get(name), limit })),
+      now,
+    );
     return {
       ok: results[0].ok,
       retryAfterSeconds: results[0].retryAfterSeconds,

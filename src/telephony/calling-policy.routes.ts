@@ -15,7 +15,10 @@ export const MAX_ALLOWED_NUMBERS = 1000;
 
 const Country = z
   .string()
-  .refine((c) => COUNTRY_CODES.has(c.toUpperCase()), { message: "Unknown country: use an ISO 3166-1 alpha-2 code such as US or GB", params: { type: "country_invalid" } })
+  .refine((c) => COUNTRY_CODES.has(c.toUpperCase()), {
+    message: "Unknown country: use an ISO 3166-1 alpha-2 code such as US or GB",
+    params: { type: "country_invalid" },
+  })
   .openapi({ example: "US" });
 
 const NumberType = z.enum(NUMBER_TYPES).openapi({
@@ -41,8 +44,14 @@ const numbersDoc = `E.164 numbers always allowed, whatever their country or type
 
 const CallingPolicy = z
   .object({
-    allowed_countries: z.array(z.string()).nullable().openapi({ description: `As set. ${countriesDoc}` }),
-    blocked_number_types: z.array(NumberType).nullable().openapi({ description: `As set. ${typesDoc}` }),
+    allowed_countries: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: `As set. ${countriesDoc}` }),
+    blocked_number_types: z
+      .array(NumberType)
+      .nullable()
+      .openapi({ description: `As set. ${typesDoc}` }),
     allowed_numbers: z.array(z.string()).openapi({ description: numbersDoc }),
     allow_private_pbx: z.boolean().openapi({ description: privatePbxDoc }),
     effective: z
@@ -60,7 +69,12 @@ const UpdateCallingPolicy = z
   .object({
     allowed_countries: z.array(Country).max(COUNTRY_CODES.size).nullable().optional().openapi({ description: countriesDoc }),
     blocked_number_types: z.array(NumberType).max(NUMBER_TYPES.length).nullable().optional().openapi({ description: typesDoc }),
-    allowed_numbers: z.array(E164).max(MAX_ALLOWED_NUMBERS).nullable().optional().openapi({ description: `${numbersDoc} null = [].` }),
+    allowed_numbers: z
+      .array(E164)
+      .max(MAX_ALLOWED_NUMBERS)
+      .nullable()
+      .optional()
+      .openapi({ description: `${numbersDoc} null = [].` }),
     allow_private_pbx: z.boolean().optional().openapi({ description: privatePbxDoc }),
   })
   .strict()
@@ -109,8 +123,10 @@ export const callingPolicyRouter = createRouter()
     const body = c.req.valid("json");
     const db = getDb(c.env);
     await updateCallingPolicy(db, actorOf(c), {
-      allowedCountries: body.allowed_countries === undefined ? undefined : body.allowed_countries && uniq(body.allowed_countries.map((x) => x.toUpperCase())).sort(),
-      blockedNumberTypes: body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
+      allowedCountries:
+        body.allowed_countries === undefined ? undefined : body.allowed_countries && uniq(body.allowed_countries.map((x) => x.toUpperCase())).sort(),
+      blockedNumberTypes:
+        body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
       allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),
       allowPrivatePbx: body.allow_private_pbx,
     });

@@ -19,10 +19,20 @@ export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicySt
   ]);
   const row = rows[0];
   const stored: StoredPolicy | null = row
-    ? { allowedCountries: row.allowedCountries ?? null, blockedNumberTypes: (row.blockedNumberTypes as DestinationType[] | null) ?? null, allowedNumbers: row.allowedNumbers ?? [] }
+    ? {
+        allowedCountries: row.allowedCountries ?? null,
+        blockedNumberTypes: (row.blockedNumberTypes as DestinationType[] | null) ?? null,
+        allowedNumbers: row.allowedNumbers ?? [],
+      }
     : null;
   const callerIds = numbers.map((n) => n.address);
-  return { stored, allowPrivatePbx: row?.allowPrivatePbx ?? false, updatedAt: row?.updatedAt ?? null, callerIds, effective: effectivePolicy(stored, callerIds) };
+  return {
+    stored,
+    allowPrivatePbx: row?.allowPrivatePbx ?? false,
+    updatedAt: row?.updatedAt ?? null,
+    callerIds,
+    effective: effectivePolicy(stored, callerIds),
+  };
 }
 
 /**
@@ -37,7 +47,12 @@ export async function destinationRefusal(db: Db, orgId: number, number: string):
   return refused;
 }
 
-export type PolicyUpdate = { allowedCountries?: string[] | null; blockedNumberTypes?: DestinationType[] | null; allowedNumbers?: string[]; allowPrivatePbx?: boolean };
+export type PolicyUpdate = {
+  allowedCountries?: string[] | null;
+  blockedNumberTypes?: DestinationType[] | null;
+  allowedNumbers?: string[];
+  allowPrivatePbx?: boolean;
+};
 
 /** Whether the organization lets its PBX URLs point at loopback, private, CGNAT or local names (SSRF guard). */
 export async function allowsPrivatePbx(db: Db, orgId: number): Promise<boolean> {
@@ -58,7 +73,12 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     ...(u.allowPrivatePbx !== undefined ? { allowPrivatePbx: u.allowPrivatePbx } : {}),
     updatedAt: isoNow(),
   };
-  const fields = Object.entries({ allowed_countries: u.allowedCountries, blocked_number_types: u.blockedNumberTypes, allowed_numbers: u.allowedNumbers, allow_private_pbx: u.allowPrivatePbx }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
+  const fields = Object.entries({
+    allowed_countries: u.allowedCountries,
+    blocked_number_types: u.blockedNumberTypes,
+    allowed_numbers: u.allowedNumbers,
+    allow_private_pbx: u.allowPrivatePbx,
+  }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
   await db.batch([
     db
       .insert(callingPolicies)

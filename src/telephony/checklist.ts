@@ -42,9 +42,7 @@ export function callerIdStep(activeNumbers: number, blocks: boolean): ChecklistS
   return {
     key: "caller_id",
     title: "Caller ID",
-    description: blocks
-      ? "Add at least one active phone number to call from."
-      : "Optionally add an extension or number to present as caller ID.",
+    description: blocks ? "Add at least one active phone number to call from." : "Optionally add an extension or number to present as caller ID.",
     complete: activeNumbers > 0,
     blocks_outbound: blocks,
   };

@@ -25,8 +25,7 @@ export function redactSecretInputs(items: ValidationItem[], sensitive: readonly 
     if (!("input" in item)) return item;
     const inConfig = base.every((p, i) => item.loc[i] === p);
     const path = inConfig ? item.loc.slice(base.length).join(".") : null;
-    const touchesSecret =
-      path !== null && sensitive.some((s) => path === "" || s === path || s.startsWith(`${path}.`) || path.startsWith(`${s}.`));
+    const touchesSecret = path !== null && sensitive.some((s) => path === "" || s === path || s.startsWith(`${path}.`) || path.startsWith(`${s}.`));
     // A URL carrying `user:password@` (refused, see define.ts httpUrl) must not be echoed with its password either.
     const urlWithPassword = typeof item.input === "string" && /^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#@]*@/i.test(item.input);
     // An unknown field may be a misspelt secret (`auth_tokn`): never echoed either.
@@ -77,7 +76,6 @@ export async function prepareCreate(provider: Provider, input: unknown, orgId: n
   }
   return { config, secrets };
 }
-
 
 /**
  * Update: a true partial merge. `patch` holds only what changes; a secret sent back as its current mask

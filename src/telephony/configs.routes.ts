@@ -17,14 +17,7 @@ import { phoneNumbersRouter } from "./phone-numbers.routes";
 import { providerEnvOf, provisionOnSave, requireSaveSettings } from "./provisioning";
 import { loadConfigContext } from "./resolve";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
-import {
-  CreateConfigBody,
-  DeletedConfig,
-  ProviderInfo,
-  TelephonyConfig,
-  UpdateConfigBody,
-  UpdateConfigBodyDoc,
-} from "./schemas";
+import { CreateConfigBody, DeletedConfig, ProviderInfo, TelephonyConfig, UpdateConfigBody, UpdateConfigBodyDoc } from "./schemas";
 import { activeNumbersOf, CONFIG_NOT_FOUND, findConfig, getConfig } from "./store";
 import { configView, type ConfigRow } from "./view";
 
@@ -188,7 +181,10 @@ const configsRouter = createRouter()
       .orderBy(desc(telephonyConfigs.id))
       .limit(limit + 1)
       .all();
-    const numbers = await activeNumbersOf(db, rows.slice(0, limit).map((r) => r.id));
+    const numbers = await activeNumbersOf(
+      db,
+      rows.slice(0, limit).map((r) => r.id),
+    );
     return c.json(
       toPage(rows, limit, (r) => configView(getProvider(r.provider), r, numbers.get(r.id) ?? [])),
       200,
@@ -309,7 +305,13 @@ const configsRouter = createRouter()
         resourceId: id,
         summary: {
           ...(body.name !== undefined ? { name: body.name } : {}),
-          ...(body.config !== undefined ? { config_fields: Object.keys(body.config).filter((k) => k !== "provider").sort() } : {}),
+          ...(body.config !== undefined
+            ? {
+                config_fields: Object.keys(body.config)
+                  .filter((k) => k !== "provider")
+                  .sort(),
+              }
+            : {}),
           ...(body.is_default_outbound !== undefined ? { is_default_outbound: body.is_default_outbound } : {}),
         },
       });

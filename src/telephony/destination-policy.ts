@@ -139,7 +139,12 @@ export function checkDestination(number: string, policy: EffectivePolicy): Refus
   if (!number.startsWith("+") || policy.allowedNumbers.has(number)) return null;
   const info = classifyE164(number);
   // Unreachable for a number that passed parseE164; refusing is the careful answer anyway.
-  if (!info) return { reason: "number_type_blocked", message: `${number} is not a number this organization's calling policy can classify`, ctx: { reason: "number_type_blocked" } };
+  if (!info)
+    return {
+      reason: "number_type_blocked",
+      message: `${number} is not a number this organization's calling policy can classify`,
+      ctx: { reason: "number_type_blocked" },
+    };
   const { country, type } = destinationOf(info);
   if (policy.blockedTypes.has(type)) {
     return {

@@ -13,10 +13,7 @@ const name = z.string().trim().min(1).max(64).describe("Unique within the organi
 export const CreateConfigBody = z
   .strictObject({
     name,
-    is_default_outbound: z
-      .boolean()
-      .default(false)
-      .describe("Make this the organization's default for outbound calls (unsets the previous default)."),
+    is_default_outbound: z.boolean().default(false).describe("Make this the organization's default for outbound calls (unsets the previous default)."),
     config: z.discriminatedUnion("provider", createVariants).describe("Provider variant, selected by `provider`."),
   })
   .openapi("CreateTelephonyConfig");
@@ -29,9 +26,7 @@ export const UpdateConfigBodyDoc = z
     config: z
       .union(updateVariants)
       .optional()
-      .describe(
-        "Only the fields that change. `provider` may be omitted and cannot change. A secret sent back as its current mask keeps the stored secret.",
-      ),
+      .describe("Only the fields that change. `provider` may be omitted and cannot change. A secret sent back as its current mask keeps the stored secret."),
   })
   .openapi("UpdateTelephonyConfig");
 

@@ -4,9 +4,7 @@ import { base64UrlEncode, hmac, safeEqual } from "../lib/crypto";
 
 export type UploadGrant = { key: string; size: number; type: string; expires: number /* unix seconds */ };
 
-export type GrantCheck =
-  | { ok: true; grant: UploadGrant }
-  | { ok: false; status: 403; detail: string };
+export type GrantCheck = { ok: true; grant: UploadGrant } | { ok: false; status: 403; detail: string };
 
 const SCOPE = "edgedial-upload-v1";
 

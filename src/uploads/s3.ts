@@ -35,11 +35,7 @@ export function amzDate(ms: number): string {
 }
 
 /** A presigned path-style PUT URL for `key`, valid `expiresIn` seconds from `nowMs`. */
-export async function presignS3Put(
-  t: S3Target,
-  key: string,
-  opts: { size: number; contentType: string; expiresIn: number; nowMs: number },
-): Promise<string> {
+export async function presignS3Put(t: S3Target, key: string, opts: { size: number; contentType: string; expiresIn: number; nowMs: number }): Promise<string> {
   const signer = new AwsV4Signer({
     method: "PUT",
     url: `${t.endpoint}/${t.bucket}/${key}?X-Amz-Expires=${opts.expiresIn}`,

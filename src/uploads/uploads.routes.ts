@@ -124,7 +124,8 @@ uploadsRouter.put("/uploads/:key{.+}", async (c) => {
   if (lengthHeader !== undefined && /^\d+$/.test(lengthHeader)) {
     const length = Number(lengthHeader);
     if (length > size) throw largerThanDeclared(size);
-    if (length < size) throw badBody(`Body is ${length} bytes; the upload URL was issued for ${size}`, "upload_size_mismatch", { declared: size, received: length });
+    if (length < size)
+      throw badBody(`Body is ${length} bytes; the upload URL was issued for ${size}`, "upload_size_mismatch", { declared: size, received: length });
   }
   const body = c.req.raw.body;
   if (!body) throw badBody(`Body is empty; the upload URL was issued for ${size} bytes`, "upload_size_mismatch", { declared: size, received: 0 });
@@ -149,8 +150,7 @@ uploadsRouter.openAPIRegistry.registerPath({
   path: "/uploads/{key}",
   tags: ["uploads"],
   summary: "Upload the file bytes to a Worker-served presigned URL (use the exact `upload_url` returned)",
-  description:
-    "Only for URLs issued without R2 S3 credentials. No API key: the query's signature authorizes one key, size and content type until it expires.",
+  description: "Only for URLs issued without R2 S3 credentials. No API key: the query's signature authorizes one key, size and content type until it expires.",
   security: [],
   request: {
     params: z.object({ key: z.string().openapi({ param: { name: "key", in: "path" }, description: "The file key (contains slashes)" }) }),

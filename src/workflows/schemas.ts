@@ -18,7 +18,10 @@ export const MAX_SHORT_TEXT = 255;
 
 /** An enum whose absence is reported as `missing` like any other field (zod alone calls it a bad option). */
 const requiredEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.string().pipe(z.enum(values)).openapi({ type: "string", enum: [...values] });
+  z
+    .string()
+    .pipe(z.enum(values))
+    .openapi({ type: "string", enum: [...values] });
 
 const byteLength = (v: unknown) => new TextEncoder().encode(JSON.stringify(v) ?? "").length;
 
@@ -32,10 +35,25 @@ const smallObject = (description: string) =>
 // Unknown keys are kept inside the definition: the editor stores its own (positions, display names) there.
 export const NodeData = z
   .looseObject({
-    prompt: z.string().max(MAX_PROMPT_CHARS).nullable().optional().openapi({ description: `startCall, agentNode, endCall: what the agent does at this step (at most ${MAX_PROMPT_CHARS} characters)` }),
-    greeting: z.string().max(MAX_GREETING_CHARS).nullable().optional().openapi({ description: `startCall: the first words of the call (at most ${MAX_GREETING_CHARS} characters)` }),
+    prompt: z
+      .string()
+      .max(MAX_PROMPT_CHARS)
+      .nullable()
+      .optional()
+      .openapi({ description: `startCall, agentNode, endCall: what the agent does at this step (at most ${MAX_PROMPT_CHARS} characters)` }),
+    greeting: z
+      .string()
+      .max(MAX_GREETING_CHARS)
+      .nullable()
+      .optional()
+      .openapi({ description: `startCall: the first words of the call (at most ${MAX_GREETING_CHARS} characters)` }),
     url: z.string().max(MAX_URL_CHARS).nullable().optional().openapi({ description: "webhook: the address called" }),
-    trigger_path: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
+    trigger_path: z
+      .string()
+      .max(MAX_SHORT_TEXT)
+      .nullable()
+      .optional()
+      .openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
   })
   .openapi("WorkflowNodeData");
 

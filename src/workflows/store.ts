@@ -53,18 +53,10 @@ export async function getWorkflow(db: Db, orgId: number, id: number): Promise<St
   return row ? toStored(row) : null;
 }
 
-export async function listWorkflows(
-  db: Db,
-  orgId: number,
-  opts: { limit: number; before: number | null; status?: WorkflowStatus },
-): Promise<StoredWorkflow[]> {
+export async function listWorkflows(db: Db, orgId: number, opts: { limit: number; before: number | null; status?: WorkflowStatus }): Promise<StoredWorkflow[]> {
   const rows = await withDefinition(db)
     .where(
-      and(
-        eq(workflows.orgId, orgId),
-        opts.before ? lt(workflows.id, opts.before) : undefined,
-        opts.status ? eq(workflows.status, opts.status) : undefined,
-      ),
+      and(eq(workflows.orgId, orgId), opts.before ? lt(workflows.id, opts.before) : undefined, opts.status ? eq(workflows.status, opts.status) : undefined),
     )
     .orderBy(desc(workflows.id))
     .limit(opts.limit)
@@ -79,12 +71,7 @@ export async function countRuns(db: Db, orgId: number, workflowIds: number[]): P
   const rows = await db
     .select({ workflowId: workflowRuns.workflowId, n: sql<number>`count(*)` })
     .from(workflowRuns)
-    .where(
-      and(
-        eq(workflowRuns.orgId, orgId),
-        sql`${workflowRuns.workflowId} IN (SELECT value FROM json_each(${JSON.stringify(workflowIds)}))`,
-      ),
-    )
+    .where(and(eq(workflowRuns.orgId, orgId), sql`${workflowRuns.workflowId} IN (SELECT value FROM json_each(${JSON.stringify(workflowIds)}))`))
     .groupBy(workflowRuns.workflowId)
     .all();
   for (const r of rows) out.set(r.workflowId, Number(r.n));
@@ -98,12 +85,7 @@ export async function triggerPathOwners(db: Db, orgId: number, paths: string[]):
   const rows = await db
     .select({ path: workflowTriggers.triggerPath, workflowId: workflowTriggers.workflowId })
     .from(workflowTriggers)
-    .where(
-      and(
-        eq(workflowTriggers.orgId, orgId),
-        sql`${workflowTriggers.triggerPath} IN (SELECT value FROM json_each(${JSON.stringify(paths)}))`,
-      ),
-    )
+    .where(and(eq(workflowTriggers.orgId, orgId), sql`${workflowTriggers.triggerPath} IN (SELECT value FROM json_each(${JSON.stringify(paths)}))`))
     .orderBy(workflowTriggers.claimedAt, workflowTriggers.workflowId)
     .all();
   for (const r of rows) if (!owners.has(r.path)) owners.set(r.path, r.workflowId);
@@ -120,18 +102,12 @@ export async function takenTriggerPaths(db: Db, orgId: number, workflowId: numbe
 function syncTriggers(db: Db, orgId: number, workflowId: number | SQL, paths: string[], now: string) {
   const list = JSON.stringify(paths);
   return [
-    db.delete(workflowTriggers).where(
-      and(
-        eq(workflowTriggers.workflowId, workflowId),
-        sql`${workflowTriggers.triggerPath} NOT IN (SELECT value FROM json_each(${list}))`,
-      ),
-    ),
+    db
+      .delete(workflowTriggers)
+      .where(and(eq(workflowTriggers.workflowId, workflowId), sql`${workflowTriggers.triggerPath} NOT IN (SELECT value FROM json_each(${list}))`)),
     // Selected in the table's column order (org_id, trigger_path, workflow_id, claimed_at). `WHERE true` is SQLite's
     // required disambiguation of INSERT ... SELECT followed by ON CONFLICT.
-    db
-      .insert(workflowTriggers)
-      .select(sql`SELECT ${orgId}, value, ${workflowId}, ${now} FROM json_each(${list}) WHERE true`)
-      .onConflictDoNothing(),
+    db.insert(workflowTriggers).select(sql`SELECT ${orgId}, value, ${workflowId}, ${now} FROM json_each(${list}) WHERE true`).onConflictDoNothing(),
   ];
 }
 
@@ -196,13 +172,19 @@ export async function updateWorkflow(db: Db, orgId: number, id: number, patch: W
 
   const changed = patch.definition !== undefined && canonicalJson(patch.definition) !== canonicalJson(current.definition);
   const scope = and(eq(workflows.id, id), eq(workflows.orgId, orgId));
-  const sent = (["name", "definition", "templateContextVariables", "callDispositionCodes", "workflowConfigurations"] as const).filter((k) => patch[k] !== undefined);
+  const sent = (["name", "definition", "templateContextVariables", "callDispositionCodes", "workflowConfigurations"] as const).filter(
+    (k) => patch[k] !== undefined,
+  );
   const audited = () =>
     auditStatement(db, actor, {
       action: "update",
       resourceType: "workflow",
       resourceId: id,
-      summary: { fields: sent.map(snakeCase), ...(patch.name !== undefined ? { name: patch.name } : {}), ...(changed ? { version_number: current.versionNumber + 1 } : {}) },
+      summary: {
+        fields: sent.map(snakeCase),
+        ...(patch.name !== undefined ? { name: patch.name } : {}),
+        ...(changed ? { version_number: current.versionNumber + 1 } : {}),
+      },
     });
   if (!changed) {
     await db.batch([db.update(workflows).set(fields).where(scope), audited()]);
@@ -332,12 +314,7 @@ export async function loadUsableWorkflow(db: Db, orgId: number, workflowId: numb
  * Same checks for the public call endpoints: `value` is an Agent UUID, or with `allowTriggerPath` also the trigger
  * path of an API Trigger node (`POST /public/agent/{uuid}` takes both; `/public/agent/workflow/{uuid}` only UUIDs).
  */
-export async function loadUsableWorkflowByUuid(
-  db: Db,
-  orgId: number,
-  value: string,
-  opts: { allowTriggerPath?: boolean } = {},
-): Promise<UsableWorkflow> {
+export async function loadUsableWorkflowByUuid(db: Db, orgId: number, value: string, opts: { allowTriggerPath?: boolean } = {}): Promise<UsableWorkflow> {
   let row = await findWorkflowByUuid(db, orgId, value);
   if (!row && opts.allowTriggerPath) row = await findWorkflowByTriggerPath(db, orgId, value);
   return usable(row);

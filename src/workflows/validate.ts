@@ -42,7 +42,7 @@ const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null &
 const isNonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim().length > 0;
 const isNodeType = (v: unknown): v is NodeType => typeof v === "string" && (NODE_TYPES as readonly string[]).includes(v);
 const show = (v: unknown): string => {
-  const s = typeof v === "string" ? v : JSON.stringify(v) ?? String(v);
+  const s = typeof v === "string" ? v : (JSON.stringify(v) ?? String(v));
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 };
 
@@ -166,10 +166,12 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
     const target = endpoint(raw.target);
     if (source === null) edgeError(id, "source", `Edge ${name} has no source`);
     else if (!nodes.has(source)) edgeError(id, "source", `Edge ${name} starts at unknown node '${show(source)}'`);
-    else if (nodes.get(source)!.type === "endCall") edgeError(id, "source", `Edge ${name} leaves endCall node '${source}'; nothing may follow the end of a call`);
+    else if (nodes.get(source)!.type === "endCall")
+      edgeError(id, "source", `Edge ${name} leaves endCall node '${source}'; nothing may follow the end of a call`);
     if (target === null) edgeError(id, "target", `Edge ${name} has no target`);
     else if (!nodes.has(target)) edgeError(id, "target", `Edge ${name} points at unknown node '${show(target)}'`);
-    else if (nodes.get(target)!.type === "startCall") edgeError(id, "target", `Edge ${name} enters startCall node '${target}'; nothing may lead into the start`);
+    else if (nodes.get(target)!.type === "startCall")
+      edgeError(id, "target", `Edge ${name} enters startCall node '${target}'; nothing may lead into the start`);
 
     let label: string | null = null;
     if (raw.data !== undefined && raw.data !== null) {

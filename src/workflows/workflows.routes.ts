@@ -61,7 +61,8 @@ const update = createRoute({
   path: "/workflow/{workflow_id}",
   tags,
   summary: "Update an agent; a changed definition becomes a new version",
-  description: "Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept.",
+  description:
+    "Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept.",
   request: { params: WorkflowId, body: body(UpdateWorkflow) },
   responses: { 200: json(Workflow), ...errors(401, 404, 409, 422) },
 });
@@ -155,13 +156,18 @@ export const workflowsRouter = createRouter()
   .openapi(create, async (c) => {
     const input = c.req.valid("json");
     const db = getDb(c.env);
-    const row = await createWorkflow(db, c.get("orgId"), {
-      name: input.name,
-      definition: input.workflow_definition,
-      templateContextVariables: input.template_context_variables,
-      callDispositionCodes: input.call_disposition_codes,
-      workflowConfigurations: input.workflow_configurations,
-    }, actorOf(c));
+    const row = await createWorkflow(
+      db,
+      c.get("orgId"),
+      {
+        name: input.name,
+        definition: input.workflow_definition,
+        templateContextVariables: input.template_context_variables,
+        callDispositionCodes: input.call_disposition_codes,
+        workflowConfigurations: input.workflow_configurations,
+      },
+      actorOf(c),
+    );
     return c.json(view(row, 0), 200);
   })
   .openapi(list, async (c) => {
@@ -169,8 +175,15 @@ export const workflowsRouter = createRouter()
     const orgId = c.get("orgId");
     const db = getDb(c.env);
     const rows = await listWorkflows(db, orgId, { limit: limit + 1, before: decodeCursor(cursor), status });
-    const runs = await countRuns(db, orgId, rows.slice(0, limit).map((r) => r.id));
-    return c.json(toPage(rows, limit, (r) => view(r, runs.get(r.id) ?? 0)), 200);
+    const runs = await countRuns(
+      db,
+      orgId,
+      rows.slice(0, limit).map((r) => r.id),
+    );
+    return c.json(
+      toPage(rows, limit, (r) => view(r, runs.get(r.id) ?? 0)),
+      200,
+    );
   })
   .openapi(fetchOne, async (c) => {
     const { workflow_id } = c.req.valid("param");
@@ -183,13 +196,19 @@ export const workflowsRouter = createRouter()
     const { workflow_id } = c.req.valid("param");
     const input = c.req.valid("json");
     const db = getDb(c.env);
-    const row = await updateWorkflow(db, c.get("orgId"), workflow_id, {
-      name: input.name,
-      definition: input.workflow_definition,
-      templateContextVariables: input.template_context_variables,
-      callDispositionCodes: input.call_disposition_codes,
-      workflowConfigurations: input.workflow_configurations,
-    }, actorOf(c));
+    const row = await updateWorkflow(
+      db,
+      c.get("orgId"),
+      workflow_id,
+      {
+        name: input.name,
+        definition: input.workflow_definition,
+        templateContextVariables: input.template_context_variables,
+        callDispositionCodes: input.call_disposition_codes,
+        workflowConfigurations: input.workflow_configurations,
+      },
+      actorOf(c),
+    );
     return c.json(await withRuns(db, c.get("orgId"), row), 200);
   })
   .openapi(setStatus, async (c) => {
@@ -215,7 +234,10 @@ export const workflowsRouter = createRouter()
     const current = await getWorkflow(db, c.get("orgId"), workflow_id);
     if (!current) throw notFound("Workflow");
     const rows = await listVersions(db, current.id, { limit: limit + 1, before: decodeCursor(cursor) });
-    return c.json(toPage(rows, limit, (v) => versionView(v, current)), 200);
+    return c.json(
+      toPage(rows, limit, (v) => versionView(v, current)),
+      200,
+    );
   })
   .openapi(version, async (c) => {
     const { workflow_id, version_number } = c.req.valid("param");

@@ -22,8 +22,7 @@ const scratch = mkdtempSync(join(tmpdir(), "edgedial-browser-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
 
-const plain = (values: Record<string, string>) =>
-  Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
+const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
 
 beforeAll(async () => {
   // wrangler would otherwise fetch the `Request.cf` placeholder from workers.cloudflare.com (no network in CI).
@@ -45,7 +44,15 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   context.on("request", (r) => requested.add(r.url()));
 }, 180_000);

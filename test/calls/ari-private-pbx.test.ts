@@ -19,7 +19,8 @@ async function privatePbx(endpoint: string): Promise<{ org: Org; uuid: string }>
   expect(cfg.status, cfg.text).toBe(200);
   return { org, uuid: (await createAgent(org)).workflow_uuid };
 }
-const dial = (s: { org: Org; uuid: string }) => call("POST", `/api/v1/public/agent/${s.uuid}`, { key: s.org.key, body: { phone_number: "1001", initial_context: CONTEXT } });
+const dial = (s: { org: Org; uuid: string }) =>
+  call("POST", `/api/v1/public/agent/${s.uuid}`, { key: s.org.key, body: { phone_number: "1001", initial_context: CONTEXT } });
 
 describe("ari private endpoints at connect time", () => {
   it("a private endpoint is not connected to once allow_private_pbx is turned off: the call fails naming the setting", async () => {
@@ -35,11 +36,17 @@ describe("ari private endpoints at connect time", () => {
     try {
       const s = await setup("ari");
       await simRefuse(s.acct, "events");
-      const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+      const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+        key: s.org.key,
+        body: { phone_number: CALLEE, initial_context: CONTEXT },
+      });
       expect(res.status).toBe(502);
       expect(res.json.detail).toBe("ARI events connection failed: Could not reach the PBX");
       await simRefuse(s.acct, "originate", 3);
-      const again = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+      const again = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+        key: s.org.key,
+        body: { phone_number: CALLEE, initial_context: CONTEXT },
+      });
       expect(again.status).toBe(502);
       expect(again.json.detail).toBe("Could not reach the PBX");
       const lines = logged.mock.calls.map((c) => String(c[0]));
@@ -50,14 +57,17 @@ describe("ari private endpoints at connect time", () => {
     }
   });
 
-  it("a PBX that refuses and one that never answers look the same to the caller (originate and verify): no port probing by timing out", { timeout: 30_000 }, async () => {
+  it("a PBX that refuses and one that never answers look the same to the caller (originate and verify): no port probing by timing out", {
+    timeout: 30_000,
+  }, async () => {
     const timeoutMs = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
     const logged = vi.spyOn(console, "error");
     try {
       const s = await setup("ari");
       const configId = (await call("GET", "/api/v1/organizations/telephony-configs", { key: s.org.key })).json.items[0].id;
       const verify = () => call("POST", `/api/v1/organizations/telephony-configs/${configId}/verify`, { key: s.org.key });
-      const dialNow = () => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+      const dialNow = () =>
+        call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
 
       await simRefuse(s.acct, "originate", 3);
       const refusedDial = await dialNow();
@@ -97,7 +107,11 @@ describe("ari private endpoints at connect time", () => {
 
   it("every ARI request is guarded at fetch time: originate, hang-up and verify refuse a private endpoint the context does not allow", async () => {
     const ctx = (allowPrivatePbx?: boolean): ConfigContext => ({
-      id: 1, orgId: 1, state: {}, activeNumbers: [], allowPrivatePbx,
+      id: 1,
+      orgId: 1,
+      state: {},
+      activeNumbers: [],
+      allowPrivatePbx,
       config: { provider: "ari", ari_endpoint: "http://127.0.0.1:8088", app_name: "edgedial", app_password: "pw-0001" },
     });
     const fetched: string[] = [];

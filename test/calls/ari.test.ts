@@ -11,7 +11,11 @@ import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequ
 
 const sockets = async (s: Setup) => (await sim<{ sockets: number }>("GET", `/accounts/${s.acct.id}/sockets`)).sockets;
 const statusOf = async (runId: number) => (await runRow(runId)).status;
-const until = (runId: number, status: string) => eventually(() => statusOf(runId), (v) => v === status);
+const until = (runId: number, status: string) =>
+  eventually(
+    () => statusOf(runId),
+    (v) => v === status,
+  );
 
 describe("ari", () => {
   it("originates with the dial template, Basic auth, app/appArgs and our own channel id", async () => {
@@ -23,7 +27,13 @@ describe("ari", () => {
     expect(r.body).toBe("");
     const q = Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, v[0]]));
     expect(Object.keys(q).sort()).toEqual(["app", "appArgs", "callerId", "channelId", "endpoint", "timeout"]);
-    expect(q).toMatchObject({ endpoint: "Local/1001@from-internal", app: s.acct.credentials.app_name, appArgs: `run=${runId}`, timeout: "30", callerId: CALLER });
+    expect(q).toMatchObject({
+      endpoint: "Local/1001@from-internal",
+      app: s.acct.credentials.app_name,
+      appArgs: `run=${runId}`,
+      timeout: "30",
+      callerId: CALLER,
+    });
     expect(q.channelId).toMatch(new RegExp(`^edgedial-run-${runId}-[0-9a-f]{8}$`));
     expect((await runRow(runId)).providerCallId).toBe(q.channelId);
     // A number that is already a dial string is used as is.
@@ -40,14 +50,24 @@ describe("ari", () => {
       await play((await runRow(runId)).providerCallId!, outcome as keyof typeof expected);
       expect(await until(runId, status), outcome).toBe(status);
     }
-    expect(await eventually(() => sockets(s), (n) => n === 0)).toBe(0);
+    expect(
+      await eventually(
+        () => sockets(s),
+        (n) => n === 0,
+      ),
+    ).toBe(0);
     expect(await ariEventsStub(env, s.configId).status()).toMatchObject({ connected: false, inFlight: 0 });
   });
 
   it("an answered call records answer and duration; events for channels it does not track are ignored", async () => {
     const s = await setup("ari");
     const runId = await startCall(s);
-    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [{ type: "ChannelDestroyed", cause: 17, channel: { id: "edgedial-run-999999-00000000" } }, { type: "ChannelDestroyed", cause: 17, channel: { id: "unrelated" } }] });
+    await sim("POST", `/accounts/${s.acct.id}/send`, {
+      events: [
+        { type: "ChannelDestroyed", cause: 17, channel: { id: "edgedial-run-999999-00000000" } },
+        { type: "ChannelDestroyed", cause: 17, channel: { id: "unrelated" } },
+      ],
+    });
     await play((await runRow(runId)).providerCallId!, "answered");
     expect(await until(runId, "completed")).toBe("completed");
     const run = await runRow(runId);
@@ -55,7 +75,12 @@ describe("ari", () => {
     expect(run.endedAt).not.toBeNull();
     // Nothing can be spoken over ARI yet: the answered channel is hung up, and the run says why.
     expect(run.notes).toBe(ARI_NO_SPEECH_NOTE);
-    expect(await eventually(async () => (await simRequests(s.acct)).filter((r) => r.method === "DELETE").map((r) => r.path), (p) => p.length > 0)).toEqual([`/${s.acct.id}/ari/channels/${run.providerCallId}`]);
+    expect(
+      await eventually(
+        async () => (await simRequests(s.acct)).filter((r) => r.method === "DELETE").map((r) => r.path),
+        (p) => p.length > 0,
+      ),
+    ).toEqual([`/${s.acct.id}/ari/channels/${run.providerCallId}`]);
   });
 
   it("duplicate and out-of-order events change nothing after the final one", async () => {
@@ -66,9 +91,18 @@ describe("ari", () => {
     await sim("POST", `/accounts/${s.acct.id}/send`, { events: [destroyed, destroyed] });
     expect(await until(runId, "busy")).toBe("busy");
     const done = await runRow(runId);
-    await sim("POST", `/accounts/${s.acct.id}/send`, { events: [{ type: "ChannelStateChange", channel: { id, state: "Up" } }, { ...destroyed, cause: 16 }] });
+    await sim("POST", `/accounts/${s.acct.id}/send`, {
+      events: [
+        { type: "ChannelStateChange", channel: { id, state: "Up" } },
+        { ...destroyed, cause: 16 },
+      ],
+    });
     // Give the late events time to arrive; the run must not move.
-    await eventually(() => runRow(runId), () => false, 300);
+    await eventually(
+      () => runRow(runId),
+      () => false,
+      300,
+    );
     expect(await runRow(runId)).toEqual(done);
   });
 
@@ -89,7 +123,10 @@ describe("ari", () => {
   it("a PBX that refuses the events socket refuses the call: 502, the run failed, nothing dialled", async () => {
     const s = await setup("ari");
     await simFault(s.acct, "events", 401, "Authentication required");
-    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
     expect(res.status).toBe(502);
     expect(res.json.detail).toMatch(/^ARI events connection failed: the PBX answered HTTP 401/);
     expect((await simRequests(s.acct)).filter((r) => /channels$/.test(r.path))).toHaveLength(0);
@@ -102,15 +139,28 @@ describe("ari", () => {
     const channelId = (await runRow(runId)).providerCallId!;
 
     await sim("POST", `/accounts/${s.acct.id}/drop`, { code: 1011 });
-    expect(await eventually(() => stub.status(), (st) => !st.connected)).toMatchObject({ connected: false, inFlight: 1, failures: 1 });
+    expect(
+      await eventually(
+        () => stub.status(),
+        (st) => !st.connected,
+      ),
+    ).toMatchObject({ connected: false, inFlight: 1, failures: 1 });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await stub.status()).toMatchObject({ connected: true, failures: 0 });
 
     // Another client takes the application's socket: ours hears ApplicationReplaced and reconnects on its alarm.
-    const other = await fetch(`http://sim.test/ari/${s.acct.id}/ari/events?app=${s.acct.credentials.app_name}&api_key=${s.acct.credentials.app_name}:${s.acct.credentials.app_password}`, { headers: { Upgrade: "websocket" } });
+    const other = await fetch(
+      `http://sim.test/ari/${s.acct.id}/ari/events?app=${s.acct.credentials.app_name}&api_key=${s.acct.credentials.app_name}:${s.acct.credentials.app_password}`,
+      { headers: { Upgrade: "websocket" } },
+    );
     expect(other.status).toBe(101);
     other.webSocket!.accept();
-    expect(await eventually(() => stub.status(), (st) => !st.connected)).toMatchObject({ connected: false, failures: 1 });
+    expect(
+      await eventually(
+        () => stub.status(),
+        (st) => !st.connected,
+      ),
+    ).toMatchObject({ connected: false, failures: 1 });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await stub.status()).connected).toBe(true);
 
@@ -124,7 +174,10 @@ describe("ari", () => {
     const runId = await startCall(s);
     await simFault(s.acct, "events", 503, "Service Unavailable", 100);
     await sim("POST", `/accounts/${s.acct.id}/drop`, {});
-    await eventually(() => stub.status(), (st) => st.failures === 1);
+    await eventually(
+      () => stub.status(),
+      (st) => st.failures === 1,
+    );
     for (let i = 1; i < ARI_MAX_FAILURES; i++) expect(await runDurableObjectAlarm(stub)).toBe(true);
     const cfg = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}`, { key: s.org.key });
     expect(cfg.json).toMatchObject({ inactive: true, inactive_since: expect.any(String) });
@@ -132,7 +185,10 @@ describe("ari", () => {
     expect(cfg.json.setup_checklist.ready_for_outbound).toBe(false);
     // The call's outcome cannot be known any more, and new calls are refused.
     expect(await runRow(runId)).toMatchObject({ status: "unknown", error: expect.stringContaining("ARI events connection") });
-    const refused = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+    const refused = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
     expect(refused.status).toBe(409);
     expect(refused.json.detail).toContain("inactive");
   });

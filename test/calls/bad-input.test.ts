@@ -10,12 +10,37 @@ import { getDb } from "../../src/lib/db";
 import { clock } from "../../src/lib/clock";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, campaignObject, deliver, deliverAll, drain, ONCE_ONLY, play, redeliver, runRow, setup, simHang, simRequests, type Recorded, type Setup, CONTEXT } from "./support";
+import {
+  CALLEE,
+  campaignObject,
+  deliver,
+  deliverAll,
+  drain,
+  ONCE_ONLY,
+  play,
+  redeliver,
+  runRow,
+  setup,
+  simHang,
+  simRequests,
+  type Recorded,
+  type Setup,
+  CONTEXT,
+} from "./support";
 
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
 const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
 const TIMED_OUT = `request timed out after ${TIMEOUT_MS / 1000} s`;
-const LABEL: Record<ProviderName, string> = { twilio: "Twilio", plivo: "Plivo", vobiz: "Vobiz", telnyx: "Telnyx", vonage: "Vonage", cloudonix: "Cloudonix", exotel: "Exotel", ari: "Asterisk ARI" };
+const LABEL: Record<ProviderName, string> = {
+  twilio: "Twilio",
+  plivo: "Plivo",
+  vobiz: "Vobiz",
+  telnyx: "Telnyx",
+  vonage: "Vonage",
+  cloudonix: "Cloudonix",
+  exotel: "Exotel",
+  ari: "Asterisk ARI",
+};
 const HANG_MS = TIMEOUT_MS + 3000;
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
@@ -33,7 +58,9 @@ describe("a carrier that does not answer in time", () => {
     const started = Date.now();
     // In parallel: each waits out the timeout, so the test costs one timeout, not eight.
     const results = await Promise.all(
-      setups.map((s) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })),
+      setups.map((s) =>
+        call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } }),
+      ),
     );
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
@@ -88,7 +115,9 @@ describe("stale and replayed callbacks", () => {
   // Carriers whose signature covers a time: Telnyx's timestamp header, Vonage's JWT iat.
   it.each(["telnyx", "vonage"] as const)("%s: a genuine callback presented more than 300 s later is refused and changes nothing", async (provider) => {
     const s = await setup(provider);
-    const runId = (await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })).json.workflow_run_id as number;
+    const runId = (
+      await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })
+    ).json.workflow_run_id as number;
     const before = await runRow(runId);
     const final = (await play(before.providerCallId!, "busy")).filter((c) => c.kind === "status").at(-1)!;
     clock.set(Date.now() + 301_000);
@@ -105,7 +134,9 @@ describe("stale and replayed callbacks", () => {
     "%s: a valid signed final callback replayed after another final status changes nothing",
     async (provider) => {
       const s: Setup = await setup(provider);
-      const runId = (await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })).json.workflow_run_id as number;
+      const runId = (
+        await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } })
+      ).json.workflow_run_id as number;
       const callId = (await runRow(runId)).providerCallId!;
       const busy = (await play(callId, "busy")).filter((c) => c.kind === "status");
       const noAnswer = (await play(callId, "no_answer")).filter((c) => c.kind === "status");

@@ -14,7 +14,6 @@ import { applyStatus } from "../../src/calls/status";
 import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
 import { CALLEE, campaignId, campaignObject, deliverAll, play, runRow, setup, simFault, simRequests, type Setup } from "./support";
 
-
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
   campaignId: campaignId(),
@@ -47,7 +46,13 @@ describe("a real campaign object dialling through the calls module", () => {
     const runs = await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
     expect(runs).toHaveLength(1);
     const run = runs[0];
-    expect(run).toMatchObject({ campaignId: id, attempt: 1, status: "initiated", phoneNumber: CALLEE, leaseId: expect.stringMatching(new RegExp(`^campaign:${id}:\\d+:1$`)) });
+    expect(run).toMatchObject({
+      campaignId: id,
+      attempt: 1,
+      status: "initiated",
+      phoneNumber: CALLEE,
+      leaseId: expect.stringMatching(new RegExp(`^campaign:${id}:\\d+:1$`)),
+    });
     // The engine's lease is the only one: the calls module did not take a second.
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(1);
 
@@ -67,7 +72,13 @@ describe("startCampaignCall", () => {
     const r = await startCampaignCall(env, req);
     expect(r).toEqual({ ok: true, runId: expect.any(Number), providerCallId: expect.stringMatching(/^CA[0-9a-f]{32}$/) });
     if (!r.ok) return;
-    expect(await runRow(r.runId)).toMatchObject({ campaignId: req.campaignId, contactId: 7, attempt: 1, leaseId: "campaign:1:7:1", initialContext: { first_name: "Bo" } });
+    expect(await runRow(r.runId)).toMatchObject({
+      campaignId: req.campaignId,
+      contactId: 7,
+      attempt: 1,
+      leaseId: "campaign:1:7:1",
+      initialContext: { first_name: "Bo" },
+    });
     expect(await answerText(r.runId)).toContain("<Say>Hey Bo!</Say>");
   });
 
@@ -82,7 +93,12 @@ describe("startCampaignCall", () => {
   it("answers refusals in the engine's terms", async () => {
     const s = await setup("twilio");
     expect(await startCampaignCall(env, request(s, { phoneNumber: "12345" }))).toMatchObject({ ok: false, runId: null, kind: "invalid_number" });
-    expect(await startCampaignCall(env, request(s, { telephonyConfigurationId: 987654 }))).toMatchObject({ ok: false, runId: null, kind: "config", message: "Telephony configuration not found" });
+    expect(await startCampaignCall(env, request(s, { telephonyConfigurationId: 987654 }))).toMatchObject({
+      ok: false,
+      runId: null,
+      kind: "config",
+      message: "Telephony configuration not found",
+    });
     await simFault(s.acct, "originate", 400, "Account suspended");
     const refused = await startCampaignCall(env, request(s));
     expect(refused).toMatchObject({ ok: false, kind: "carrier_refused", runId: expect.any(Number) });
@@ -107,7 +123,8 @@ describe("the status applier's campaign side", () => {
     const r = await startCampaignCall(env, request(s));
     if (!r.ok) throw new Error(r.message);
     const { env: fake, seen } = recordingEnv();
-    const apply = async (status: Parameters<typeof applyStatus>[2]["status"], extra = {}) => (await applyStatus(fake, await runRow(r.runId), { status, ...extra })).applied;
+    const apply = async (status: Parameters<typeof applyStatus>[2]["status"], extra = {}) =>
+      (await applyStatus(fake, await runRow(r.runId), { status, ...extra })).applied;
     expect(await apply("ringing")).toBe(true);
     expect(await apply("ringing")).toBe(false);
     expect(await apply("in_progress", { answeredBy: "machine_start" })).toBe(true);

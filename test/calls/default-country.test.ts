@@ -19,7 +19,12 @@ describe("single call: national numbers", () => {
     const s = await setup("twilio");
     const res = await start(s, { phone_number: "(415) 555-0102" });
     expect(res.status).toBe(422);
-    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "phone_number"], type: "value_error", input: "(415) 555-0102", ctx: { suggestion: "+14155550102", country: "US" } });
+    expect(res.json.detail[0]).toMatchObject({
+      loc: ["body", "phone_number"],
+      type: "value_error",
+      input: "(415) 555-0102",
+      ctx: { suggestion: "+14155550102", country: "US" },
+    });
     expect(res.json.detail[0].msg).toMatch(/E\.164/);
     expect(res.json.detail[0].msg).toContain("did you mean +14155550102?");
   });

@@ -41,7 +41,11 @@ describe("an agent with an invalid definition", () => {
     const s = await setup("twilio");
     const errors = await breakAgent(s);
     const trigger = s.agent.workflow_definition.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path;
-    for (const path of [`/api/v1/public/agent/${s.agent.workflow_uuid}`, `/api/v1/public/agent/${trigger}`, `/api/v1/public/agent/workflow/${s.agent.workflow_uuid}`]) {
+    for (const path of [
+      `/api/v1/public/agent/${s.agent.workflow_uuid}`,
+      `/api/v1/public/agent/${trigger}`,
+      `/api/v1/public/agent/workflow/${s.agent.workflow_uuid}`,
+    ]) {
       const res = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
       expectInvalidAgent(res, errors);
     }
@@ -51,7 +55,10 @@ describe("an agent with an invalid definition", () => {
     // Fixed, it calls again.
     const fixed = await call("PUT", `/api/v1/workflow/${s.agent.id}`, { key: s.org.key, body: { workflow_definition: s.agent.workflow_definition } });
     expect(fixed.status).toBe(200);
-    const ok = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
+    const ok = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
+    });
     expect(ok.status, ok.text).toBe(200);
   });
 
@@ -79,7 +86,9 @@ describe("an agent with an invalid definition", () => {
   it("a running campaign whose agent is edited into an invalid definition pauses at its next dial (no call placed), saying why", async () => {
     const s = await setup("twilio");
     const id = campaignId();
-    const stub = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: null }]);
+    const stub = await campaignObject(s, id, { enabled: false }, [
+      { row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: null },
+    ]);
     await breakAgent(s);
     await stub.start();
     for (let i = 0; i < 5 && (await stub.snapshot()).state === "running"; i++) await runDurableObjectAlarm(stub);
@@ -94,15 +103,24 @@ describe("an agent with an invalid definition", () => {
 describe("a single call and the agent's template variables", () => {
   it("is a 422 naming each variable initial_context lacks (as a CSV column would be), and places nothing", async () => {
     const s = await setup("twilio");
-    for (const body of [{ phone_number: CALLEE }, { phone_number: CALLEE, initial_context: { firstname: "Ada" } }, { phone_number: CALLEE, initial_context: { first_name: null } }]) {
+    for (const body of [
+      { phone_number: CALLEE },
+      { phone_number: CALLEE, initial_context: { firstname: "Ada" } },
+      { phone_number: CALLEE, initial_context: { first_name: null } },
+    ]) {
       const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body });
       expect(res.status, res.text).toBe(422);
-      expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "initial_context", "first_name"], type: "missing", ctx: { variable: "first_name" } })]);
+      expect(res.json.detail).toEqual([
+        expect.objectContaining({ loc: ["body", "initial_context", "first_name"], type: "missing", ctx: { variable: "first_name" } }),
+      ]);
       expect(res.json.detail[0].msg).toContain("{{first_name}}");
     }
     expect(await runsOf(s.agent.id)).toEqual([]);
     // Names compare as rendering finds them: case-insensitively.
-    const ok = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { First_Name: "Ada" } } });
+    const ok = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: { First_Name: "Ada" } },
+    });
     expect(ok.status, ok.text).toBe(200);
   });
 });

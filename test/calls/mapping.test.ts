@@ -64,7 +64,9 @@ describe("Plivo / Vobiz CallStatus and hang-up causes", () => {
 });
 
 describe("Telnyx events and hang-up causes", () => {
-  const ev = (event_type: string, payload: Record<string, unknown> = {}) => ({ data: { event_type, occurred_at: "2024-01-01T00:00:00Z", payload: { call_control_id: "v3:x", ...payload } } });
+  const ev = (event_type: string, payload: Record<string, unknown> = {}) => ({
+    data: { event_type, occurred_at: "2024-01-01T00:00:00Z", payload: { call_control_id: "v3:x", ...payload } },
+  });
   it.each([
     ["normal_clearing", "completed", "failed"],
     ["time_limit", "completed", "failed"],
@@ -87,7 +89,9 @@ describe("Telnyx events and hang-up causes", () => {
     expect(mapTelnyx(ev("call.initiated"))[0].status).toBe("initiated");
     expect(mapTelnyx(ev("call.answered"))[0].status).toBe("in_progress");
     expect(mapTelnyx(ev("call.machine.detection.ended", { result: "machine" }))[0]).toMatchObject({ status: "in_progress", answeredBy: "machine" });
-    expect(effectiveStatus({ status: "in_progress", answeredAt: "x", answeredBy: "machine" }, mapTelnyx(ev("call.hangup", { hangup_cause: "normal_clearing" }))[0])).toBe("voicemail");
+    expect(
+      effectiveStatus({ status: "in_progress", answeredAt: "x", answeredBy: "machine" }, mapTelnyx(ev("call.hangup", { hangup_cause: "normal_clearing" }))[0]),
+    ).toBe("voicemail");
     expect(mapTelnyx(ev("streaming.started"))).toEqual([]);
     expect(mapTelnyx(null)).toEqual([]);
   });
@@ -193,7 +197,10 @@ describe("ARI", () => {
     expect(mapAriEvent({ type: "ChannelStateChange", channel: ch("Up") }, s)?.status).toBe("in_progress");
     expect(mapAriEvent({ type: "StasisStart", args: ["run=7"], channel: ch("Up") }, s)?.status).toBe("in_progress");
     expect(mapAriEvent({ type: "ChannelHangupRequest", cause: 16, channel: ch("Up") }, s)).toBeNull();
-    expect(mapAriEvent({ type: "ChannelDestroyed", cause: 16, cause_txt: "Normal Clearing", channel: ch("Up") }, s)).toMatchObject({ status: "completed", providerCallId: "edgedial-run-7-ab" });
+    expect(mapAriEvent({ type: "ChannelDestroyed", cause: 16, cause_txt: "Normal Clearing", channel: ch("Up") }, s)).toMatchObject({
+      status: "completed",
+      providerCallId: "edgedial-run-7-ab",
+    });
   });
   it("dial strings: the template applies; a dial string passes unchanged", () => {
     expect(dialString(undefined, "1001")).toBe("PJSIP/1001");
@@ -206,7 +213,13 @@ describe("ARI", () => {
     const id = ariChannelId(42);
     expect(runIdOfChannel(id)).toBe(42);
     expect(runIdOfChannel("some-other-channel")).toBeNull();
-    const c = (ari_endpoint: string): ConfigContext => ({ id: 1, orgId: 1, config: { ari_endpoint, app_name: "a", app_password: "p" }, state: {}, activeNumbers: [] });
+    const c = (ari_endpoint: string): ConfigContext => ({
+      id: 1,
+      orgId: 1,
+      config: { ari_endpoint, app_name: "a", app_password: "p" },
+      state: {},
+      activeNumbers: [],
+    });
     expect(ariBase(c("http://pbx:8088"))).toBe("http://pbx:8088/ari");
     expect(ariBase(c("http://pbx:8088/ari/"))).toBe("http://pbx:8088/ari");
     expect(ariBase(c("http://tester@pbx:8088/ari"))).toBe("http://pbx:8088/ari");

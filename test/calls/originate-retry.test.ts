@@ -16,7 +16,8 @@ import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, si
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
 const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
-const dial = (s: Setup) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+const dial = (s: Setup) =>
+  call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
 
 let waits: number[] = [];
 beforeEach(() => {
@@ -120,7 +121,9 @@ describe("originate retry bounds", () => {
     const t = await setup("twilio");
     await simBusy(t.acct, "originate", 429, { times: 3 });
     const id2 = id + 1;
-    const stub2 = await campaignObject(t, id2, { enabled: true, max_retries: 2, retry_delay_seconds: 30 }, [{ row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null }]);
+    const stub2 = await campaignObject(t, id2, { enabled: true, max_retries: 2, retry_delay_seconds: 30 }, [
+      { row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null },
+    ]);
     await stub2.start();
     for (let i = 0; i < 5 && !(await stub2.snapshot()).logs.some((l) => l.event === "dial_failed"); i++) await runDurableObjectAlarm(stub2);
     const failed = (await stub2.snapshot()).logs.find((l) => l.event === "dial_failed");
@@ -170,7 +173,13 @@ describe("the retry rules (kit)", () => {
       seen.push(new Headers(init.headers).get("authorization")!);
       return answers.shift()!;
     }) as unknown as typeof fetch;
-    const ok = await originateFetch("http://carrier.test/calls", async () => ({ method: "POST", headers: { Authorization: `Bearer t${++n}` } }), {}, sid, fetcher);
+    const ok = await originateFetch(
+      "http://carrier.test/calls",
+      async () => ({ method: "POST", headers: { Authorization: `Bearer t${++n}` } }),
+      {},
+      sid,
+      fetcher,
+    );
     expect(ok).toMatchObject({ status: 201, attempts: 2, json: { sid: "CA9" } });
     expect(seen).toEqual(["Bearer t1", "Bearer t2"]);
 

@@ -7,7 +7,26 @@ import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { CallStatus, ProviderName } from "../../src/telephony/providers/types";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
-import { CALLEE, CALLER, deliver, deliverAll, drain, flush, ONCE_ONLY, play, redeliver, runApi, runRow, setup, simFault, simRequests, startCall, type Recorded, type Setup, CONTEXT } from "./support";
+import {
+  CALLEE,
+  CALLER,
+  deliver,
+  deliverAll,
+  drain,
+  flush,
+  ONCE_ONLY,
+  play,
+  redeliver,
+  runApi,
+  runRow,
+  setup,
+  simFault,
+  simRequests,
+  startCall,
+  type Recorded,
+  type Setup,
+  CONTEXT,
+} from "./support";
 
 const enc = new TextEncoder();
 const hex = (b: ArrayBuffer) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
@@ -43,7 +62,12 @@ type Spec = {
   /** Checks the answer document response (or what stands for it). */
   checkAnswer(s: Setup, runId: number, answers: Array<{ cb: Callback; status: number; text: string; headers: Headers }>): Promise<void>;
   /** Ways to forge a callback; each must be refused with the status given. */
-  forgeries: Array<{ name: string; status: 401 | 403; tweak: (cb: Callback) => Parameters<typeof deliver>[1] | Promise<Parameters<typeof deliver>[1]>; opts?: { stale?: boolean; expired?: boolean; apiKey?: string } }>;
+  forgeries: Array<{
+    name: string;
+    status: 401 | 403;
+    tweak: (cb: Callback) => Parameters<typeof deliver>[1] | Promise<Parameters<typeof deliver>[1]>;
+    opts?: { stale?: boolean; expired?: boolean; apiKey?: string };
+  }>;
   /** What a hang-up through the provider module leads to (none: the carrier documents no hang-up). */
   hangup?: CallStatus;
 };
@@ -53,7 +77,16 @@ const wrongToken = (cb: Callback) => ({ url: cb.url.replace(/\/[0-9a-f]{64}(\?|$
 
 // Plivo and Vobiz share the originate body and the CallStatus table; what differs
 // (path, auth headers, signatures, answer check) stays in each spec.
-const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled", timeout: "failed" };
+const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = {
+  answered: "completed",
+  busy: "busy",
+  no_answer: "no_answer",
+  voicemail: "voicemail",
+  failed: "failed",
+  declined: "declined",
+  canceled: "canceled",
+  timeout: "failed",
+};
 async function expectPlivoFamilyBody(r: Recorded, provider: "plivo" | "vobiz", runId: number) {
   const u = await urls(provider, runId);
   expect(JSON.parse(r.body)).toEqual({
@@ -73,7 +106,15 @@ const SPECS: Spec[] = [
   {
     provider: "twilio",
     extra: { amd_enabled: true },
-    outcomes: { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled" },
+    outcomes: {
+      answered: "completed",
+      busy: "busy",
+      no_answer: "no_answer",
+      voicemail: "voicemail",
+      failed: "failed",
+      declined: "declined",
+      canceled: "canceled",
+    },
     async checkOriginate(s, runId) {
       const sid = s.acct.credentials.account_sid;
       const r = await originateRequest(s, /Calls\.json$/);
@@ -82,7 +123,22 @@ const SPECS: Spec[] = [
       expect(r.headers.authorization).toBe(basic(sid, s.acct.credentials.auth_token));
       expect(r.headers["content-type"]).toBe("application/x-www-form-urlencoded");
       const f = new URLSearchParams(r.body);
-      expect([...f.keys()].sort()).toEqual(["From", "MachineDetection", "Method", "StatusCallback", "StatusCallbackEvent", "StatusCallbackEvent", "StatusCallbackEvent", "StatusCallbackEvent", "StatusCallbackMethod", "Timeout", "To", "Url"].sort());
+      expect([...f.keys()].sort()).toEqual(
+        [
+          "From",
+          "MachineDetection",
+          "Method",
+          "StatusCallback",
+          "StatusCallbackEvent",
+          "StatusCallbackEvent",
+          "StatusCallbackEvent",
+          "StatusCallbackEvent",
+          "StatusCallbackMethod",
+          "Timeout",
+          "To",
+          "Url",
+        ].sort(),
+      );
       expect(f.get("To")).toBe(CALLEE);
       expect(f.get("From")).toBe(CALLER);
       expect(f.get("Url")).toBe(u.answer);
@@ -99,9 +155,17 @@ const SPECS: Spec[] = [
       expect(answers[0].text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello Ada, this is Edgedial &amp; co.</Say><Hangup/></Response>');
     },
     forgeries: [
-      { name: "a forged X-Twilio-Signature", status: 403, tweak: (cb) => ({ headers: { "X-Twilio-Signature": flipLastChar(cb.headers["X-Twilio-Signature"]) } }) },
+      {
+        name: "a forged X-Twilio-Signature",
+        status: 403,
+        tweak: (cb) => ({ headers: { "X-Twilio-Signature": flipLastChar(cb.headers["X-Twilio-Signature"]) } }),
+      },
       { name: "no signature", status: 403, tweak: () => ({ headers: { "X-Twilio-Signature": null } }) },
-      { name: "a body changed under a valid signature", status: 403, tweak: (cb) => ({ body: cb.body.replace(/CallStatus=[a-z-]+/, "CallStatus=completed") + "&x=1" }) },
+      {
+        name: "a body changed under a valid signature",
+        status: 403,
+        tweak: (cb) => ({ body: cb.body.replace(/CallStatus=[a-z-]+/, "CallStatus=completed") + "&x=1" }),
+      },
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
     ],
     hangup: "canceled",
@@ -123,7 +187,11 @@ const SPECS: Spec[] = [
       expect(answers[0].text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Hello Ada, this is Edgedial &amp; co.</Speak><Hangup/></Response>');
     },
     forgeries: [
-      { name: "a forged V3 signature", status: 403, tweak: (cb) => ({ headers: { "X-Plivo-Signature-V3": flipLastChar(cb.headers["X-Plivo-Signature-V3"]) } }) },
+      {
+        name: "a forged V3 signature",
+        status: 403,
+        tweak: (cb) => ({ headers: { "X-Plivo-Signature-V3": flipLastChar(cb.headers["X-Plivo-Signature-V3"]) } }),
+      },
       { name: "a missing nonce", status: 403, tweak: () => ({ headers: { "X-Plivo-Signature-V3-Nonce": null } }) },
       { name: "a body changed under a valid signature", status: 403, tweak: (cb) => ({ body: cb.body + "&Duration=99" }) },
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
@@ -152,7 +220,12 @@ const SPECS: Spec[] = [
       {
         name: "forged V3 and V2 signatures",
         status: 403,
-        tweak: (cb) => ({ headers: { "X-Vobiz-Signature-V3": flipLastChar(cb.headers["X-Vobiz-Signature-V3"]), "X-Vobiz-Signature-V2": flipLastChar(cb.headers["X-Vobiz-Signature-V2"]) } }),
+        tweak: (cb) => ({
+          headers: {
+            "X-Vobiz-Signature-V3": flipLastChar(cb.headers["X-Vobiz-Signature-V3"]),
+            "X-Vobiz-Signature-V2": flipLastChar(cb.headers["X-Vobiz-Signature-V2"]),
+          },
+        }),
       },
       {
         name: "no signature headers",
@@ -160,14 +233,28 @@ const SPECS: Spec[] = [
         tweak: () => ({ headers: { "X-Vobiz-Signature-V3": null, "X-Vobiz-Signature-V2": null } }),
       },
       // Vobiz signs only the URL: a body naming another call under a valid signature is caught by the id cross-check.
-      { name: "a body naming another call (valid signature)", status: 403, tweak: (cb) => ({ body: cb.body.replace(/CallUUID=[^&]+/, `CallUUID=${crypto.randomUUID()}`).replace(/RequestUUID=[^&]+/, `RequestUUID=${crypto.randomUUID()}`) }) },
+      {
+        name: "a body naming another call (valid signature)",
+        status: 403,
+        tweak: (cb) => ({
+          body: cb.body.replace(/CallUUID=[^&]+/, `CallUUID=${crypto.randomUUID()}`).replace(/RequestUUID=[^&]+/, `RequestUUID=${crypto.randomUUID()}`),
+        }),
+      },
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
     ],
     hangup: "canceled",
   },
   {
     provider: "telnyx",
-    outcomes: { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled" },
+    outcomes: {
+      answered: "completed",
+      busy: "busy",
+      no_answer: "no_answer",
+      voicemail: "voicemail",
+      failed: "failed",
+      declined: "declined",
+      canceled: "canceled",
+    },
     async checkOriginate(s, runId) {
       const r = await originateRequest(s, /^\/v2\/calls$/);
       const u = await urls("telnyx", runId);
@@ -189,13 +276,24 @@ const SPECS: Spec[] = [
     async checkAnswer(s) {
       const commands = (await simRequests(s.acct)).filter((r) => /\/actions\//.test(r.path));
       expect(commands.map((r) => r.path.split("/").at(-1))).toEqual(["speak", "hangup"]);
-      expect(JSON.parse(commands[0].body)).toEqual({ payload: GREETING, voice: "female", language: "en-US", service_level: "basic", client_state: btoa("greeting-part:0"), command_id: "greeting-0" });
+      expect(JSON.parse(commands[0].body)).toEqual({
+        payload: GREETING,
+        voice: "female",
+        language: "en-US",
+        service_level: "basic",
+        client_state: btoa("greeting-part:0"),
+        command_id: "greeting-0",
+      });
       expect(JSON.parse(commands[1].body)).toEqual({ command_id: "greeting-hangup" });
       expect(commands[0].headers.authorization).toBe(`Bearer ${s.acct.credentials.api_key}`);
     },
     forgeries: [
       { name: "a flipped body byte", status: 403, tweak: (cb) => ({ body: cb.body.replace('"event_type"', '"event_typf"') }) },
-      { name: "a forged signature", status: 403, tweak: (cb) => ({ headers: { "telnyx-signature-ed25519": flipLastChar(cb.headers["telnyx-signature-ed25519"]) } }) },
+      {
+        name: "a forged signature",
+        status: 403,
+        tweak: (cb) => ({ headers: { "telnyx-signature-ed25519": flipLastChar(cb.headers["telnyx-signature-ed25519"]) } }),
+      },
       { name: "a timestamp older than 300 s", status: 403, tweak: () => ({}), opts: { stale: true } },
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
     ],
@@ -203,12 +301,23 @@ const SPECS: Spec[] = [
   },
   {
     provider: "vonage",
-    outcomes: { answered: "completed", busy: "busy", no_answer: "no_answer", voicemail: "voicemail", failed: "failed", declined: "declined", canceled: "canceled" },
+    outcomes: {
+      answered: "completed",
+      busy: "busy",
+      no_answer: "no_answer",
+      voicemail: "voicemail",
+      failed: "failed",
+      declined: "declined",
+      canceled: "canceled",
+    },
     async checkOriginate(s, runId) {
       const r = await originateRequest(s, /^\/v1\/calls$/);
       const u = await urls("vonage", runId);
       const jwt = /^Bearer (.+)$/.exec(r.headers.authorization)![1];
-      const [h, c] = jwt.split(".").slice(0, 2).map((p) => JSON.parse(atob(p.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (p.length % 4)) % 4))));
+      const [h, c] = jwt
+        .split(".")
+        .slice(0, 2)
+        .map((p) => JSON.parse(atob(p.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (p.length % 4)) % 4))));
       expect(h).toEqual({ alg: "RS256", typ: "JWT" });
       expect(c.application_id).toBe(s.acct.credentials.application_id);
       expect(c.exp - c.iat).toBe(900);
@@ -306,7 +415,9 @@ const SPECS: Spec[] = [
       ws.send(JSON.stringify({ event: "connected" }));
       ws.send(JSON.stringify({ event: "start", start: { call_sid: "x" } }));
       expect(await closed).toBe(1000);
-      const bad = await exports.default.fetch(new Request(u.stream.replace(/^ws/, "http").replace(/[0-9a-f]{64}$/, "0".repeat(64)), { headers: { Upgrade: "websocket" } }));
+      const bad = await exports.default.fetch(
+        new Request(u.stream.replace(/^ws/, "http").replace(/[0-9a-f]{64}$/, "0".repeat(64)), { headers: { Upgrade: "websocket" } }),
+      );
       expect(bad.status).toBe(401);
     },
     forgeries: [
@@ -325,9 +436,22 @@ describe.each(SPECS)("$provider", (spec) => {
     expect(run).toMatchObject({ status: "initiated", provider: spec.provider, phoneNumber: CALLEE, fromNumber: CALLER, name: `WR-${runId}` });
     const delivered = await deliverAll(await play(run.providerCallId!, "answered"));
     await drain(run.providerCallId!);
-    await spec.checkAnswer(s, runId, delivered.filter((d) => d.cb.kind === "answer"));
+    await spec.checkAnswer(
+      s,
+      runId,
+      delivered.filter((d) => d.cb.kind === "answer"),
+    );
     const api = await runApi(s, runId);
-    expect(api).toMatchObject({ id: runId, status: "completed", workflow_id: s.agent.id, workflow_uuid: s.agent.workflow_uuid, campaign_id: null, telephony_configuration_id: s.configId, provider: spec.provider, error: null });
+    expect(api).toMatchObject({
+      id: runId,
+      status: "completed",
+      workflow_id: s.agent.id,
+      workflow_uuid: s.agent.workflow_uuid,
+      campaign_id: null,
+      telephony_configuration_id: s.configId,
+      provider: spec.provider,
+      error: null,
+    });
     expect(api.answered_at).not.toBeNull();
     expect(api.ended_at).not.toBeNull();
     expect(api.duration_seconds).toBe(7);
@@ -388,7 +512,10 @@ describe.each(SPECS)("$provider", (spec) => {
     const s = await setup(spec.provider, spec.extra);
     // A 500 is ambiguous (the call may exist), so it is never retried (a 429/503 is: originate-retry.test.ts).
     await simFault(s.acct, "originate", 500, "carrier maintenance window");
-    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
     expect(res.status).toBe(502);
     expect(res.json.detail).toContain("carrier maintenance window");
     expect(res.json.detail).toContain("HTTP 500");
@@ -396,7 +523,9 @@ describe.each(SPECS)("$provider", (spec) => {
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: "failed", error: res.json.detail, provider_call_id: null });
     // Nothing was retried blindly.
-    expect((await simRequests(s.acct)).filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path))).toHaveLength(1);
+    expect((await simRequests(s.acct)).filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path))).toHaveLength(
+      1,
+    );
   });
 
   it.runIf(spec.hangup)("hangs up through the carrier's API", async () => {

@@ -11,7 +11,12 @@ import { call, createOrg } from "../helpers";
 import { configFor, sim, simAccount, simFault, simRequests, type SimAccount } from "./support";
 import { configRow } from "../telephony/support";
 
-const FIELD: Partial<Record<ProviderName, string>> = { plivo: "application_id", vobiz: "application_id", telnyx: "connection_id", cloudonix: "application_name" };
+const FIELD: Partial<Record<ProviderName, string>> = {
+  plivo: "application_id",
+  vobiz: "application_id",
+  telnyx: "connection_id",
+  cloudonix: "application_name",
+};
 const CONFIGS = "/api/v1/organizations/telephony-configs";
 const applications = (acct: SimAccount) => sim<Array<{ id: string; name: string; url: string }>>("GET", `/accounts/${acct.id}/applications`);
 const stepOf = (json: any) => json.setup_checklist.steps.find((s: { key: string }) => s.key === "application");

@@ -73,8 +73,13 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
 
     // A carrier configuration without a caller-ID number is not ready for outbound.
     const acct = await simAccount("twilio");
-    expect((await call("POST", "/api/v1/organizations/telephony-configs", { key: bare.key, body: { name: "no-numbers", config: configFor(acct) } })).status).toBe(200);
-    const notReady = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, { key: bare.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+    expect(
+      (await call("POST", "/api/v1/organizations/telephony-configs", { key: bare.key, body: { name: "no-numbers", config: configFor(acct) } })).status,
+    ).toBe(200);
+    const notReady = await call("POST", `/api/v1/public/agent/${agent.workflow_uuid}`, {
+      key: bare.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
     expect(notReady.status).toBe(409);
     expect(notReady.json.detail).toMatch(/^Telephony configuration is not ready for outbound calls: .*caller_id/);
     expect((await simRequests(acct)).length).toBe(0);
@@ -141,7 +146,10 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   it("429 with Retry-After when the organization is at its cap: two parallel requests at a cap of one", async () => {
     const s = await setup("twilio");
     await organizationStub(env, s.org.id).setCap(1);
-    const [a, b] = await Promise.all([post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }), post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT })]);
+    const [a, b] = await Promise.all([
+      post(s, agentPath(s), { phone_number: CALLEE, initial_context: CONTEXT }),
+      post(s, workflowPath(s), { phone_number: CALLEE, initial_context: CONTEXT }),
+    ]);
     const statuses = [a.status, b.status].sort();
     expect(statuses).toEqual([200, 429]);
     const refused = a.status === 429 ? a : b;
@@ -235,7 +243,29 @@ describe("GET /workflow/{workflow_id}/runs", () => {
     expect(page2.json).toEqual({ items: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
     const one = await call("GET", `/api/v1/workflow/${s.agent.id}/runs/${ids[0]}`, { key: s.org.key });
     expect(Object.keys(one.json).sort()).toEqual(
-      ["id", "name", "workflow_id", "workflow_uuid", "campaign_id", "phone_number", "from_number", "initial_context", "telephony_configuration_id", "provider", "provider_call_id", "status", "answered_by", "error", "notes", "created_at", "started_at", "answered_at", "ended_at", "duration_seconds", "created_by_key_id"].sort(),
+      [
+        "id",
+        "name",
+        "workflow_id",
+        "workflow_uuid",
+        "campaign_id",
+        "phone_number",
+        "from_number",
+        "initial_context",
+        "telephony_configuration_id",
+        "provider",
+        "provider_call_id",
+        "status",
+        "answered_by",
+        "error",
+        "notes",
+        "created_at",
+        "started_at",
+        "answered_at",
+        "ended_at",
+        "duration_seconds",
+        "created_by_key_id",
+      ].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });
 

@@ -36,20 +36,23 @@ describe("a replayed signature is refused", () => {
     expect((await runRow(runId)).status).toBe("completed");
   });
 
-  it.each(["plivo", "telnyx", "vonage"] as const)("%s: the same signed delivery twice is a replay; the carrier's re-signed retry is accepted", async (provider) => {
-    const s = await setup(provider);
-    const runId = await startCall(s);
-    const callId = (await runRow(runId)).providerCallId!;
-    const first = (await play(callId, "busy")).filter((c) => c.kind === "status")[0];
-    expect((await deliver(first)).status).toBeLessThan(300);
-    const before = await runRow(runId);
-    const again = await deliver(first);
-    expect(again.status, again.text).toBe(403);
-    expect(JSON.parse(again.text)).toEqual({ detail: "Replayed signature: this callback was already received" });
-    expect(await runRow(runId)).toEqual(before);
-    const retry = await deliver(await redeliver(callId, first));
-    expect(retry.status, retry.text).toBeLessThan(300);
-  });
+  it.each(["plivo", "telnyx", "vonage"] as const)(
+    "%s: the same signed delivery twice is a replay; the carrier's re-signed retry is accepted",
+    async (provider) => {
+      const s = await setup(provider);
+      const runId = await startCall(s);
+      const callId = (await runRow(runId)).providerCallId!;
+      const first = (await play(callId, "busy")).filter((c) => c.kind === "status")[0];
+      expect((await deliver(first)).status).toBeLessThan(300);
+      const before = await runRow(runId);
+      const again = await deliver(first);
+      expect(again.status, again.text).toBe(403);
+      expect(JSON.parse(again.text)).toEqual({ detail: "Replayed signature: this callback was already received" });
+      expect(await runRow(runId)).toEqual(before);
+      const retry = await deliver(await redeliver(callId, first));
+      expect(retry.status, retry.text).toBeLessThan(300);
+    },
+  );
 
   it("twilio signs nothing once-only: the same delivery twice is accepted and ignored", async () => {
     const s = await setup("twilio");
@@ -90,7 +93,9 @@ describe("the nonce store", () => {
     // Past its window the row is pruned and the nonce could be claimed again (the signature check refuses it by then).
     clock.set(now + 1001);
     expect(await claimNonce(env, 1, key(n, now + 5000))).toBe(true);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM callback_nonces WHERE expires_at < ?").bind(now + 1001).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM callback_nonces WHERE expires_at < ?")
+      .bind(now + 1001)
+      .first<{ n: number }>();
     expect(rows?.n).toBe(0);
   });
 

@@ -13,7 +13,9 @@ const LIMITS = { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_S
 
 /** Makes run `id` look `ageSeconds` old. */
 const age = (id: number, ageSeconds: number) =>
-  env.DB.prepare("UPDATE workflow_runs SET created_at = ? WHERE id = ?").bind(new Date(Date.now() - ageSeconds * 1000).toISOString(), id).run();
+  env.DB.prepare("UPDATE workflow_runs SET created_at = ? WHERE id = ?")
+    .bind(new Date(Date.now() - ageSeconds * 1000).toISOString(), id)
+    .run();
 
 const hangups = async (s: Awaited<ReturnType<typeof setup>>, callId: string) =>
   (await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`)).length;

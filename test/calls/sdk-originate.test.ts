@@ -9,7 +9,14 @@ import type { ConfigContext, OriginateRequest } from "../../src/telephony/provid
 import { vonageCalls } from "../../src/telephony/providers/vonage/calls";
 import { SDK_CALL } from "./sdk-requests.global";
 
-const req: OriginateRequest = { runId: 1, to: SDK_CALL.to, from: SDK_CALL.from, answerUrl: SDK_CALL.answerUrl, statusUrl: SDK_CALL.statusUrl, timeoutSeconds: SDK_CALL.timeoutSeconds };
+const req: OriginateRequest = {
+  runId: 1,
+  to: SDK_CALL.to,
+  from: SDK_CALL.from,
+  answerUrl: SDK_CALL.answerUrl,
+  statusUrl: SDK_CALL.statusUrl,
+  timeoutSeconds: SDK_CALL.timeoutSeconds,
+};
 const ctx = (config: Record<string, unknown>): ConfigContext => ({ id: 1, orgId: 1, config, state: {}, activeNumbers: [] });
 const sorted = (entries: [string, string][]) => [...entries].sort(([a, x], [b, y]) => (a === b ? x.localeCompare(y) : a.localeCompare(b)));
 
@@ -17,7 +24,11 @@ describe("originate bodies against the carriers' SDKs", () => {
   it("Twilio: the form edgedial posts is what twilio's calls.create posts for the same call", async () => {
     for (const amd of [false, true]) {
       const seen: { method: string; uri: string; data: Record<string, string | string[]> }[] = [];
-      const httpClient = { request: async (o: { method: string; uri: string; data: Record<string, string | string[]> }) => (seen.push(o), { statusCode: 201, body: { sid: "CA1" }, headers: {} }) };
+      const httpClient = {
+        request: async (o: { method: string; uri: string; data: Record<string, string | string[]> }) => (
+          seen.push(o), { statusCode: 201, body: { sid: "CA1" }, headers: {} }
+        ),
+      };
       const client = twilio("AC00000000000000000000000000000001", "token-0001", { httpClient } as never);
       await client.calls.create({
         to: req.to,
@@ -32,7 +43,9 @@ describe("originate bodies against the carriers' SDKs", () => {
       });
       expect(seen[0].method.toUpperCase()).toBe("POST");
       expect(new URL(seen[0].uri).pathname).toBe("/2010-04-01/Accounts/AC00000000000000000000000000000001/Calls.json");
-      const theirs = Object.entries(seen[0].data).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, String(x)] as [string, string]) : [[k, String(v)] as [string, string]]));
+      const theirs = Object.entries(seen[0].data).flatMap(([k, v]) =>
+        Array.isArray(v) ? v.map((x) => [k, String(x)] as [string, string]) : [[k, String(v)] as [string, string]],
+      );
       const ours = [...originateForm(ctx({ amd_enabled: amd }), req).entries()];
       expect(sorted(ours)).toEqual(sorted(theirs));
     }
@@ -50,7 +63,11 @@ describe("originate bodies against the carriers' SDKs", () => {
     expect(vonage.method).toBe("POST");
     expect(new URL(vonage.url).pathname).toBe("/v1/calls");
     // Ours, captured at fetch with a key of our own.
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign"],
+    )) as CryptoKeyPair;
     const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
     const pem = `-----BEGIN PRIVATE KEY-----\n${btoa(String.fromCharCode(...der))}\n-----END PRIVATE KEY-----\n`;
     let ours: unknown = null;
@@ -60,7 +77,11 @@ describe("originate bodies against the carriers' SDKs", () => {
       return new Response(JSON.stringify({ uuid: "u-1" }), { status: 201, headers: { "Content-Type": "application/json" } });
     }) as typeof fetch;
     try {
-      const placed = await vonageCalls.originate(ctx({ application_id: SDK_CALL.applicationId, private_key: pem }), { baseUrls: {}, carrierTimeoutMs: 1000 } as never, req);
+      const placed = await vonageCalls.originate(
+        ctx({ application_id: SDK_CALL.applicationId, private_key: pem }),
+        { baseUrls: {}, carrierTimeoutMs: 1000 } as never,
+        req,
+      );
       expect(placed).toEqual({ ok: true, providerCallId: "u-1" });
     } finally {
       globalThis.fetch = realFetch;

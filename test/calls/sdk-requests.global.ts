@@ -48,7 +48,11 @@ async function plivoRequest(): Promise<SdkRequest> {
 
 async function vonageRequest(): Promise<SdkRequest> {
   const { Voice } = require("@vonage/voice");
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
   const voice = new Voice({ applicationId: SDK_CALL.applicationId, privateKey });
   let seen: SdkRequest | null = null;
   // The client's one transport method, replaced after its own preparation (auth, headers, body encoding).

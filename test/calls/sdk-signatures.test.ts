@@ -63,22 +63,36 @@ describe("Vonage JWTs and @vonage/jwt", () => {
 
   it("a signed callback (HS256 with payload_hash) verifies with @vonage/jwt's verifySignature and with ours; the wrong secret with neither", async () => {
     const iat = Math.floor(Date.now() / 1000);
-    const jwt = await sim.vonageCallbackJwt(secret, { iat, jti: crypto.randomUUID(), iss: "Vonage", api_key: "a1b2c3d4", application_id: "aaaaaaaa-0000-4000-8000-000000000001" }, body);
+    const jwt = await sim.vonageCallbackJwt(
+      secret,
+      { iat, jti: crypto.randomUUID(), iss: "Vonage", api_key: "a1b2c3d4", application_id: "aaaaaaaa-0000-4000-8000-000000000001" },
+      body,
+    );
     expect(verifySignature(jwt, secret)).toBe(true);
     expect(await verifyVonageSignedCallback({ authorization: `Bearer ${jwt}`, rawBody: body, secret, apiKey: "a1b2c3d4" })).toBe(true);
     expect(verifySignature(jwt, "another_secret_0123456")).toBe(false);
-    expect(await verifyVonageSignedCallback({ authorization: `Bearer ${jwt}`, rawBody: body, secret: "another_secret_0123456", apiKey: "a1b2c3d4" })).toBe(false);
+    expect(await verifyVonageSignedCallback({ authorization: `Bearer ${jwt}`, rawBody: body, secret: "another_secret_0123456", apiKey: "a1b2c3d4" })).toBe(
+      false,
+    );
     // The SDK checks the signature only; the body hash is ours to check: a changed body is refused.
     expect(await verifyVonageSignedCallback({ authorization: `Bearer ${jwt}`, rawBody: body.replace("7", "8"), secret, apiKey: "a1b2c3d4" })).toBe(false);
   });
 
   it("our application JWT has the claims and signature @vonage/jwt's tokenGenerate makes (RS256, application_id, iat, jti, exp = iat + 900)", async () => {
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
     const pem = sim.pem("PRIVATE KEY", new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer));
     const appId = "aaaaaaaa-0000-4000-8000-000000000001";
     const theirs = tokenGenerate(appId, pem);
     const ours = await vonageJwt(appId, pem);
-    const decode = (t: string) => t.split(".").slice(0, 2).map((p) => JSON.parse(new TextDecoder().decode(sim.unb64(p.replace(/-/g, "+").replace(/_/g, "/")))));
+    const decode = (t: string) =>
+      t
+        .split(".")
+        .slice(0, 2)
+        .map((p) => JSON.parse(new TextDecoder().decode(sim.unb64(p.replace(/-/g, "+").replace(/_/g, "/")))));
     const [th, tc] = decode(theirs);
     const [oh, oc] = decode(ours);
     expect(oh.alg).toBe(th.alg);

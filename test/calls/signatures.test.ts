@@ -34,9 +34,13 @@ describe("B.1 Twilio", () => {
   it("verifies on the exact URL (with or without the default port) and refuses near misses", async () => {
     const c = ctx({ auth_token: "test_auth_token" });
     expect(await twilioCalls.verifyCallback(c, formRequest(url, body, { "X-Twilio-Signature": expected }), body)).toBe(true);
-    expect(await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test:443/tw/status?run=r1", body, { "X-Twilio-Signature": expected }), body)).toBe(true);
+    expect(
+      await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test:443/tw/status?run=r1", body, { "X-Twilio-Signature": expected }), body),
+    ).toBe(true);
     expect(await twilioCalls.verifyCallback(c, formRequest(url, body + "&x=1", { "X-Twilio-Signature": expected }), body + "&x=1")).toBe(false);
-    expect(await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test/tw/status?run=r2", body, { "X-Twilio-Signature": expected }), body)).toBe(false);
+    expect(
+      await twilioCalls.verifyCallback(c, formRequest("https://hooks.example.test/tw/status?run=r2", body, { "X-Twilio-Signature": expected }), body),
+    ).toBe(false);
     expect(await twilioCalls.verifyCallback(ctx({ auth_token: "other" }), formRequest(url, body, { "X-Twilio-Signature": expected }), body)).toBe(false);
     expect(await twilioCalls.verifyCallback(c, formRequest(url, body, {}), body)).toBe(false);
   });
@@ -69,7 +73,9 @@ describe("B.2 Plivo V3", () => {
     expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": `bogus,${good}`, "X-Plivo-Signature-V3-Nonce": nonce }), body)).toBe(true);
     expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": good }), body)).toBe(false);
     expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": "bogus", "X-Plivo-Signature-V3-Nonce": nonce }), body)).toBe(false);
-    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": good, "X-Plivo-Signature-V3-Nonce": "1" + nonce.slice(1, -1) + "1" }), body)).toBe(false);
+    expect(await plivoCalls.verifyCallback(c, req({ "X-Plivo-Signature-V3": good, "X-Plivo-Signature-V3-Nonce": "1" + nonce.slice(1, -1) + "1" }), body)).toBe(
+      false,
+    );
   });
 });
 
@@ -86,7 +92,12 @@ describe("B.3 Vobiz", () => {
     const c = ctx({ auth_token: "vobiz_token" });
     const v2only = formRequest(url, "", { "X-Vobiz-Signature-V2": "hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=", "X-Vobiz-Signature-V2-Nonce": nonce });
     expect(await vobizCalls.verifyCallback(c, v2only, "")).toBe(true);
-    const badV3 = formRequest(url, "", { "X-Vobiz-Signature-V3": "AAAA", "X-Vobiz-Signature-V3-Nonce": nonce, "X-Vobiz-Signature-V2": "hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=", "X-Vobiz-Signature-V2-Nonce": nonce });
+    const badV3 = formRequest(url, "", {
+      "X-Vobiz-Signature-V3": "AAAA",
+      "X-Vobiz-Signature-V3-Nonce": nonce,
+      "X-Vobiz-Signature-V2": "hKLMweUUD3lSoHPS3cJS514G2KCPQFSy9ngM3Rr/ePY=",
+      "X-Vobiz-Signature-V2-Nonce": nonce,
+    });
     expect(await vobizCalls.verifyCallback(c, badV3, "")).toBe(false);
   });
 });
@@ -162,7 +173,11 @@ describe("B.5 Vonage signed callbacks", () => {
 
 describe("Vonage RS256 application JWT", () => {
   it("mints a token the public half verifies, from a PKCS#8 or a PKCS#1 PEM", async () => {
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
     const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
     // PKCS#1 is the OCTET STRING inside PKCS#8 (26-byte header for a 2048-bit key); wrapping it back must round-trip.
     const pkcs1 = pkcs8.slice(26);
@@ -201,7 +216,15 @@ describe("the carriers' SDKs agree with the adapters", () => {
     }
     // Published in Plivo's SDK tests (plivo-ruby spec/signature_spec.rb, plivo-dotnet TestSignature): V2 = HMAC-SHA256(token, URL + nonce).
     expect(validateSignature("https://answer.url", "12345", "ehV3IKhLysWBxC1sy8INm0qGoQYdYsHwuoKjsX7FsXc=", "my_auth_token")).toBe(true);
-    expect(sim.b64(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", new TextEncoder().encode("my_auth_token"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), new TextEncoder().encode("https://answer.url12345")))).toBe("ehV3IKhLysWBxC1sy8INm0qGoQYdYsHwuoKjsX7FsXc=");
+    expect(
+      sim.b64(
+        await crypto.subtle.sign(
+          "HMAC",
+          await crypto.subtle.importKey("raw", new TextEncoder().encode("my_auth_token"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+          new TextEncoder().encode("https://answer.url12345"),
+        ),
+      ),
+    ).toBe("ehV3IKhLysWBxC1sy8INm0qGoQYdYsHwuoKjsX7FsXc=");
     // Vobiz V2 is that formula over the query-less callback URL; the SDK agrees with ours on a real callback URL.
     const cb = "https://edgedial.example/api/v1/telephony/vobiz/status/42/abc";
     expect(validateSignature(cb, "12345", await vobizSignature("V2", "my_auth_token", `${cb}?x=1`, "12345"), "my_auth_token")).toBe(true);

@@ -21,7 +21,11 @@ export const CALLER = "+14155550100";
 export const CONTEXT = { first_name: "Ada" };
 
 export async function sim<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${SIM}/_sim${path}`, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${SIM}/_sim${path}`, {
+    method,
+    headers: { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   expect(res.status, `simulator ${method} ${path}`).toBe(200);
   return res.json() as Promise<T>;
 }
@@ -31,18 +35,27 @@ export type Recorded = { method: string; path: string; query: Record<string, str
 
 export const simAccount = (provider: ProviderName) => sim<SimAccount>("POST", "/accounts", { provider });
 export const simRequests = (acct: SimAccount) => sim<Recorded[]>("GET", `/accounts/${acct.id}/requests`);
-export const simFault = (acct: SimAccount, op: string, status: number, message?: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status, message, times });
+export const simFault = (acct: SimAccount, op: string, status: number, message?: string, times = 1) =>
+  sim("POST", `/accounts/${acct.id}/faults`, { op, status, message, times });
 /** The carrier refuses the next `times` `op` requests with `status` (429/503) and, when given, a `Retry-After`. */
 export const simBusy = (acct: SimAccount, op: string, status: 429 | 503, opts: { retryAfter?: string; times?: number; message?: string } = {}) =>
-  sim("POST", `/accounts/${acct.id}/faults`, { op, status, message: opts.message ?? (status === 429 ? "Too Many Requests" : "Service Unavailable"), times: opts.times ?? 1, retry_after: opts.retryAfter });
+  sim("POST", `/accounts/${acct.id}/faults`, {
+    op,
+    status,
+    message: opts.message ?? (status === 429 ? "Too Many Requests" : "Service Unavailable"),
+    times: opts.times ?? 1,
+    retry_after: opts.retryAfter,
+  });
 /** The connection to the carrier fails on the next `op` request, as a refused connect does. */
 export const simRefuse = (acct: SimAccount, op: string, times = 1) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 503, times, refuse: true });
 /** The carrier sits on the next `op` request for `hangMs` before answering (a hung API, for our timeout). */
-export const simHang = (acct: SimAccount, op: string, hangMs: number) => sim("POST", `/accounts/${acct.id}/faults`, { op, status: 504, message: "answered too late", hang_ms: hangMs });
+export const simHang = (acct: SimAccount, op: string, hangMs: number) =>
+  sim("POST", `/accounts/${acct.id}/faults`, { op, status: 504, message: "answered too late", hang_ms: hangMs });
 export const play = async (callId: string, outcome: Outcome, opts: Omit<PlayRequest, "outcome"> = {}) =>
   (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/outcome`, { outcome, ...opts })).callbacks;
 /** The carrier's own retry of a callback: signed afresh where its deliveries carry a nonce, timestamp or JWT id. */
-export const redeliver = async (callId: string, cb: Callback) => (await sim<{ callback: Callback }>("POST", `/calls/${encodeURIComponent(callId)}/redeliver`, { callback: cb })).callback;
+export const redeliver = async (callId: string, cb: Callback) =>
+  (await sim<{ callback: Callback }>("POST", `/calls/${encodeURIComponent(callId)}/redeliver`, { callback: cb })).callback;
 export const flush = async (callId: string) => (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/flush`, {})).callbacks;
 
 /** Sends one carrier callback to the Worker exactly as the simulator built it (bytes, headers, URL). */
@@ -86,7 +99,10 @@ export const GREETING_DEF = () => ({
 });
 
 export async function createAgent(org: Org) {
-  const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: GREETING_DEF() } });
+  const res = await call("POST", "/api/v1/workflow/create", {
+    key: org.key,
+    body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: GREETING_DEF() },
+  });
   expect(res.status, res.text).toBe(200);
   return res.json as { id: number; workflow_uuid: string; workflow_definition: ReturnType<typeof GREETING_DEF> };
 }
@@ -99,7 +115,13 @@ export function configFor(acct: SimAccount, extra: Record<string, unknown> = {})
     plivo: { auth_id: c.auth_id, auth_token: c.auth_token },
     vobiz: { auth_id: c.auth_id, auth_token: c.auth_token },
     telnyx: { api_key: c.api_key, webhook_public_key: c.webhook_public_key },
-    vonage: { api_key: c.api_key, api_secret: c.api_secret, application_id: c.application_id, private_key: c.private_key, signature_secret: c.signature_secret },
+    vonage: {
+      api_key: c.api_key,
+      api_secret: c.api_secret,
+      application_id: c.application_id,
+      private_key: c.private_key,
+      signature_secret: c.signature_secret,
+    },
     cloudonix: { bearer_token: c.bearer_token, domain_id: c.domain_id },
     exotel: { account_sid: c.account_sid, api_key: c.api_key, api_token: c.api_token },
     ari: { ari_endpoint: `${SIM}/ari/${acct.id}`, app_name: c.app_name, app_password: c.app_password },
@@ -113,10 +135,16 @@ export type Setup = { org: Org; acct: SimAccount; configId: number; agent: Await
 export async function setup(provider: ProviderName, extra: Record<string, unknown> = {}, org?: Org, caller = CALLER): Promise<Setup> {
   org ??= await createOrg();
   const acct = await simAccount(provider);
-  const created = await call("POST", "/api/v1/organizations/telephony-configs", { key: org.key, body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: true, config: configFor(acct, extra) } });
+  const created = await call("POST", "/api/v1/organizations/telephony-configs", {
+    key: org.key,
+    body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: true, config: configFor(acct, extra) },
+  });
   expect(created.status, created.text).toBe(200);
   const configId = created.json.id as number;
-  const num = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/phone-numbers`, { key: org.key, body: { address: caller, is_default_caller_id: true } });
+  const num = await call("POST", `/api/v1/organizations/telephony-configs/${configId}/phone-numbers`, {
+    key: org.key,
+    body: { address: caller, is_default_caller_id: true },
+  });
   expect(num.status, num.text).toBe(200);
   const agent = await createAgent(org);
   return { org, acct, configId, agent };
@@ -124,7 +152,10 @@ export async function setup(provider: ProviderName, extra: Record<string, unknow
 
 /** Starts a call through the public endpoint and returns the run id, checking the contract's 200 shape. */
 export async function startCall(s: Setup, body: Record<string, unknown> = {}) {
-  const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" }, ...body } });
+  const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+    key: s.org.key,
+    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" }, ...body },
+  });
   expect(res.status, res.text).toBe(200);
   expect(res.json).toEqual({ status: "initiated", workflow_run_id: expect.any(Number), workflow_run_name: `WR-${res.json.workflow_run_id}` });
   return res.json.workflow_run_id as number;

@@ -11,7 +11,6 @@ beforeEach(() => {
   carrier = resetWorld();
 });
 
-
 /** A campaign as create leaves it: the D1 summary row in `draft` and the object filled. */
 
 describe("review: redial body (malformed JSON is 422 json_invalid)", () => {
@@ -56,8 +55,7 @@ describe("review: redial of an archived agent's campaign (archived agents take n
     await tick(stub);
     for (const s of carrier.open(id)) await carrier.report(s, "no_answer");
     expect((await stub.snapshot()).state).toBe("completed");
-    const campaignsOf = async () =>
-      (await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE org_id = ?").bind(o.org.id).first<{ n: number }>())!.n;
+    const campaignsOf = async () => (await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE org_id = ?").bind(o.org.id).first<{ n: number }>())!.n;
     const before = await campaignsOf();
 
     expect((await call("PUT", `/api/v1/workflow/${o.workflowId}/status`, { key: o.org.key, body: { status: "archived" } })).status).toBe(200);
@@ -78,7 +76,11 @@ describe("review: breaker window reset on start/resume from paused", () => {
   const breaker = { enabled: true, failure_threshold: 0.5, window_seconds: 120, min_calls_in_window: 5 };
   for (const op of ["start", "resume"] as const)
     it(`${op} right after a trip (same instant) runs again: the failures that tripped it are behind the reset`, async () => {
-      const { id, stub } = await makeCampaign({ contacts: 20, settings: { rate_limit: 50, max_concurrency: 10, retry_config: { enabled: false }, circuit_breaker: breaker }, start: true });
+      const { id, stub } = await makeCampaign({
+        contacts: 20,
+        settings: { rate_limit: 50, max_concurrency: 10, retry_config: { enabled: false }, circuit_breaker: breaker },
+        start: true,
+      });
       await tick(stub);
       const calls = carrier.open(id);
       for (let i = 0; i < 4; i++) await carrier.report(calls[i], "failed");

@@ -37,7 +37,10 @@ describe("CSV national numbers", () => {
     expect(outcome.items[0]).toMatchObject({ loc: ["body", "source_url", 2, "phone_number"], ctx: { suggestion: "+14155550102", country: "US" } });
     expect(outcome.items[0].msg).toBe('Phone number must be in E.164 format (+ and country code): did you mean +14155550102? (or send default_country "US")');
     // Nothing to suggest: the plain rule.
-    expect(outcome.items[1]).toMatchObject({ loc: ["body", "source_url", 3, "phone_number"], msg: "Phone number must be in E.164 format (+ and country code)" });
+    expect(outcome.items[1]).toMatchObject({
+      loc: ["body", "source_url", 3, "phone_number"],
+      msg: "Phone number must be in E.164 format (+ and country code)",
+    });
   });
 
   it("a PBX file keeps short numbers as extensions, default_country or not", async () => {
@@ -71,7 +74,12 @@ describe("CSV contact context caps", () => {
     expect(outcome.items).toHaveLength(1);
     expect(outcome.items[0]).toMatchObject({ loc: ["body", "source_url", 1], type: "csv_too_many_columns", ctx: { max_columns: MAX_CONTEXT_KEYS } });
     // Exactly the cap (plus the greeting columns, which are not context) is fine.
-    const ok = await importText(`phone_number,greeting_override_type,${names.slice(1).join(",")}\n+14155550100,,${names.slice(1).map(() => "x").join(",")}\n`);
+    const ok = await importText(
+      `phone_number,greeting_override_type,${names.slice(1).join(",")}\n+14155550100,,${names
+        .slice(1)
+        .map(() => "x")
+        .join(",")}\n`,
+    );
     expect(ok.outcome.ok).toBe(true);
   });
 

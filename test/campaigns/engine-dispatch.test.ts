@@ -21,7 +21,13 @@ describe("dispatch", () => {
     await advance(5000, stub);
     expect(carrier.open(id)).toHaveLength(3);
     const req = carrier.started[0].req;
-    expect(req).toMatchObject({ campaignId: id, attempt: 1, phoneNumber: "+14155550000", initialContext: { i: "0" }, leaseId: `campaign:${id}:${req.contactId}:1` });
+    expect(req).toMatchObject({
+      campaignId: id,
+      attempt: 1,
+      phoneNumber: "+14155550000",
+      initialContext: { i: "0" },
+      leaseId: `campaign:${id}:${req.contactId}:1`,
+    });
     const p = await stub.progress();
     expect(p).toMatchObject({ state: "running", total: 10, processed: 3, pending: 7, in_progress: 3 });
   });
@@ -117,7 +123,12 @@ describe("pause and settings", () => {
     await stub.resume();
     await tick(stub);
     expect(carrier.open(id)).toHaveLength(3);
-    expect(carrier.open(id).map((s) => s.req.attempt).sort()).toEqual([1, 1, 2]); // the due retry goes first
+    expect(
+      carrier
+        .open(id)
+        .map((s) => s.req.attempt)
+        .sort(),
+    ).toEqual([1, 1, 2]); // the due retry goes first
   });
 
   it("PATCH takes effect at once: more concurrency dials now, less holds new dials back", async () => {

@@ -54,7 +54,13 @@ export class FakeCarrier {
   /** Reports a status for a started call to its campaign (as the calls module would). */
   async report(s: Started, status: CallStatus, at = clock.now()) {
     if (["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"].includes(status)) this.ended.add(s.runId);
-    return campaignStub(s.req.campaignId).onCallStatus({ runId: s.runId, contactId: s.req.contactId, attempt: s.req.attempt, status, at: new Date(at).toISOString() });
+    return campaignStub(s.req.campaignId).onCallStatus({
+      runId: s.runId,
+      contactId: s.req.contactId,
+      attempt: s.req.attempt,
+      status,
+      at: new Date(at).toISOString(),
+    });
   }
 
   dialsOf(campaignId: number, phone: string): Started[] {
@@ -69,7 +75,12 @@ export function resetWorld(): FakeCarrier {
 
 export const phone = (i: number) => `+1415555${String(i).padStart(4, "0")}`;
 export const contacts = (n: number, from = 0): ContactInput[] =>
-  Array.from({ length: n }, (_, i) => ({ row: i + 2 + from, phone_number: phone(i + from), initial_context: { i: String(i + from) }, greeting_override: null }));
+  Array.from({ length: n }, (_, i) => ({
+    row: i + 2 + from,
+    phone_number: phone(i + from),
+    initial_context: { i: String(i + from) },
+    greeting_override: null,
+  }));
 
 export type MakeOpts = { contacts?: number; settings?: SettingsPatch; orgId?: number; start?: boolean };
 

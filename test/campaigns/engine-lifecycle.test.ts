@@ -7,7 +7,15 @@ import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 
 let next = 900_000;
 const stubFor = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
-const meta = (id: number) => ({ campaignId: id, orgId: 1, name: `c${id}`, workflowId: 1, telephonyConfigurationId: 1, sourceId: "k", settings: DEFAULT_SETTINGS });
+const meta = (id: number) => ({
+  campaignId: id,
+  orgId: 1,
+  name: `c${id}`,
+  workflowId: 1,
+  telephonyConfigurationId: 1,
+  sourceId: "k",
+  settings: DEFAULT_SETTINGS,
+});
 const contact = (row: number, phone: string) => ({ row, phone_number: phone, initial_context: { name: `n${row}` }, greeting_override: null });
 
 describe("campaign object: creation RPCs", () => {
@@ -46,12 +54,21 @@ describe("campaign object: creation RPCs", () => {
     expect(res).toEqual({ inserted: 3_000 - expected.length, duplicates: expected });
     // A second chunk: repeats of the first chunk's numbers and of its own.
     const again = await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]);
-    expect(again).toEqual({ inserted: 1, duplicates: [{ row: 5_000, phone_number: num(0), first_row: 2 }, { row: 5_002, phone_number: "+14155550199", first_row: 5_001 }] });
+    expect(again).toEqual({
+      inserted: 1,
+      duplicates: [
+        { row: 5_000, phone_number: num(0), first_row: 2 },
+        { row: 5_002, phone_number: "+14155550199", first_row: 5_001 },
+      ],
+    });
     const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
     const { DoSql } = await import("../../src/lib/do-sql");
     await runInDurableObject(stub, async (_i, state) => {
-      const stored = state.storage.sql.exec<{ row: number; phone_number: string; initial_context: string; greeting_override: string | null }>(
-        "SELECT row, phone_number, initial_context, greeting_override FROM contacts WHERE row < 5000 ORDER BY row").toArray();
+      const stored = state.storage.sql
+        .exec<{ row: number; phone_number: string; initial_context: string; greeting_override: string | null }>(
+          "SELECT row, phone_number, initial_context, greeting_override FROM contacts WHERE row < 5000 ORDER BY row",
+        )
+        .toArray();
       const kept = chunk.filter((c) => !expected.some((d) => d.row === c.row));
       expect(stored.map((r) => r.row)).toEqual(kept.map((c) => c.row));
       for (const [k, c] of kept.entries()) {
@@ -128,7 +145,17 @@ describe("campaign object: storage schema", () => {
       const db = new DoSql(state.storage);
       expect(sql.exec("SELECT v FROM schema_meta").one().v).toBe(SCHEMA_VERSION);
       expect(readCounts(db)).toEqual(recount(db));
-      expect(readCounts(db)).toMatchObject({ total: 3, processed: 2, completed: 1, failed: 0, pending: 1, awaiting_retry: 1, executed: 2, queued: 4, failed_calls: 1 });
+      expect(readCounts(db)).toMatchObject({
+        total: 3,
+        processed: 2,
+        completed: 1,
+        failed: 0,
+        pending: 1,
+        awaiting_retry: 1,
+        executed: 2,
+        queued: 4,
+        failed_calls: 1,
+      });
       // From here on the triggers keep them: a new attempt and a finished one move the counts.
       sql.exec(`INSERT INTO attempts (contact_id, attempt, status, dialed_at) VALUES (3, 1, 'dialing', 0)`);
       sql.exec(`UPDATE contacts SET status = 'active', attempts = 1 WHERE id = 3`);

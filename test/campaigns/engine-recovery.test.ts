@@ -52,7 +52,10 @@ describe("restarts", () => {
     carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
     // Waking (any call) reconciles before anything else happens.
     const snap = await stub.snapshot();
-    expect(snap.logs.find((l) => l.event === "attempt_reconciled")).toMatchObject({ level: "warning", details: { contact_id: carrier.started[0].req.contactId, attempt: 1 } });
+    expect(snap.logs.find((l) => l.event === "attempt_reconciled")).toMatchObject({
+      level: "warning",
+      details: { contact_id: carrier.started[0].req.contactId, attempt: 1 },
+    });
     await simulate(carrier, [stub], { untilMs: clock.now() + 3600_000, plan: () => ({ durationMs: 2000, outcome: "completed" }) });
     expectNoDoubleDial(id);
     expect(carrier.dialsOf(id, carrier.started[0].req.phoneNumber)).toHaveLength(1);
@@ -64,7 +67,9 @@ describe("restarts", () => {
 
   it("a run record that shows the call was placed is adopted: the outcome comes from its status", async () => {
     const org = await createOrg();
-    const wf = await env.DB.prepare("INSERT INTO workflows (org_id, uuid, name) VALUES (?, ?, 'agent') RETURNING id").bind(org.id, crypto.randomUUID()).first<{ id: number }>();
+    const wf = await env.DB.prepare("INSERT INTO workflows (org_id, uuid, name) VALUES (?, ?, 'agent') RETURNING id")
+      .bind(org.id, crypto.randomUUID())
+      .first<{ id: number }>();
     const made = await makeCampaign({ orgId: org.id, contacts: 2, settings: { max_concurrency: 2, rate_limit: 10 }, start: true });
     const { id } = made;
     carrier.decide = () => "hang";
@@ -72,7 +77,10 @@ describe("restarts", () => {
     await vi.waitFor(() => expect(carrier.started).toHaveLength(2));
     const [placed, finished] = carrier.started;
     // The calls module got as far as the carrier for both; one already has its final status.
-    for (const [s, status, callId] of [[placed, "ringing", "prov-1"], [finished, "busy", "prov-2"]] as const)
+    for (const [s, status, callId] of [
+      [placed, "ringing", "prov-1"],
+      [finished, "busy", "prov-2"],
+    ] as const)
       await env.DB.prepare(
         "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, campaign_id, contact_id, attempt, phone_number, status, provider_call_id) VALUES (?, ?, ?, 'u', ?, ?, 1, ?, ?, ?)",
       )
@@ -81,14 +89,19 @@ describe("restarts", () => {
     await abortAllDurableObjects();
     await alarm;
     const stub = campaignStub(id);
-    const rows = await sqlOf<{ contact_id: number; status: string; provider_call_id: string | null }>(stub, "SELECT contact_id, status, provider_call_id FROM attempts ORDER BY contact_id");
+    const rows = await sqlOf<{ contact_id: number; status: string; provider_call_id: string | null }>(
+      stub,
+      "SELECT contact_id, status, provider_call_id FROM attempts ORDER BY contact_id",
+    );
     expect(rows).toEqual([
       { contact_id: placed.req.contactId, status: "in_flight", provider_call_id: "prov-1" },
       { contact_id: finished.req.contactId, status: "busy", provider_call_id: null },
     ]);
     // The busy outcome is retried by policy; the placed call's own status still arrives and is applied.
     const runId = (await sqlOf<{ run_id: number }>(stub, "SELECT run_id FROM attempts WHERE contact_id = ?", placed.req.contactId))[0].run_id;
-    expect((await stub.onCallStatus({ runId, contactId: placed.req.contactId, attempt: 1, status: "completed", at: new Date(clock.now()).toISOString() })).applied).toBe(true);
+    expect(
+      (await stub.onCallStatus({ runId, contactId: placed.req.contactId, attempt: 1, status: "completed", at: new Date(clock.now()).toISOString() })).applied,
+    ).toBe(true);
     carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
     await advance(121_000, stub);
     expect(carrier.dialsOf(id, finished.req.phoneNumber).map((s) => s.req.attempt)).toEqual([1, 2]);

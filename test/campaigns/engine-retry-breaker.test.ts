@@ -14,7 +14,11 @@ describe("retries", () => {
     const outcomes = ["busy", "no_answer", "voicemail", "declined", "failed", "canceled", "completed"] as const;
     const { id, stub } = await makeCampaign({
       contacts: outcomes.length,
-      settings: { rate_limit: 50, max_concurrency: 50, retry_config: { enabled: true, max_retries: 2, retry_delay_seconds: 300, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false } },
+      settings: {
+        rate_limit: 50,
+        max_concurrency: 50,
+        retry_config: { enabled: true, max_retries: 2, retry_delay_seconds: 300, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false },
+      },
       start: true,
     });
     const ends = new Map<number, number>();
@@ -41,10 +45,22 @@ describe("retries", () => {
   });
 
   it("voicemail retries when enabled; nothing retries when retries are disabled", async () => {
-    const on = await makeCampaign({ contacts: 1, settings: { retry_config: { enabled: true, max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true } }, start: true });
+    const on = await makeCampaign({
+      contacts: 1,
+      settings: {
+        retry_config: { enabled: true, max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true },
+      },
+      start: true,
+    });
     await simulate(carrier, [on.stub], { untilMs: clock.now() + 3600_000, plan: () => ({ durationMs: 1000, outcome: "voicemail" }) });
     expect(carrier.dialsOf(on.id, phone(0))).toHaveLength(2);
-    const off = await makeCampaign({ contacts: 1, settings: { retry_config: { enabled: false, max_retries: 5, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true } }, start: true });
+    const off = await makeCampaign({
+      contacts: 1,
+      settings: {
+        retry_config: { enabled: false, max_retries: 5, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true },
+      },
+      start: true,
+    });
     await simulate(carrier, [off.stub], { untilMs: clock.now() + 3600_000, plan: () => ({ durationMs: 1000, outcome: "busy" }) });
     expect(carrier.dialsOf(off.id, phone(0))).toHaveLength(1);
   });
@@ -64,7 +80,11 @@ describe("circuit breaker", () => {
   const breaker = { enabled: true, failure_threshold: 0.5, window_seconds: 120, min_calls_in_window: 4 };
 
   it("pauses at the threshold and not below it", async () => {
-    const { id, stub } = await makeCampaign({ contacts: 20, settings: { rate_limit: 50, max_concurrency: 10, circuit_breaker: breaker, retry_config: { enabled: false } }, start: true });
+    const { id, stub } = await makeCampaign({
+      contacts: 20,
+      settings: { rate_limit: 50, max_concurrency: 10, circuit_breaker: breaker, retry_config: { enabled: false } },
+      start: true,
+    });
     await tick(stub);
     const calls = carrier.open(id);
     const sequence = ["failed", "completed", "completed", "completed", "failed"] as const; // 1/4, then 2/5 = 0.4
@@ -93,10 +113,15 @@ describe("circuit breaker", () => {
   });
 
   it("carrier refusals count as failures; old failures slide out of the window", async () => {
-    const { id, stub } = await makeCampaign({ contacts: 10, settings: { rate_limit: 1, max_concurrency: 1, circuit_breaker: breaker, retry_config: { enabled: false } }, start: true });
+    const { id, stub } = await makeCampaign({
+      contacts: 10,
+      settings: { rate_limit: 1, max_concurrency: 1, circuit_breaker: breaker, retry_config: { enabled: false } },
+      start: true,
+    });
     // Three refusals, then successes spaced so the refusals leave the 120 s window before the fourth call ends.
     let n = 0;
-    carrier.decide = () => (n++ < 3 ? { ok: false, runId: null, kind: "carrier_refused", message: "403 Forbidden" } : { ok: true, runId: 0, providerCallId: null });
+    carrier.decide = () =>
+      n++ < 3 ? { ok: false, runId: null, kind: "carrier_refused", message: "403 Forbidden" } : { ok: true, runId: 0, providerCallId: null };
     await tick(stub);
     await advance(2000, stub);
     expect(carrier.started).toHaveLength(3);

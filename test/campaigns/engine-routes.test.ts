@@ -11,8 +11,6 @@ beforeEach(() => {
   carrier = resetWorld();
 });
 
-
-
 /** A finished five-contact campaign whose contacts ended completed, busy, no_answer, voicemail and failed. */
 async function completedWithOneOfEachOutcome() {
   const o = await setupOrg();
@@ -39,7 +37,15 @@ describe("campaign operations over HTTP", () => {
     expect(redial.json.detail).toBe("Cannot redial a campaign in state 'draft'");
 
     const other = await createOrg();
-    for (const [m, p] of [["POST", "start"], ["POST", "pause"], ["POST", "cancel"], ["GET", "progress"], ["GET", "logs"], ["GET", "runs"], ["POST", "redial"]]) {
+    for (const [m, p] of [
+      ["POST", "start"],
+      ["POST", "pause"],
+      ["POST", "cancel"],
+      ["GET", "progress"],
+      ["GET", "logs"],
+      ["GET", "runs"],
+      ["POST", "redial"],
+    ]) {
       const res = await call(m, `/api/v1/campaign/${id}/${p}`, { key: other.key });
       expect([p, res.status, res.json]).toEqual([p, 404, { detail: "Campaign not found" }]);
     }
@@ -61,7 +67,12 @@ describe("campaign operations over HTTP", () => {
     expect((await call("POST", `/api/v1/campaign/${id}/resume`, { key: o.org.key })).json.state).toBe("running");
     const cancelled = await call("POST", `/api/v1/campaign/${id}/cancel`, { key: o.org.key });
     expect(cancelled.json.state).toBe("cancelled");
-    expect(cancelled.json.logs.map((l: { event: string }) => l.event).slice(0, 4)).toEqual(["campaign_cancelled", "campaign_resumed", "campaign_paused", "campaign_started"]);
+    expect(cancelled.json.logs.map((l: { event: string }) => l.event).slice(0, 4)).toEqual([
+      "campaign_cancelled",
+      "campaign_resumed",
+      "campaign_paused",
+      "campaign_started",
+    ]);
     expect((await call("POST", `/api/v1/campaign/${id}/cancel`, { key: o.org.key })).json).toEqual({ detail: "Cannot cancel a campaign in state 'cancelled'" });
     // The D1 summary row follows the transitions.
     const row = await env.DB.prepare("SELECT state, started_at FROM campaigns WHERE id = ?").bind(id).first<{ state: string; started_at: string }>();
@@ -159,7 +170,12 @@ describe("campaign operations over HTTP", () => {
     const go = await call("POST", `/api/v1/campaign/${again.json.id}/start`, { key: o.org.key });
     expect(go.json.state).toBe("running");
     await advance(1000, campaignStub(again.json.id));
-    expect(carrier.open(again.json.id).map((s) => s.req.phoneNumber).sort()).toEqual(["+14155550000", "+14155550004"]);
+    expect(
+      carrier
+        .open(again.json.id)
+        .map((s) => s.req.phoneNumber)
+        .sort(),
+    ).toEqual(["+14155550000", "+14155550004"]);
   });
 
   it("redial with Content-Type: application/json and an empty body uses the default outcomes; malformed JSON is still 422", async () => {
@@ -186,6 +202,9 @@ describe("campaign operations over HTTP", () => {
 async function runPhones(campaignId: number): Promise<string[]> {
   const { runInDurableObject } = await import("cloudflare:test");
   return runInDurableObject(campaignStub(campaignId), (_i, state) =>
-    state.storage.sql.exec<{ phone_number: string }>("SELECT phone_number FROM contacts ORDER BY id").toArray().map((r) => r.phone_number),
+    state.storage.sql
+      .exec<{ phone_number: string }>("SELECT phone_number FROM contacts ORDER BY id")
+      .toArray()
+      .map((r) => r.phone_number),
   );
 }

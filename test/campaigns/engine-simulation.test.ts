@@ -35,7 +35,7 @@ function prng(seed: number) {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
     chance: (p: number) => next() < p,
-    pick: <T,>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
+    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
   };
 }
 
@@ -72,9 +72,12 @@ afterEach(() => {
   setLeaseClient(null);
 });
 
-async function runOne(seed: number, contacts: number): Promise<{ calls: number; steps: number; evictions: number; crashes: number; pauses: number; patches: number }> {
+async function runOne(
+  seed: number,
+  contacts: number,
+): Promise<{ calls: number; steps: number; evictions: number; crashes: number; pauses: number; patches: number }> {
   const r = prng(seed);
-  clock.set(T0 + seed % 7 * 3_600_000);
+  clock.set(T0 + (seed % 7) * 3_600_000);
   let schedule: ScheduleConfig | null = SCHEDULES[2];
   let maxConcurrency = 6;
   let rateLimit = 3;
@@ -84,7 +87,14 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       max_concurrency: maxConcurrency,
       rate_limit: rateLimit,
       schedule_config: schedule,
-      retry_config: { enabled: true, max_retries: MAX_RETRIES, retry_delay_seconds: 60, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true },
+      retry_config: {
+        enabled: true,
+        max_retries: MAX_RETRIES,
+        retry_delay_seconds: 60,
+        retry_on_busy: true,
+        retry_on_no_answer: true,
+        retry_on_voicemail: true,
+      },
       circuit_breaker: { enabled: true, failure_threshold: 0.45, window_seconds: 60, min_calls_in_window: 8 },
     },
   });
@@ -234,7 +244,9 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       expect(k.total).toBe(contacts);
       expect(k.executed).toBe(calls.length);
       expect(k.processed + k.pending).toBe(k.total);
-      expect(k.completed + k.failed + k.awaiting_retry + sql.exec<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE status = 'active'").one().n).toBe(k.processed);
+      expect(k.completed + k.failed + k.awaiting_retry + sql.exec<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE status = 'active'").one().n).toBe(
+        k.processed,
+      );
       expect(k.queued).toBe(k.executed + k.pending + k.awaiting_retry);
       expect(leases.size).toBeLessThanOrEqual(ORG_CAP);
       // Completion at once: running with nothing pending, in flight or awaiting retry is a bug.
@@ -279,7 +291,9 @@ async function runOne(seed: number, contacts: number): Promise<{ calls: number; 
       if (alarm != null && alarm <= now) {
         await runAlarm();
         // Attempts the object gave up on (timeouts, crashes) are final as `unknown` from then on.
-        for (const row of sql.exec<{ contact_id: number; attempt: number; status: string }>("SELECT contact_id, attempt, status FROM attempts WHERE status = 'unknown'")) {
+        for (const row of sql.exec<{ contact_id: number; attempt: number; status: string }>(
+          "SELECT contact_id, attempt, status FROM attempts WHERE status = 'unknown'",
+        )) {
           const key = `${row.contact_id}:${row.attempt}`;
           if (!finals.has(key)) finals.set(key, "unknown");
           expect(finals.get(key)).toBe("unknown");

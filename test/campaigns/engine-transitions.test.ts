@@ -40,7 +40,12 @@ describe("transitions", () => {
         if (allowed[op]) {
           const snap = await stub[op]();
           expect(snap.state).toBe(allowed[op]);
-          const event = { start: from === "paused" ? "campaign_resumed" : "campaign_started", pause: "campaign_paused", resume: "campaign_resumed", cancel: "campaign_cancelled" }[op];
+          const event = {
+            start: from === "paused" ? "campaign_resumed" : "campaign_started",
+            pause: "campaign_paused",
+            resume: "campaign_resumed",
+            cancel: "campaign_cancelled",
+          }[op];
           expect(snap.logs[0].event).toBe(event);
         } else {
           expect(await errorOf(stub[op]())).toBe(`[409] Cannot ${op} a campaign in state '${from}'`);
@@ -106,7 +111,8 @@ describe("call statuses", () => {
     const before = await stub.snapshot();
     const attemptsBefore = await sqlOf(stub, "SELECT * FROM attempts ORDER BY id");
     const timersBefore = await sqlOf(stub, "SELECT kind, ref, due FROM timers ORDER BY kind, ref");
-    for (const late of ["completed", "busy", "ringing", "failed", "unknown", "in_progress"] as const) expect((await carrier.report(a, late)).applied).toBe(false);
+    for (const late of ["completed", "busy", "ringing", "failed", "unknown", "in_progress"] as const)
+      expect((await carrier.report(a, late)).applied).toBe(false);
     expect(await sqlOf(stub, "SELECT * FROM attempts ORDER BY id")).toEqual(attemptsBefore);
     expect(await sqlOf(stub, "SELECT kind, ref, due FROM timers ORDER BY kind, ref")).toEqual(timersBefore);
     const after = await stub.snapshot();
@@ -129,7 +135,9 @@ describe("call statuses", () => {
     // A bogus status value and a bogus timestamp are harmless too.
     await tick(stub);
     const [s] = carrier.open(snap.id);
-    expect((await stub.onCallStatus({ runId: s.runId, contactId: s.req.contactId, attempt: 1, status: "exploded" as never, at: "yesterday" })).applied).toBe(false);
+    expect((await stub.onCallStatus({ runId: s.runId, contactId: s.req.contactId, attempt: 1, status: "exploded" as never, at: "yesterday" })).applied).toBe(
+      false,
+    );
     expect((await stub.onCallStatus({ runId: s.runId + 1000, contactId: s.req.contactId, attempt: 1, status: "completed", at: "x" })).applied).toBe(false);
     expect((await stub.onCallStatus({ runId: s.runId, contactId: s.req.contactId, attempt: 1, status: "completed", at: "not a date" })).applied).toBe(true);
   });

@@ -12,7 +12,9 @@ beforeEach(() => {
 /** Local wall time of an instant, computed independently of the engine's schedule code. */
 function wall(ms: number, timeZone: string): { dow: number; hhmm: string } {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-GB", { timeZone, weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(ms).map((p) => [p.type, p.value]),
+    new Intl.DateTimeFormat("en-GB", { timeZone, weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+      .formatToParts(ms)
+      .map((p) => [p.type, p.value]),
   );
   return { dow: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(parts.weekday), hhmm: `${parts.hour}:${parts.minute}` };
 }

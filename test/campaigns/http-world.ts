@@ -26,7 +26,11 @@ export async function setupOrg(): Promise<World> {
   expect(wf.status, wf.text).toBe(200);
   const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
-    body: { name: "pbx", is_default_outbound: true, config: { provider: "ari", ari_endpoint: "http://pbx.test:8088", app_name: "edgedial", app_password: "secret-pw" } },
+    body: {
+      name: "pbx",
+      is_default_outbound: true,
+      config: { provider: "ari", ari_endpoint: "http://pbx.test:8088", app_name: "edgedial", app_password: "secret-pw" },
+    },
   });
   expect(cfg.status, cfg.text).toBe(200);
   expect(cfg.json.setup_checklist.ready_for_outbound).toBe(true);
@@ -41,7 +45,15 @@ export async function draftCampaign(o: World, n = 3, name = "route test") {
     .first<{ id: number }>();
   const id = row!.id;
   const stub = campaignStub(id);
-  await stub.initialize({ campaignId: id, orgId: o.org.id, name, workflowId: o.workflowId, telephonyConfigurationId: o.configId, sourceId: "campaigns/x.csv", settings: { ...DEFAULT_SETTINGS, rate_limit: 50 } });
+  await stub.initialize({
+    campaignId: id,
+    orgId: o.org.id,
+    name,
+    workflowId: o.workflowId,
+    telephonyConfigurationId: o.configId,
+    sourceId: "campaigns/x.csv",
+    settings: { ...DEFAULT_SETTINGS, rate_limit: 50 },
+  });
   await stub.importContacts(contacts(n));
   await stub.finishImport();
   return { id, stub };

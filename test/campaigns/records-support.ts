@@ -29,7 +29,8 @@ export async function createConfig(org: Org, provider: "twilio" | "ari" = "twili
       ? { provider, account_sid: "AC00000000000000000000000000000001", auth_token: "test-token-0001" }
       : { provider, ari_endpoint: "http://127.0.0.1:9/ari", app_name: "edgedial", app_password: "pw-0001" };
   // The ari endpoint is on loopback: allowed only with the organization's allow_private_pbx (SSRF guard).
-  if (provider === "ari") expect((await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } })).status).toBe(200);
+  if (provider === "ari")
+    expect((await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } })).status).toBe(200);
   const res = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
     body: { name: `${provider}-${crypto.randomUUID()}`, is_default_outbound: isDefault, config },
@@ -52,7 +53,10 @@ export async function world(provider: "twilio" | "ari" = "twilio"): Promise<Worl
 /** Uploads `content` through the presigned URL; returns the file key. */
 export async function upload(org: Org, content: string | Uint8Array, name = "contacts.csv"): Promise<string> {
   const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
-  const p = await call("POST", "/api/v1/s3/presigned-upload-url", { key: org.key, body: { file_name: name, file_size: bytes.byteLength, content_type: "text/csv" } });
+  const p = await call("POST", "/api/v1/s3/presigned-upload-url", {
+    key: org.key,
+    body: { file_name: name, file_size: bytes.byteLength, content_type: "text/csv" },
+  });
   expect(p.status, p.text).toBe(200);
   const url = new URL(p.json.upload_url);
   const { exports } = await import("cloudflare:workers");

@@ -130,7 +130,12 @@ describe("CSV import: good files", () => {
       "+4915123456789,Dee,TEXT,Hi,",
     ].join("\n");
     const { outcome, sink } = await runAll(csv);
-    expect(outcome).toEqual({ ok: true, rows: 4, inserted: 4, columns: ["phone_number", "first_name", "greeting_override_type", "greeting_override_text", "greeting_override_recording_id"] });
+    expect(outcome).toEqual({
+      ok: true,
+      rows: 4,
+      inserted: 4,
+      columns: ["phone_number", "first_name", "greeting_override_type", "greeting_override_text", "greeting_override_recording_id"],
+    });
     expect(sink.contacts).toEqual([
       { row: 2, phone_number: "+14155550100", initial_context: { first_name: "Ada" }, greeting_override: null },
       { row: 3, phone_number: "+14155550101", initial_context: { first_name: "Bob" }, greeting_override: { type: "text", text: "Hello {{first_name}}!" } },
@@ -223,7 +228,12 @@ describe("CSV import: bad files (one located item per problem)", () => {
 
   it("no phone_number column", async () => {
     const [item] = await items("phone,name\n+14155550100,Ada\n");
-    expect(item).toMatchObject({ loc: ["body", "source_url", 1, "phone_number"], type: "missing", msg: "Column phone_number is required in the header row", ctx: { columns: ["phone", "name"], total_errors: 1 } });
+    expect(item).toMatchObject({
+      loc: ["body", "source_url", 1, "phone_number"],
+      type: "missing",
+      msg: "Column phone_number is required in the header row",
+      ctx: { columns: ["phone", "name"], total_errors: 1 },
+    });
   });
 
   it("duplicate or empty header names", async () => {
@@ -254,8 +264,20 @@ describe("CSV import: bad files (one located item per problem)", () => {
   it("duplicates after normalization, naming the first row", async () => {
     const list = await items("phone_number\n+14155550100\n+14155550101\n +14155550100\n+14155550101\n");
     expect(list).toEqual([
-      { loc: ["body", "source_url", 4, "phone_number"], msg: "Duplicate phone number: +14155550100 is already in row 2", type: "phone_number_duplicate", input: "+14155550100", ctx: { first_row: 2, total_errors: 2 } },
-      { loc: ["body", "source_url", 5, "phone_number"], msg: "Duplicate phone number: +14155550101 is already in row 3", type: "phone_number_duplicate", input: "+14155550101", ctx: { first_row: 3 } },
+      {
+        loc: ["body", "source_url", 4, "phone_number"],
+        msg: "Duplicate phone number: +14155550100 is already in row 2",
+        type: "phone_number_duplicate",
+        input: "+14155550100",
+        ctx: { first_row: 2, total_errors: 2 },
+      },
+      {
+        loc: ["body", "source_url", 5, "phone_number"],
+        msg: "Duplicate phone number: +14155550101 is already in row 3",
+        type: "phone_number_duplicate",
+        input: "+14155550101",
+        ctx: { first_row: 3 },
+      },
     ]);
   });
 
@@ -280,7 +302,12 @@ describe("CSV import: bad files (one located item per problem)", () => {
   it("an agent's template variable that is not a column (after the rows are found good)", async () => {
     const list = await items("phone_number,name\n+14155550100,Ada\n", { requiredVariables: ["name", "account_id"] });
     expect(list).toEqual([
-      { loc: ["body", "source_url", 1, "account_id"], msg: 'The agent uses the template variable {{account_id}}, but the file has no column "account_id"', type: "missing_template_variable", ctx: { columns: ["phone_number", "name"], total_errors: 1 } },
+      {
+        loc: ["body", "source_url", 1, "account_id"],
+        msg: 'The agent uses the template variable {{account_id}}, but the file has no column "account_id"',
+        type: "missing_template_variable",
+        ctx: { columns: ["phone_number", "name"], total_errors: 1 },
+      },
     ]);
     // Row problems come first: the variable is not reported alongside them.
     const rows = await items("phone_number,name\nnope,Ada\n", { requiredVariables: ["account_id"] });
@@ -301,14 +328,26 @@ describe("CSV import: bad files (one located item per problem)", () => {
   });
 
   it("a value without a column, an unclosed quote, malformed quotes", async () => {
-    expect((await items("phone_number,name\n+14155550100,Ada,extra\n"))[0]).toMatchObject({ loc: ["body", "source_url", 2, 3], type: "csv_too_many_values", input: "extra" });
-    expect((await items('phone_number,name\n+14155550100,"Ada\n+14155550101,Bob\n'))[0]).toMatchObject({ loc: ["body", "source_url", 2], type: "csv_unclosed_quote" });
-    expect((await items('phone_number,name\n+14155550100,"Ada"x,y\n+14155550101,Bob\n'))[0]).toMatchObject({ loc: ["body", "source_url", 2], type: "csv_invalid_quotes" });
+    expect((await items("phone_number,name\n+14155550100,Ada,extra\n"))[0]).toMatchObject({
+      loc: ["body", "source_url", 2, 3],
+      type: "csv_too_many_values",
+      input: "extra",
+    });
+    expect((await items('phone_number,name\n+14155550100,"Ada\n+14155550101,Bob\n'))[0]).toMatchObject({
+      loc: ["body", "source_url", 2],
+      type: "csv_unclosed_quote",
+    });
+    expect((await items('phone_number,name\n+14155550100,"Ada"x,y\n+14155550101,Bob\n'))[0]).toMatchObject({
+      loc: ["body", "source_url", 2],
+      type: "csv_invalid_quotes",
+    });
   });
 
   it("more rows than allowed", async () => {
     const list = await items("phone_number\n+14155550100\n+14155550101\n+14155550102\n", { maxRows: 2 });
-    expect(list).toEqual([{ loc: ["body", "source_url", 4], msg: "The file has more than 2 contacts", type: "csv_too_many_rows", ctx: { max_rows: 2, total_errors: 1 } }]);
+    expect(list).toEqual([
+      { loc: ["body", "source_url", 4], msg: "The file has more than 2 contacts", type: "csv_too_many_rows", ctx: { max_rows: 2, total_errors: 1 } },
+    ]);
   });
 
   it("reports at most 100 items, in row order, with the total in the first item's ctx", async () => {

@@ -7,10 +7,32 @@ import { call, createOrg } from "../helpers";
 import { CAMPAIGNS, createCampaign, createConfig, createWorkflow, definition, goodCsv, phone, upload, world, type World } from "./records-support";
 
 const CAMPAIGN_FIELDS = [
-  "id", "name", "workflow_id", "workflow_name", "state", "source_type", "source_id", "total_rows", "processed_rows", "failed_rows",
-  "created_at", "started_at", "completed_at", "retry_config", "max_concurrency", "rate_limit", "schedule_config", "circuit_breaker",
-  "executed_count", "total_queued_count", "parent_campaign_id", "redialed_campaign_id", "telephony_configuration_id",
-  "telephony_configuration_name", "created_by_key_id", "logs",
+  "id",
+  "name",
+  "workflow_id",
+  "workflow_name",
+  "state",
+  "source_type",
+  "source_id",
+  "total_rows",
+  "processed_rows",
+  "failed_rows",
+  "created_at",
+  "started_at",
+  "completed_at",
+  "retry_config",
+  "max_concurrency",
+  "rate_limit",
+  "schedule_config",
+  "circuit_breaker",
+  "executed_count",
+  "total_queued_count",
+  "parent_campaign_id",
+  "redialed_campaign_id",
+  "telephony_configuration_id",
+  "telephony_configuration_name",
+  "created_by_key_id",
+  "logs",
 ].sort();
 
 const stubOf = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
@@ -29,7 +51,9 @@ async function storedContacts(id: number) {
 /** Whether the object holds anything at all (a campaign row or contacts). */
 async function objectIsBlank(id: number) {
   return runInDurableObject(stubOf(id), async (_o, state) => {
-    const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('campaign', 'contacts')").toArray();
+    const tables = state.storage.sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('campaign', 'contacts')")
+      .toArray();
     let rows = 0;
     for (const t of tables) rows += state.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${t.name}`).one().n;
     return rows === 0;
@@ -132,12 +156,32 @@ describe("POST /campaign/create", () => {
       [{ source_url: key, rate_limit: 51 }, ["body", "rate_limit"], "less_than_equal"],
       [{ source_url: key, retry_config: { max_retries: 11 } }, ["body", "retry_config", "max_retries"], "less_than_equal"],
       [{ source_url: key, retry_config: { retry_delay_seconds: 29 } }, ["body", "retry_config", "retry_delay_seconds"], "greater_than_equal"],
-      [{ source_url: key, schedule_config: { timezone: "Mars/Olympus", slots: [{ day_of_week: 0, start_time: "09:00", end_time: "10:00" }] } }, ["body", "schedule_config", "timezone"], "value_error"],
+      [
+        { source_url: key, schedule_config: { timezone: "Mars/Olympus", slots: [{ day_of_week: 0, start_time: "09:00", end_time: "10:00" }] } },
+        ["body", "schedule_config", "timezone"],
+        "value_error",
+      ],
       [{ source_url: key, schedule_config: { slots: [] } }, ["body", "schedule_config", "slots"], "too_short"],
-      [{ source_url: key, schedule_config: { slots: Array.from({ length: 51 }, () => ({ day_of_week: 0, start_time: "09:00", end_time: "10:00" })) } }, ["body", "schedule_config", "slots"], "too_long"],
-      [{ source_url: key, schedule_config: { slots: [{ day_of_week: 0, start_time: "09:00", end_time: "25:00" }] } }, ["body", "schedule_config", "slots", 0, "end_time"], "string_pattern_mismatch"],
-      [{ source_url: key, schedule_config: { slots: [{ day_of_week: 0, start_time: "10:00", end_time: "10:00" }] } }, ["body", "schedule_config", "slots", 0, "end_time"], "value_error"],
-      [{ source_url: key, schedule_config: { slots: [{ day_of_week: 7, start_time: "09:00", end_time: "10:00" }] } }, ["body", "schedule_config", "slots", 0, "day_of_week"], "less_than_equal"],
+      [
+        { source_url: key, schedule_config: { slots: Array.from({ length: 51 }, () => ({ day_of_week: 0, start_time: "09:00", end_time: "10:00" })) } },
+        ["body", "schedule_config", "slots"],
+        "too_long",
+      ],
+      [
+        { source_url: key, schedule_config: { slots: [{ day_of_week: 0, start_time: "09:00", end_time: "25:00" }] } },
+        ["body", "schedule_config", "slots", 0, "end_time"],
+        "string_pattern_mismatch",
+      ],
+      [
+        { source_url: key, schedule_config: { slots: [{ day_of_week: 0, start_time: "10:00", end_time: "10:00" }] } },
+        ["body", "schedule_config", "slots", 0, "end_time"],
+        "value_error",
+      ],
+      [
+        { source_url: key, schedule_config: { slots: [{ day_of_week: 7, start_time: "09:00", end_time: "10:00" }] } },
+        ["body", "schedule_config", "slots", 0, "day_of_week"],
+        "less_than_equal",
+      ],
       [{ source_url: key, circuit_breaker: { failure_threshold: 2 } }, ["body", "circuit_breaker", "failure_threshold"], "less_than_equal"],
       [{ source_url: key, source_type: "gsheet" }, ["body", "source_type"], "literal_error"],
       [{}, ["body", "source_url"], "missing"],
@@ -161,7 +205,10 @@ describe("create checks, in their order, and nothing created on failure", () => 
   it("agent: unknown or another organization's (404), archived (409), before the configuration and the file", async () => {
     const org = await createOrg(); // no configuration, no file: the agent check must answer first
     const other = await world();
-    const res = await call("POST", `${CAMPAIGNS}/create`, { key: org.key, body: { name: "x", workflow_id: other.workflowId, source_url: "campaigns/0/x/y.csv" } });
+    const res = await call("POST", `${CAMPAIGNS}/create`, {
+      key: org.key,
+      body: { name: "x", workflow_id: other.workflowId, source_url: "campaigns/0/x/y.csv" },
+    });
     expect(res.status).toBe(404);
     expect(res.json).toEqual({ detail: "Workflow not found" });
 
@@ -186,7 +233,10 @@ describe("create checks, in their order, and nothing created on failure", () => 
     expect(two.status).toBe(409);
 
     const other = await world();
-    const foreign = await call("POST", `${CAMPAIGNS}/create`, { key: org.key, body: { name: "x", workflow_id: wf, source_url: "nope", telephony_configuration_id: other.configId } });
+    const foreign = await call("POST", `${CAMPAIGNS}/create`, {
+      key: org.key,
+      body: { name: "x", workflow_id: wf, source_url: "nope", telephony_configuration_id: other.configId },
+    });
     expect(foreign.status).toBe(404);
     expect(foreign.json).toEqual({ detail: "Telephony configuration not found" });
     expect(await campaignRows(org.id)).toEqual([]);
@@ -248,7 +298,12 @@ describe("create checks, in their order, and nothing created on failure", () => 
     const res = await createCampaign(w, { source_url: key });
     expect(res.status).toBe(422);
     expect(res.json.detail).toEqual([
-      { loc: ["body", "source_url", 1, "first_name"], msg: 'The agent uses the template variable {{first_name}}, but the file has no column "first_name"', type: "missing_template_variable", ctx: { columns: ["phone_number", "name"], total_errors: 1 } },
+      {
+        loc: ["body", "source_url", 1, "first_name"],
+        msg: 'The agent uses the template variable {{first_name}}, but the file has no column "first_name"',
+        type: "missing_template_variable",
+        ctx: { columns: ["phone_number", "name"], total_errors: 1 },
+      },
     ]);
     expect(await campaignRows(w.id)).toEqual([]);
   });
@@ -260,7 +315,13 @@ describe("create checks, in their order, and nothing created on failure", () => 
     const res = await createCampaign(w, { source_url: await upload(w, csv) });
     expect(res.status).toBe(422);
     expect(res.json.detail).toEqual([
-      { loc: ["body", "source_url", 30_002, "phone_number"], msg: `Duplicate phone number: ${phone(5)} is already in row 7`, type: "phone_number_duplicate", input: phone(5), ctx: { first_row: 7, total_errors: 1 } },
+      {
+        loc: ["body", "source_url", 30_002, "phone_number"],
+        msg: `Duplicate phone number: ${phone(5)} is already in row 7`,
+        type: "phone_number_duplicate",
+        input: phone(5),
+        ctx: { first_row: 7, total_errors: 1 },
+      },
     ]);
     const id = await lastCampaignId();
     expect(id).toBeGreaterThan(before);
@@ -354,7 +415,10 @@ describe("GET /campaign/ and /campaign/{id}", () => {
     const got = await call("GET", `${CAMPAIGNS}/${created.json.id}`, { key: w.key });
     expect(got.status).toBe(200);
     expect(got.json).toEqual(created.json);
-    for (const [key, id] of [[other.key, created.json.id], [w.key, 999_999_999]] as const) {
+    for (const [key, id] of [
+      [other.key, created.json.id],
+      [w.key, 999_999_999],
+    ] as const) {
       const res = await call("GET", `${CAMPAIGNS}/${id}`, { key });
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ detail: "Campaign not found" });

@@ -20,7 +20,6 @@ afterEach(() => {
   clock.set(null);
 });
 
-
 /** A D1 summary row in `state`, created `ageMs` before the clock, and its object holding `n` contacts. Unless the
  *  row is `importing`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
 async function campaign(o: World, state: string, ageMs: number, n = 3) {
@@ -32,7 +31,15 @@ async function campaign(o: World, state: string, ageMs: number, n = 3) {
     .first<{ id: number }>();
   const id = row!.id;
   const stub = campaignStub(id);
-  await stub.initialize({ campaignId: id, orgId: o.org.id, name: `sweep ${state}`, workflowId: o.workflowId, telephonyConfigurationId: 1, sourceId: "campaigns/x.csv", settings: DEFAULT_SETTINGS });
+  await stub.initialize({
+    campaignId: id,
+    orgId: o.org.id,
+    name: `sweep ${state}`,
+    workflowId: o.workflowId,
+    telephonyConfigurationId: 1,
+    sourceId: "campaigns/x.csv",
+    settings: DEFAULT_SETTINGS,
+  });
   await stub.importContacts(contacts(n));
   if (state !== IMPORTING) await stub.finishImport();
   // Set last: finishing the import writes the object's own summary (a draft) over the row.
@@ -40,8 +47,7 @@ async function campaign(o: World, state: string, ageMs: number, n = 3) {
   return id;
 }
 
-const rowState = async (id: number) =>
-  (await env.DB.prepare("SELECT state FROM campaigns WHERE id = ?").bind(id).first<{ state: string }>())?.state ?? null;
+const rowState = async (id: number) => (await env.DB.prepare("SELECT state FROM campaigns WHERE id = ?").bind(id).first<{ state: string }>())?.state ?? null;
 const contactCount = async (id: number) => (await sqlOf<{ n: number }>(campaignStub(id), "SELECT COUNT(*) AS n FROM contacts"))[0].n;
 
 describe("sweep of abandoned imports (the cron)", () => {

@@ -5,7 +5,11 @@ import example from "../../.dev.vars.example?raw";
 import { localBindings, OPTIONAL_R2_SETTINGS } from "../../scripts/lib/local-bindings";
 import { REQUIRED_SECRETS } from "../../src/lib/settings";
 
-const namesIn = (text: string) => text.split("\n").map((l) => /^([A-Z][A-Z0-9_]*)=/.exec(l.trim())?.[1]).filter((n): n is string => !!n);
+const namesIn = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => /^([A-Z][A-Z0-9_]*)=/.exec(l.trim())?.[1])
+    .filter((n): n is string => !!n);
 
 describe("the list of local bindings", () => {
   it(".dev.vars.example names every required secret, LOCAL_DEV and the optional R2 settings, and nothing else", () => {

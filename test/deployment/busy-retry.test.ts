@@ -18,17 +18,24 @@ function scripted(script: Attempt[]) {
 
 describe("retryWhileBusy", () => {
   it("retries a busy database, then returns what the successful attempt printed", () => {
-    const w = scripted([{ ok: false, output: BUSY_OUTPUT }, { ok: false, output: "Error: database is locked" }, { ok: true, value: "[{\"results\":[]}]" }]);
+    const w = scripted([
+      { ok: false, output: BUSY_OUTPUT },
+      { ok: false, output: "Error: database is locked" },
+      { ok: true, value: '[{"results":[]}]' },
+    ]);
     const told: string[] = [];
     const out = retryWhileBusy(w.run, "wrangler d1 execute", { sleep: w.sleep, random: () => 0, onRetry: (n, ms, max) => told.push(`${n}/${max} ${ms}`) });
-    expect(out).toBe("[{\"results\":[]}]");
+    expect(out).toBe('[{"results":[]}]');
     expect(w.attempts).toEqual([1, 2, 3]);
     expect(w.pauses).toEqual([100, 200]);
     expect(told).toEqual([`1/${BUSY_ATTEMPTS - 1} 100`, `2/${BUSY_ATTEMPTS - 1} 200`]);
   });
 
   it("does not retry any other failure: one attempt, thrown with wrangler's output", () => {
-    const w = scripted([{ ok: false, output: "✘ [ERROR] no such table: organizations" }, { ok: true, value: "never" }]);
+    const w = scripted([
+      { ok: false, output: "✘ [ERROR] no such table: organizations" },
+      { ok: true, value: "never" },
+    ]);
     let thrown: unknown;
     try {
       retryWhileBusy(w.run, "wrangler d1 execute", { sleep: w.sleep });

@@ -23,7 +23,11 @@ async function callWith(overrides: Partial<Env>, method: string, path: string, o
   if (opts.key) headers["X-API-Key"] = opts.key;
   const body = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   if (opts.body !== undefined && !headers["Content-Type"]) headers["Content-Type"] = "application/json";
-  const res = await worker.fetch(new Request(opts.url ?? `${ORIGIN}${path}`, { method, headers, body }), { ...env, ...overrides } as Env, createExecutionContext());
+  const res = await worker.fetch(
+    new Request(opts.url ?? `${ORIGIN}${path}`, { method, headers, body }),
+    { ...env, ...overrides } as Env,
+    createExecutionContext(),
+  );
   const text = await res.text();
   return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
 }
@@ -90,13 +94,17 @@ describe("operations that need a missing setting answer 503 naming it, and write
   });
 
   const twilio = (name: string) => ({ name, config: { provider: "twilio", account_sid: `AC${"a".repeat(32)}`, auth_token: "b".repeat(32) } });
-  const configNames = async () => (await callWith(DEPLOYED, "GET", "/api/v1/organizations/telephony-configs", { key: org.key })).json.items.map((i: { name: string }) => i.name);
+  const configNames = async () =>
+    (await callWith(DEPLOYED, "GET", "/api/v1/organizations/telephony-configs", { key: org.key })).json.items.map((i: { name: string }) => i.name);
 
   it.each([
     ["missing", ""],
     ["malformed", "k1:c2hvcnQ="],
   ])("telephony configuration create with ENCRYPTION_KEYS %s", async (_what, value) => {
-    const res = await callWith({ ...DEPLOYED, ENCRYPTION_KEYS: value }, "POST", "/api/v1/organizations/telephony-configs", { key: org.key, body: twilio(`t-${value}`) });
+    const res = await callWith({ ...DEPLOYED, ENCRYPTION_KEYS: value }, "POST", "/api/v1/organizations/telephony-configs", {
+      key: org.key,
+      body: twilio(`t-${value}`),
+    });
     expect(res.status, res.text).toBe(503);
     expect(res.json.detail).toContain("ENCRYPTION_KEYS");
     expect(res.json.detail).toContain("wrangler secret put ENCRYPTION_KEYS");
@@ -133,9 +141,16 @@ describe("operations that need a missing setting answer 503 naming it, and write
     expect(presign.status, presign.text).toBe(503);
     expect(presign.json.detail).toContain("wrangler secret put UPLOAD_SIGNING_SECRET");
 
-    const ok = await callWith(DEPLOYED, "POST", "/api/v1/s3/presigned-upload-url", { key: org.key, body: { file_name: "a.csv", file_size: 5, content_type: "text/csv" } });
+    const ok = await callWith(DEPLOYED, "POST", "/api/v1/s3/presigned-upload-url", {
+      key: org.key,
+      body: { file_name: "a.csv", file_size: 5, content_type: "text/csv" },
+    });
     expect(ok.status).toBe(200);
-    const put = await callWith({ ...DEPLOYED, UPLOAD_SIGNING_SECRET: "" }, "PUT", "", { url: ok.json.upload_url, raw: "a,b\n1", headers: { "Content-Type": "text/csv" } });
+    const put = await callWith({ ...DEPLOYED, UPLOAD_SIGNING_SECRET: "" }, "PUT", "", {
+      url: ok.json.upload_url,
+      raw: "a,b\n1",
+      headers: { "Content-Type": "text/csv" },
+    });
     expect(put.status, put.text).toBe(503);
     expect(put.json.detail).toContain("UPLOAD_SIGNING_SECRET");
     expect(await env.UPLOADS.head(ok.json.file_key)).toBeNull();
@@ -148,7 +163,10 @@ describe("operations that need a missing setting answer 503 naming it, and write
     ["PUBLIC_BASE_URL", { PUBLIC_BASE_URL: "http://dial.example.com" }, "PUBLIC_BASE_URL must start with https://"],
   ] as Array<[string, Partial<Env>, string]>)("a single call without %s: 503, no run, no carrier request", async (_name, broken, says) => {
     const s = await setup("twilio");
-    const res = await callWith({ ...DEPLOYED, ...broken }, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
+    const res = await callWith({ ...DEPLOYED, ...broken }, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
+    });
     expect(res.status, res.text).toBe(503);
     expect(res.json.detail).toContain(says);
     expectNoValues(res.text);
@@ -158,7 +176,10 @@ describe("operations that need a missing setting answer 503 naming it, and write
 
   it("a carrier callback while a setting is missing: 503 (the carrier retries), the run unchanged", async () => {
     const s = await setup("twilio");
-    const start = await callWith(DEPLOYED, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } } });
+    const start = await callWith(DEPLOYED, "POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
+    });
     expect(start.status, start.text).toBe(200);
     const runId = start.json.workflow_run_id;
     const before = await runRow(runId);

@@ -71,7 +71,11 @@ describe("npm run deploy: what it refuses", () => {
   });
 
   it("names everything to fix at once: placeholder database, base URL, LOCAL_DEV, each missing secret", () => {
-    const problems = deployProblems({ vars: { PUBLIC_BASE_URL: "http://127.0.0.1:8787", LOCAL_DEV: "true" }, secretNames: ["CALLBACK_SECRET", "OTHER"], databaseId: PLACEHOLDER_D1_ID });
+    const problems = deployProblems({
+      vars: { PUBLIC_BASE_URL: "http://127.0.0.1:8787", LOCAL_DEV: "true" },
+      secretNames: ["CALLBACK_SECRET", "OTHER"],
+      databaseId: PLACEHOLDER_D1_ID,
+    });
     expect(problems.map((p) => p.name)).toEqual(["database_id", "PUBLIC_BASE_URL", "LOCAL_DEV", "ENCRYPTION_KEYS", "UPLOAD_SIGNING_SECRET"]);
     expect(problems[0].message).toContain("wrangler d1 create edgedial");
     expect(problems[1].message).toContain("must start with https://");
@@ -91,11 +95,17 @@ describe("npm run deploy: what it refuses", () => {
     const plan = planDeploy(toml({ PUBLIC_BASE_URL: "" }), { PUBLIC_BASE_URL: "https://ci.example.com" }, ALL);
     expect(plan.problems).toEqual([]);
     expect(plan.deployArgs).toEqual(["--var", "PUBLIC_BASE_URL:https://ci.example.com"]);
-    expect(planDeploy(toml({ PUBLIC_BASE_URL: "https://ok.example.com" }), { PUBLIC_BASE_URL: "http://bad.example.com" }, ALL).problems.map((p) => p.name)).toEqual(["PUBLIC_BASE_URL"]);
+    expect(
+      planDeploy(toml({ PUBLIC_BASE_URL: "https://ok.example.com" }), { PUBLIC_BASE_URL: "http://bad.example.com" }, ALL).problems.map((p) => p.name),
+    ).toEqual(["PUBLIC_BASE_URL"]);
   });
 
   it("secrets given in the environment count, and are uploaded with the version", () => {
-    const plan = planDeploy(toml({ PUBLIC_BASE_URL: "https://d.example.com" }), { ENCRYPTION_KEYS: "k1:x", CALLBACK_SECRET: "c", UPLOAD_SIGNING_SECRET: " " }, []);
+    const plan = planDeploy(
+      toml({ PUBLIC_BASE_URL: "https://d.example.com" }),
+      { ENCRYPTION_KEYS: "k1:x", CALLBACK_SECRET: "c", UPLOAD_SIGNING_SECRET: " " },
+      [],
+    );
     expect(plan.secretsFromEnv).toEqual({ ENCRYPTION_KEYS: "k1:x", CALLBACK_SECRET: "c" });
     expect(plan.problems.map((p) => p.name)).toEqual(["UPLOAD_SIGNING_SECRET"]);
   });
@@ -107,7 +117,10 @@ describe("npm run deploy: what it refuses", () => {
   });
 
   it("reads `wrangler secret list` and tells a first deploy (no Worker yet) from a failure", () => {
-    expect(secretNamesOf('[\n  {"name": "CALLBACK_SECRET", "type": "secret_text"},\n  {"name": "ENCRYPTION_KEYS", "type": "secret_text"}\n]\n')).toEqual(["CALLBACK_SECRET", "ENCRYPTION_KEYS"]);
+    expect(secretNamesOf('[\n  {"name": "CALLBACK_SECRET", "type": "secret_text"},\n  {"name": "ENCRYPTION_KEYS", "type": "secret_text"}\n]\n')).toEqual([
+      "CALLBACK_SECRET",
+      "ENCRYPTION_KEYS",
+    ]);
     expect(secretNamesOf("[]")).toEqual([]);
     expect(() => secretNamesOf("✘ [ERROR] boom")).toThrow();
     expect(isMissingWorker("✘ [ERROR] A request to the Cloudflare API failed.\n  This Worker does not exist on your account. [code: 10007]")).toBe(true);
@@ -149,7 +162,21 @@ describe("npm run dev -- --port N", () => {
   it("the last --port wins; other flags pass through before the --vars", () => {
     const plan = planDev(["--port", "9000", "--persist-to", "/tmp/x", "--port", "9001", "--log-level", "warn"]);
     expect(plan.port).toBe(9001);
-    expect(plan.wranglerArgs).toEqual(["dev", "--ip", "127.0.0.1", "--port", "9001", "--persist-to", "/tmp/x", "--log-level", "warn", "--var", "PUBLIC_BASE_URL:http://127.0.0.1:9001", "--var", "LOCAL_DEV:true"]);
+    expect(plan.wranglerArgs).toEqual([
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      "9001",
+      "--persist-to",
+      "/tmp/x",
+      "--log-level",
+      "warn",
+      "--var",
+      "PUBLIC_BASE_URL:http://127.0.0.1:9001",
+      "--var",
+      "LOCAL_DEV:true",
+    ]);
   });
 
   it("--ip moves the address; a wildcard address is reached on loopback", () => {

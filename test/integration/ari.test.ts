@@ -20,7 +20,16 @@ async function setupAri(): Promise<{ org: Org; agentUuid: string }> {
   expect(policy.status, policy.text).toBe(200);
   const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
-    body: { name: "asterisk", is_default_outbound: true, config: { provider: "ari", ari_endpoint: u.toString().replace(/\/$/, ""), app_name: `edgedial-it-${crypto.randomUUID().slice(0, 8)}`, app_password: ARI_PASSWORD } },
+    body: {
+      name: "asterisk",
+      is_default_outbound: true,
+      config: {
+        provider: "ari",
+        ari_endpoint: u.toString().replace(/\/$/, ""),
+        app_name: `edgedial-it-${crypto.randomUUID().slice(0, 8)}`,
+        app_password: ARI_PASSWORD,
+      },
+    },
   });
   expect(cfg.status, cfg.text).toBe(200);
   const agent = await call("POST", "/api/v1/workflow/create", {

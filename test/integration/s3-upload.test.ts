@@ -24,13 +24,15 @@ beforeAll(async () => {
 afterEach(() => clock.set(null));
 
 async function presign(size = bytes.byteLength) {
-  const res = await call("POST", "/api/v1/s3/presigned-upload-url", { key: org.key, body: { file_name: "contacts.csv", file_size: size, content_type: "text/csv" } });
+  const res = await call("POST", "/api/v1/s3/presigned-upload-url", {
+    key: org.key,
+    body: { file_name: "contacts.csv", file_size: size, content_type: "text/csv" },
+  });
   expect(res.status, res.text).toBe(200);
   return res.json as { upload_url: string; file_key: string; expires_in: number };
 }
 
-const put = (url: string, body: Uint8Array = bytes, contentType = "text/csv") =>
-  fetch(url, { method: "PUT", headers: { "Content-Type": contentType }, body });
+const put = (url: string, body: Uint8Array = bytes, contentType = "text/csv") => fetch(url, { method: "PUT", headers: { "Content-Type": contentType }, body });
 
 async function stored(key: string): Promise<string | null> {
   const res = await s3.fetch(`${bucketUrl}/${key}`);

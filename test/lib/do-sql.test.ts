@@ -160,7 +160,9 @@ describe("the objects' schemas", () => {
     const status = await runInDurableObject(stub, async (_obj, state) => {
       const sql = state.storage.sql;
       for (const t of ["calls", "kv", "schema_meta"]) sql.exec(`DROP TABLE IF EXISTS ${t}`);
-      sql.exec(`CREATE TABLE calls (run_id INTEGER PRIMARY KEY, answered INTEGER NOT NULL DEFAULT 0, hung_up_by_us INTEGER NOT NULL DEFAULT 0, dial_status TEXT, tracked_at INTEGER NOT NULL)`);
+      sql.exec(
+        `CREATE TABLE calls (run_id INTEGER PRIMARY KEY, answered INTEGER NOT NULL DEFAULT 0, hung_up_by_us INTEGER NOT NULL DEFAULT 0, dial_status TEXT, tracked_at INTEGER NOT NULL)`,
+      );
       sql.exec(`CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)`);
       sql.exec(`INSERT INTO calls (run_id, tracked_at) VALUES (7, ?)`, Date.now());
       sql.exec(`INSERT INTO kv VALUES ('failures', '2')`);

@@ -12,7 +12,15 @@ import { createCampaign, goodCsv, upload, world } from "../campaigns/records-sup
 
 afterEach(() => clock.set(null));
 
-type Entry = { id: number; action: string; resource_type: string; resource_id: number | null; api_key_id: number | null; api_key_name: string | null; summary: Record<string, unknown> };
+type Entry = {
+  id: number;
+  action: string;
+  resource_type: string;
+  resource_id: number | null;
+  api_key_id: number | null;
+  api_key_name: string | null;
+  summary: Record<string, unknown>;
+};
 
 async function auditLog(org: Org, query = ""): Promise<Entry[]> {
   const res = await call("GET", `/api/v1/organizations/audit-log${query}`, { key: org.key });
@@ -42,8 +50,21 @@ describe("API keys", () => {
     expect((await call("DELETE", "/api/v1/organizations/api-keys/999999", { key: org.key })).status).toBe(404);
     const log = await auditLog(org);
     expect(log).toEqual([
-      expect.objectContaining({ action: "revoke", resource_type: "api_key", resource_id: made.id, api_key_id: me, api_key_name: "test", summary: { name: "ci", key_last4: made.key.slice(-4) } }),
-      expect.objectContaining({ action: "create", resource_type: "api_key", resource_id: made.id, api_key_id: me, summary: { name: "ci", key_last4: made.key.slice(-4) } }),
+      expect.objectContaining({
+        action: "revoke",
+        resource_type: "api_key",
+        resource_id: made.id,
+        api_key_id: me,
+        api_key_name: "test",
+        summary: { name: "ci", key_last4: made.key.slice(-4) },
+      }),
+      expect.objectContaining({
+        action: "create",
+        resource_type: "api_key",
+        resource_id: made.id,
+        api_key_id: me,
+        summary: { name: "ci", key_last4: made.key.slice(-4) },
+      }),
     ]);
     expect(JSON.stringify(log)).not.toContain(made.key);
   });
@@ -53,7 +74,8 @@ describe("API keys", () => {
     const t0 = Date.now();
     clock.set(t0);
     const other = await newKey(org, "other");
-    const keys = async () => (await call("GET", "/api/v1/organizations/api-keys", { key: org.key })).json.items as { id: number; last_used_at: string | null }[];
+    const keys = async () =>
+      (await call("GET", "/api/v1/organizations/api-keys", { key: org.key })).json.items as { id: number; last_used_at: string | null }[];
     const first = await keys();
     const mine = first.find((k) => k.id !== other.id)!;
     expect(first.find((k) => k.id === other.id)!.last_used_at).toBeNull();
@@ -76,11 +98,21 @@ describe("configurations and numbers", () => {
     const org = await createOrg();
     const me = await firstKeyId(org);
     const base = "/api/v1/organizations/telephony-configs";
-    const created = await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "first-secret-1234" } } });
+    const created = await call("POST", base, {
+      key: org.key,
+      body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "first-secret-1234" } },
+    });
     expect(created.status, created.text).toBe(200);
     const id = created.json.id;
     // A clashing name is a 409 and no entry.
-    expect((await call("POST", base, { key: org.key, body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000002", auth_token: "x-secret-9999" } } })).status).toBe(409);
+    expect(
+      (
+        await call("POST", base, {
+          key: org.key,
+          body: { name: "main", config: { provider: "twilio", account_sid: "AC00000000000000000000000000000002", auth_token: "x-secret-9999" } },
+        })
+      ).status,
+    ).toBe(409);
     expect((await call("PUT", `${base}/${id}`, { key: org.key, body: { name: "renamed", config: { auth_token: "second-secret-5678" } } })).status).toBe(200);
     expect((await call("PUT", `${base}/999999`, { key: org.key, body: { name: "nope" } })).status).toBe(404);
 
@@ -207,7 +239,10 @@ describe("runs", () => {
     const other = await newKey(s.org, "dialer");
     const mine = await runApi(s, await startCall(s));
     expect(mine.created_by_key_id).toBe(await firstKeyId(s.org));
-    const theirs = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key: other.key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+    const theirs = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: other.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
     expect(theirs.status, theirs.text).toBe(200);
     expect((await runApi(s, theirs.json.workflow_run_id)).created_by_key_id).toBe(other.id);
 
@@ -266,7 +301,8 @@ describe("GET /organizations/audit-log", () => {
     const crossed = await call("GET", `/api/v1/organizations/audit-log?cursor=${page1.json.next_cursor}`, { key: stranger.key });
     expect(crossed.json.items.map((e: Entry) => e.summary.name)).toEqual(["theirs"]);
 
-    for (const q of ["limit=0", "limit=101", "cursor=bogus"]) expect((await call("GET", `/api/v1/organizations/audit-log?${q}`, { key: org.key })).status).toBe(422);
+    for (const q of ["limit=0", "limit=101", "cursor=bogus"])
+      expect((await call("GET", `/api/v1/organizations/audit-log?${q}`, { key: org.key })).status).toBe(422);
     expect((await call("GET", "/api/v1/organizations/audit-log")).status).toBe(401);
   });
 });

@@ -64,49 +64,132 @@ describe("isolation and odd inputs", () => {
       expect([404, 422], r.text).toContain(r.status);
       expect(r.text).not.toContain('"id":');
     }
-    const r6 = await call("POST", `/api/v1/public/agent/workflow/${bs.agent.workflow_uuid}`, { key: b.key, body: { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: a.configId } });
+    const r6 = await call("POST", `/api/v1/public/agent/workflow/${bs.agent.workflow_uuid}`, {
+      key: b.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT, telephony_configuration_id: a.configId },
+    });
     expect(r6.status, r6.text).toBe(404);
 
     // odd inputs
     const odd = ["1e20", "9007199254740993", "-1", "0", "abc", "1.5", "%20", "99999999999999999999999999"];
     const templ = [
-      "/api/v1/organizations/telephony-configs/X", "/api/v1/organizations/telephony-configs/X/phone-numbers",
-      "/api/v1/workflow/fetch/X", "/api/v1/workflow/X/runs", "/api/v1/workflow/X/runs/X", "/api/v1/workflow/X/versions/X",
-      "/api/v1/campaign/X", "/api/v1/campaign/X/progress", "/api/v1/campaign/X/logs", "/api/v1/public/agent/X", "/api/v1/public/agent/workflow/X",
+      "/api/v1/organizations/telephony-configs/X",
+      "/api/v1/organizations/telephony-configs/X/phone-numbers",
+      "/api/v1/workflow/fetch/X",
+      "/api/v1/workflow/X/runs",
+      "/api/v1/workflow/X/runs/X",
+      "/api/v1/workflow/X/versions/X",
+      "/api/v1/campaign/X",
+      "/api/v1/campaign/X/progress",
+      "/api/v1/campaign/X/logs",
+      "/api/v1/public/agent/X",
+      "/api/v1/public/agent/workflow/X",
     ];
-    for (const t of templ) for (const o of odd) {
-      const r = await call(t.includes("public") ? "POST" : "GET", t.replaceAll("X", o), { key: a.org.key, body: t.includes("public") ? { phone_number: CALLEE, initial_context: CONTEXT } : undefined });
-      expect(r.status, `${t} ${o}: ${r.text}`).toBeLessThan(500);
-      expect(r.status, `${t} ${o}`).not.toBe(200);
-    }
-    // biome-ignore lint/correctness/noPrecisionLoss: an id past 2^53 is the point of the probe
-    const bodies: any[] = [[], [1], "str", 1e20, null, { name: "x".repeat(100000) }, { workflow_id: 9007199254740993 }, { workflow_id: -1, name: "a", source_url: "x" }, { workflow_id: 1e20, name: "a", source_url: key }, { telephony_configuration_id: 1e20, phone_number: CALLEE }, { phone_number: CALLEE, initial_context: [] }, { phone_number: "x".repeat(100000) }];
+    for (const t of templ)
+      for (const o of odd) {
+        const r = await call(t.includes("public") ? "POST" : "GET", t.replaceAll("X", o), {
+          key: a.org.key,
+          body: t.includes("public") ? { phone_number: CALLEE, initial_context: CONTEXT } : undefined,
+        });
+        expect(r.status, `${t} ${o}: ${r.text}`).toBeLessThan(500);
+        expect(r.status, `${t} ${o}`).not.toBe(200);
+      }
+    const bodies: any[] = [
+      [],
+      [1],
+      "str",
+      1e20,
+      null,
+      { name: "x".repeat(100000) },
+      // biome-ignore lint/correctness/noPrecisionLoss: an id past 2^53 is the point of the probe
+      { workflow_id: 9007199254740993 },
+      { workflow_id: -1, name: "a", source_url: "x" },
+      { workflow_id: 1e20, name: "a", source_url: key },
+      { telephony_configuration_id: 1e20, phone_number: CALLEE },
+      { phone_number: CALLEE, initial_context: [] },
+      { phone_number: "x".repeat(100000) },
+    ];
     const posts = [
-      "/api/v1/organizations/telephony-configs", `/api/v1/organizations/telephony-configs/${a.configId}/phone-numbers`, "/api/v1/workflow/create",
-      `/api/v1/workflow/${a.agent.id}`, `/api/v1/workflow/${a.agent.id}/status`, `/api/v1/workflow/${a.agent.id}/validate`, "/api/v1/campaign/create",
-      `/api/v1/campaign/${cid}`, `/api/v1/campaign/${cid}/redial`, "/api/v1/s3/presigned-upload-url", `/api/v1/public/agent/${a.agent.workflow_uuid}`,
-      `/api/v1/public/agent/workflow/${a.agent.workflow_uuid}`, "/api/v1/organizations/api-keys", `/api/v1/organizations/telephony-configs/${a.configId}`,
+      "/api/v1/organizations/telephony-configs",
+      `/api/v1/organizations/telephony-configs/${a.configId}/phone-numbers`,
+      "/api/v1/workflow/create",
+      `/api/v1/workflow/${a.agent.id}`,
+      `/api/v1/workflow/${a.agent.id}/status`,
+      `/api/v1/workflow/${a.agent.id}/validate`,
+      "/api/v1/campaign/create",
+      `/api/v1/campaign/${cid}`,
+      `/api/v1/campaign/${cid}/redial`,
+      "/api/v1/s3/presigned-upload-url",
+      `/api/v1/public/agent/${a.agent.workflow_uuid}`,
+      `/api/v1/public/agent/workflow/${a.agent.workflow_uuid}`,
+      "/api/v1/organizations/api-keys",
+      `/api/v1/organizations/telephony-configs/${a.configId}`,
       `/api/v1/organizations/telephony-configs/${a.configId}/phone-numbers/${nid}`,
     ];
     for (const p of posts) {
-      const m = p.endsWith("create") || p.includes("public") || p.endsWith("validate") || p.endsWith("redial") || p.endsWith("url") || p.endsWith("api-keys") || p.endsWith("phone-numbers") || p.endsWith("configs") ? "POST" : p.includes("campaign") ? "PATCH" : "PUT";
+      const m =
+        p.endsWith("create") ||
+        p.includes("public") ||
+        p.endsWith("validate") ||
+        p.endsWith("redial") ||
+        p.endsWith("url") ||
+        p.endsWith("api-keys") ||
+        p.endsWith("phone-numbers") ||
+        p.endsWith("configs")
+          ? "POST"
+          : p.includes("campaign")
+            ? "PATCH"
+            : "PUT";
       for (const body of bodies) {
         const r = await call(m, p, { key: a.org.key, body });
         expect(r.status, `${m} ${p} ${JSON.stringify(body).slice(0, 80)}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
       }
-      for (const [ct, raw] of [["text/plain", "{}"], ["application/x-www-form-urlencoded", "a=b"], ["application/json", "{"], ["application/json", ""], ["multipart/form-data", "x"]]) {
+      for (const [ct, raw] of [
+        ["text/plain", "{}"],
+        ["application/x-www-form-urlencoded", "a=b"],
+        ["application/json", "{"],
+        ["application/json", ""],
+        ["multipart/form-data", "x"],
+      ]) {
         const r = await call(m, p, { key: a.org.key, raw, headers: { "Content-Type": ct } });
         expect(r.status, `${m} ${p} ${ct}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
       }
     }
-    for (const q of ["limit=0", "limit=1e20", "limit=abc", "cursor=%%%", "cursor=MWUyMA", "cursor=" + btoa("9007199254740993"), "cursor=" + btoa("-5"), "state=bogus"]) {
-      for (const p of ["/api/v1/campaign/", `/api/v1/campaign/${cid}/logs`, `/api/v1/campaign/${cid}/runs`, "/api/v1/workflow/fetch", `/api/v1/workflow/${a.agent.id}/runs`, "/api/v1/organizations/telephony-configs", "/api/v1/organizations/api-keys", `/api/v1/organizations/telephony-configs/${a.configId}/phone-numbers`, `/api/v1/workflow/${a.agent.id}/versions`]) {
+    for (const q of [
+      "limit=0",
+      "limit=1e20",
+      "limit=abc",
+      "cursor=%%%",
+      "cursor=MWUyMA",
+      "cursor=" + btoa("9007199254740993"),
+      "cursor=" + btoa("-5"),
+      "state=bogus",
+    ]) {
+      for (const p of [
+        "/api/v1/campaign/",
+        `/api/v1/campaign/${cid}/logs`,
+        `/api/v1/campaign/${cid}/runs`,
+        "/api/v1/workflow/fetch",
+        `/api/v1/workflow/${a.agent.id}/runs`,
+        "/api/v1/organizations/telephony-configs",
+        "/api/v1/organizations/api-keys",
+        `/api/v1/organizations/telephony-configs/${a.configId}/phone-numbers`,
+        `/api/v1/workflow/${a.agent.id}/versions`,
+      ]) {
         const r = await call("GET", `${p}?${q}`, { key: a.org.key });
         expect(r.status, `${p}?${q}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
       }
     }
     // callbacks odd
-    for (const p of [`/api/v1/telephony/twilio/status/1e20/${"a".repeat(64)}`, `/api/v1/telephony/twilio/status/9007199254740993/${"a".repeat(64)}`, `/api/v1/telephony/bogus/status/1/x`, `/api/v1/telephony/twilio/status/-1/x`, "/api/v1/uploads/campaigns/1/../2/x.csv?sig=a", "/api/v1/uploads/%2e%2e?x", "/api/v1/telephony/twilio/inbound"]) {
+    for (const p of [
+      `/api/v1/telephony/twilio/status/1e20/${"a".repeat(64)}`,
+      `/api/v1/telephony/twilio/status/9007199254740993/${"a".repeat(64)}`,
+      `/api/v1/telephony/bogus/status/1/x`,
+      `/api/v1/telephony/twilio/status/-1/x`,
+      "/api/v1/uploads/campaigns/1/../2/x.csv?sig=a",
+      "/api/v1/uploads/%2e%2e?x",
+      "/api/v1/telephony/twilio/inbound",
+    ]) {
       const r = await call(p.includes("uploads") ? "PUT" : "POST", p, { raw: "a=b", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
       expect(r.status, `${p}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
     }

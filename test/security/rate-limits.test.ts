@@ -12,7 +12,8 @@ import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup, CON
 
 afterEach(() => clock.set(null));
 
-const startAs = (s: Setup, key: string) => call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
+const startAs = (s: Setup, key: string) =>
+  call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, { key, body: { phone_number: CALLEE, initial_context: CONTEXT } });
 const originates = async (s: Setup) => (await simRequests(s.acct)).filter((r) => r.method === "POST" && /Calls\.json$/.test(r.path)).length;
 
 async function secondKey(org: Org): Promise<string> {

@@ -100,7 +100,10 @@ describe("initial_context caps", () => {
 
     const atCaps = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { ...keys(99), first_name: "Ada" } } });
     expect(atCaps.status, atCaps.text).toBe(200);
-    const big = await call("POST", path, { key: s.org.key, body: { phone_number: CALLEE, initial_context: { first_name: "Ada", note: "n".repeat(16 * 1024 - 30) } } }); // exactly 16 KB as JSON
+    const big = await call("POST", path, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: { first_name: "Ada", note: "n".repeat(16 * 1024 - 30) } },
+    }); // exactly 16 KB as JSON
     expect(big.status, big.text).toBe(200);
   });
 });
@@ -112,7 +115,11 @@ describe("free text in agent definitions", () => {
     def.nodes[0].data.greeting = "g".repeat(10_001);
     const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: "caps", workflow_definition: def } });
     expect(res.status).toBe(422);
-    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "workflow_definition", "nodes", 0, "data", "greeting"], type: "string_too_long", ctx: { max_length: 10_000 } });
+    expect(res.json.detail[0]).toMatchObject({
+      loc: ["body", "workflow_definition", "nodes", 0, "data", "greeting"],
+      type: "string_too_long",
+      ctx: { max_length: 10_000 },
+    });
     def.nodes[0].data.greeting = "g".repeat(10_000);
     def.nodes[0].data.prompt = "p".repeat(32_001);
     const prompt = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: "caps", workflow_definition: def } });

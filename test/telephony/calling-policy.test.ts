@@ -28,7 +28,13 @@ describe("single calls", () => {
       const res = await dial(s, n);
       expect(res.status, n).toBe(422);
       expect(res.json.detail).toEqual([
-        { loc: ["body", "phone_number"], msg: expect.stringContaining("calling policy"), type: "destination_not_allowed", input: n, ctx: expect.objectContaining({ reason: expect.any(String) }) },
+        {
+          loc: ["body", "phone_number"],
+          msg: expect.stringContaining("calling policy"),
+          type: "destination_not_allowed",
+          input: n,
+          ctx: expect.objectContaining({ reason: expect.any(String) }),
+        },
       ]);
       reasons[n] = `${res.json.detail[0].ctx.reason}:${res.json.detail[0].ctx.number_type}`;
     }
@@ -96,7 +102,11 @@ describe("campaign CSVs", () => {
   it("checks again before each dial: contacts the policy refuses since create fail with the reason, uncalled", async () => {
     const s = await setup("twilio");
     expect((await putPolicy(s, OVERRIDE)).status).toBe(200);
-    const created = await createCampaign(world(s), { source_url: await upload(s.org, csv([CALLEE, ...ISSUE_NUMBERS])), rate_limit: 50, retry_config: { enabled: false } });
+    const created = await createCampaign(world(s), {
+      source_url: await upload(s.org, csv([CALLEE, ...ISSUE_NUMBERS])),
+      rate_limit: 50,
+      retry_config: { enabled: false },
+    });
     expect(created.status, created.text).toBe(200);
     const id = created.json.id as number;
     expect((await putPolicy(s, { allowed_countries: null, blocked_number_types: null })).status).toBe(200);
@@ -107,7 +117,10 @@ describe("campaign CSVs", () => {
 
     expect(await stub.progress()).toMatchObject({ total: 5, processed: 5, pending: 0, failed: 4 });
     expect((await originates(s)).map((r) => r.body)).toEqual([expect.stringContaining(encodeURIComponent(CALLEE))]);
-    const logs = (await call("GET", `${CAMPAIGNS}/${id}/logs?limit=100`, { key: s.org.key })).json.items as { event: string; details: Record<string, unknown> }[];
+    const logs = (await call("GET", `${CAMPAIGNS}/${id}/logs?limit=100`, { key: s.org.key })).json.items as {
+      event: string;
+      details: Record<string, unknown>;
+    }[];
     const refused = logs.filter((l) => l.event === "dial_failed");
     expect(refused.map((l) => l.details.phone_number).sort()).toEqual([...ISSUE_NUMBERS].sort());
     for (const l of refused) expect(l.details).toMatchObject({ kind: "destination_refused", error: expect.stringContaining("calling policy") });
@@ -137,22 +150,47 @@ describe("GET and PUT /organizations/calling-policy", () => {
     const s = await setup("twilio");
     const first = await putPolicy(s, { allowed_countries: ["gb", "US", "GB"] });
     expect(first.status, first.text).toBe(200);
-    expect(first.json).toMatchObject({ allowed_countries: ["GB", "US"], blocked_number_types: null, effective: { allowed_countries: ["GB", "US"], allowed_countries_source: "policy" }, updated_at: expect.any(String) });
+    expect(first.json).toMatchObject({
+      allowed_countries: ["GB", "US"],
+      blocked_number_types: null,
+      effective: { allowed_countries: ["GB", "US"], allowed_countries_source: "policy" },
+      updated_at: expect.any(String),
+    });
     const second = await putPolicy(s, { blocked_number_types: ["satellite", "premium_rate"], allowed_numbers: ["+252612345678"] });
-    expect(second.json).toMatchObject({ allowed_countries: ["GB", "US"], blocked_number_types: ["premium_rate", "satellite"], allowed_numbers: ["+252612345678"] });
+    expect(second.json).toMatchObject({
+      allowed_countries: ["GB", "US"],
+      blocked_number_types: ["premium_rate", "satellite"],
+      allowed_numbers: ["+252612345678"],
+    });
     expect((await call("GET", POLICY, { key: s.org.key })).json).toEqual(second.json);
     const reset = await putPolicy(s, { allowed_countries: null });
-    expect(reset.json).toMatchObject({ allowed_countries: null, effective: { allowed_countries: ["US"], allowed_countries_source: "caller_ids" }, blocked_number_types: ["premium_rate", "satellite"] });
+    expect(reset.json).toMatchObject({
+      allowed_countries: null,
+      effective: { allowed_countries: ["US"], allowed_countries_source: "caller_ids" },
+      blocked_number_types: ["premium_rate", "satellite"],
+    });
   });
 
   it("each change is in the audit log with the key that made it", async () => {
     const s = await setup("twilio");
     await putPolicy(s, { allowed_countries: ["so", "US"], allowed_numbers: ["+449098790000"] });
     await putPolicy(s, { blocked_number_types: null });
-    const log = (await call("GET", "/api/v1/organizations/audit-log", { key: s.org.key })).json.items.filter((e: { resource_type: string }) => e.resource_type === "calling_policy");
+    const log = (await call("GET", "/api/v1/organizations/audit-log", { key: s.org.key })).json.items.filter(
+      (e: { resource_type: string }) => e.resource_type === "calling_policy",
+    );
     expect(log).toEqual([
-      expect.objectContaining({ action: "update", resource_id: s.org.id, api_key_id: expect.any(Number), api_key_name: "test", summary: { fields: ["blocked_number_types"], blocked_number_types: null } }),
-      expect.objectContaining({ action: "update", resource_id: s.org.id, summary: { fields: ["allowed_countries", "allowed_numbers"], allowed_countries: ["SO", "US"], allowed_numbers_count: 1 } }),
+      expect.objectContaining({
+        action: "update",
+        resource_id: s.org.id,
+        api_key_id: expect.any(Number),
+        api_key_name: "test",
+        summary: { fields: ["blocked_number_types"], blocked_number_types: null },
+      }),
+      expect.objectContaining({
+        action: "update",
+        resource_id: s.org.id,
+        summary: { fields: ["allowed_countries", "allowed_numbers"], allowed_countries: ["SO", "US"], allowed_numbers_count: 1 },
+      }),
     ]);
   });
 

@@ -37,7 +37,10 @@ describe("Vonage credential shapes", () => {
     const org = await createOrg();
     const keys = [PEM, PEM.replace(/PRIVATE KEY/g, "RSA PRIVATE KEY"), PEM.replace(/\n/g, "\\n"), `  ${PEM}`];
     for (const [i, private_key] of keys.entries()) {
-      const res = await api("POST", CONFIGS, { key: org.key, body: { name: `v${i}`, config: vonage({ private_key, application_id: `AAAAAAAA-0000-4000-8000-00000000000${i}` }) } });
+      const res = await api("POST", CONFIGS, {
+        key: org.key,
+        body: { name: `v${i}`, config: vonage({ private_key, application_id: `AAAAAAAA-0000-4000-8000-00000000000${i}` }) },
+      });
       expect(res.status, res.text).toBe(200);
     }
   });

@@ -47,7 +47,9 @@ describe("default configuration", () => {
   it("two concurrent creates that both ask to be default leave exactly one default", async () => {
     const org = await createOrg();
     const results = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => api("POST", CONFIGS, { key: org.key, body: { name: `race-${i}`, is_default_outbound: true, config: config("twilio") } })),
+      Array.from({ length: 4 }, (_, i) =>
+        api("POST", CONFIGS, { key: org.key, body: { name: `race-${i}`, is_default_outbound: true, config: config("twilio") } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     const d = await defaults(org.id);
@@ -143,7 +145,9 @@ describe("phone numbers", () => {
     );
     expect(added.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     await Promise.all(added.map((r) => api("PUT", `${numbersOf(c.id)}/${r.json.id}`, { key: org.key, body: { is_default_caller_id: true } })));
-    const n = await env.DB.prepare("SELECT COUNT(*) AS n FROM phone_numbers WHERE config_id = ? AND is_default_caller_id = 1").bind(c.id).first<{ n: number }>();
+    const n = await env.DB.prepare("SELECT COUNT(*) AS n FROM phone_numbers WHERE config_id = ? AND is_default_caller_id = 1")
+      .bind(c.id)
+      .first<{ n: number }>();
     expect(n!.n).toBe(1);
   });
 
@@ -221,7 +225,9 @@ describe("setup checklist", () => {
 
     // an inactive configuration is never ready; changing its configuration clears the flag
     await api("PUT", `${numbersOf(c.id)}/${n.id}`, { key: org.key, body: { is_active: true } });
-    await env.DB.prepare("UPDATE telephony_configs SET inactive = 1, inactive_since = '2026-01-01T00:00:00.000Z', inactive_reason = 'PBX unreachable' WHERE id = ?")
+    await env.DB.prepare(
+      "UPDATE telephony_configs SET inactive = 1, inactive_since = '2026-01-01T00:00:00.000Z', inactive_reason = 'PBX unreachable' WHERE id = ?",
+    )
       .bind(c.id)
       .run();
     now = (await api("GET", `${CONFIGS}/${c.id}`, { key: org.key })).json;
@@ -257,7 +263,11 @@ describe("setup checklist", () => {
       const c = (await api("POST", CONFIGS, { key: org.key, body: { name: p, config: config(p) } })).json;
       expect(c.setup_checklist.steps.map((s: { key: string }) => s.key)).toEqual(["credentials", "caller_id"]);
     }
-    for (const [p, field] of [["cloudonix", "application_name"], ["vobiz", "application_id"], ["telnyx", "connection_id"]]) {
+    for (const [p, field] of [
+      ["cloudonix", "application_name"],
+      ["vobiz", "application_id"],
+      ["telnyx", "connection_id"],
+    ]) {
       const cfg = config(p);
       delete cfg[field];
       const c = (await api("POST", CONFIGS, { key: org.key, body: { name: `${p}-noapp`, config: cfg } })).json;

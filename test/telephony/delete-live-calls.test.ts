@@ -45,7 +45,10 @@ describe("DELETE a telephony configuration with calls in progress", () => {
     for (let i = 0; i < 7; i++) ids.push(await startCall(s));
     const refused = await call("DELETE", `${CONFIGS}/${s.configId}`, { key: s.org.key });
     expect(refused.status).toBe(409);
-    const named = ids.slice(0, 5).map((id) => `WR-${id} (id ${id})`).join(", ");
+    const named = ids
+      .slice(0, 5)
+      .map((id) => `WR-${id} (id ${id})`)
+      .join(", ");
     expect(refused.json.detail).toBe(`Telephony configuration has calls in progress: ${named} and 2 more; delete it once they have ended`);
   });
 

@@ -61,14 +61,17 @@ describe("the default policy", () => {
   it("says why in words", () => {
     expect(checkDestination(US_PREMIUM, usOrg)!.message).toMatch(/^\+19005550100 is a premium-rate number, which this organization's calling policy refuses/);
     expect(checkDestination(INMARSAT, usOrg)!.message).toMatch(/is a satellite number/);
-    expect(checkDestination(SOMALIA, usOrg)!.message).toMatch(/^Calls to Somalia \(SO\) are not allowed .* allowed countries are US \(by default, the countries of its caller IDs\); change it with PUT \/api\/v1\/organizations\/calling-policy$/);
+    expect(checkDestination(SOMALIA, usOrg)!.message).toMatch(
+      /^Calls to Somalia \(SO\) are not allowed .* allowed countries are US \(by default, the countries of its caller IDs\); change it with PUT \/api\/v1\/organizations\/calling-policy$/,
+    );
   });
 
   it("dials ordinary numbers in the countries of the caller IDs, and nowhere else", () => {
     const org = effectivePolicy(null, ["+14155550100", ORDINARY.GB_FIXED, ORDINARY.FR, "1001", "sip:alice@pbx.example"]);
     expect([...org.allowedCountries]).toEqual(["FR", "GB", "US"]);
     for (const n of [ORDINARY.US, ORDINARY.GB_FIXED, ORDINARY.GB_MOBILE, ORDINARY.FR, "+18005550100"]) expect(checkDestination(n, org), n).toBeNull();
-    for (const n of [ORDINARY.DE, ORDINARY.IN, ORDINARY.AU, "+18765550123"]) expect(checkDestination(n, org), n).toMatchObject({ reason: "country_not_allowed" });
+    for (const n of [ORDINARY.DE, ORDINARY.IN, ORDINARY.AU, "+18765550123"])
+      expect(checkDestination(n, org), n).toMatchObject({ reason: "country_not_allowed" });
   });
 
   it("refuses every country when the organization has no E.164 caller ID, and says so", () => {

@@ -5,10 +5,25 @@ import { call, createOrg, type Org } from "../helpers";
 
 const CONFIGS = "/api/v1/organizations/telephony-configs";
 const POLICY = "/api/v1/organizations/calling-policy";
-const PRIVATE = ["http://127.0.0.1:8088", "http://[::1]:8088", "http://2130706433:8088", "http://192.168.1.10:8088", "http://10.0.0.5:8088", "http://100.64.0.1:8088", "http://pbx.local:8088", "http://localhost:8088"];
+const PRIVATE = [
+  "http://127.0.0.1:8088",
+  "http://[::1]:8088",
+  "http://2130706433:8088",
+  "http://192.168.1.10:8088",
+  "http://10.0.0.5:8088",
+  "http://100.64.0.1:8088",
+  "http://pbx.local:8088",
+  "http://localhost:8088",
+];
 const NEVER = ["http://169.254.169.254", "http://169.254.10.1:8088", "http://metadata.google.internal"];
 
-const ari = (ari_endpoint: string, extra: Record<string, unknown> = {}) => ({ provider: "ari", ari_endpoint, app_name: "edgedial", app_password: "pw-0001", ...extra });
+const ari = (ari_endpoint: string, extra: Record<string, unknown> = {}) => ({
+  provider: "ari",
+  ari_endpoint,
+  app_name: "edgedial",
+  app_password: "pw-0001",
+  ...extra,
+});
 const create = (org: Org, config: unknown) => call("POST", CONFIGS, { key: org.key, body: { name: `pbx-${crypto.randomUUID()}`, config } });
 const allow = async (org: Org, on: boolean) => {
   const res = await call("PUT", POLICY, { key: org.key, body: { allow_private_pbx: on } });
@@ -23,7 +38,9 @@ describe("allow_private_pbx", () => {
     for (const url of PRIVATE) {
       const res = await create(org, ari(url));
       expect(res.status, url).toBe(422);
-      expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "config", "ari_endpoint"], type: "url_not_allowed", msg: expect.stringContaining("allow_private_pbx") })]);
+      expect(res.json.detail).toEqual([
+        expect.objectContaining({ loc: ["body", "config", "ari_endpoint"], type: "url_not_allowed", msg: expect.stringContaining("allow_private_pbx") }),
+      ]);
     }
     expect((await call("GET", CONFIGS, { key: org.key })).json.items ?? []).toEqual([]);
   });
@@ -36,7 +53,10 @@ describe("allow_private_pbx", () => {
     };
     const res = await create(org, ari("https://pbx.example.com:8088", { external_pbx }));
     expect(res.status, res.text).toBe(422);
-    expect(res.json.detail.map((d: { loc: string[] }) => d.loc.join("."))).toEqual(["body.config.external_pbx.agent_api.url", "body.config.external_pbx.non_agent_api.url"]);
+    expect(res.json.detail.map((d: { loc: string[] }) => d.loc.join("."))).toEqual([
+      "body.config.external_pbx.agent_api.url",
+      "body.config.external_pbx.non_agent_api.url",
+    ]);
     await allow(org, true);
     expect((await create(org, ari("https://pbx.example.com:8088", { external_pbx }))).status).toBe(200);
   });

@@ -75,7 +75,12 @@ export const FIXTURES: Fixture[] = [
   },
   {
     provider: "telnyx",
-    config: () => ({ provider: "telnyx", api_key: canary("telnyx_key"), connection_id: "conn-1", webhook_public_key: "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w=" }),
+    config: () => ({
+      provider: "telnyx",
+      api_key: canary("telnyx_key"),
+      connection_id: "conn-1",
+      webhook_public_key: "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w=",
+    }),
     patch: { config: { connection_id: "conn-2" }, path: "connection_id", value: "conn-2" },
     rotate: "api_key",
   },

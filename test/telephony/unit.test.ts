@@ -62,7 +62,10 @@ describe("readiness", () => {
     expect(blocked.blockedReason).toContain("'caller_id'");
     expect(readiness([credentialsStep("401 Unauthorized"), callerIdStep(0, true)], active).blockedReason).toContain("'credentials'");
     expect(readiness([callerIdStep(0, false), webhookSigningStep(false, "x")], active).ready).toBe(true);
-    expect(readiness([credentialsStep(null)], { inactive: true, reason: "PBX down" })).toEqual({ ready: false, blockedReason: "Configuration is inactive: PBX down" });
+    expect(readiness([credentialsStep(null)], { inactive: true, reason: "PBX down" })).toEqual({
+      ready: false,
+      blockedReason: "Configuration is inactive: PBX down",
+    });
   });
 });
 
@@ -167,7 +170,18 @@ describe("prepareCreate / prepareUpdate", () => {
 
   it("the internal placeholder sent by a client is just a new secret where none is stored", async () => {
     const vonage = getProvider("vonage");
-    const stored = await prepareCreate(vonage, { provider: "vonage", api_key: "k", api_secret: "s-1234", application_id: "aaaaaaaa-0000-4000-8000-000000000001", private_key: "-----BEGIN PRIVATE KEY-----\npk-5678\n-----END PRIVATE KEY-----" }, 1, box);
+    const stored = await prepareCreate(
+      vonage,
+      {
+        provider: "vonage",
+        api_key: "k",
+        api_secret: "s-1234",
+        application_id: "aaaaaaaa-0000-4000-8000-000000000001",
+        private_key: "-----BEGIN PRIVATE KEY-----\npk-5678\n-----END PRIVATE KEY-----",
+      },
+      1,
+      box,
+    );
     const p = await prepareUpdate(vonage, stored, { signature_secret: "\u0000kept\u0000" }, 1, box);
     expect(Object.keys(p.secrets).sort()).toEqual(["api_secret", "private_key", "signature_secret"]);
     expect((await openSecrets(box, 1, p.secrets)).signature_secret).toBe("\u0000kept\u0000");
@@ -194,7 +208,9 @@ describe("provider definitions", () => {
       expect(p.sensitive.length, p.name).toBeGreaterThan(0);
       for (const path of p.sensitive) expect(p.fields.find((f) => f.name === path)?.sensitive, `${p.name} ${path}`).toBe(true);
     }
-    expect(getProvider("twilio").createSchema.parse({ provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "t" })).toMatchObject({ amd_enabled: false });
+    expect(getProvider("twilio").createSchema.parse({ provider: "twilio", account_sid: "AC00000000000000000000000000000001", auth_token: "t" })).toMatchObject({
+      amd_enabled: false,
+    });
     expect(() => getProvider("nope")).toThrow();
   });
 });

@@ -38,7 +38,11 @@ describe("create validation", () => {
       const res = await api("POST", CONFIGS, { key, body: { name: `t${bad}`, config: cfg } });
       expect(res.status).toBe(422);
       expect(res.json.detail).toEqual([
-        expect.objectContaining({ loc: ["body", "config", "external_pbx", "timeout_seconds"], type: bad ? "less_than_equal" : "greater_than_equal", input: bad }),
+        expect.objectContaining({
+          loc: ["body", "config", "external_pbx", "timeout_seconds"],
+          type: bad ? "less_than_equal" : "greater_than_equal",
+          input: bad,
+        }),
       ]);
     }
     const ok = await api("POST", CONFIGS, { key, body: { name: "ok", config: ari() } });
@@ -194,9 +198,14 @@ describe("GET /organizations/telephony-providers", () => {
     );
     for (const p of res.json.items) {
       expect(p).toMatchObject({ display_name: expect.any(String), docs_url: expect.stringMatching(/^https:\/\//) });
-      for (const f of p.fields) expect(f).toMatchObject({ type: expect.any(String), required: expect.any(Boolean), sensitive: expect.any(Boolean), description: expect.any(String) });
+      for (const f of p.fields)
+        expect(f).toMatchObject({ type: expect.any(String), required: expect.any(Boolean), sensitive: expect.any(Boolean), description: expect.any(String) });
     }
-    const sensitive = (name: string) => byName[name].fields.filter((f: { sensitive: boolean }) => f.sensitive).map((f: { name: string }) => f.name).sort();
+    const sensitive = (name: string) =>
+      byName[name].fields
+        .filter((f: { sensitive: boolean }) => f.sensitive)
+        .map((f: { name: string }) => f.name)
+        .sort();
     expect(sensitive("ari")).toEqual(["app_password", "external_pbx.agent_api.password", "external_pbx.non_agent_api.password"]);
     expect(sensitive("cloudonix")).toEqual(["bearer_token"]);
     expect(sensitive("plivo")).toEqual(["auth_token"]);

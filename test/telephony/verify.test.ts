@@ -7,7 +7,16 @@ import type { ProviderName } from "../../src/telephony/providers/types";
 import { api, canary, CONFIGS, configRow } from "./support";
 
 const VERIFIABLE: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "exotel", "ari", "cloudonix", "vonage"];
-const SECRET: Partial<Record<ProviderName, string>> = { twilio: "auth_token", plivo: "auth_token", vobiz: "auth_token", telnyx: "api_key", exotel: "api_token", ari: "app_password", cloudonix: "bearer_token", vonage: "private_key" };
+const SECRET: Partial<Record<ProviderName, string>> = {
+  twilio: "auth_token",
+  plivo: "auth_token",
+  vobiz: "auth_token",
+  telnyx: "api_key",
+  exotel: "api_token",
+  ari: "app_password",
+  cloudonix: "bearer_token",
+  vonage: "private_key",
+};
 
 /** A wrong value of the provider's secret: any text, or for Vonage's private key another application's key. */
 async function wrongSecret(provider: ProviderName): Promise<string> {
@@ -58,7 +67,10 @@ describe.each(VERIFIABLE)("verify credentials: %s", (provider) => {
     const read = await api("GET", `${CONFIGS}/${id}`, { key: org.key });
     expect(credentialsStep(read.json).complete).toBe(false);
     // Saving the right secret drops the stale result; verifying again succeeds.
-    const put = await api("PUT", `${CONFIGS}/${id}`, { key: org.key, body: { config: { provider, [SECRET[provider]!]: acct.credentials[SECRET[provider]!] } } });
+    const put = await api("PUT", `${CONFIGS}/${id}`, {
+      key: org.key,
+      body: { config: { provider, [SECRET[provider]!]: acct.credentials[SECRET[provider]!] } },
+    });
     expect(put.status, put.text).toBe(200);
     expect(credentialsStep(put.json).complete).toBe(true);
     const again = await api("POST", `${CONFIGS}/${id}/verify`, { key: org.key });

@@ -134,13 +134,27 @@ describe("presign with R2 S3 credentials (SigV4)", () => {
       { "content-type": "text/plain", "content-length": "1234" },
       { "content-type": "text/csv", "content-length": "1235" },
     ]) {
-      const other = await expectedSignature({ method: "PUT", host: url.host, path: url.pathname, query: unsigned, headers, secretAccessKey: creds.R2_SECRET_ACCESS_KEY, date: "20261122", amzDate: "20261122T123456Z", region: "auto", service: "s3" });
+      const other = await expectedSignature({
+        method: "PUT",
+        host: url.host,
+        path: url.pathname,
+        query: unsigned,
+        headers,
+        secretAccessKey: creds.R2_SECRET_ACCESS_KEY,
+        date: "20261122",
+        amzDate: "20261122T123456Z",
+        region: "auto",
+        service: "s3",
+      });
       expect(other.signature).not.toBe(signature);
     }
   });
 
   it("uses the endpoint override (path-style) when set", async () => {
-    const res = await presign(org, { file_name: "a.csv", file_size: 5, content_type: "TEXT/CSV" }, { ...creds, R2_S3_ENDPOINT: "http://127.0.0.1:7480/" } as Partial<Env>);
+    const res = await presign(org, { file_name: "a.csv", file_size: 5, content_type: "TEXT/CSV" }, {
+      ...creds,
+      R2_S3_ENDPOINT: "http://127.0.0.1:7480/",
+    } as Partial<Env>);
     expect(res.status).toBe(200);
     const url = new URL(res.json.upload_url);
     expect(url.origin).toBe("http://127.0.0.1:7480");

@@ -122,9 +122,7 @@ describe("POST /api/v1/workflow/create", () => {
       def.nodes[1].type = "teleport";
       const res = await post({ name: "x", workflow_definition: def });
       expect(res.status).toBe(422);
-      expect(res.json.detail).toEqual([
-        expect.objectContaining({ loc: ["body", "workflow_definition", "nodes", 1, "type"], type: "enum", input: "teleport" }),
-      ]);
+      expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "workflow_definition", "nodes", 1, "type"], type: "enum", input: "teleport" })]);
     });
 
     it("a node without id or type, and an edge without source", async () => {
@@ -333,7 +331,9 @@ describe("PUT /api/v1/workflow/{id}: versions", () => {
 
   it("an unchanged definition (keys in another order) or other fields alone make no new version", async () => {
     const w = await createAgent(org);
-    const reordered = JSON.parse(JSON.stringify(w.workflow_definition, (_k, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)));
+    const reordered = JSON.parse(
+      JSON.stringify(w.workflow_definition, (_k, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)),
+    );
     const same = await call("PUT", `/api/v1/workflow/${w.id}`, { key: org.key, body: { workflow_definition: reordered, name: "Renamed" } });
     expect(same.status).toBe(200);
     expect(same.json).toMatchObject({ name: "Renamed", version_number: 1, current_definition_id: w.current_definition_id });
@@ -418,7 +418,11 @@ describe("PUT /api/v1/workflow/{id}/status", () => {
 
   it("rejects other statuses", async () => {
     const w = await createAgent(org);
-    for (const [body, type] of [[{ status: "deleted" }, "enum"], [{}, "missing"], [{ status: 1 }, "string_type"]] as const) {
+    for (const [body, type] of [
+      [{ status: "deleted" }, "enum"],
+      [{}, "missing"],
+      [{ status: 1 }, "string_type"],
+    ] as const) {
       const res = await call("PUT", `/api/v1/workflow/${w.id}/status`, { key: org.key, body });
       expect(res.status).toBe(422);
       expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "status"], type })]);

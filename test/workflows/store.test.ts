@@ -112,9 +112,11 @@ describe("findWorkflowByUuid / findWorkflowByTriggerPath", () => {
     def.nodes.push({ id: "t2", type: "apiTrigger", data: { trigger_path: "second-path" } });
     const w = await createAgent(o, def);
     const paths = async () =>
-      (await env.DB.prepare("SELECT trigger_path FROM workflow_triggers WHERE workflow_id = ? ORDER BY trigger_path").bind(w.id).all<{ trigger_path: string }>()).results.map(
-        (r) => r.trigger_path,
-      );
+      (
+        await env.DB.prepare("SELECT trigger_path FROM workflow_triggers WHERE workflow_id = ? ORDER BY trigger_path")
+          .bind(w.id)
+          .all<{ trigger_path: string }>()
+      ).results.map((r) => r.trigger_path);
     expect(await paths()).toEqual([def.nodes[6].data.trigger_path, "second-path"].sort());
     const next = validDefinition();
     next.nodes[6].data.trigger_path = "second-path";

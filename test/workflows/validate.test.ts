@@ -157,8 +157,19 @@ describe("validateDefinition", () => {
   });
 
   it("webhook url must not point at an internal address (SSRF): metadata, loopback, private, in any spelling", () => {
-    for (const url of ["http://169.254.169.254/latest/meta-data", "http://127.0.0.1:8080/x", "http://[::1]/x", "http://10.0.0.5/hook", "http://2130706433/x", "http://localhost/x", "http://[::ffff:169.254.169.254]/"]) {
-      expect(errorsAfter((d) => (node(d, "hook").data.url = url)), url).toEqual([{ kind: "node", id: "hook", field: "data.url" }]);
+    for (const url of [
+      "http://169.254.169.254/latest/meta-data",
+      "http://127.0.0.1:8080/x",
+      "http://[::1]/x",
+      "http://10.0.0.5/hook",
+      "http://2130706433/x",
+      "http://localhost/x",
+      "http://[::ffff:169.254.169.254]/",
+    ]) {
+      expect(
+        errorsAfter((d) => (node(d, "hook").data.url = url)),
+        url,
+      ).toEqual([{ kind: "node", id: "hook", field: "data.url" }]);
     }
     expect(errorsAfter((d) => (node(d, "hook").data.url = "https://hooks.example.com/crm"))).toEqual([]);
     const d = validDefinition();
@@ -174,9 +185,7 @@ describe("validateDefinition", () => {
       }),
     ).toEqual([{ kind: "edge", id: "e-dup", field: "data.label" }]);
     // The same label from different nodes is fine.
-    expect(
-      errorsAfter((d) => d.edges.push({ id: "e5", source: "qualify", target: "end-no", data: { label: "interested", condition: "x" } })),
-    ).toEqual([]);
+    expect(errorsAfter((d) => d.edges.push({ id: "e5", source: "qualify", target: "end-no", data: { label: "interested", condition: "x" } }))).toEqual([]);
   });
 
   it("trigger_path unique across the organization", () => {
@@ -189,12 +198,10 @@ describe("validateDefinition", () => {
   });
 
   it("trigger_path unique within the definition and URL-safe", () => {
-    expect(
-      errorsAfter((d) => d.nodes.push({ id: "trigger2", type: "apiTrigger", data: { trigger_path: node(d, "trigger").data.trigger_path } })),
-    ).toEqual([{ kind: "node", id: "trigger2", field: "data.trigger_path" }]);
-    expect(errorsAfter((d) => (node(d, "trigger").data.trigger_path = "a/b"))).toEqual([
-      { kind: "node", id: "trigger", field: "data.trigger_path" },
+    expect(errorsAfter((d) => d.nodes.push({ id: "trigger2", type: "apiTrigger", data: { trigger_path: node(d, "trigger").data.trigger_path } }))).toEqual([
+      { kind: "node", id: "trigger2", field: "data.trigger_path" },
     ]);
+    expect(errorsAfter((d) => (node(d, "trigger").data.trigger_path = "a/b"))).toEqual([{ kind: "node", id: "trigger", field: "data.trigger_path" }]);
   });
 
   it("unknown node types are reported once (edges to them are not)", () => {
@@ -247,7 +254,10 @@ describe("validateDefinition", () => {
     ["nodes not a list", { nodes: { a: 1 }, edges: [] }],
     ["edges not a list", { nodes: [], edges: "x" }],
     ["nodes of garbage", { nodes: [null, 7, "x", [], { id: 5, type: 6, data: "d" }], edges: [null, { id: {}, source: 1, target: [], data: 3 }] }],
-    ["deeply odd values", { nodes: [{ id: "s", type: "startCall", data: { prompt: { toString: 1 } } }], edges: [{ id: "e", source: "s", target: "s", data: { label: 5 } }] }],
+    [
+      "deeply odd values",
+      { nodes: [{ id: "s", type: "startCall", data: { prompt: { toString: 1 } } }], edges: [{ id: "e", source: "s", target: "s", data: { label: 5 } }] },
+    ],
   ])("never throws on %s and reports is_valid false", (_name, input) => {
     const r = validateDefinition(input);
     expect(r.is_valid).toBe(false);

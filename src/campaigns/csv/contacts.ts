@@ -61,7 +61,13 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
     }
     const key = name.toLowerCase();
     if (seen.has(key)) {
-      problems.push({ row, column: name, msg: `Column "${name}" appears more than once in the header row (names are compared case-insensitively)`, type: "csv_header_duplicate", ctx: { first_position: seen.get(key)! + 1 } });
+      problems.push({
+        row,
+        column: name,
+        msg: `Column "${name}" appears more than once in the header row (names are compared case-insensitively)`,
+        type: "csv_header_duplicate",
+        ctx: { first_position: seen.get(key)! + 1 },
+      });
     } else seen.set(key, i);
   });
   const phone = seen.get(PHONE) ?? -1;
@@ -110,7 +116,13 @@ export function unknownVariables(text: string, h: Header): string[] {
 }
 
 /** One data row: the contact it becomes, or its problems (each about one cell). */
-export function readRow(h: Header, fields: string[], row: number, pbx: boolean, how: NumberReading = {}): { contact: ContactInput | null; problems: Problem[] } {
+export function readRow(
+  h: Header,
+  fields: string[],
+  row: number,
+  pbx: boolean,
+  how: NumberReading = {},
+): { contact: ContactInput | null; problems: Problem[] } {
   const problems: Problem[] = [];
   if (fields.length > h.names.length) {
     const extra = fields.slice(h.names.length).findIndex((f) => f.trim() !== "");
@@ -145,7 +157,12 @@ export function readRow(h: Header, fields: string[], row: number, pbx: boolean, 
   if (gType === "text") {
     const text = cell(h.gText);
     if (!text) {
-      problems.push({ row, column: h.gText >= 0 ? h.names[h.gText] : G_TEXT, msg: "greeting_override_text is required when greeting_override_type is text", type: "missing" });
+      problems.push({
+        row,
+        column: h.gText >= 0 ? h.names[h.gText] : G_TEXT,
+        msg: "greeting_override_text is required when greeting_override_type is text",
+        type: "missing",
+      });
     } else {
       const unknown = unknownVariables(text, h);
       if (unknown.length) {
@@ -162,10 +179,22 @@ export function readRow(h: Header, fields: string[], row: number, pbx: boolean, 
   } else if (gType === "audio") {
     const id = cell(h.gRecording);
     if (!id) {
-      problems.push({ row, column: h.gRecording >= 0 ? h.names[h.gRecording] : G_RECORDING, msg: "greeting_override_recording_id is required when greeting_override_type is audio", type: "missing" });
+      problems.push({
+        row,
+        column: h.gRecording >= 0 ? h.names[h.gRecording] : G_RECORDING,
+        msg: "greeting_override_recording_id is required when greeting_override_type is audio",
+        type: "missing",
+      });
     } else greeting = { type: "audio", recordingId: id };
   } else if (gType !== "") {
-    problems.push({ row, column: h.names[h.gType], msg: "greeting_override_type must be text, audio or empty", type: "enum", input: fields[h.gType], ctx: { expected: ["text", "audio", ""] } });
+    problems.push({
+      row,
+      column: h.names[h.gType],
+      msg: "greeting_override_type must be text, audio or empty",
+      type: "enum",
+      input: fields[h.gType],
+      ctx: { expected: ["text", "audio", ""] },
+    });
   }
 
   if (problems.length || !phone.ok) return { contact: null, problems };

@@ -34,9 +34,7 @@ export type ImportOptions = {
   destination?: (phoneNumber: string) => { message: string; type: string; ctx?: Record<string, unknown> } | null;
 };
 
-export type ImportOutcome =
-  | { ok: true; rows: number; inserted: number; columns: string[] }
-  | { ok: false; items: ValidationItem[]; total: number };
+export type ImportOutcome = { ok: true; rows: number; inserted: number; columns: string[] } | { ok: false; items: ValidationItem[]; total: number };
 
 /** The first `max` problems in row order, and how many there were in all. */
 class ProblemReport {
@@ -186,7 +184,13 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
         if (!stopped) {
           const field = csv.pendingField;
           const column = header ? (header.names[field] ?? field + 1) : field + 1;
-          fail({ row: csv.pendingRow, column, msg: "The file is not valid UTF-8 text (save it as CSV UTF-8)", type: "csv_encoding", ctx: { byte_offset: decoded.invalidAt } });
+          fail({
+            row: csv.pendingRow,
+            column,
+            msg: "The file is not valid UTF-8 text (save it as CSV UTF-8)",
+            type: "csv_encoding",
+            ctx: { byte_offset: decoded.invalidAt },
+          });
         }
         break;
       }
@@ -199,7 +203,8 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
   }
 
   if (!stopped) {
-    if (!header) pending.push({ row: 1, msg: "The file is empty: it needs a header row with a phone_number column and one row per contact", type: "csv_empty" });
+    if (!header)
+      pending.push({ row: 1, msg: "The file is empty: it needs a header row with a phone_number column and one row per contact", type: "csv_empty" });
     else if (dataRows === 0) pending.push({ row: headerRow + 1, msg: "The file has no contact rows after the header", type: "csv_no_rows" });
   }
   await flush();

@@ -17,7 +17,8 @@ export function detectNewline(text: string): "\n" | "\r\n" | "\r" | null {
     const ch = text.charCodeAt(i);
     if (quoted) {
       if (ch === 34 /* " */) {
-        if (text.charCodeAt(i + 1) === 34) i++; // an escaped quote
+        if (text.charCodeAt(i + 1) === 34)
+          i++; // an escaped quote
         else quoted = false;
       }
     } else if (ch === 34) {
@@ -101,14 +102,24 @@ export class CsvRecords {
       if (e.code === "MissingQuotes") {
         problems.push({ row: firstRow + e.row, msg: "Quoted field is not closed before the end of the file", type: "csv_unclosed_quote", fatal: true });
       } else if (e.code === "InvalidQuotes") {
-        problems.push({ row: firstRow + e.row, msg: 'Malformed quotes: a quote inside a quoted field must be doubled ("")', type: "csv_invalid_quotes", fatal: false });
+        problems.push({
+          row: firstRow + e.row,
+          msg: 'Malformed quotes: a quote inside a quoted field must be doubled ("")',
+          type: "csv_invalid_quotes",
+          fatal: false,
+        });
       }
     }
     if (!final) {
       const rest = input.slice(res.meta.cursor);
       if (rest.length > MAX_RECORD_CHARS) {
         this.done = true;
-        problems.push({ row: this.nextRow, msg: `Row is longer than ${MAX_RECORD_CHARS} characters (or a quoted field is never closed)`, type: "csv_row_too_long", fatal: true });
+        problems.push({
+          row: this.nextRow,
+          msg: `Row is longer than ${MAX_RECORD_CHARS} characters (or a quoted field is never closed)`,
+          type: "csv_row_too_long",
+          fatal: true,
+        });
       } else this.tail = rest;
     }
     input = "";
@@ -118,7 +129,17 @@ export class CsvRecords {
   private keep(input: string): RecordBatch {
     if (input.length > MAX_RECORD_CHARS) {
       this.done = true;
-      return { records: [], problems: [{ row: this.nextRow, msg: `Row is longer than ${MAX_RECORD_CHARS} characters (or a quoted field is never closed)`, type: "csv_row_too_long", fatal: true }] };
+      return {
+        records: [],
+        problems: [
+          {
+            row: this.nextRow,
+            msg: `Row is longer than ${MAX_RECORD_CHARS} characters (or a quoted field is never closed)`,
+            type: "csv_row_too_long",
+            fatal: true,
+          },
+        ],
+      };
     }
     this.tail = input;
     return { records: [], problems: [] };

@@ -35,7 +35,10 @@ export function insertContacts(db: DoSql, parts: PackedContacts): { inserted: nu
 /** How many contacts ended with one of `outcomes` (one JSON parameter however many: SQLite binds at most 100). */
 export function countFinished(db: DoSql, outcomes: string[]): number {
   if (!outcomes.length) return 0;
-  return db.value<number>`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)}))` ?? 0;
+  return (
+    db.value<number>`SELECT count(*) FROM contacts WHERE status IN ('done', 'skipped') AND outcome IN (SELECT value FROM json_each(${JSON.stringify(outcomes)}))` ??
+    0
+  );
 }
 
 /** One page of the contacts that ended with one of `outcomes`, in contact order after `afterId`. */

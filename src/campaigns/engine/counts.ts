@@ -28,8 +28,13 @@ const ATTEMPT_TERMS: Record<string, (r: string) => string> = {
 const COLUMNS = [...Object.keys(CONTACT_TERMS), ...Object.keys(ATTEMPT_TERMS)];
 
 function triggers(table: string, terms: Record<string, (r: string) => string>): string[] {
-  const set = (sign: "+" | "-", r: string) => Object.entries(terms).map(([k, f]) => `${k} = ${k} ${sign} ${f(r)}`).join(", ");
-  const both = Object.entries(terms).map(([k, f]) => `${k} = ${k} - ${f("OLD")} + ${f("NEW")}`).join(", ");
+  const set = (sign: "+" | "-", r: string) =>
+    Object.entries(terms)
+      .map(([k, f]) => `${k} = ${k} ${sign} ${f(r)}`)
+      .join(", ");
+  const both = Object.entries(terms)
+    .map(([k, f]) => `${k} = ${k} - ${f("OLD")} + ${f("NEW")}`)
+    .join(", ");
   return [
     `CREATE TRIGGER ${table}_counts_ins AFTER INSERT ON ${table} BEGIN UPDATE counters SET ${set("+", "NEW")}; END`,
     `CREATE TRIGGER ${table}_counts_del AFTER DELETE ON ${table} BEGIN UPDATE counters SET ${set("-", "OLD")}; END`,
@@ -39,8 +44,12 @@ function triggers(table: string, terms: Record<string, (r: string) => string>): 
 
 /** Every counter by scanning the rows: `(SELECT … FROM contacts c), (SELECT … FROM attempts a)`. */
 const SCAN = (() => {
-  const scanC = Object.entries(CONTACT_TERMS).map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`).join(", ");
-  const scanA = Object.entries(ATTEMPT_TERMS).map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`).join(", ");
+  const scanC = Object.entries(CONTACT_TERMS)
+    .map(([k, f]) => `coalesce(sum(${f("c")}), 0) AS ${k}`)
+    .join(", ");
+  const scanA = Object.entries(ATTEMPT_TERMS)
+    .map(([k, f]) => `coalesce(sum(${f("a")}), 0) AS ${k}`)
+    .join(", ");
   return `(SELECT ${scanC} FROM contacts c), (SELECT ${scanA} FROM attempts a)`;
 })();
 const RECOUNT = fixedSql(SCAN);

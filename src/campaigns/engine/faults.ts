@@ -14,8 +14,23 @@ export function isFault(value: unknown): value is Fault {
 
 /** The methods of the campaign object callers reach through its stub and whose refusals are expected. */
 export const FAULT_RETURNING_METHODS = [
-  "initialize", "importContacts", "importPacked", "finishImport", "failSource", "discard", "snapshot", "progress", "logs",
-  "start", "resume", "pause", "cancel", "updateSettings", "redialPlan", "redialContacts", "linkRedial",
+  "initialize",
+  "importContacts",
+  "importPacked",
+  "finishImport",
+  "failSource",
+  "discard",
+  "snapshot",
+  "progress",
+  "logs",
+  "start",
+  "resume",
+  "pause",
+  "cancel",
+  "updateSettings",
+  "redialPlan",
+  "redialContacts",
+  "linkRedial",
 ] as const;
 
 type Method = (...args: unknown[]) => Promise<unknown>;

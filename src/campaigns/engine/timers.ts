@@ -24,7 +24,8 @@ export class Timers {
 
   /** Sets the timer to `due` unless it is already due sooner. */
   atMost(kind: TimerKind, ref: number, due: number): void {
-    this.db.run`INSERT INTO timers (kind, ref, due) VALUES (${kind}, ${ref}, ${due}) ON CONFLICT (kind, ref) DO UPDATE SET due = min(due, excluded.due), fails = 0`;
+    this.db
+      .run`INSERT INTO timers (kind, ref, due) VALUES (${kind}, ${ref}, ${due}) ON CONFLICT (kind, ref) DO UPDATE SET due = min(due, excluded.due), fails = 0`;
   }
 
   /** Removes one timer, or every timer of the kind when no ref is given. */

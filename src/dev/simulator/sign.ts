@@ -32,8 +32,14 @@ export function twilioSign(token: string, url: string, params: Array<[string, st
 /** Plivo V3: scheme://host/path ? sorted query [ "." ] sorted POST params, then "." nonce; HMAC-SHA256. */
 export function plivoV3Sign(token: string, url: string, params: Array<[string, string]>, nonce: string): Promise<string> {
   const u = new URL(url);
-  const query = [...u.searchParams.entries()].sort(byKeyThenValue).map(([k, v]) => `${k}=${v}`).join("&");
-  const post = [...params].sort(byKeyThenValue).map(([k, v]) => k + v).join("");
+  const query = [...u.searchParams.entries()]
+    .sort(byKeyThenValue)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
+  const post = [...params]
+    .sort(byKeyThenValue)
+    .map(([k, v]) => k + v)
+    .join("");
   const base = `${u.origin}${u.pathname}?${query}${query && post ? "." : ""}${post}`;
   return hmacB64("SHA-256", token, `${base}.${nonce}`);
 }
@@ -74,7 +80,9 @@ export async function verifyRs256(jwt: string, publicKey: CryptoKey): Promise<Re
 }
 
 export function pem(label: string, der: ArrayBuffer | Uint8Array): string {
-  const body = b64(der).replace(/(.{64})/g, "$1\n").trim();
+  const body = b64(der)
+    .replace(/(.{64})/g, "$1\n")
+    .trim();
   return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
 }
 

@@ -9,7 +9,20 @@ import { telnyx } from "./carriers/telnyx";
 import { twilio } from "./carriers/twilio";
 import { vobiz } from "./carriers/vobiz";
 import { vonage } from "./carriers/vonage";
-import { json, randomHex, type Account, type Callback, type Carrier, type CarrierName, type Fault, type Outcome, type OutcomeOptions, type RecordedRequest, type SimCall, type SimState } from "./types";
+import {
+  json,
+  randomHex,
+  type Account,
+  type Callback,
+  type Carrier,
+  type CarrierName,
+  type Fault,
+  type Outcome,
+  type OutcomeOptions,
+  type RecordedRequest,
+  type SimCall,
+  type SimState,
+} from "./types";
 
 export type PlayRequest = OutcomeOptions & {
   outcome: Outcome;
@@ -67,7 +80,10 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     this.sockets.set(account.id, [server]);
     server.addEventListener("close", () => {
       const list = this.sockets.get(account.id) ?? [];
-      this.sockets.set(account.id, list.filter((w) => w !== server));
+      this.sockets.set(
+        account.id,
+        list.filter((w) => w !== server),
+      );
     });
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
@@ -150,7 +166,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       return json(200, { ok: true });
     }
     if (account && action === "calls") return json(200, [...new Set(this.calls.values())].filter((c) => c.accountId === account.id).map(view));
-    if (account && action === "drop") return json(200, { dropped: this.drop(account.id, Number(body.code ?? 1011), String(body.reason ?? "dropped by the simulator")) });
+    if (account && action === "drop")
+      return json(200, { dropped: this.drop(account.id, Number(body.code ?? 1011), String(body.reason ?? "dropped by the simulator")) });
     if (account && action === "send") return json(200, { sockets: this.send(account.id, body.events ?? []) });
     if (account && action === "sockets") return json(200, { sockets: (this.sockets.get(account.id) ?? []).length });
 
@@ -199,5 +216,18 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
 }
 
 function view(c: SimCall) {
-  return { id: c.id, provider: c.provider, to: c.to, from: c.from, state: c.state, answerUrl: c.answerUrl, statusUrl: c.statusUrl, streamUrl: c.streamUrl, urls: c.urls, requestId: c.requestId, amd: c.amd, extra: c.extra };
+  return {
+    id: c.id,
+    provider: c.provider,
+    to: c.to,
+    from: c.from,
+    state: c.state,
+    answerUrl: c.answerUrl,
+    statusUrl: c.statusUrl,
+    streamUrl: c.streamUrl,
+    urls: c.urls,
+    requestId: c.requestId,
+    amd: c.amd,
+    extra: c.extra,
+  };
 }

@@ -26,7 +26,10 @@ export type Shape = { pattern: RegExp; message: string };
 
 export const text = (description: string, opts: Opts & { max?: number; shape?: Shape } = {}): LeafSpec => {
   const { shape, ...rest } = opts;
-  const base = z.string().min(opts.required ? 1 : 0).max(opts.max ?? 255);
+  const base = z
+    .string()
+    .min(opts.required ? 1 : 0)
+    .max(opts.max ?? 255);
   return { kind: "leaf", type: "string", schema: shape ? base.regex(shape.pattern, shape.message) : base, description, ...rest };
 };
 
@@ -49,7 +52,10 @@ export const httpUrl = (description: string, opts: Opts = {}): LeafSpec => ({
     .max(2048)
     .refine((v) => !URL.canParse(v) || new URL(v).password === "", "Must not contain a password; put it in the password field")
     // Metadata, link-local, unspecified, multicast and reserved addresses are never a PBX (SSRF, lib/url-guard.ts).
-    .refine((v) => !URL.canParse(v) || !NEVER_ALLOWED.has(classifyHost(new URL(v).hostname)), "Must not point at a metadata, link-local, unspecified, multicast or reserved address"),
+    .refine(
+      (v) => !URL.canParse(v) || !NEVER_ALLOWED.has(classifyHost(new URL(v).hostname)),
+      "Must not point at a metadata, link-local, unspecified, multicast or reserved address",
+    ),
   description,
   ...opts,
 });
@@ -62,7 +68,10 @@ export const KEPT = "\u0000kept\u0000";
 /** A secret; a documented `shape` is checked when a value is sent (a kept one was checked when it was). */
 export const secret = (description: string, opts: Opts & { max?: number; shape?: Shape } = {}): LeafSpec => {
   const { shape, ...rest } = opts;
-  const base = z.string().min(1).max(opts.max ?? 1024);
+  const base = z
+    .string()
+    .min(1)
+    .max(opts.max ?? 1024);
   const schema = shape ? base.refine((v) => v === KEPT || shape.pattern.test(v), shape.message) : base;
   return { kind: "leaf", type: "string", schema, description, sensitive: true, ...rest };
 };
@@ -160,9 +169,7 @@ export function defineConfig(name: ProviderName, table: FieldTable): ConfigDefin
   const fields: FieldTable = { ...table, from_numbers: FROM_NUMBERS };
   const providerDesc = `Provider discriminator, always "${name}".`;
   // Strict: a misspelt field is a located 422, not silently dropped. Groups are strict too.
-  const createSchema = z
-    .strictObject({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) })
-    .openapi(`${pascal(name)}Config`);
+  const createSchema = z.strictObject({ provider: z.literal(name).describe(providerDesc), ...createShape(fields) }).openapi(`${pascal(name)}Config`);
   const updateSchema = z
     .strictObject({
       provider: z.literal(name).optional().describe(`${providerDesc} May be omitted; if sent it must equal the stored provider.`),

@@ -44,7 +44,9 @@ export function xmlEscape(text: string): string {
  * `maxChars` (src/lib/speech.ts), then hangs up; with nothing to say it just hangs up.
  */
 export function speakThenHangupXml(verb: "Say" | "Speak", text: string, maxChars: number): string {
-  const speak = speechChunks(speakable(text), maxChars).map((part) => `<${verb}>${xmlEscape(part)}</${verb}>`).join("");
+  const speak = speechChunks(speakable(text), maxChars)
+    .map((part) => `<${verb}>${xmlEscape(part)}</${verb}>`)
+    .join("");
   return `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`;
 }
 
@@ -87,7 +89,12 @@ export function retryAfterMs(value: string | null | undefined, nowMs = clock.now
  * caller can report them in the contract's terms (a 502 for single calls, `failed` on the run).
  * Pass the provider env so a deployment (or the test pool) can shorten the wait; the default is 10 s.
  */
-export async function carrierFetch(url: string, init: RequestInit, env: Pick<ProviderEnv, "carrierTimeoutMs">, fetcher: typeof fetch = fetch): Promise<CarrierResponse> {
+export async function carrierFetch(
+  url: string,
+  init: RequestInit,
+  env: Pick<ProviderEnv, "carrierTimeoutMs">,
+  fetcher: typeof fetch = fetch,
+): Promise<CarrierResponse> {
   let res: Response;
   const timeoutMs = env?.carrierTimeoutMs ?? CARRIER_TIMEOUT_MS;
   try {

@@ -2,15 +2,7 @@
 // originate body and call resources, the CallStatus/hang-up-cause mapping, the XML answer document and
 // application provisioning. What differs stays in each carrier's folder: the API
 // base URL, the auth headers and the callback signature scheme.
-import type {
-  CallStatus,
-  ConfigContext,
-  OriginateRequest,
-  OriginateResult,
-  ProviderCalls,
-  ProviderEnv,
-  StatusUpdate,
-} from "./types";
+import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
 import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "./kit";
@@ -135,7 +127,11 @@ export function plivoXml(text: string): { body: string; contentType: string } {
 export const FAMILY_NONCE_RETENTION_MS = 24 * 3600 * 1000;
 
 /** The calls module of a Plivo-family carrier; only the signature check (and its nonce) is the carrier's own. */
-export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: ProviderCalls["verifyCallback"], replayKey: ProviderCalls["replayKey"]): ProviderCalls {
+export function familyCalls(
+  carrier: PlivoFamilyCarrier,
+  verifyCallback: ProviderCalls["verifyCallback"],
+  replayKey: ProviderCalls["replayKey"],
+): ProviderCalls {
   return {
     // GET the account resource (`…/Account/{auth_id}/`): read-only, 401 on a wrong auth id or token.
     async verifyCredentials(ctx, env) {
@@ -143,11 +139,16 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
       return credentialsResult(carrier.label, res, res.json?.error ?? res.json?.message);
     },
     async originate(ctx, env, req): Promise<OriginateResult> {
-      const res = await originateFetch(`${carrier.accountUrl(ctx, env)}/Call/`, {
-        method: "POST",
-        headers: carrier.headers(ctx),
-        body: JSON.stringify(originateBody(req)),
-      }, env, (json) => (Array.isArray(json?.request_uuid) ? json.request_uuid[0] : json?.request_uuid));
+      const res = await originateFetch(
+        `${carrier.accountUrl(ctx, env)}/Call/`,
+        {
+          method: "POST",
+          headers: carrier.headers(ctx),
+          body: JSON.stringify(originateBody(req)),
+        },
+        env,
+        (json) => (Array.isArray(json?.request_uuid) ? json.request_uuid[0] : json?.request_uuid),
+      );
       // The request uuid stands in until the ring callback brings the CallUUID (correlated on RequestUUID).
       const raw = res.json?.request_uuid;
       const uuid = Array.isArray(raw) ? raw[0] : raw;
@@ -158,7 +159,11 @@ export function familyCalls(carrier: PlivoFamilyCarrier, verifyCallback: Provide
     async hangup(ctx, env, id) {
       // Before the CallUUID is known only the request can be cancelled (…/Request/{uuid}/) (unconfirmed for Vobiz).
       for (const kind of ["Call", "Request"]) {
-        const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`, { method: "DELETE", headers: carrier.headers(ctx) }, env);
+        const res = await carrierFetch(
+          `${carrier.accountUrl(ctx, env)}/${kind}/${encodeURIComponent(id)}/`,
+          { method: "DELETE", headers: carrier.headers(ctx) },
+          env,
+        );
         if (res.status >= 200 && res.status < 300) return;
         if (res.status !== 404) throw new Error(`${carrier.label} hang-up failed (HTTP ${res.status}): ${res.json?.error ?? res.text}`);
       }
@@ -193,11 +198,15 @@ export function familyProvision(carrier: PlivoFamilyCarrier) {
     const existing = found.status === 200 ? (found.json?.objects ?? []).find((a: any) => a?.app_name === name) : null;
     if (existing?.app_id) return { state: {}, config: { application_id: String(existing.app_id) } };
     const url = inboundUrl(env, carrier.name);
-    const res = await carrierFetch(base, {
-      method: "POST",
-      headers: carrier.headers(ctx),
-      body: JSON.stringify({ app_name: name, answer_url: url, answer_method: "POST", hangup_url: url, hangup_method: "POST" }),
-    }, env);
+    const res = await carrierFetch(
+      base,
+      {
+        method: "POST",
+        headers: carrier.headers(ctx),
+        body: JSON.stringify({ app_name: name, answer_url: url, answer_method: "POST", hangup_url: url, hangup_method: "POST" }),
+      },
+      env,
+    );
     if (res.status >= 200 && res.status < 300 && res.json?.app_id) return { state: {}, config: { application_id: String(res.json.app_id) } };
     throw provisioningError(carrier.label, res, res.json?.error);
   };

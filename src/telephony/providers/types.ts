@@ -68,8 +68,18 @@ export type OriginateResult = { ok: true; providerCallId: string } | { ok: false
 
 /** Normalized call statuses. */
 export type CallStatus =
-  | "queued" | "initiated" | "ringing" | "in_progress"
-  | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
+  | "queued"
+  | "initiated"
+  | "ringing"
+  | "in_progress"
+  | "completed"
+  | "busy"
+  | "no_answer"
+  | "voicemail"
+  | "declined"
+  | "failed"
+  | "canceled"
+  | "unknown";
 
 export type StatusUpdate = {
   providerCallId?: string;

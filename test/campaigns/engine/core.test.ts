@@ -27,15 +27,17 @@ describe("transition table", () => {
   };
   const triggers: Trigger[] = ["start", "resume", "pause", "breaker_trip", "complete", "cancel", "source_failed", "redial", "update"];
   it("allows exactly the listed transitions", () => {
-    for (const from of STATES)
-      for (const t of triggers) expect([from, t, nextState(from, t)]).toEqual([from, t, allowed[`${from} ${t}`] ?? null]);
+    for (const from of STATES) for (const t of triggers) expect([from, t, nextState(from, t)]).toEqual([from, t, allowed[`${from} ${t}`] ?? null]);
   });
   it("names the state in a refusal", () => {
     expect(refusal("draft", "pause")).toBe("Cannot pause a campaign in state 'draft'");
     expect(refusal("completed", "update")).toBe("Cannot update a campaign in state 'completed'");
   });
   it("encoded RPC errors map back to API errors", () => {
-    expect(engineErrorToApi(new Error("[409] Cannot pause a campaign in state 'draft'"))).toMatchObject({ status: 409, detail: "Cannot pause a campaign in state 'draft'" });
+    expect(engineErrorToApi(new Error("[409] Cannot pause a campaign in state 'draft'"))).toMatchObject({
+      status: 409,
+      detail: "Cannot pause a campaign in state 'draft'",
+    });
     expect(engineErrorToApi(new Error("boom"))).toBeNull();
   });
 });

@@ -23,7 +23,10 @@ describe("schedule: slots in UTC", () => {
     expect(s.nextChange(Z("2030-01-07T17:00:00Z"))).toBe(Z("2030-01-14T09:00:00Z"));
   });
   it("24:00 ends at midnight and joins a slot starting at 00:00 the next day", () => {
-    const m = sched("UTC", [[0, "22:00", "24:00"], [1, "00:00", "02:00"]]);
+    const m = sched("UTC", [
+      [0, "22:00", "24:00"],
+      [1, "00:00", "02:00"],
+    ]);
     expect(m.isOpen(Z("2030-01-07T23:59:00Z"))).toBe(true);
     expect(m.isOpen(Z("2030-01-08T00:00:00Z"))).toBe(true);
     expect(m.nextClosing(Z("2030-01-07T23:00:00Z"))).toBe(Z("2030-01-08T02:00:00Z"));
@@ -33,7 +36,9 @@ describe("schedule: slots in UTC", () => {
   });
   it("a disabled or absent schedule is always open", () => {
     expect(new Schedule(null).isOpen(0)).toBe(true);
-    expect(new Schedule({ enabled: false, timezone: "UTC", slots: [{ day_of_week: 0, start_time: "09:00", end_time: "10:00" }] }).isOpen(Z("2030-01-08T00:00:00Z"))).toBe(true);
+    expect(
+      new Schedule({ enabled: false, timezone: "UTC", slots: [{ day_of_week: 0, start_time: "09:00", end_time: "10:00" }] }).isOpen(Z("2030-01-08T00:00:00Z")),
+    ).toBe(true);
     expect(new Schedule(null).nextChange(0)).toBeNull();
   });
 });
@@ -71,7 +76,10 @@ describe("schedule: timezones and DST", () => {
   });
   it("Berlin: spring change on another date than New York's", () => {
     // 2030-03-31 (Sunday) 02:00 CET → 03:00 CEST.
-    const be = sched("Europe/Berlin", [[6, "02:30", "03:30"], [0, "09:00", "10:00"]]);
+    const be = sched("Europe/Berlin", [
+      [6, "02:30", "03:30"],
+      [0, "09:00", "10:00"],
+    ]);
     expect(be.nextOpening(Z("2030-03-30T12:00:00Z"))).toBe(Z("2030-03-31T01:00:00Z"));
     expect(be.nextClosing(Z("2030-03-31T01:00:00Z"))).toBe(Z("2030-03-31T01:30:00Z"));
     expect(be.nextOpening(Z("2030-03-31T01:30:00Z"))).toBe(Z("2030-04-01T07:00:00Z")); // Monday 09:00 CEST
@@ -86,22 +94,25 @@ describe("schedule: timezones and DST", () => {
   it("at every minute around both changes, isOpen agrees with the local wall clock", () => {
     const schedules = [
       sched("America/New_York", [[6, "01:00", "03:30"]]),
-      sched("America/New_York", [[6, "01:00", "01:30"], [6, "02:15", "02:45"]]),
+      sched("America/New_York", [
+        [6, "01:00", "01:30"],
+        [6, "02:15", "02:45"],
+      ]),
     ];
     for (const ny of schedules)
-    for (const day of ["2030-03-10", "2030-11-03"]) {
-      let t = Z(`${day}T03:00:00Z`);
-      const end = Z(`${day}T10:00:00Z`);
-      let open = ny.isOpen(t);
-      while (t < end) {
-        const change = ny.nextChange(t)!;
-        // Nothing changes before the predicted instant, and it does change there.
-        for (let u = t; u < Math.min(change, end); u += 60_000) expect(ny.isOpen(u)).toBe(open);
-        if (change >= end) break;
-        expect(ny.isOpen(change)).toBe(!open);
-        t = change;
-        open = !open;
+      for (const day of ["2030-03-10", "2030-11-03"]) {
+        let t = Z(`${day}T03:00:00Z`);
+        const end = Z(`${day}T10:00:00Z`);
+        let open = ny.isOpen(t);
+        while (t < end) {
+          const change = ny.nextChange(t)!;
+          // Nothing changes before the predicted instant, and it does change there.
+          for (let u = t; u < Math.min(change, end); u += 60_000) expect(ny.isOpen(u)).toBe(open);
+          if (change >= end) break;
+          expect(ny.isOpen(change)).toBe(!open);
+          t = change;
+          open = !open;
+        }
       }
-    }
   });
 });

@@ -31,7 +31,16 @@ describe("transition", () => {
       seed(db, "draft");
       db.run`UPDATE campaign SET summary_dirty = 0`;
       expect(transition(db, "start", T)).toBe("running");
-      expect(row(db)).toEqual({ state: "running", started_at: new Date(T).toISOString(), completed_at: null, source_error: null, breaker_since: T, window_open: null, blocked: null, summary_dirty: 1 });
+      expect(row(db)).toEqual({
+        state: "running",
+        started_at: new Date(T).toISOString(),
+        completed_at: null,
+        source_error: null,
+        breaker_since: T,
+        window_open: null,
+        blocked: null,
+        summary_dirty: 1,
+      });
       expect(transition(db, "breaker_trip", T + 1)).toBe("paused");
       expect(transition(db, "resume", T + 2)).toBe("running");
       // The breaker's window starts just after the resume; started_at is the first start's.

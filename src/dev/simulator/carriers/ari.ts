@@ -15,7 +15,11 @@ export interface AriSockets {
 function authenticated(req: Request, url: URL, account: Account): boolean {
   const basic = basicCredentials(req.headers.get("authorization"));
   const apiKey = url.searchParams.get("api_key");
-  const [user, password] = basic ? [basic.user, basic.password] : apiKey ? [apiKey.slice(0, apiKey.indexOf(":")), apiKey.slice(apiKey.indexOf(":") + 1)] : ["", ""];
+  const [user, password] = basic
+    ? [basic.user, basic.password]
+    : apiKey
+      ? [apiKey.slice(0, apiKey.indexOf(":")), apiKey.slice(apiKey.indexOf(":") + 1)]
+      : ["", ""];
   return user === account.credentials.app_name && password === account.credentials.app_password;
 }
 
@@ -36,7 +40,14 @@ export function channelOf(call: SimCall, state: string) {
 }
 
 export function destroyed(call: SimCall, cause: number, causeTxt: string) {
-  return { type: "ChannelDestroyed", timestamp: ts(), application: call.extra.app, cause, cause_txt: causeTxt, channel: channelOf(call, call.state === "answered" ? "Up" : "Ringing") };
+  return {
+    type: "ChannelDestroyed",
+    timestamp: ts(),
+    application: call.extra.app,
+    cause,
+    cause_txt: causeTxt,
+    channel: channelOf(call, call.state === "answered" ? "Up" : "Ringing"),
+  };
 }
 
 let seq = 0;
@@ -68,7 +79,14 @@ export function ari(sockets: AriSockets): Carrier {
       if (!account || account.provider !== "ari") return err(404, "Not found");
       const url = new URL(req.url);
       if (!authenticated(req, url, account)) return err(401, "Authentication required");
-      state.record(account.id, { method: req.method, path, query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, url.searchParams.getAll(k)])), headers: Object.fromEntries(req.headers), body, at: Date.now() });
+      state.record(account.id, {
+        method: req.method,
+        path,
+        query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, url.searchParams.getAll(k)])),
+        headers: Object.fromEntries(req.headers),
+        body,
+        at: Date.now(),
+      });
 
       if (m[2] === "events") {
         if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return err(400, "WebSocket upgrade required");
@@ -85,7 +103,14 @@ export function ari(sockets: AriSockets): Carrier {
         const answered = call.state === "answered";
         call.state = "ended";
         sockets.send(account.id, [
-          { type: "ChannelHangupRequest", timestamp: ts(), application: call.extra.app, cause: 16, soft: false, channel: channelOf(call, answered ? "Up" : "Ringing") },
+          {
+            type: "ChannelHangupRequest",
+            timestamp: ts(),
+            application: call.extra.app,
+            cause: 16,
+            soft: false,
+            channel: channelOf(call, answered ? "Up" : "Ringing"),
+          },
           ...(answered ? [{ type: "StasisEnd", timestamp: ts(), application: call.extra.app, channel: channelOf(call, "Up") }] : []),
           destroyed(call, 16, "Normal Clearing"),
         ]);

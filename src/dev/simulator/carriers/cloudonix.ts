@@ -6,10 +6,18 @@ const err = (status: number, message: string) => json(status, { status, message 
 
 function bearer(state: SimState, req: Request, domain: string): Account | undefined {
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.get("authorization") ?? "");
-  return m ? [...state.accounts.values()].find((a) => a.provider === "cloudonix" && a.credentials.bearer_token === m[1] && a.credentials.domain_id === domain) : undefined;
+  return m
+    ? [...state.accounts.values()].find((a) => a.provider === "cloudonix" && a.credentials.bearer_token === m[1] && a.credentials.domain_id === domain)
+    : undefined;
 }
 
-const post = (url: string, body: unknown, kind: Callback["kind"] = "status"): Callback => ({ kind, method: "POST", url, body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
+const post = (url: string, body: unknown, kind: Callback["kind"] = "status"): Callback => ({
+  kind,
+  method: "POST",
+  url,
+  body: JSON.stringify(body),
+  headers: { "Content-Type": "application/json" },
+});
 
 /** Both POSTs (create application, originate) start alike: a scripted fault first, then the JSON body or a 400. */
 function faultOrJson(state: SimState, accountId: string, op: "provision" | "originate", body: string): Response | { p: any } {
@@ -23,7 +31,17 @@ function faultOrJson(state: SimState, accountId: string, op: "provision" | "orig
 }
 
 function session(call: SimCall, status: string, answerTime = 0, endTime = 0) {
-  return { token: call.id, domain: call.extra.domain, callerId: call.from, destination: call.to, direction: "outgoing", status, callStartTime: call.createdAt, callAnswerTime: answerTime, callEndTime: endTime };
+  return {
+    token: call.id,
+    domain: call.extra.domain,
+    callerId: call.from,
+    destination: call.to,
+    direction: "outgoing",
+    status,
+    callStartTime: call.createdAt,
+    callAnswerTime: answerTime,
+    callEndTime: endTime,
+  };
 }
 
 export const cloudonix: Carrier = {
@@ -31,7 +49,13 @@ export const cloudonix: Carrier = {
   outcomes: ["answered", "busy", "no_answer", "failed", "canceled"],
 
   async createAccount(id) {
-    return { id, provider: "cloudonix", credentials: { bearer_token: `XI${randomHex(16).toUpperCase()}`, domain_id: `sim-${randomHex(4)}.cloudonix.net` }, secret: {}, applications: [] };
+    return {
+      id,
+      provider: "cloudonix",
+      credentials: { bearer_token: `XI${randomHex(16).toUpperCase()}`, domain_id: `sim-${randomHex(4)}.cloudonix.net` },
+      secret: {},
+      applications: [],
+    };
   },
 
   async handle(state, req, path, body) {
@@ -53,7 +77,17 @@ export const cloudonix: Carrier = {
       if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Session not found");
       const answered = call.state === "answered";
       call.state = "ended";
-      call.pending.push(post(call.statusUrl!, { domain, session: { token: call.id }, disposition: answered ? "ANSWER" : "CANCEL", billsec: answered ? 3 : 0, duration: 5, from: call.from, to: call.to }));
+      call.pending.push(
+        post(call.statusUrl!, {
+          domain,
+          session: { token: call.id },
+          disposition: answered ? "ANSWER" : "CANCEL",
+          billsec: answered ? 3 : 0,
+          duration: 5,
+          from: call.from,
+          to: call.to,
+        }),
+      );
       return new Response(null, { status: 204 });
     }
 
@@ -109,14 +143,31 @@ export const cloudonix: Carrier = {
     const out: Callback[] = [post(call.statusUrl, session(call, "processing"))];
     const cdr = (disposition: string, billsec = 0) => {
       call.state = "ended";
-      out.push(post(call.statusUrl!, { domain: call.extra.domain, session: { token: call.id }, disposition, billsec, duration: billsec + 5, from: call.from, to: call.to }));
+      out.push(
+        post(call.statusUrl!, {
+          domain: call.extra.domain,
+          session: { token: call.id },
+          disposition,
+          billsec,
+          duration: billsec + 5,
+          from: call.from,
+          to: call.to,
+        }),
+      );
     };
     switch (outcome) {
       case "answered": {
         out.push(post(call.statusUrl, session(call, "ringing")));
         call.state = "answered";
         const answeredAt = Date.now() - 7000;
-        if (call.answerUrl) out.push(post(call.answerUrl, { CallSid: randomHex(16), From: call.from, To: call.to, Direction: "outbound-api", CallStatus: "in-progress", Session: call.id }, "answer"));
+        if (call.answerUrl)
+          out.push(
+            post(
+              call.answerUrl,
+              { CallSid: randomHex(16), From: call.from, To: call.to, Direction: "outbound-api", CallStatus: "in-progress", Session: call.id },
+              "answer",
+            ),
+          );
         out.push(post(call.statusUrl, session(call, "connected", answeredAt)));
         cdr("ANSWER", 7);
         break;

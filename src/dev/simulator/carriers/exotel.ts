@@ -30,7 +30,13 @@ export const exotel: Carrier = {
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed"],
 
   async createAccount(id) {
-    return { id, provider: "exotel", credentials: { account_sid: `sim${randomHex(4)}`, api_key: randomHex(12), api_token: randomHex(20) }, secret: {}, applications: [] };
+    return {
+      id,
+      provider: "exotel",
+      credentials: { account_sid: `sim${randomHex(4)}`, api_key: randomHex(12), api_token: randomHex(20) },
+      secret: {},
+      applications: [],
+    };
   },
 
   async handle(state, req, path, body) {
@@ -47,7 +53,8 @@ export const exotel: Carrier = {
     if (!m) return null;
     const creds = basicCredentials(req.headers.get("authorization"));
     const account = [...state.accounts.values()].find((a) => a.provider === "exotel" && a.credentials.account_sid === m[1]);
-    if (!account || !creds || creds.user !== account.credentials.api_key || creds.password !== account.credentials.api_token) return err(401, "Authentication failed");
+    if (!account || !creds || creds.user !== account.credentials.api_key || creds.password !== account.credentials.api_token)
+      return err(401, "Authentication failed");
     state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
     if (req.method !== "POST") return err(405, "Method not allowed");
     const fault = state.takeFault(account.id, "originate");
@@ -61,7 +68,8 @@ export const exotel: Carrier = {
     if (!/^\+?\d{8,15}$/.test(from)) return err(400, `Invalid From number ${from}`);
     if (!callerId) return err(400, "CallerId is a mandatory parameter");
     // ExoPhones are listed (and matched) in national format, e.g. 08047112345: an Indian number in E.164 is not one.
-    if (/^\+?91\d{10}$/.test(callerId)) return err(400, `CallerId ${callerId} is not an ExoPhone of this account; use it as listed (e.g. 0${callerId.slice(-10)})`);
+    if (/^\+?91\d{10}$/.test(callerId))
+      return err(400, `CallerId ${callerId} is not an ExoPhone of this account; use it as listed (e.g. 0${callerId.slice(-10)})`);
     if (!streamUrl) return err(400, "streamurl is a mandatory parameter for a Voicebot call");
     if (!/^wss?:\/\//.test(streamUrl) || streamUrl.length > 600) return err(400, "streamurl must be a ws(s) URL of at most 600 characters");
     const limit = field(form, "timelimit");
@@ -83,7 +91,9 @@ export const exotel: Carrier = {
       createdAt: Date.now(),
     };
     state.calls.set(sid, call);
-    return json(200, { Call: { Sid: sid, AccountSid: m[1], From: from, To: callerId, Status: "in-progress", Direction: "outbound-api", DateCreated: new Date().toISOString() } });
+    return json(200, {
+      Call: { Sid: sid, AccountSid: m[1], From: from, To: callerId, Status: "in-progress", Direction: "outbound-api", DateCreated: new Date().toISOString() },
+    });
   },
 
   async script(_state, call, outcome) {
@@ -96,16 +106,46 @@ export const exotel: Carrier = {
       body: new URLSearchParams(fields).toString(),
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
     });
-    const common = { CallSid: call.id, To: call.from, From: call.to, Direction: "outbound-api", CustomField: String(call.extra.customField ?? ""), DateUpdated: new Date().toISOString() };
+    const common = {
+      CallSid: call.id,
+      To: call.from,
+      From: call.to,
+      Direction: "outbound-api",
+      CustomField: String(call.extra.customField ?? ""),
+      DateUpdated: new Date().toISOString(),
+    };
     const terminal = (status: string, answeredBy = "", duration = "0") =>
-      form({ ...common, EventType: "terminal", Status: status, RecordingUrl: "", ConversationDuration: duration, "Legs[0][Status]": status, "Legs[0][OnCallDuration]": duration, "Legs[0][AnsweredBy]": answeredBy });
+      form({
+        ...common,
+        EventType: "terminal",
+        Status: status,
+        RecordingUrl: "",
+        ConversationDuration: duration,
+        "Legs[0][Status]": status,
+        "Legs[0][OnCallDuration]": duration,
+        "Legs[0][AnsweredBy]": answeredBy,
+      });
     const out: Callback[] = [];
     switch (outcome) {
       case "answered":
       case "voicemail":
         call.state = "answered";
         if (events.has("answered")) out.push(form({ ...common, EventType: "answered", Status: "in-progress" }));
-        out.push({ kind: "stream", method: "GET", url: call.streamUrl!, body: "", headers: { Upgrade: "websocket" }, frames: [JSON.stringify({ event: "connected" }), JSON.stringify({ event: "start", stream_sid: randomHex(8), start: { call_sid: call.id, media_format: { encoding: "raw/slin", sample_rate: "8000" } } })] });
+        out.push({
+          kind: "stream",
+          method: "GET",
+          url: call.streamUrl!,
+          body: "",
+          headers: { Upgrade: "websocket" },
+          frames: [
+            JSON.stringify({ event: "connected" }),
+            JSON.stringify({
+              event: "start",
+              stream_sid: randomHex(8),
+              start: { call_sid: call.id, media_format: { encoding: "raw/slin", sample_rate: "8000" } },
+            }),
+          ],
+        });
         call.state = "ended";
         out.push(terminal("completed", outcome === "voicemail" ? "machine" : "human", "7"));
         break;

@@ -29,7 +29,10 @@ export function plivoFamily(f: Family): Carrier {
       method: "POST",
       url,
       body,
-      headers: { "Content-Type": opts.json ? "application/json" : "application/x-www-form-urlencoded", ...(await f.sign(account, url, opts.json ? [] : params)) },
+      headers: {
+        "Content-Type": opts.json ? "application/json" : "application/x-www-form-urlencoded",
+        ...(await f.sign(account, url, opts.json ? [] : params)),
+      },
     };
   }
 
@@ -60,14 +63,28 @@ export function plivoFamily(f: Family): Carrier {
       if (resource === "Application") return application(state, account, req, id, body);
 
       if (req.method === "DELETE" && id) {
-        const call = [...state.calls.values()].find((c) => c.accountId === account.id && (resource === "Call" ? c.extra.callUuid === id && c.extra.callUuidSent : c.requestId === id));
+        const call = [...state.calls.values()].find(
+          (c) => c.accountId === account.id && (resource === "Call" ? c.extra.callUuid === id && c.extra.callUuidSent : c.requestId === id),
+        );
         if (!call || call.state === "ended") return err(404, "call not found or already ended");
         const fault = state.takeFault(account.id, "hangup");
         if (fault) return err(fault.status, String(fault.body ?? "hang-up failed"));
         const answered = call.state === "answered";
         call.state = "ended";
         call.pending.push(
-          await callback(account, call.urls.hangup_url ?? call.urls.answer_url, hangupFields(call, answered ? "completed" : "cancel", answered ? { HangupCauseCode: "4000", HangupCauseName: "Normal Hangup", Duration: "3", HangupSource: "API Request" } : { HangupCauseCode: "1000", HangupCauseName: "Cancelled by API", HangupSource: "API Request" }), "status", {}),
+          await callback(
+            account,
+            call.urls.hangup_url ?? call.urls.answer_url,
+            hangupFields(
+              call,
+              answered ? "completed" : "cancel",
+              answered
+                ? { HangupCauseCode: "4000", HangupCauseName: "Normal Hangup", Duration: "3", HangupSource: "API Request" }
+                : { HangupCauseCode: "1000", HangupCauseName: "Cancelled by API", HangupSource: "API Request" },
+            ),
+            "status",
+            {},
+          ),
         );
         return new Response(null, { status: 204 });
       }
@@ -86,8 +103,10 @@ export function plivoFamily(f: Family): Carrier {
       const from = String(p.from);
       if (to.includes("<") || !f.digitsTo.test(to)) return err(400, `invalid destination number ${to}`);
       if (!DIGITS.test(from)) return err(400, `invalid from number ${from}`);
-      for (const k of ["answer_method", "ring_method", "hangup_method"]) if (p[k] !== undefined && p[k] !== "GET" && p[k] !== "POST") return err(400, `${k} must be GET or POST`);
-      for (const k of ["answer_url", "ring_url", "hangup_url"]) if (p[k] !== undefined && !/^https?:\/\//.test(String(p[k]))) return err(400, `${k} must be an http(s) URL`);
+      for (const k of ["answer_method", "ring_method", "hangup_method"])
+        if (p[k] !== undefined && p[k] !== "GET" && p[k] !== "POST") return err(400, `${k} must be GET or POST`);
+      for (const k of ["answer_url", "ring_url", "hangup_url"])
+        if (p[k] !== undefined && !/^https?:\/\//.test(String(p[k]))) return err(400, `${k} must be an http(s) URL`);
       const requestId = uuid();
       const callUuid = uuid();
       const call: SimCall = {
@@ -98,7 +117,11 @@ export function plivoFamily(f: Family): Carrier {
         from,
         answerUrl: String(p.answer_url),
         statusUrl: p.hangup_url ? String(p.hangup_url) : String(p.answer_url),
-        urls: { answer_url: String(p.answer_url), ring_url: p.ring_url ? String(p.ring_url) : "", hangup_url: p.hangup_url ? String(p.hangup_url) : String(p.answer_url) },
+        urls: {
+          answer_url: String(p.answer_url),
+          ring_url: p.ring_url ? String(p.ring_url) : "",
+          hangup_url: p.hangup_url ? String(p.hangup_url) : String(p.answer_url),
+        },
         requestId,
         amd: p.machine_detection !== undefined,
         state: "queued",
@@ -123,11 +146,20 @@ export function plivoFamily(f: Family): Carrier {
       call.extra.callUuidSent = true;
       const out: Callback[] = [];
       const ring = async () => {
-        if (call.urls.ring_url) out.push(await callback(account, call.urls.ring_url, { ...common(call), CallStatus: "ringing", Event: "Ring" }, "status", opts));
+        if (call.urls.ring_url)
+          out.push(await callback(account, call.urls.ring_url, { ...common(call), CallStatus: "ringing", Event: "Ring" }, "status", opts));
       };
       const answer = async (machine: boolean) => {
         call.state = "answered";
-        out.push(await callback(account, call.urls.answer_url, { ...common(call), CallStatus: "in-progress", Event: "StartApp", ...(machine ? { Machine: "true" } : {}) }, "answer", opts));
+        out.push(
+          await callback(
+            account,
+            call.urls.answer_url,
+            { ...common(call), CallStatus: "in-progress", Event: "StartApp", ...(machine ? { Machine: "true" } : {}) },
+            "answer",
+            opts,
+          ),
+        );
       };
       const hangup = async (status: string, extra: Record<string, string>) => {
         call.state = "ended";
@@ -137,12 +169,25 @@ export function plivoFamily(f: Family): Carrier {
         case "answered":
           await ring();
           await answer(false);
-          await hangup("completed", { HangupCauseCode: "4000", HangupCauseName: "Normal Hangup", Duration: "7", BillDuration: "60", HangupSource: "Call recipient" });
+          await hangup("completed", {
+            HangupCauseCode: "4000",
+            HangupCauseName: "Normal Hangup",
+            Duration: "7",
+            BillDuration: "60",
+            HangupSource: "Call recipient",
+          });
           break;
         case "voicemail":
           await ring();
           await answer(true);
-          await hangup("completed", { HangupCauseCode: "4000", HangupCauseName: "Normal Hangup", Duration: "7", BillDuration: "60", HangupSource: "Call recipient", Machine: "true" });
+          await hangup("completed", {
+            HangupCauseCode: "4000",
+            HangupCauseName: "Normal Hangup",
+            Duration: "7",
+            BillDuration: "60",
+            HangupSource: "Call recipient",
+            Machine: "true",
+          });
           break;
         case "busy":
           await ring();
@@ -204,4 +249,3 @@ function common(call: SimCall): Record<string, string> {
 function hangupFields(call: SimCall, status: string, extra: Record<string, string>): Record<string, string> {
   return { ...common(call), CallStatus: status, Event: "Hangup", Duration: "0", BillDuration: "0", HangupCause: extra.HangupCauseName ?? "", ...extra };
 }
-

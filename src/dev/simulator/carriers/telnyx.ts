@@ -11,7 +11,14 @@ function bearer(state: SimState, req: Request): Account | undefined {
   return m ? [...state.accounts.values()].find((a) => a.provider === "telnyx" && a.credentials.api_key === m[1]) : undefined;
 }
 
-async function webhook(account: Account, call: SimCall, eventType: string, payload: Record<string, unknown>, opts: OutcomeOptions, kind: Callback["kind"] = "status"): Promise<Callback> {
+async function webhook(
+  account: Account,
+  call: SimCall,
+  eventType: string,
+  payload: Record<string, unknown>,
+  opts: OutcomeOptions,
+  kind: Callback["kind"] = "status",
+): Promise<Callback> {
   const body = JSON.stringify({
     data: {
       record_type: "event",
@@ -38,7 +45,11 @@ async function webhook(account: Account, call: SimCall, eventType: string, paylo
     method: "POST",
     url: call.statusUrl!,
     body,
-    headers: { "Content-Type": "application/json", "telnyx-timestamp": ts, "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body) },
+    headers: {
+      "Content-Type": "application/json",
+      "telnyx-timestamp": ts,
+      "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body),
+    },
   };
 }
 
@@ -51,14 +62,24 @@ export const telnyx: Carrier = {
     const parsed = JSON.parse(cb.body);
     const body = JSON.stringify({ ...parsed, meta: { ...parsed.meta, attempt: Number(parsed.meta?.attempt ?? 1) + 1 } });
     const ts = String(Math.floor(Date.now() / 1000));
-    return { ...cb, body, headers: { ...cb.headers, "telnyx-timestamp": ts, "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body) } };
+    return {
+      ...cb,
+      body,
+      headers: { ...cb.headers, "telnyx-timestamp": ts, "telnyx-signature-ed25519": await telnyxSign(account.secret.privateKey as CryptoKey, ts, body) },
+    };
   },
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
 
   async createAccount(id) {
     const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
     const pub = b64((await crypto.subtle.exportKey("raw", pair.publicKey)) as ArrayBuffer);
-    return { id, provider: "telnyx", credentials: { api_key: `KEY${randomHex(16).toUpperCase()}`, webhook_public_key: pub }, secret: { privateKey: pair.privateKey }, applications: [] };
+    return {
+      id,
+      provider: "telnyx",
+      credentials: { api_key: `KEY${randomHex(16).toUpperCase()}`, webhook_public_key: pub },
+      secret: { privateKey: pair.privateKey },
+      applications: [],
+    };
   },
 
   async handle(state, req, path, body) {
@@ -66,7 +87,14 @@ export const telnyx: Carrier = {
     const account = bearer(state, req);
     if (!account) return err(401, "10009", "Authentication failed", "The API key in the Authorization header is missing or invalid.");
     if (path === "/v2/balance" && req.method === "GET") return json(200, { data: { record_type: "balance", balance: "10.00", currency: "USD" } });
-    state.record(account.id, { method: req.method, path, query: Object.fromEntries([...new URL(req.url).searchParams].map(([k, v]) => [k, [v]])), headers: Object.fromEntries(req.headers), body, at: Date.now() });
+    state.record(account.id, {
+      method: req.method,
+      path,
+      query: Object.fromEntries([...new URL(req.url).searchParams].map(([k, v]) => [k, [v]])),
+      headers: Object.fromEntries(req.headers),
+      body,
+      at: Date.now(),
+    });
     let p: Record<string, any> = {};
     if (req.method === "POST") {
       try {
@@ -79,12 +107,19 @@ export const telnyx: Carrier = {
     if (path === "/v2/call_control_applications") {
       if (req.method === "GET") {
         const name = new URL(req.url).searchParams.get("filter[application_name][contains]") ?? "";
-        return json(200, { data: account.applications.filter((a) => a.name.includes(name)).map((a) => ({ id: a.id, application_name: a.name, webhook_event_url: a.url, record_type: "call_control_application" })), meta: { total_results: account.applications.length } });
+        return json(200, {
+          data: account.applications
+            .filter((a) => a.name.includes(name))
+            .map((a) => ({ id: a.id, application_name: a.name, webhook_event_url: a.url, record_type: "call_control_application" })),
+          meta: { total_results: account.applications.length },
+        });
       }
       const fault = state.takeFault(account.id, "provision");
       if (fault) return err(fault.status, "10007", "Unexpected error", String(fault.body ?? "An unexpected error occurred."));
-      if (typeof p.application_name !== "string" || !p.application_name) return err(422, "10015", "Invalid value", "application_name is required", "/application_name");
-      if (typeof p.webhook_event_url !== "string" || !/^https?:\/\//.test(p.webhook_event_url)) return err(422, "10015", "Invalid value", "webhook_event_url must be a URL", "/webhook_event_url");
+      if (typeof p.application_name !== "string" || !p.application_name)
+        return err(422, "10015", "Invalid value", "application_name is required", "/application_name");
+      if (typeof p.webhook_event_url !== "string" || !/^https?:\/\//.test(p.webhook_event_url))
+        return err(422, "10015", "Invalid value", "webhook_event_url must be a URL", "/webhook_event_url");
       const app = { id: String(1_000_000_000_000 + Math.floor(Math.random() * 1e12)), name: p.application_name, url: p.webhook_event_url };
       account.applications.push(app);
       return json(201, { data: { id: app.id, application_name: app.name, webhook_event_url: app.url, active: true, record_type: "call_control_application" } });
@@ -97,7 +132,8 @@ export const telnyx: Carrier = {
       const call = state.calls.get(decodeURIComponent(action[1]));
       if (!call || call.accountId !== account.id) return err(404, "10005", "Resource not found", "Call not found");
       if (call.state === "ended") return err(422, "90018", "Call has already ended", "This call is no longer active and can't receive commands.");
-      if (p.client_state !== undefined && (typeof p.client_state !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(p.client_state))) return err(422, "10015", "Invalid value", "client_state must be a valid Base-64 encoded string", "/client_state");
+      if (p.client_state !== undefined && (typeof p.client_state !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(p.client_state)))
+        return err(422, "10015", "Invalid value", "client_state must be a valid Base-64 encoded string", "/client_state");
       // Telnyx ignores a command whose command_id this call has already seen.
       call.extra.commandIds ??= [];
       const seen = call.extra.commandIds as string[];
@@ -113,15 +149,39 @@ export const telnyx: Carrier = {
         const answered = call.state === "answered";
         call.state = "ended";
         const times = answered ? { start_time: call.extra.answeredAt, end_time: new Date().toISOString() } : {};
-        call.pending.push(await webhook(account, call, "call.hangup", { hangup_cause: answered ? "normal_clearing" : "originator_cancel", hangup_source: "caller", sip_hangup_cause: answered ? "200" : "487", state: "hangup", ...times }, {}));
+        call.pending.push(
+          await webhook(
+            account,
+            call,
+            "call.hangup",
+            {
+              hangup_cause: answered ? "normal_clearing" : "originator_cancel",
+              hangup_source: "caller",
+              sip_hangup_cause: answered ? "200" : "487",
+              state: "hangup",
+              ...times,
+            },
+            {},
+          ),
+        );
       } else if (action[2] === "speak") {
-        if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string") return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
+        if (typeof p.payload !== "string" || !p.payload || typeof p.voice !== "string")
+          return err(422, "10015", "Invalid value", "payload and voice are required", "/payload");
         if ([...p.payload].length > 3000) return err(422, "10015", "Invalid value", "payload must be at most 3000 characters", "/payload");
         // Gendered voices belong to service_level basic; the default level (premium) takes <Provider>.<Model>.<VoiceId>.
         const level = p.service_level ?? "premium";
-        if (level === "basic" && !["male", "female"].includes(p.voice)) return err(422, "10015", "Invalid value", "service_level basic takes voice male or female", "/voice");
-        if (level === "basic" && p.language !== undefined && p.language !== "en-US") return err(422, "10015", "Invalid value", "service_level basic speaks en-US only", "/language");
-        if (level !== "basic" && !/^[A-Za-z]+\.[^.\s]+/.test(p.voice)) return err(422, "10015", "Invalid value", `voice ${p.voice} is not a ${level} voice (e.g. AWS.Polly.Joanna-Neural); gendered voices need service_level basic`, "/voice");
+        if (level === "basic" && !["male", "female"].includes(p.voice))
+          return err(422, "10015", "Invalid value", "service_level basic takes voice male or female", "/voice");
+        if (level === "basic" && p.language !== undefined && p.language !== "en-US")
+          return err(422, "10015", "Invalid value", "service_level basic speaks en-US only", "/language");
+        if (level !== "basic" && !/^[A-Za-z]+\.[^.\s]+/.test(p.voice))
+          return err(
+            422,
+            "10015",
+            "Invalid value",
+            `voice ${p.voice} is not a ${level} voice (e.g. AWS.Polly.Joanna-Neural); gendered voices need service_level basic`,
+            "/voice",
+          );
         call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
       } else if (!["playback_start", "streaming_start", "answer"].includes(action[2])) {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);
@@ -132,11 +192,16 @@ export const telnyx: Carrier = {
     if (path === "/v2/calls" && req.method === "POST") {
       const fault = state.takeFault(account.id, "originate");
       if (fault) return err(fault.status, "10007", "Unexpected error", String(fault.body ?? "An unexpected error occurred."));
-      if (!p.connection_id || !account.applications.some((a) => a.id === String(p.connection_id))) return err(422, "10015", "Invalid value", "The connection_id is not a Call Control application of this account.", "/connection_id");
-      if (typeof p.to !== "string" || !(E164.test(p.to) || /^sip:/.test(p.to))) return err(422, "10016", "Invalid 'to' address", `The destination ${p.to} is not a valid E.164 number or SIP URI.`, "/to");
-      if (typeof p.from !== "string" || !E164.test(p.from)) return err(422, "10016", "Invalid 'from' address", `The caller ID ${p.from} is not a valid E.164 number.`, "/from");
-      if (p.timeout_secs !== undefined && !(Number.isInteger(p.timeout_secs) && p.timeout_secs >= 5 && p.timeout_secs <= 600)) return err(422, "10015", "Invalid value", "timeout_secs must be between 5 and 600", "/timeout_secs");
-      if (p.webhook_url !== undefined && !/^https?:\/\//.test(String(p.webhook_url))) return err(422, "10015", "Invalid value", "webhook_url must be a URL", "/webhook_url");
+      if (!p.connection_id || !account.applications.some((a) => a.id === String(p.connection_id)))
+        return err(422, "10015", "Invalid value", "The connection_id is not a Call Control application of this account.", "/connection_id");
+      if (typeof p.to !== "string" || !(E164.test(p.to) || /^sip:/.test(p.to)))
+        return err(422, "10016", "Invalid 'to' address", `The destination ${p.to} is not a valid E.164 number or SIP URI.`, "/to");
+      if (typeof p.from !== "string" || !E164.test(p.from))
+        return err(422, "10016", "Invalid 'from' address", `The caller ID ${p.from} is not a valid E.164 number.`, "/from");
+      if (p.timeout_secs !== undefined && !(Number.isInteger(p.timeout_secs) && p.timeout_secs >= 5 && p.timeout_secs <= 600))
+        return err(422, "10015", "Invalid value", "timeout_secs must be between 5 and 600", "/timeout_secs");
+      if (p.webhook_url !== undefined && !/^https?:\/\//.test(String(p.webhook_url)))
+        return err(422, "10015", "Invalid value", "webhook_url must be a URL", "/webhook_url");
       const id = `v3:${randomHex(20)}`;
       const call: SimCall = {
         id,
@@ -153,7 +218,9 @@ export const telnyx: Carrier = {
         createdAt: Date.now(),
       };
       state.calls.set(id, call);
-      return json(200, { data: { call_control_id: id, call_leg_id: call.extra.legId, call_session_id: call.extra.sessionId, is_alive: false, record_type: "call" } });
+      return json(200, {
+        data: { call_control_id: id, call_leg_id: call.extra.legId, call_session_id: call.extra.sessionId, is_alive: false, record_type: "call" },
+      });
     }
     return err(404, "10005", "Resource not found", `No route for ${req.method} ${path}`);
   },
@@ -164,7 +231,22 @@ export const telnyx: Carrier = {
     const started = new Date(Date.now() - 7000).toISOString();
     const hangup = async (cause: string, sip: string, answered: boolean) => {
       call.state = "ended";
-      out.push(await webhook(account, call, "call.hangup", { hangup_cause: cause, hangup_source: answered ? "callee" : "unknown", sip_hangup_cause: sip, state: "hangup", start_time: started, end_time: new Date().toISOString() }, opts));
+      out.push(
+        await webhook(
+          account,
+          call,
+          "call.hangup",
+          {
+            hangup_cause: cause,
+            hangup_source: answered ? "callee" : "unknown",
+            sip_hangup_cause: sip,
+            state: "hangup",
+            start_time: started,
+            end_time: new Date().toISOString(),
+          },
+          opts,
+        ),
+      );
     };
     switch (outcome) {
       case "answered":

@@ -3,8 +3,7 @@
 import { basicCredentials, twilioSign } from "../sign";
 import { E164, json, randomHex, type Callback, type Carrier, type SimCall, type SimState } from "../types";
 
-const err = (status: number, code: number, message: string) =>
-  json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+const err = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
 
 const EVENTS = new Set(["initiated", "ringing", "answered", "completed"]);
 
@@ -59,9 +58,16 @@ export const twilio: Carrier = {
       if (!ended && ((want === "canceled" && call.state !== "answered") || (want === "completed" && call.state === "answered"))) {
         const final = want === "canceled" ? "canceled" : "completed";
         call.state = "ended";
-        call.pending.push(await signed(account.credentials.auth_token, call.statusUrl!, { ...base(call, account.credentials.account_sid), CallStatus: final, CallDuration: final === "completed" ? "3" : "0" }, "status"));
+        call.pending.push(
+          await signed(
+            account.credentials.auth_token,
+            call.statusUrl!,
+            { ...base(call, account.credentials.account_sid), CallStatus: final, CallDuration: final === "completed" ? "3" : "0" },
+            "status",
+          ),
+        );
       }
-      const status = call.state === "answered" ? "in-progress" : (call.extra.finalStatus as string) ?? (want === "canceled" ? "canceled" : "completed");
+      const status = call.state === "answered" ? "in-progress" : ((call.extra.finalStatus as string) ?? (want === "canceled" ? "canceled" : "completed"));
       return json(200, { sid: call.id, status });
     }
 
@@ -75,7 +81,8 @@ export const twilio: Carrier = {
     if (!E164.test(from)) return err(400, 21212, `The 'From' number ${from} is not a valid phone number, shortcode, or alphanumeric sender ID.`);
     if (!form.get("Url") && !form.get("Twiml")) return err(400, 21205, "Url or Twiml is required");
     const timeout = form.get("Timeout");
-    if (timeout !== null && !(/^\d+$/.test(timeout) && Number(timeout) >= 1 && Number(timeout) <= 600)) return err(400, 21208, `Timeout must be between 1 and 600, got ${timeout}`);
+    if (timeout !== null && !(/^\d+$/.test(timeout) && Number(timeout) >= 1 && Number(timeout) <= 600))
+      return err(400, 21208, `Timeout must be between 1 and 600, got ${timeout}`);
     const events = form.getAll("StatusCallbackEvent");
     if (events.some((e) => !EVENTS.has(e))) return err(400, 21626, "Invalid StatusCallbackEvent");
     const md = form.get("MachineDetection");
@@ -98,7 +105,16 @@ export const twilio: Carrier = {
       createdAt: Date.now(),
     };
     state.calls.set(sid, call);
-    return json(201, { sid, account_sid: account.credentials.account_sid, to, from, status: "queued", direction: "outbound-api", api_version: "2010-04-01", uri: `/2010-04-01/Accounts/${m[1]}/Calls/${sid}.json` });
+    return json(201, {
+      sid,
+      account_sid: account.credentials.account_sid,
+      to,
+      from,
+      status: "queued",
+      direction: "outbound-api",
+      api_version: "2010-04-01",
+      uri: `/2010-04-01/Accounts/${m[1]}/Calls/${sid}.json`,
+    });
   },
 
   async script(state, call, outcome) {
@@ -109,10 +125,19 @@ export const twilio: Carrier = {
     let seq = 0;
     const status = async (event: string, fields: Record<string, string>) =>
       call.statusUrl && (event === "completed" || events.has(event))
-        ? [await signed(token, call.statusUrl, { ...b, ...fields, CallbackSource: "call-progress-events", SequenceNumber: String(seq++), Timestamp: new Date().toUTCString() }, "status")]
+        ? [
+            await signed(
+              token,
+              call.statusUrl,
+              { ...b, ...fields, CallbackSource: "call-progress-events", SequenceNumber: String(seq++), Timestamp: new Date().toUTCString() },
+              "status",
+            ),
+          ]
         : [];
     const answer = async (answeredBy?: string) =>
-      call.answerUrl ? [await signed(token, call.answerUrl, { ...b, CallStatus: "in-progress", ...(call.amd && answeredBy ? { AnsweredBy: answeredBy } : {}) }, "answer")] : [];
+      call.answerUrl
+        ? [await signed(token, call.answerUrl, { ...b, CallStatus: "in-progress", ...(call.amd && answeredBy ? { AnsweredBy: answeredBy } : {}) }, "answer")]
+        : [];
     const out: Callback[] = [...(await status("initiated", { CallStatus: "initiated" }))];
     const end = (s: string) => {
       call.state = "ended";
@@ -125,19 +150,30 @@ export const twilio: Carrier = {
         call.state = "answered";
         out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await answer(by)), ...(await status("answered", { CallStatus: "in-progress" })));
         end("completed");
-        out.push(...(await status("completed", { CallStatus: "completed", CallDuration: "7", ...(call.amd || outcome === "voicemail" ? { AnsweredBy: by } : {}) })));
+        out.push(
+          ...(await status("completed", { CallStatus: "completed", CallDuration: "7", ...(call.amd || outcome === "voicemail" ? { AnsweredBy: by } : {}) })),
+        );
         break;
       }
       case "busy":
-        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "486" })));
+        out.push(
+          ...(await status("ringing", { CallStatus: "ringing" })),
+          ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "486" })),
+        );
         end("busy");
         break;
       case "declined":
-        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "603" })));
+        out.push(
+          ...(await status("ringing", { CallStatus: "ringing" })),
+          ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "603" })),
+        );
         end("busy");
         break;
       case "no_answer":
-        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "no-answer", CallDuration: "0", SipResponseCode: "480" })));
+        out.push(
+          ...(await status("ringing", { CallStatus: "ringing" })),
+          ...(await status("completed", { CallStatus: "no-answer", CallDuration: "0", SipResponseCode: "480" })),
+        );
         end("no-answer");
         break;
       case "failed":

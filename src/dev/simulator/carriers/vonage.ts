@@ -23,12 +23,32 @@ async function authenticate(state: SimState, req: Request): Promise<Account | nu
 }
 
 async function event(account: Account, call: SimCall, status: string, extra: Record<string, string>, opts: OutcomeOptions): Promise<Callback> {
-  const body = JSON.stringify({ uuid: call.id, conversation_uuid: call.extra.conversation, status, direction: "outbound", from: call.from, to: call.to, timestamp: new Date().toISOString(), ...extra });
+  const body = JSON.stringify({
+    uuid: call.id,
+    conversation_uuid: call.extra.conversation,
+    status,
+    direction: "outbound",
+    from: call.from,
+    to: call.to,
+    timestamp: new Date().toISOString(),
+    ...extra,
+  });
   const now = Math.floor(Date.now() / 1000);
   const iat = now - (opts.stale ? 400 : opts.expired ? 200 : 0);
   // Vonage's callbacks carry no exp; `expired` adds one that ran out two minutes ago, inside the iat window.
   const exp = opts.expired ? { exp: now - 120 } : {};
-  const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { iat, ...exp, jti: crypto.randomUUID(), iss: "Vonage", api_key: opts.apiKey ?? account.credentials.api_key, application_id: account.credentials.application_id }, body);
+  const jwt = await vonageCallbackJwt(
+    account.credentials.signature_secret,
+    {
+      iat,
+      ...exp,
+      jti: crypto.randomUUID(),
+      iss: "Vonage",
+      api_key: opts.apiKey ?? account.credentials.api_key,
+      application_id: account.credentials.application_id,
+    },
+    body,
+  );
   return { kind: "status", method: "POST", url: call.statusUrl!, body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${jwt}` } };
 }
 
@@ -40,13 +60,21 @@ export const vonage: Carrier = {
     const account = state.accounts.get(call.accountId)!;
     const claims = JSON.parse(new TextDecoder().decode(unb64(cb.headers.Authorization.replace(/^Bearer\s+/i, "").split(".")[1])));
     delete claims.payload_hash;
-    const jwt = await vonageCallbackJwt(account.credentials.signature_secret, { ...claims, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() }, cb.body);
+    const jwt = await vonageCallbackJwt(
+      account.credentials.signature_secret,
+      { ...claims, iat: Math.floor(Date.now() / 1000), jti: crypto.randomUUID() },
+      cb.body,
+    );
     return { ...cb, headers: { ...cb.headers, Authorization: `Bearer ${jwt}` } };
   },
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
 
   async createAccount(id) {
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
     const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
     return {
       id,
@@ -92,7 +120,11 @@ export const vonage: Carrier = {
       // The call list (read-only): what a credentials check asks for.
       const mine = [...state.calls.values()].filter((c) => c.accountId === account.id);
       const size = Math.max(1, Math.min(100, Number(new URL(req.url).searchParams.get("page_size") ?? 10) || 10));
-      return json(200, { count: mine.length, page_size: size, _embedded: { calls: mine.slice(0, size).map((c) => ({ uuid: c.id, status: c.state, direction: "outbound" })) } });
+      return json(200, {
+        count: mine.length,
+        page_size: size,
+        _embedded: { calls: mine.slice(0, size).map((c) => ({ uuid: c.id, status: c.state, direction: "outbound" })) },
+      });
     }
     if (req.method !== "POST") return problem(405, "Method Not Allowed", "Use POST to create a call");
     const fault = state.takeFault(account.id, "originate");
@@ -100,9 +132,12 @@ export const vonage: Carrier = {
     const invalid: Array<{ name: string; reason: string }> = [];
     const to = Array.isArray(p.to) ? p.to[0] : undefined;
     if (!to || to.type !== "phone" || !DIGITS.test(String(to.number ?? ""))) invalid.push({ name: "to", reason: "must be [{type:'phone', number: digits}]" });
-    if (!p.from || p.from.type !== "phone" || !DIGITS.test(String(p.from.number ?? ""))) invalid.push({ name: "from", reason: "must be {type:'phone', number: digits}" });
-    if (!(Array.isArray(p.answer_url) && typeof p.answer_url[0] === "string") && !Array.isArray(p.ncco)) invalid.push({ name: "answer_url", reason: "answer_url (array) or ncco is required" });
-    if (p.event_url !== undefined && !(Array.isArray(p.event_url) && typeof p.event_url[0] === "string")) invalid.push({ name: "event_url", reason: "must be an array of one URL" });
+    if (!p.from || p.from.type !== "phone" || !DIGITS.test(String(p.from.number ?? "")))
+      invalid.push({ name: "from", reason: "must be {type:'phone', number: digits}" });
+    if (!(Array.isArray(p.answer_url) && typeof p.answer_url[0] === "string") && !Array.isArray(p.ncco))
+      invalid.push({ name: "answer_url", reason: "answer_url (array) or ncco is required" });
+    if (p.event_url !== undefined && !(Array.isArray(p.event_url) && typeof p.event_url[0] === "string"))
+      invalid.push({ name: "event_url", reason: "must be an array of one URL" });
     if (p.answer_method !== undefined && !["GET", "POST"].includes(p.answer_method)) invalid.push({ name: "answer_method", reason: "must be GET or POST" });
     if (invalid.length) return problem(400, "Bad Request", "The request failed due to validation errors", invalid);
     const uuid = crypto.randomUUID();
@@ -131,9 +166,17 @@ export const vonage: Carrier = {
     const answer = () => {
       call.state = "answered";
       const q = new URLSearchParams({ to: call.to, from: call.from, uuid: call.id, conversation_uuid: String(call.extra.conversation) });
-      out.push(call.urls.answer_method === "POST"
-        ? { kind: "answer", method: "POST", url: call.answerUrl!, body: JSON.stringify(Object.fromEntries(q)), headers: { "Content-Type": "application/json" } }
-        : { kind: "answer", method: "GET", url: `${call.answerUrl}${call.answerUrl!.includes("?") ? "&" : "?"}${q}`, body: "", headers: {} });
+      out.push(
+        call.urls.answer_method === "POST"
+          ? {
+              kind: "answer",
+              method: "POST",
+              url: call.answerUrl!,
+              body: JSON.stringify(Object.fromEntries(q)),
+              headers: { "Content-Type": "application/json" },
+            }
+          : { kind: "answer", method: "GET", url: `${call.answerUrl}${call.answerUrl!.includes("?") ? "&" : "?"}${q}`, body: "", headers: {} },
+      );
     };
     const end = async (status: string, extra: Record<string, string> = {}) => {
       call.state = "ended";
@@ -146,7 +189,14 @@ export const vonage: Carrier = {
         answer();
         out.push(await event(account, call, "answered", {}, opts));
         if (outcome === "voicemail") await end("machine");
-        await end("completed", { duration: "7", start_time: new Date(Date.now() - 7000).toISOString(), end_time: new Date().toISOString(), rate: "0.01", price: "0.002", network: "310260" });
+        await end("completed", {
+          duration: "7",
+          start_time: new Date(Date.now() - 7000).toISOString(),
+          end_time: new Date().toISOString(),
+          rate: "0.01",
+          price: "0.002",
+          network: "310260",
+        });
         break;
       case "busy":
         out.push(await event(account, call, "ringing", {}, opts));

@@ -147,7 +147,11 @@ export const ariCalls: ProviderCalls = {
     const refusal = ariEndpointRefusal(ctx);
     if (refusal) return { ok: false, message: refusal };
     const { user, password } = ariAuth(ctx);
-    const res = await carrierFetch(`${ariBase(ctx)}/asterisk/info`, { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } }, env);
+    const res = await carrierFetch(
+      `${ariBase(ctx)}/asterisk/info`,
+      { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } },
+      env,
+    );
     if (res.status === 0) return unreachable("ARI verify unreachable", { config_id: ctx.id }, res);
     return credentialsResult("Asterisk ARI", res, res.json?.message ?? res.json?.error);
   },
@@ -164,10 +168,15 @@ export const ariCalls: ProviderCalls = {
       timeout: String(req.timeoutSeconds ?? ARI_RING_SECONDS),
     });
     if (req.from) q.set("callerId", req.from);
-    const res = await originateFetch(`${ariBase(ctx)}/channels?${q}`, {
-      method: "POST",
-      headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
-    }, env, (json) => json?.id);
+    const res = await originateFetch(
+      `${ariBase(ctx)}/channels?${q}`,
+      {
+        method: "POST",
+        headers: { Authorization: basicAuth(user, password), Accept: "application/json" },
+      },
+      env,
+      (json) => json?.id,
+    );
     if (res.status >= 200 && res.status < 300) return { ok: true, providerCallId: typeof res.json?.id === "string" ? res.json.id : channelId };
     if (res.status === 0) return unreachable("ARI originate unreachable", { config_id: ctx.id, run_id: req.runId }, res);
     return refused("Asterisk ARI", res, res.json?.message ?? res.json?.error);
@@ -177,7 +186,11 @@ export const ariCalls: ProviderCalls = {
     const refusal = ariEndpointRefusal(ctx);
     if (refusal) throw new Error(refusal);
     const { user, password } = ariAuth(ctx);
-    const res = await carrierFetch(`${ariBase(ctx)}/channels/${encodeURIComponent(id)}`, { method: "DELETE", headers: { Authorization: basicAuth(user, password) } }, env);
+    const res = await carrierFetch(
+      `${ariBase(ctx)}/channels/${encodeURIComponent(id)}`,
+      { method: "DELETE", headers: { Authorization: basicAuth(user, password) } },
+      env,
+    );
     if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
     throw new Error(`ARI hang-up failed (HTTP ${res.status}): ${res.json?.message ?? res.text}`);
   },

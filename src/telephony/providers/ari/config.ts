@@ -18,7 +18,11 @@ export const definition = defineConfig("ari", {
   app_password: secret("Password of the ari.conf user.", { required: true }),
   ws_client_name: text("Name of the websocket_client.conf connection used for external media.", { default: "" }),
   dial_string_template: custom(
-    z.string().min(1).max(255).refine((v) => v.includes("{number}"), "Must contain {number}"),
+    z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((v) => v.includes("{number}"), "Must contain {number}"),
     "string",
     "Dial string with {number} replaced by the callee, e.g. Local/{number}@from-internal.",
     { default: "PJSIP/{number}" },

@@ -95,20 +95,29 @@ export const cloudonixCalls: ProviderCalls = {
       callback: req.statusUrl,
       timeout: req.timeoutSeconds ?? 60,
     };
-    const res = await originateFetch(`${cloudonixApi(env)}/calls/${domain(ctx)}/application`, {
-      method: "POST",
-      headers: cloudonixHeaders(ctx),
-      body: JSON.stringify(body),
-    }, env, (json) => json?.token);
+    const res = await originateFetch(
+      `${cloudonixApi(env)}/calls/${domain(ctx)}/application`,
+      {
+        method: "POST",
+        headers: cloudonixHeaders(ctx),
+        body: JSON.stringify(body),
+      },
+      env,
+      (json) => json?.token,
+    );
     if (res.status >= 200 && res.status < 300 && typeof res.json?.token === "string") return { ok: true, providerCallId: res.json.token };
     return refused("Cloudonix", res, cloudonixErrorMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, token) {
-    const res = await carrierFetch(`${cloudonixApi(env)}/customers/self/domains/${domain(ctx)}/sessions/${encodeURIComponent(token)}`, {
-      method: "DELETE",
-      headers: cloudonixHeaders(ctx),
-    }, env);
+    const res = await carrierFetch(
+      `${cloudonixApi(env)}/customers/self/domains/${domain(ctx)}/sessions/${encodeURIComponent(token)}`,
+      {
+        method: "DELETE",
+        headers: cloudonixHeaders(ctx),
+      },
+      env,
+    );
     if ((res.status >= 200 && res.status < 300) || res.status === 404) return;
     throw new Error(`Cloudonix hang-up failed (HTTP ${res.status}): ${cloudonixErrorMessage(res.json) ?? res.text}`);
   },
@@ -116,7 +125,6 @@ export const cloudonixCalls: ProviderCalls = {
   // No signature: our per-run token is the only proof.
 
   signsCallbackBody: false,
-
 
   maxSpeakChars: CLOUDONIX_MAX_SAY,
 

@@ -10,11 +10,15 @@ export async function cloudonixProvision(ctx: ConfigContext, env: ProviderEnv) {
   const base = `${cloudonixApi(env)}/customers/self/domains/${encodeURIComponent(str(ctx.config.domain_id))}/applications`;
   const found = await carrierFetch(`${base}/${encodeURIComponent(name)}`, { method: "GET", headers: cloudonixHeaders(ctx) }, env);
   if (found.status === 200 && found.json?.name === name) return { state: {}, config: { application_name: name } };
-  const res = await carrierFetch(base, {
-    method: "POST",
-    headers: cloudonixHeaders(ctx),
-    body: JSON.stringify({ name, type: "cxml", url: inboundUrl(env, "cloudonix"), method: "POST" }),
-  }, env);
+  const res = await carrierFetch(
+    base,
+    {
+      method: "POST",
+      headers: cloudonixHeaders(ctx),
+      body: JSON.stringify({ name, type: "cxml", url: inboundUrl(env, "cloudonix"), method: "POST" }),
+    },
+    env,
+  );
   if (res.status >= 200 && res.status < 300) return { state: {}, config: { application_name: name } };
   throw provisioningError("Cloudonix", res, cloudonixErrorMessage(res.json));
 }

@@ -7,8 +7,7 @@ import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonO
 export const EXOTEL_API = "https://api.in.exotel.com";
 
 /** A deployment override (the simulator) wins, then the configuration's region, then Mumbai. */
-export const exotelApi = (ctx: ConfigContext, env: ProviderEnv) =>
-  (env.baseUrls.exotel || str(ctx.config.api_base_url) || EXOTEL_API).replace(/\/+$/, "");
+export const exotelApi = (ctx: ConfigContext, env: ProviderEnv) => (env.baseUrls.exotel || str(ctx.config.api_base_url) || EXOTEL_API).replace(/\/+$/, "");
 
 /** Call safety cap: Exotel's maximum is 14400 s; ours follows the campaign default max call length. */
 export const EXOTEL_TIME_LIMIT_SECONDS = 3600;
@@ -76,7 +75,11 @@ export const exotelCalls: ProviderCalls = {
   // Account details (GET /v1/Accounts/{sid}): read-only, 401 on a wrong API key or token.
   async verifyCredentials(ctx, env) {
     const url = `${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}.json`;
-    const res = await carrierFetch(url, { method: "GET", headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), Accept: "application/json" } }, env);
+    const res = await carrierFetch(
+      url,
+      { method: "GET", headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), Accept: "application/json" } },
+      env,
+    );
     return credentialsResult("Exotel", res, res.json?.RestException?.Message ?? res.json?.message);
   },
   async originate(ctx, env, req): Promise<OriginateResult> {
@@ -90,11 +93,20 @@ export const exotelCalls: ProviderCalls = {
     form.append("timelimit", String(EXOTEL_TIME_LIMIT_SECONDS));
     form.append("timeout", String(req.timeoutSeconds ?? 60));
     form.append("customfield", `run:${req.runId}`);
-    const res = await originateFetch(`${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}/Calls/connect.json`, {
-      method: "POST",
-      headers: { Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-      body: form.toString(),
-    }, env, (json) => pick(pick(json, "Call"), "Sid"));
+    const res = await originateFetch(
+      `${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}/Calls/connect.json`,
+      {
+        method: "POST",
+        headers: {
+          Authorization: basicAuth(str(ctx.config.api_key), str(ctx.config.api_token)),
+          "Content-Type": "application/x-www-form-urlencoded",
+          Accept: "application/json",
+        },
+        body: form.toString(),
+      },
+      env,
+      (json) => pick(pick(json, "Call"), "Sid"),
+    );
     const sid = pick(pick(res.json, "Call"), "Sid");
     if (res.status >= 200 && res.status < 300 && typeof sid === "string") return { ok: true, providerCallId: sid };
     const ex = pick(res.json, "RestException");

@@ -29,9 +29,13 @@ function sortedPairs(pairs: Array<[string, string]>): Array<[string, string]> {
 export function plivoV3Base(url: string, method: string, params: Array<[string, string]>): string {
   const u = new URL(url);
   const base = `${u.protocol}//${u.host}${u.pathname}`;
-  const q = sortedPairs([...u.searchParams.entries()]).map(([k, v]) => `${k}=${v}`).join("&");
+  const q = sortedPairs([...u.searchParams.entries()])
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
   if (method === "POST" && params.length > 0) {
-    const p = sortedPairs(params).map(([k, v]) => k + v).join("");
+    const p = sortedPairs(params)
+      .map(([k, v]) => k + v)
+      .join("");
     return `${base}?${q}${q !== "" ? "." : ""}${p}`;
   }
   return base + (q !== "" ? `?${q}` : "");

@@ -29,7 +29,13 @@ export function telnyxErrorMessage(json: any): string | null {
 }
 
 /** Verifies `telnyx-signature-ed25519` over `timestamp|body` with the account's public key. */
-export async function verifyTelnyxSignature(publicKeyB64: string, timestamp: string | null, signatureB64: string | null, rawBody: string, nowMs = clock.now()): Promise<boolean> {
+export async function verifyTelnyxSignature(
+  publicKeyB64: string,
+  timestamp: string | null,
+  signatureB64: string | null,
+  rawBody: string,
+  nowMs = clock.now(),
+): Promise<boolean> {
   if (!publicKeyB64 || !timestamp || !signatureB64 || !/^\d{1,12}$/.test(timestamp)) return false;
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > TELNYX_TOLERANCE_SECONDS) return false;
   try {
@@ -76,7 +82,8 @@ export function mapTelnyx(body: any): StatusUpdate[] {
       const m = HANGUP[cause] ?? { status: "completed", unanswered: "failed" };
       const u: StatusUpdate = { ...base, status: m.status };
       if (m.unanswered) u.unansweredStatus = m.unanswered;
-      if (m.status === "failed" || m.unanswered === "failed") u.error = `Call ended: ${cause || "unknown cause"}${p.sip_hangup_cause ? ` (SIP ${p.sip_hangup_cause})` : ""}`;
+      if (m.status === "failed" || m.unanswered === "failed")
+        u.error = `Call ended: ${cause || "unknown cause"}${p.sip_hangup_cause ? ` (SIP ${p.sip_hangup_cause})` : ""}`;
       const start = Date.parse(p.start_time ?? "");
       const end = Date.parse(p.end_time ?? "");
       if (Number.isFinite(start) && Number.isFinite(end) && end >= start) u.durationSeconds = Math.round((end - start) / 1000);
@@ -94,11 +101,15 @@ export function mapTelnyx(body: any): StatusUpdate[] {
 export const telnyxPathParam = (id: string): string => id.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@]+/g, encodeURIComponent);
 
 async function command(ctx: ConfigContext, env: ProviderEnv, id: string, action: string, body: Record<string, unknown>) {
-  return carrierFetch(`${telnyxApi(env)}/calls/${telnyxPathParam(id)}/actions/${action}`, {
-    method: "POST",
-    headers: telnyxHeaders(ctx),
-    body: JSON.stringify(body),
-  }, env);
+  return carrierFetch(
+    `${telnyxApi(env)}/calls/${telnyxPathParam(id)}/actions/${action}`,
+    {
+      method: "POST",
+      headers: telnyxHeaders(ctx),
+      body: JSON.stringify(body),
+    },
+    env,
+  );
 }
 
 /** A command's answer: done, or an Error naming the command and the carrier's words. */
@@ -130,7 +141,14 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
   }
   // Gendered voices exist only at service_level basic (the default level, premium, names its voices
   // <Provider>.<Model>.<VoiceId>); basic speaks en-US plain text.
-  const body = { payload: parts[index], voice: "female", language: "en-US", service_level: "basic", client_state: partState(index), command_id: `greeting-${index}` };
+  const body = {
+    payload: parts[index],
+    voice: "female",
+    language: "en-US",
+    service_level: "basic",
+    client_state: partState(index),
+    command_id: `greeting-${index}`,
+  };
   commandDone(await command(ctx, env, id, "speak", body), "speak");
 }
 
@@ -150,7 +168,12 @@ export const telnyxCalls: ProviderCalls = {
       webhook_url_method: "POST",
       client_state: base64Encode(enc.encode(`run:${req.runId}`)),
     };
-    const res = await originateFetch(`${telnyxApi(env)}/calls`, { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) }, env, (json) => json?.data?.call_control_id);
+    const res = await originateFetch(
+      `${telnyxApi(env)}/calls`,
+      { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) },
+      env,
+      (json) => json?.data?.call_control_id,
+    );
     const id = res.json?.data?.call_control_id;
     if (res.status >= 200 && res.status < 300 && typeof id === "string") return { ok: true, providerCallId: id };
     const e = res.json?.errors?.[0];
@@ -168,7 +191,6 @@ export const telnyxCalls: ProviderCalls = {
 
   signsCallbackBody: true,
 
-
   maxSpeakChars: TELNYX_MAX_SPEAK,
 
   // Telnyx has no answer document; the greeting is spoken by a command (afterStatus).
@@ -181,12 +203,7 @@ export const telnyxCalls: ProviderCalls = {
     // checklist step); until then the per-run token in the URL is the only proof.
     const publicKey = str(ctx.config.webhook_public_key);
     if (!publicKey) return true;
-    return verifyTelnyxSignature(
-      publicKey,
-      request.headers.get("telnyx-timestamp"),
-      request.headers.get("telnyx-signature-ed25519"),
-      rawBody,
-    );
+    return verifyTelnyxSignature(publicKey, request.headers.get("telnyx-timestamp"), request.headers.get("telnyx-signature-ed25519"), rawBody);
   },
 
   replayKey(ctx, request) {

@@ -2,7 +2,19 @@
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import { baseUrl, basicAuth, carrierFetch, credentialsResult, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "../kit";
+import {
+  baseUrl,
+  basicAuth,
+  carrierFetch,
+  credentialsResult,
+  formFields,
+  intOrNull,
+  isMachine,
+  originateFetch,
+  refused,
+  speakThenHangupXml,
+  str,
+} from "../kit";
 
 export const TWILIO_API = "https://api.twilio.com";
 /** `<Say>` with Twilio's default (basic) voice takes 4,096 characters. */
@@ -89,11 +101,16 @@ export const twilioCalls: ProviderCalls = {
   },
   async originate(ctx, env, req): Promise<OriginateResult> {
     const { sid, token } = creds(ctx);
-    const res = await originateFetch(`${callsUrl(ctx, env)}.json`, {
-      method: "POST",
-      headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-      body: originateForm(ctx, req).toString(),
-    }, env, (json) => json?.sid);
+    const res = await originateFetch(
+      `${callsUrl(ctx, env)}.json`,
+      {
+        method: "POST",
+        headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+        body: originateForm(ctx, req).toString(),
+      },
+      env,
+      (json) => json?.sid,
+    );
     if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
       if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
     }
@@ -120,7 +137,6 @@ export const twilioCalls: ProviderCalls = {
   // The signature covers the URL and every POST parameter.
 
   signsCallbackBody: true,
-
 
   maxSpeakChars: TWILIO_MAX_SAY,
 

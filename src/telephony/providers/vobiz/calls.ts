@@ -42,15 +42,19 @@ function signedWith(request: Request): { version: "V3" | "V2"; sig: string; nonc
   return null;
 }
 
-export const vobizCalls = familyCalls(vobizCarrier, async (ctx, request) => {
-  // Prefer V3, fall back to V2; the MA variants are signed with a parent account's token we don't hold.
-  const signed = signedWith(request);
-  if (!signed) return false;
-  const expected = await vobizSignature(signed.version, familyCreds(ctx).token, request.url, signed.nonce);
-  return signed.sig.split(",").some((s) => safeEqual(s.trim(), expected));
-}, (_ctx, request) => {
-  // Neither body nor query is signed: the nonce is what stops a captured signature from carrying another
-  // body. One scheme for V2 and V3, so a V3 request replayed with only its V2 headers is a repeat too.
-  const signed = signedWith(request);
-  return signed ? { scheme: "vobiz", nonce: signed.nonce, expiresAtMs: clock.now() + FAMILY_NONCE_RETENTION_MS } : null;
-});
+export const vobizCalls = familyCalls(
+  vobizCarrier,
+  async (ctx, request) => {
+    // Prefer V3, fall back to V2; the MA variants are signed with a parent account's token we don't hold.
+    const signed = signedWith(request);
+    if (!signed) return false;
+    const expected = await vobizSignature(signed.version, familyCreds(ctx).token, request.url, signed.nonce);
+    return signed.sig.split(",").some((s) => safeEqual(s.trim(), expected));
+  },
+  (_ctx, request) => {
+    // Neither body nor query is signed: the nonce is what stops a captured signature from carrying another
+    // body. One scheme for V2 and V3, so a V3 request replayed with only its V2 headers is a repeat too.
+    const signed = signedWith(request);
+    return signed ? { scheme: "vobiz", nonce: signed.nonce, expiresAtMs: clock.now() + FAMILY_NONCE_RETENTION_MS } : null;
+  },
+);

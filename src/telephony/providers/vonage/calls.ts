@@ -36,7 +36,10 @@ export function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
 
 export async function importVonagePrivateKey(pem: string): Promise<CryptoKey> {
   const isPkcs1 = /BEGIN RSA PRIVATE KEY/.test(pem);
-  const body = pem.replace(/-----(BEGIN|END)[^-]+-----/g, "").replace(/\\n/g, "").replace(/\s+/g, "");
+  const body = pem
+    .replace(/-----(BEGIN|END)[^-]+-----/g, "")
+    .replace(/\\n/g, "")
+    .replace(/\s+/g, "");
   const bytes = base64Decode(body);
   return crypto.subtle.importKey("pkcs8", isPkcs1 ? pkcs1ToPkcs8(bytes) : bytes, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
 }
@@ -56,7 +59,13 @@ export async function vonageJwt(applicationId: string, privateKeyPem: string, no
 // --- signed callbacks (HS256) -----------------------------------------------------------------
 
 /** Verifies a signed callback: HS256 signature, api_key, payload_hash of the raw body, iat freshness, exp/nbf when present. */
-export async function verifyVonageSignedCallback(opts: { authorization: string | null; rawBody: string; secret: string; apiKey: string; nowMs?: number }): Promise<boolean> {
+export async function verifyVonageSignedCallback(opts: {
+  authorization: string | null;
+  rawBody: string;
+  secret: string;
+  apiKey: string;
+  nowMs?: number;
+}): Promise<boolean> {
   const m = /^Bearer\s+([\w-]+\.[\w-]+\.[\w-]+)$/i.exec(opts.authorization?.trim() ?? "");
   if (!m) return false;
   let claims: JWTPayload;
@@ -134,7 +143,11 @@ export const vonageCalls: ProviderCalls = {
     } catch {
       return { ok: false, message: "Vonage private_key could not be read as an RSA private key (PEM, PKCS#8 or PKCS#1)" };
     }
-    const res = await carrierFetch(`${callsUrl(env)}?page_size=1`, { method: "GET", headers: { Authorization: authorization, Accept: "application/json" } }, env);
+    const res = await carrierFetch(
+      `${callsUrl(env)}?page_size=1`,
+      { method: "GET", headers: { Authorization: authorization, Accept: "application/json" } },
+      env,
+    );
     return credentialsResult("Vonage", res, problemMessage(res.json));
   },
   async originate(ctx, env, req): Promise<OriginateResult> {
@@ -153,21 +166,30 @@ export const vonageCalls: ProviderCalls = {
       ringing_timer: req.timeoutSeconds ?? 60,
     };
     // A fresh JWT (new jti, iat) for every attempt.
-    const res = await originateFetch(callsUrl(env), async () => ({
-      method: "POST",
-      headers: { Authorization: await auth(ctx), "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify(body),
-    }), env, (json) => json?.uuid);
+    const res = await originateFetch(
+      callsUrl(env),
+      async () => ({
+        method: "POST",
+        headers: { Authorization: await auth(ctx), "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify(body),
+      }),
+      env,
+      (json) => json?.uuid,
+    );
     if (res.status >= 200 && res.status < 300 && typeof res.json?.uuid === "string") return { ok: true, providerCallId: res.json.uuid };
     return refused("Vonage", res, problemMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, uuid) {
-    const res = await carrierFetch(`${callsUrl(env)}/${encodeURIComponent(uuid)}`, {
-      method: "PUT",
-      headers: { Authorization: await auth(ctx), "Content-Type": "application/json" },
-      body: JSON.stringify({ action: "hangup" }),
-    }, env);
+    const res = await carrierFetch(
+      `${callsUrl(env)}/${encodeURIComponent(uuid)}`,
+      {
+        method: "PUT",
+        headers: { Authorization: await auth(ctx), "Content-Type": "application/json" },
+        body: JSON.stringify({ action: "hangup" }),
+      },
+      env,
+    );
     // 400/404 after the call has ended count as success.
     if ((res.status >= 200 && res.status < 300) || res.status === 400 || res.status === 404) return;
     throw new Error(`Vonage hang-up failed (HTTP ${res.status}): ${problemMessage(res.json) ?? res.text}`);
@@ -176,7 +198,6 @@ export const vonageCalls: ProviderCalls = {
   // The JWT carries the body's SHA-256 (payload_hash).
 
   signsCallbackBody: true,
-
 
   maxSpeakChars: VONAGE_MAX_TALK,
 

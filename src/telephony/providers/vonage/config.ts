@@ -14,7 +14,10 @@ export const definition = defineConfig("vonage", {
     required: true,
     max: 64,
     // Vonage application ids are UUIDs; the API refuses a JWT naming anything else.
-    shape: { pattern: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, message: "Vonage application ids are UUIDs (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)" },
+    shape: {
+      pattern: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+      message: "Vonage application ids are UUIDs (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+    },
   }),
   private_key: secret("The application's private key (PEM), used to sign the JWTs of API requests.", {
     required: true,
