@@ -5,14 +5,12 @@
 //
 //   npm run demo                # 24 contacts
 //   npm run demo -- 60          # another size
-import { execFileSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
-import { WRANGLER } from "./lib/wrangler.mjs";
+import { createOrganization, wrangler as runWrangler } from "./lib/wrangler.mjs";
 import { localBindings } from "./lib/local-bindings.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -20,13 +18,7 @@ const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 24
 const state = mkdtempSync(`${tmpdir()}/edgedial-demo-`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const wrangler = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
+const wrangler = (args) => runWrangler(args, { quiet: true });
 
 function freePort() {
   return new Promise((resolve) => {
@@ -64,17 +56,7 @@ const workers = [];
 try {
   step("local storage, migrations and an organization");
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
-  const key = "edk_demo_" + randomBytes(24).toString("base64url");
-  wrangler([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    state,
-    "--command",
-    `INSERT INTO organizations (name) VALUES ('Demo'); INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'demo', '${createHash("sha256").update(key).digest("hex")}', '${key.slice(-4)}');`,
-  ]);
+  const { key } = createOrganization("Demo", { persistTo: state });
 
   step("the carrier simulator and edgedial");
   const sim = await unstable_startWorker({

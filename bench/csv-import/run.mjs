@@ -5,14 +5,13 @@
 //
 //   npm run bench:csv-import                 # 100k and 1M rows
 //   npm run bench:csv-import -- 200000       # other sizes, comma-separated
-import { execFileSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import Papa from "papaparse";
 import { unstable_startWorker } from "wrangler";
+import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { generateCsv } from "./generate.mjs";
 
@@ -48,14 +47,7 @@ async function json(res) {
   }
 }
 
-const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
-const wranglerSync = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
+const wranglerSync = (args) => wrangler(args, { quiet: true });
 
 /** The Worker bundled once, as wrangler deploys it: a fixed file, so edits elsewhere in the tree don't reload it. */
 function bundleWorker() {
@@ -70,18 +62,7 @@ async function importThroughWorker(script, file, rows) {
   const state = `${process.env.BENCH_STATE_DIR ?? OUT}/state-${rows}`;
   rmSync(state, { recursive: true, force: true });
   wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
-  const key = "edk_bench_" + randomBytes(24).toString("base64url");
-  const hash = createHash("sha256").update(key).digest("hex");
-  wranglerSync([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    state,
-    "--command",
-    `INSERT INTO organizations (name) VALUES ('bench'); INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'bench', '${hash}', '${key.slice(-4)}');`,
-  ]);
+  const { key } = createOrganization("bench", { persistTo: state });
   // wrangler's dev server without its inspector (an attached inspector slows the isolate several times over).
   const worker = await unstable_startWorker({
     config: process.env.BENCH_CONFIG ?? `${ROOT}wrangler.jsonc`,

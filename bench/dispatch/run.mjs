@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
+import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -15,14 +16,7 @@ const OUT = `${ROOT}bench/out/dispatch`;
 const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 10_000);
 mkdirSync(OUT, { recursive: true });
 
-const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
-const wranglerSync = (args) =>
-  execFileSync(process.execPath, [WRANGLER, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
+const wranglerSync = (args) => wrangler(args, { quiet: true });
 
 /** The project's wrangler.jsonc with the bench Worker as its entry point. */
 function benchConfig() {

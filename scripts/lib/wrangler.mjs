@@ -4,7 +4,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { BusyRetryError, retryWhileBusy } from "./busy-retry.ts";
 
-export const WRANGLER = fileURLToPath(new URL("../../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 
 const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -12,6 +13,7 @@ const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),
 export function wrangler(args, { quiet = false } = {}) {
   const run = () => {
     const res = spawnSync(process.execPath, [WRANGLER, ...args], {
+      cwd: ROOT,
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
       encoding: "utf8",
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
@@ -36,9 +38,10 @@ export function wranglerLive(args) {
   return spawn(process.execPath, [WRANGLER, ...args], { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
 }
 
-/** Runs SQL against D1 (local or remote) and returns the rows of the last statement. */
-export function d1(sql, { remote = false } = {}) {
-  const out = wrangler(["d1", "execute", "DB", remote ? "--remote" : "--local", "--json", "--command", sql], { quiet: true });
+/** Runs SQL against D1 (remote, local, or local kept in `persistTo`) and returns the rows of the last statement. */
+export function d1(sql, { remote = false, persistTo } = {}) {
+  const where = remote ? ["--remote"] : persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
+  const out = wrangler(["d1", "execute", "DB", ...where, "--json", "--command", sql], { quiet: true });
   const parsed = JSON.parse(out.slice(out.indexOf("[")));
   return parsed[parsed.length - 1]?.results ?? [];
 }
@@ -56,13 +59,13 @@ export function keyHash(key) {
 }
 
 /** Creates an organization and its first key in one D1 round trip; returns both. */
-export function createOrganization(name, { remote = false } = {}) {
+export function createOrganization(name, { remote = false, persistTo } = {}) {
   const { key, hash, last4 } = newApiKey();
   const rows = d1(
     `INSERT INTO organizations (name) VALUES (${sqlString(name)});
      INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'initial', ${sqlString(hash)}, ${sqlString(last4)});
      SELECT org_id AS id FROM api_keys WHERE key_hash = ${sqlString(hash)};`,
-    { remote },
+    { remote, persistTo },
   );
   return { orgId: rows[0]?.id, key };
 }

@@ -8,7 +8,6 @@ import { getDb } from "../lib/db";
 import { basicAuth } from "../telephony/providers/kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
-import { ariEventsStub } from "../telephony/providers/ari/lifecycle";
 import {
   ariAuth,
   ariBase,
@@ -32,8 +31,6 @@ export const ARI_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
 export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
 const CONNECT_TIMEOUT_MS = 10_000;
 export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
-
-export { ariEventsStub };
 
 export class AriEventsObject extends DurableObject<Env> {
   private socket: WebSocket | null = null;

@@ -33,7 +33,6 @@ import { Timers } from "./engine/timers";
 import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
 import { CallingWindow } from "./engine/window";
 
-export { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../calls/call-length";
 /** When the organization refuses a lease and no wake-up comes, ask again after this long. */
 const ORG_RETRY_FALLBACK_MS = 5000;
 /** Dials started per dispatch round at most (each round awaits its leases and starts together). */

@@ -4,7 +4,8 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ariEventsStub, ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE } from "../../src/calls/ari-events";
+import { ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE } from "../../src/calls/ari-events";
+import { ariEventsStub } from "../../src/telephony/providers/ari/lifecycle";
 import { hangupRun } from "../../src/calls/start";
 import { call } from "../helpers";
 import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";

@@ -26,21 +26,12 @@ import {
   type Recorded,
   type Setup,
   CONTEXT,
+  LABEL,
 } from "./support";
 
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
 const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
 const TIMED_OUT = `request timed out after ${TIMEOUT_MS / 1000} s`;
-const LABEL: Record<ProviderName, string> = {
-  twilio: "Twilio",
-  plivo: "Plivo",
-  vobiz: "Vobiz",
-  telnyx: "Telnyx",
-  vonage: "Vonage",
-  cloudonix: "Cloudonix",
-  exotel: "Exotel",
-  ari: "Asterisk ARI",
-};
 const HANG_MS = TIMEOUT_MS + 3000;
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */

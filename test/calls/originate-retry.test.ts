@@ -12,7 +12,7 @@ import { clock } from "../../src/lib/clock";
 import { certainlyNotPlaced, failedBeforeSending, originateFetch, refused, retryAfterMs, type CarrierResponse } from "../../src/telephony/providers/kit";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
-import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup, CONTEXT } from "./support";
+import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup, CONTEXT, LABEL } from "./support";
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
 const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
@@ -29,16 +29,6 @@ beforeEach(() => {
 afterEach(() => clock.setSleep(null));
 
 const PROVIDERS: ProviderName[] = ["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel", "ari"];
-const LABEL: Record<ProviderName, string> = {
-  twilio: "Twilio",
-  plivo: "Plivo",
-  vobiz: "Vobiz",
-  telnyx: "Telnyx",
-  vonage: "Vonage",
-  cloudonix: "Cloudonix",
-  exotel: "Exotel",
-  ari: "Asterisk ARI",
-};
 
 describe.each(PROVIDERS)("%s originate retries", (provider) => {
   it("429 with Retry-After twice, then accepted: three requests, waits as the carrier asked, one call", async () => {

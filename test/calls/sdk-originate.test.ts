@@ -8,6 +8,7 @@ import { originateForm } from "../../src/telephony/providers/twilio/calls";
 import type { ConfigContext, OriginateRequest } from "../../src/telephony/providers/types";
 import { vonageCalls } from "../../src/telephony/providers/vonage/calls";
 import { SDK_CALL } from "./sdk-requests.global";
+import * as sim from "../../src/dev/simulator/sign";
 
 const req: OriginateRequest = {
   runId: 1,
@@ -63,13 +64,8 @@ describe("originate bodies against the carriers' SDKs", () => {
     expect(vonage.method).toBe("POST");
     expect(new URL(vonage.url).pathname).toBe("/v1/calls");
     // Ours, captured at fetch with a key of our own.
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign"],
-    )) as CryptoKeyPair;
-    const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
-    const pem = `-----BEGIN PRIVATE KEY-----\n${btoa(String.fromCharCode(...der))}\n-----END PRIVATE KEY-----\n`;
+    const { pkcs8 } = await sim.rsaKeyPair();
+    const pem = sim.pem("PRIVATE KEY", pkcs8);
     let ours: unknown = null;
     const realFetch = globalThis.fetch;
     globalThis.fetch = (async (_input: RequestInfo | URL, init?: RequestInit) => {

@@ -79,12 +79,8 @@ describe("Vonage JWTs and @vonage/jwt", () => {
   });
 
   it("our application JWT has the claims and signature @vonage/jwt's tokenGenerate makes (RS256, application_id, iat, jti, exp = iat + 900)", async () => {
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
-    const pem = sim.pem("PRIVATE KEY", new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer));
+    const { pair, pkcs8 } = await sim.rsaKeyPair();
+    const pem = sim.pem("PRIVATE KEY", pkcs8);
     const appId = "aaaaaaaa-0000-4000-8000-000000000001";
     const theirs = tokenGenerate(appId, pem);
     const ours = await vonageJwt(appId, pem);

@@ -173,12 +173,7 @@ describe("B.5 Vonage signed callbacks", () => {
 
 describe("Vonage RS256 application JWT", () => {
   it("mints a token the public half verifies, from a PKCS#8 or a PKCS#1 PEM", async () => {
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
-    const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+    const { pair, pkcs8 } = await sim.rsaKeyPair();
     // PKCS#1 is the OCTET STRING inside PKCS#8 (26-byte header for a 2048-bit key); wrapping it back must round-trip.
     const pkcs1 = pkcs8.slice(26);
     expect(pkcs1ToPkcs8(pkcs1)).toEqual(pkcs8);

@@ -20,6 +20,18 @@ export const CALLER = "+14155550100";
 /** What the test agent's template variables need (GREETING_DEF uses {{first_name}}): a call without it is a 422. */
 export const CONTEXT = { first_name: "Ada" };
 
+/** How each carrier is named in the errors the API returns. */
+export const LABEL: Record<ProviderName, string> = {
+  twilio: "Twilio",
+  plivo: "Plivo",
+  vobiz: "Vobiz",
+  telnyx: "Telnyx",
+  vonage: "Vonage",
+  cloudonix: "Cloudonix",
+  exotel: "Exotel",
+  ari: "Asterisk ARI",
+};
+
 export async function sim<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${SIM}/_sim${path}`, {
     method,

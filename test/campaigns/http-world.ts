@@ -37,13 +37,16 @@ export async function setupOrg(): Promise<World> {
   return { org, workflowId: wf.json.id, configId: cfg.json.id };
 }
 
-export async function draftCampaign(o: World, n = 3, name = "route test") {
+/** A campaign's D1 row and its object holding `n` contacts, imported and (unless `finish` is false) finished. */
+export async function seedCampaign(o: World, opts: { n?: number; name?: string; createdAt?: string; finish?: boolean } = {}) {
+  const { n = 3, name = "route test", finish = true } = opts;
   const row = await env.DB.prepare(
     "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, ?, ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
   )
     .bind(o.org.id, name, o.workflowId, o.configId, JSON.stringify(DEFAULT_SETTINGS))
     .first<{ id: number }>();
   const id = row!.id;
+  if (opts.createdAt) await env.DB.prepare("UPDATE campaigns SET created_at = ? WHERE id = ?").bind(opts.createdAt, id).run();
   const stub = campaignStub(id);
   await stub.initialize({
     campaignId: id,
@@ -55,6 +58,8 @@ export async function draftCampaign(o: World, n = 3, name = "route test") {
     settings: { ...DEFAULT_SETTINGS, rate_limit: 50 },
   });
   await stub.importContacts(contacts(n));
-  await stub.finishImport();
+  if (finish) await stub.finishImport();
   return { id, stub };
 }
+
+export const draftCampaign = (o: World, n = 3, name = "route test") => seedCampaign(o, { n, name });

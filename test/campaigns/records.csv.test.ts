@@ -110,10 +110,13 @@ describe("UTF-8 decoding", () => {
 
 describe("line endings", () => {
   it("are detected outside quotes", () => {
-    expect(detectNewline("a,b\nc")).toBe("\n");
-    expect(detectNewline("a,b\r\nc")).toBe("\r\n");
-    expect(detectNewline("a,b\rc")).toBe("\r");
-    expect(detectNewline('"a\nb",c\r\nd')).toBe("\r\n");
+    const cases: Array<[string, string]> = [
+      ["a,b\nc", "\n"],
+      ["a,b\r\nc", "\r\n"],
+      ["a,b\rc", "\r"],
+      ['"a\nb",c\r\nd', "\r\n"],
+    ];
+    for (const [text, newline] of cases) expect(detectNewline(text)).toBe(newline);
     expect(detectNewline('a"b,c\nd')).toBe("\n"); // a quote inside a field is data
     expect(detectNewline("a,b\r")).toBeNull(); // LF may follow
     expect(detectNewline("abc")).toBeNull();

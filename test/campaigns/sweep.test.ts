@@ -10,7 +10,7 @@ import { ABANDONED_IMPORT_AGE_MS, sweepAbandonedImports } from "../../src/campai
 import { CAMPAIGN_STATES, IMPORTING } from "../../src/campaigns/view";
 import { clock } from "../../src/lib/clock";
 import { T0, campaignStub, contacts, sqlOf } from "./engine-harness";
-import { setupOrg, type World } from "./http-world";
+import { seedCampaign, setupOrg, type World } from "./http-world";
 
 const MINUTE = 60_000;
 
@@ -24,24 +24,7 @@ afterEach(() => {
  *  row is `importing`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
 async function campaign(o: World, state: string, ageMs: number, n = 3) {
   const createdAt = new Date(clock.now() - ageMs).toISOString();
-  const row = await env.DB.prepare(
-    "INSERT INTO campaigns (org_id, name, workflow_id, state, source_id, settings, created_at) VALUES (?, ?, ?, ?, 'campaigns/x.csv', ?, ?) RETURNING id",
-  )
-    .bind(o.org.id, `sweep ${state}`, o.workflowId, IMPORTING, JSON.stringify(DEFAULT_SETTINGS), createdAt)
-    .first<{ id: number }>();
-  const id = row!.id;
-  const stub = campaignStub(id);
-  await stub.initialize({
-    campaignId: id,
-    orgId: o.org.id,
-    name: `sweep ${state}`,
-    workflowId: o.workflowId,
-    telephonyConfigurationId: 1,
-    sourceId: "campaigns/x.csv",
-    settings: DEFAULT_SETTINGS,
-  });
-  await stub.importContacts(contacts(n));
-  if (state !== IMPORTING) await stub.finishImport();
+  const { id } = await seedCampaign(o, { n, name: `sweep ${state}`, createdAt, finish: state !== IMPORTING });
   // Set last: finishing the import writes the object's own summary (a draft) over the row.
   await env.DB.prepare("UPDATE campaigns SET state = ? WHERE id = ?").bind(state, id).run();
   return id;

@@ -4,13 +4,16 @@ import { checkGrant, grantText, mediaType, signGrant } from "../../src/uploads/l
 
 describe("upload keys", () => {
   it("reduce file names to safe characters and keep the extension", () => {
-    expect(safeFileName("contacts.csv")).toBe("contacts.csv");
-    expect(safeFileName("My Contacts (v2).csv")).toBe("My_Contacts_v2_.csv");
-    expect(safeFileName("Liste-été.csv")).toBe("Liste-ete.csv");
-    expect(safeFileName("../../etc/passwd")).toBe("passwd");
-    expect(safeFileName("C:\\Users\\x\\list.csv")).toBe("list.csv");
-    expect(safeFileName(".hidden")).toBe("hidden");
-    expect(safeFileName("???")).toBe("upload.csv");
+    const cases: Array<[string, string]> = [
+      ["contacts.csv", "contacts.csv"],
+      ["My Contacts (v2).csv", "My_Contacts_v2_.csv"],
+      ["Liste-été.csv", "Liste-ete.csv"],
+      ["../../etc/passwd", "passwd"],
+      ["C:\\Users\\x\\list.csv", "list.csv"],
+      [".hidden", "hidden"],
+      ["???", "upload.csv"],
+    ];
+    for (const [name, safe] of cases) expect(safeFileName(name)).toBe(safe);
     const long = safeFileName("a".repeat(300) + ".csv");
     expect(long.length).toBe(100);
     expect(long.endsWith(".csv")).toBe(true);

@@ -154,16 +154,15 @@ export function readRow(
 
   let greeting: GreetingOverride = null;
   const gType = cell(h.gType).toLowerCase();
+  /** The cell a greeting type needs; when empty, a row problem names the column. */
+  const neededBy = (type: string, i: number, name: string) => {
+    const value = cell(i);
+    if (!value) problems.push({ row, column: i >= 0 ? h.names[i] : name, msg: `${name} is required when greeting_override_type is ${type}`, type: "missing" });
+    return value;
+  };
   if (gType === "text") {
-    const text = cell(h.gText);
-    if (!text) {
-      problems.push({
-        row,
-        column: h.gText >= 0 ? h.names[h.gText] : G_TEXT,
-        msg: "greeting_override_text is required when greeting_override_type is text",
-        type: "missing",
-      });
-    } else {
+    const text = neededBy("text", h.gText, G_TEXT);
+    if (text) {
       const unknown = unknownVariables(text, h);
       if (unknown.length) {
         problems.push({
@@ -177,15 +176,8 @@ export function readRow(
       } else greeting = { type: "text", text };
     }
   } else if (gType === "audio") {
-    const id = cell(h.gRecording);
-    if (!id) {
-      problems.push({
-        row,
-        column: h.gRecording >= 0 ? h.names[h.gRecording] : G_RECORDING,
-        msg: "greeting_override_recording_id is required when greeting_override_type is audio",
-        type: "missing",
-      });
-    } else greeting = { type: "audio", recordingId: id };
+    const id = neededBy("audio", h.gRecording, G_RECORDING);
+    if (id) greeting = { type: "audio", recordingId: id };
   } else if (gType !== "") {
     problems.push({
       row,

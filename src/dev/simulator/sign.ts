@@ -79,6 +79,16 @@ export async function verifyRs256(jwt: string, publicKey: CryptoKey): Promise<Re
   }
 }
 
+/** A new RSA-2048 key pair of the kind Vonage applications use, with its private half as PKCS#8 DER. */
+export async function rsaKeyPair(): Promise<{ pair: CryptoKeyPair; pkcs8: Uint8Array }> {
+  const pair = (await crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  return { pair, pkcs8: new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer) };
+}
+
 export function pem(label: string, der: ArrayBuffer | Uint8Array): string {
   const body = b64(der)
     .replace(/(.{64})/g, "$1\n")

@@ -1,6 +1,6 @@
 // Vonage Voice API v1: RS256 application JWT on every request (verified with the
 // application's public key), problem-details errors, answer GET returning an NCCO, HS256-signed events.
-import { pem, unb64, verifyRs256, vonageCallbackJwt } from "../sign";
+import { pem, rsaKeyPair, unb64, verifyRs256, vonageCallbackJwt } from "../sign";
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 const problem = (status: number, title: string, detail: string, invalid?: Array<{ name: string; reason: string }>) =>
@@ -70,12 +70,7 @@ export const vonage: Carrier = {
   outcomes: ["answered", "busy", "no_answer", "voicemail", "failed", "declined", "canceled"],
 
   async createAccount(id) {
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
-    const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+    const { pair, pkcs8 } = await rsaKeyPair();
     return {
       id,
       provider: "vonage",

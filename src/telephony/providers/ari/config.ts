@@ -12,6 +12,20 @@ export const docsUrl = "https://docs.asterisk.org/Configuration/Interfaces/Aster
 export const EXTERNAL_PBX_TYPE = "vicidial";
 export const SOURCE_TAG = "edgedial";
 
+/** One of the dialer's two APIs: the same four fields, required (agent API) or optional (non-agent API). */
+function dialerApi(name: "Agent" | "Non-agent", purpose: string, need: { required: true } | { nullable: true }) {
+  return group(
+    `${name} API of the dialer${purpose}.`,
+    {
+      url: text(`Full URL of the ${name.toLowerCase()} API script.`, { ...need, max: 2048 }),
+      username: text(`${name} API user.`, need),
+      password: secret(`${name} API password.`, need),
+      source: text("Source tag sent to the dialer.", { default: SOURCE_TAG }),
+    },
+    need,
+  );
+}
+
 export const definition = defineConfig("ari", {
   ari_endpoint: httpUrl("Base URL of the ARI interface, e.g. http://pbx.example.com:8088.", { required: true }),
   app_name: text("Stasis application name registered in the PBX (also the ari.conf user).", { required: true }),
@@ -31,26 +45,8 @@ export const definition = defineConfig("ari", {
     "Dialer integration for agent and lead updates.",
     {
       type: constant(EXTERNAL_PBX_TYPE, `Dialer product; only "${EXTERNAL_PBX_TYPE}" is supported.`),
-      agent_api: group(
-        "Agent API of the dialer.",
-        {
-          url: text("Full URL of the agent API script.", { required: true, max: 2048 }),
-          username: text("Agent API user.", { required: true }),
-          password: secret("Agent API password.", { required: true }),
-          source: text("Source tag sent to the dialer.", { default: SOURCE_TAG }),
-        },
-        { required: true },
-      ),
-      non_agent_api: group(
-        "Non-agent API of the dialer, for lead updates.",
-        {
-          url: text("Full URL of the non-agent API script.", { nullable: true, max: 2048 }),
-          username: text("Non-agent API user.", { nullable: true }),
-          password: secret("Non-agent API password.", { nullable: true }),
-          source: text("Source tag sent to the dialer.", { default: SOURCE_TAG }),
-        },
-        { nullable: true },
-      ),
+      agent_api: dialerApi("Agent", "", { required: true }),
+      non_agent_api: dialerApi("Non-agent", ", for lead updates", { nullable: true }),
       timeout_seconds: integer("Timeout of dialer API requests, in seconds.", 1, 30, 8),
     },
     { nullable: true },
