@@ -2,7 +2,7 @@
 // come back over RPC as values, so the runtime does not report them as uncaught exceptions.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { isFault } from "../src/campaigns/engine/faults";
+import { isFault } from "../src/campaigns/faults";
 import { call } from "./helpers";
 import { draftCampaign, setupOrg } from "./campaigns/http-world";
 import { resetWorld } from "./campaigns/engine-harness";

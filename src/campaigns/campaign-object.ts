@@ -17,11 +17,11 @@ import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { countFinished, finishedPage, insertContacts } from "./engine/contacts";
 import { leaseClient } from "./engine/leases";
-import { EngineError, engineConflict } from "./engine/errors";
-import { FAULT_RETURNING_METHODS, returnFaults } from "./engine/faults";
+import { EngineError, engineConflict } from "./errors";
+import { FAULT_RETURNING_METHODS, returnFaults } from "./faults";
 import { CampaignLog } from "./engine/logs";
-import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./engine/outcomes";
-import { packContacts, type PackedContacts } from "./engine/packed";
+import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./outcomes";
+import { packContacts, type PackedContacts } from "./packed";
 import { PACE_WINDOW_MS, PaceWindow } from "./engine/pacing";
 import { retryDueAt } from "./engine/retry";
 import { runOfAttempt } from "./engine/run-records";
@@ -882,5 +882,5 @@ export class CampaignObject extends DurableObject<Env> {
   }
 }
 
-// Refusals travel back as values (engine/faults.ts); the stubs in stub.ts and view.ts rethrow them.
+// Refusals travel back as values (faults.ts); the stubs in stub.ts and view.ts rethrow them.
 returnFaults(CampaignObject, FAULT_RETURNING_METHODS);

@@ -14,7 +14,7 @@ import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
-import { packContacts } from "./engine/packed";
+import { packContacts } from "./packed";
 import type { CampaignSettings } from "./settings";
 import { IMPORTING } from "./view";
 import { campaignStub } from "./stub";

@@ -13,7 +13,7 @@ import { errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
-import { isFinished, refusal } from "./engine/transitions";
+import { isFinished, refusal } from "./transitions";
 import {
   SETTINGS_FIELDS,
   SETTINGS_VIEW,

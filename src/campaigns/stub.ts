@@ -2,8 +2,8 @@
 // async and returns plain data, so the class's own signatures describe the stub (and avoid deep RPC type mapping).
 // The one way the Worker reaches the object: its refusals arrive as the contract's HTTP errors (ApiError), mapped here.
 import type { CampaignObject } from "./campaign-object";
-import { engineErrorToApi } from "./engine/errors";
-import { FAULT_RETURNING_METHODS, isFault, type Fault } from "./engine/faults";
+import { engineErrorToApi } from "./errors";
+import { FAULT_RETURNING_METHODS, isFault, type Fault } from "./faults";
 
 export type CampaignRpc = Pick<
   CampaignObject,

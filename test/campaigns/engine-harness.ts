@@ -1,7 +1,7 @@
 // Test support for the campaign engine: a controllable clock, a fake carrier behind the call-starter seam, and a
 // driver that moves time only through alarms (runDurableObjectAlarm) and the clock. No real sleeps, no real timers.
 import { env } from "cloudflare:workers";
-import { isFault } from "../../src/campaigns/engine/faults";
+import { isFault } from "../../src/campaigns/faults";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import type { ContactInput } from "../../src/campaigns/object-api";
@@ -146,7 +146,7 @@ export const sqlOf = <T extends Record<string, SqlStorageValue>>(stub: CampaignS
 /** The message an RPC rejects with (awaited directly: `.rejects` on RPC promises reports them as unhandled). */
 export async function errorOf(p: Promise<unknown>): Promise<string> {
   try {
-    // The object returns its refusals as values (src/campaigns/engine/faults.ts); a raw stub hands them over as such.
+    // The object returns its refusals as values (src/campaigns/faults.ts); a raw stub hands them over as such.
     const r = await p;
     if (isFault(r)) return r.__engine_fault;
   } catch (err) {

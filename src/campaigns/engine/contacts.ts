@@ -1,7 +1,7 @@
 // The contact list: adding validated contacts (one phone number once), and reading back finished ones for a redial.
 import type { DoSql } from "../../lib/do-sql";
 import type { ContactInput } from "../object-api";
-import type { PackedContacts } from "./packed";
+import type { PackedContacts } from "../packed";
 import type { ContactRow } from "./schema";
 
 /** Never-attempted contacts sort after due retries (whose key is their due time). */

@@ -3,8 +3,8 @@
 // transaction. A state the table does not lead to cannot be written.
 import { sql, type DoSql, type SqlFragment } from "../../lib/do-sql";
 import type { CampaignState } from "../object-api";
-import { EngineError, engineConflict } from "./errors";
-import { nextState, refusal, type Trigger } from "./transitions";
+import { EngineError, engineConflict } from "../errors";
+import { nextState, refusal, type Trigger } from "../transitions";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -7,7 +7,7 @@ import type { CampaignLog } from "./logs";
 import { Schedule } from "./schedule";
 import type { CampaignRow } from "./schema";
 import type { Timers } from "./timers";
-import { isFinished } from "./transitions";
+import { isFinished } from "../transitions";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

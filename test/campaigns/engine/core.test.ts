@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { BreakerWindow, breakerTrips, breakerWindowStart } from "../../../src/campaigns/engine/breaker";
-import { engineErrorToApi } from "../../../src/campaigns/engine/errors";
+import { engineErrorToApi } from "../../../src/campaigns/errors";
 import { PaceWindow, nextStartAt, startBudget } from "../../../src/campaigns/engine/pacing";
 import { retryDueAt } from "../../../src/campaigns/engine/retry";
-import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/engine/transitions";
+import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/transitions";
 import { CircuitBreaker, RetryConfig } from "../../../src/campaigns/settings";
 
 describe("transition table", () => {

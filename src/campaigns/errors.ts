@@ -1,6 +1,6 @@
 // Errors the campaign object throws across RPC. Workers RPC keeps an Error's message but not its class,
 // so the HTTP status travels in the message ("[409] Cannot pause ...") and routes map it back.
-import { ApiError } from "../../lib/errors";
+import { ApiError } from "../lib/errors";
 
 export class EngineError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 // The campaign state machine, as data. Anything the table does not list is refused (409).
-import type { CampaignState } from "../object-api";
+import type { CampaignState } from "./object-api";
 
 export type Trigger = "start" | "resume" | "pause" | "breaker_trip" | "complete" | "cancel" | "source_failed" | "redial" | "update";
 

@@ -2,7 +2,7 @@
 // JSON text, greeting_override as JSON text or null], each bound to one statement. The Worker packs a chunk before
 // the RPC: a few strings cross the boundary instead of 25,000 objects cloned on both sides, and the object does no
 // per-contact work in JavaScript.
-import type { ContactInput } from "../object-api";
+import type { ContactInput } from "./object-api";
 
 export type PackedContacts = { rows: number; json: string }[];
 
