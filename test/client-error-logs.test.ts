@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isFault } from "../src/campaigns/faults";
 import { call } from "./helpers";
-import { draftCampaign, setupOrg } from "./campaigns/http-world";
+import { draftCampaign, setupOrg } from "./campaigns/support";
 import { resetWorld } from "./campaigns/engine-harness";
 
 type Spy = { mock: { calls: unknown[][] }; mockClear(): void };

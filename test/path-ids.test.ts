@@ -2,7 +2,7 @@
 // anything that is not an id is the resource's 404 (not a 422 "expected number"), and ids past 2^53 are 404, not 500.
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "./helpers";
-import { createCampaign, goodCsv, upload, world } from "./campaigns/records-support";
+import { createCampaign, goodCsv, upload, world } from "./campaigns/support";
 
 const KEYS = "/api/v1/organizations/api-keys";
 

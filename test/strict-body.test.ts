@@ -5,7 +5,7 @@ import { zodIssuesToItems } from "../src/lib/errors";
 import { z } from "@hono/zod-openapi";
 import { call, createOrg, type Org } from "./helpers";
 import { FIXTURES } from "./telephony/support";
-import { createCampaign, goodCsv, upload, world } from "./campaigns/records-support";
+import { createCampaign, goodCsv, upload, world } from "./campaigns/support";
 
 const PROBE = "probe_unknown_field";
 

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { call } from "../helpers";
-import { createCampaign, goodCsv, upload } from "../campaigns/records-support";
+import { createCampaign, goodCsv, upload } from "../campaigns/support";
 import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup } from "./support";
 
 /** The agent's definition with its end node removed: saved fine, invalid for calls (no endCall, a dangling edge). */

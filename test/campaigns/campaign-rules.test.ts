@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call } from "../helpers";
 import { FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
-import { draftCampaign as draft, setupOrg } from "./http-world";
+import { draftCampaign as draft, setupOrg } from "./support";
 const draftCampaign = (o: Parameters<typeof draft>[0], n = 3) => draft(o, n, "review");
 
 let carrier: FakeCarrier;

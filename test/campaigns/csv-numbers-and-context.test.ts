@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { importCsv, type ImportOptions } from "../../src/campaigns/csv/import";
 import type { ContactInput } from "../../src/campaigns/object-api";
 import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../../src/lib/context-limits";
-import { createCampaign, upload, world } from "./records-support";
+import { createCampaign, upload, world } from "./support";
 
 async function importText(csv: string, opts: Partial<Omit<ImportOptions, "sink">> = {}) {
   const contacts: ContactInput[] = [];

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
 import { FakeCarrier, advance, campaignStub, resetWorld, tick } from "./engine-harness";
-import { draftCampaign, setupOrg } from "./http-world";
+import { draftCampaign, setupOrg } from "./support";
 
 let carrier: FakeCarrier;
 beforeEach(() => {

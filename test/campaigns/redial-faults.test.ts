@@ -6,7 +6,7 @@ import { redialCampaign } from "../../src/campaigns/redial";
 import { ApiError } from "../../src/lib/errors";
 import { call } from "../helpers";
 import { FakeCarrier, resetWorld, tick } from "./engine-harness";
-import { draftCampaign, setupOrg } from "./http-world";
+import { draftCampaign, setupOrg } from "./support";
 
 let carrier: FakeCarrier;
 beforeEach(() => {

@@ -10,7 +10,7 @@ import { ABANDONED_IMPORT_AGE_MS, sweepAbandonedImports } from "../../src/campai
 import { CAMPAIGN_STATES, IMPORTING } from "../../src/campaigns/view";
 import { clock } from "../../src/lib/clock";
 import { T0, campaignStub, contacts, sqlOf } from "./engine-harness";
-import { seedCampaign, setupOrg, type World } from "./http-world";
+import { seedCampaign, setupOrg, type OrgWorld } from "./support";
 
 const MINUTE = 60_000;
 
@@ -22,7 +22,7 @@ afterEach(() => {
 
 /** A D1 summary row in `state`, created `ageMs` before the clock, and its object holding `n` contacts. Unless the
  *  row is `importing`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
-async function campaign(o: World, state: string, ageMs: number, n = 3) {
+async function campaign(o: OrgWorld, state: string, ageMs: number, n = 3) {
   const createdAt = new Date(clock.now() - ageMs).toISOString();
   const { id } = await seedCampaign(o, { n, name: `sweep ${state}`, createdAt, finish: state !== IMPORTING });
   // Set last: finishing the import writes the object's own summary (a draft) over the row.

@@ -8,7 +8,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { createOrg, type Org } from "../helpers";
 import { CALLEE, play, runRow, setup } from "../calls/support";
-import { draftCampaign, setupOrg } from "../campaigns/http-world";
+import { draftCampaign, setupOrg } from "../campaigns/support";
 import { resetWorld } from "../campaigns/engine-harness";
 
 const ORIGIN = "https://dial.example.com";

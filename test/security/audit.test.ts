@@ -7,8 +7,7 @@ import { clock } from "../../src/lib/clock";
 import { call, createOrg, type Org } from "../helpers";
 import { CALLEE, CONTEXT, runApi, setup, startCall } from "../calls/support";
 import { FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
-import { draftCampaign, setupOrg } from "../campaigns/http-world";
-import { createCampaign, goodCsv, upload, world } from "../campaigns/records-support";
+import { createCampaign, draftCampaign, goodCsv, setupOrg, upload, world } from "../campaigns/support";
 
 afterEach(() => clock.set(null));
 

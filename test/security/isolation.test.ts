@@ -2,7 +2,7 @@
 import { describe, it, expect } from "vitest";
 import { call, createOrg } from "../helpers";
 import { setup, startCall, CALLEE, CONTEXT } from "../calls/support";
-import { upload, goodCsv } from "../campaigns/records-support";
+import { upload, goodCsv } from "../campaigns/support";
 
 describe("isolation and odd inputs", () => {
   it("another organization's ids are 404 everywhere, and odd ids, bodies, content types and queries are never a 500", async () => {

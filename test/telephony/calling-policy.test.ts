@@ -6,7 +6,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
 import { CALLEE, setup, simRequests, type Setup } from "../calls/support";
-import { CAMPAIGNS, createCampaign, upload } from "../campaigns/records-support";
+import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
 
 const POLICY = "/api/v1/organizations/calling-policy";
 const ISSUE_NUMBERS = ["+19005550100", "+449098790000", "+870773123456", "+252612345678"];
