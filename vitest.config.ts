@@ -54,8 +54,8 @@ export default defineConfig(async () => {
       // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
       exclude: ["test/integration/**", "test/browser/**"],
       setupFiles: ["./test/setup.ts"],
-      // Runs in Node: the requests the Plivo and Vonage SDKs send, for the originate comparison.
-      globalSetup: ["./test/calls/sdk-requests.global.ts"],
+      // Run in Node: the requests the Plivo and Vonage SDKs send (for the originate comparison), and the speech clips.
+      globalSetup: ["./test/calls/sdk-requests.global.ts", "./test/calls/audio-clips.global.ts"],
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,
       hookTimeout: 30_000,

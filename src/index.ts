@@ -8,6 +8,7 @@ import { clock } from "./lib/clock";
 export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
 export { AriEventsObject } from "./calls/ari-events";
+export { CallSession } from "./calls/session/call-session";
 
 export default {
   fetch: app.fetch,

@@ -1,8 +1,9 @@
 // Carrier callbacks under /api/v1/telephony/{provider}/...: the answer document, status
-// callbacks and Exotel's media socket. Each proves itself twice: our per-run token in the path, and the
+// callbacks and the media socket. Each proves itself twice: our per-run token in the path, and the
 // carrier's signature where it signs. A callback failing either is refused (401/403) and changes nothing.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { ApiError } from "../lib/errors";
@@ -12,6 +13,8 @@ import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
 import { greetingFor } from "./greeting";
+import { SESSION_HEADER, type SessionStart } from "./session/call-session";
+import { callSessionStub } from "./session/stub";
 import { getRun, isFinal, type RunRow } from "./runs";
 import { workflowRuns } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
@@ -131,25 +134,27 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
 }
 
 /**
- * Exotel's media socket (the `streamurl` of the originate request). Until the real-time agent exists there
- * is no audio to send, so the socket closes once the stream starts, which ends the call.
+ * A carrier's media socket (Exotel's `streamurl`, the stream of an answer document): checked by the per-run token
+ * like every callback, then handed to the run's call session, which accepts it and carries the call's audio.
  */
 async function stream(c: Context<AppEnv>, params: z.infer<typeof Params>): Promise<Response> {
-  await authenticate(c, params.provider, params.run_id, params.token);
+  const { run, provider } = await authenticate(c, params.provider, params.run_id, params.token);
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade");
-  const pair = new WebSocketPair();
-  const [client, server] = [pair[0], pair[1]];
-  server.accept();
-  server.addEventListener("message", (e) => {
-    let msg: { event?: string } = {};
-    try {
-      msg = JSON.parse(typeof e.data === "string" ? e.data : "");
-    } catch {
-      return;
-    }
-    if (msg.event === "start") server.close(1000, "no agent attached");
-  });
-  return new Response(null, { status: 101, webSocket: client });
+  if (!provider.calls?.media) throw new ApiError(404, `${provider.displayName} has no media stream`);
+  if (isFinal(run.status)) throw new ApiError(409, "This call has ended");
+  const start: SessionStart = {
+    runId: run.id,
+    orgId: run.orgId,
+    provider: provider.name,
+    greeting: (await greetingFor(getDb(c.env), run)) || null,
+    variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
+  };
+  const headers = new Headers(c.req.raw.headers);
+  headers.set(SESSION_HEADER, JSON.stringify(start));
+  const res = await callSessionStub(c.env, run.id).fetch(new Request(c.req.raw.url, { headers }));
+  if (res.status === 101) return res;
+  const { detail } = await res.json<{ detail: string }>();
+  throw new ApiError(res.status as ContentfulStatusCode, detail);
 }
 
 const responses = { ...errors(401, 403, 404, 422) };
@@ -203,9 +208,13 @@ const streamGet = createRoute({
   path: "/telephony/{provider}/stream/{run_id}/{token}",
   tags,
   ...callbackAuth,
-  summary: "Carrier media WebSocket (Exotel)",
+  summary: "Carrier media WebSocket: the call's audio, carried by its call session",
   request: { params: Params },
-  responses: { 101: { description: "WebSocket upgrade" }, ...errors(401, 404, 422), 426: { description: "Not a WebSocket upgrade" } },
+  responses: {
+    101: { description: "WebSocket upgrade" },
+    ...errors(401, 404, 409, 422),
+    426: { description: "Not a WebSocket upgrade" },
+  },
 });
 
 const inboundParams = z.object({ provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }) });

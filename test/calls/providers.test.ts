@@ -404,10 +404,17 @@ const SPECS: Spec[] = [
         ["customfield", `run:${runId}`],
       ]);
     },
-    // No answer document: the media socket is the call. Without an agent it closes once the stream starts.
-    async checkAnswer(_s, runId) {
-      const u = await urls("exotel", runId);
-      const res = await exports.default.fetch(new Request(u.stream.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
+    // No answer document: the media socket is the call. With the greeting agent and no speech to play, the call
+    // session ends the call (closes the socket) once the stream starts. The completed run's stream is refused.
+    async checkAnswer(s, endedRunId) {
+      const upgrade = async (runId: number, token?: string) => {
+        const u = await urls("exotel", runId);
+        const url = u.stream.replace(/^ws/, "http");
+        return exports.default.fetch(new Request(token ? url.replace(/[0-9a-f]{64}$/, token) : url, { headers: { Upgrade: "websocket" } }));
+      };
+      expect((await upgrade(endedRunId)).status).toBe(409);
+      const runId = await startCall(s);
+      const res = await upgrade(runId);
       expect(res.status).toBe(101);
       const ws = res.webSocket!;
       ws.accept();
@@ -415,10 +422,9 @@ const SPECS: Spec[] = [
       ws.send(JSON.stringify({ event: "connected" }));
       ws.send(JSON.stringify({ event: "start", start: { call_sid: "x" } }));
       expect(await closed).toBe(1000);
-      const bad = await exports.default.fetch(
-        new Request(u.stream.replace(/^ws/, "http").replace(/[0-9a-f]{64}$/, "0".repeat(64)), { headers: { Upgrade: "websocket" } }),
-      );
-      expect(bad.status).toBe(401);
+      // A replayed upgrade of the same stream URL, and a forged token.
+      expect((await upgrade(runId)).status).toBe(409);
+      expect((await upgrade(runId, "0".repeat(64))).status).toBe(401);
     },
     forgeries: [
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },

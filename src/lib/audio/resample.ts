@@ -82,7 +82,7 @@ export class Resampler {
       const a = i === 0 ? this.prev : x[i - 1];
       const b = i < n ? x[i] : a;
       const v = Math.round(a + (b - a) * frac);
-      out[k++] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      out[k++] = Math.max(-32768, Math.min(32767, v));
     }
     this.pos = pos - n * to;
     if (n) this.prev = x[n - 1];

@@ -113,6 +113,31 @@ export type CallLifecycle = {
   beforeHangup(env: Env, ctx: ConfigContext, providerCallId: string): Promise<void>;
 };
 
+/** The audio on a carrier's media socket. */
+export type MediaFormat = { codec: "mulaw" | "alaw" | "pcm16"; rate: 8000 | 16000 | 24000 };
+
+/** One message on a carrier's media socket, read into what it means. */
+export type MediaEvent =
+  | { kind: "start"; streamId: string; callId: string | null; format: MediaFormat | null }
+  | { kind: "audio"; payload: Uint8Array }
+  | { kind: "mark"; name: string }
+  | { kind: "dtmf"; digit: string }
+  | { kind: "stop" };
+
+/** A carrier's media stream protocol: its framing, codecs and control messages, both ways. */
+export interface MediaAdapter {
+  /** The wire format until (or unless) the stream's start names another. */
+  format: MediaFormat;
+  /** Reads one message; malformed or unknown ones read as nothing. */
+  parse(data: string | ArrayBuffer): MediaEvent[];
+  /** One frame of audio to play, in the wire format. */
+  audio(frame: Uint8Array, streamId: string): string | ArrayBuffer;
+  /** A mark the carrier echoes once the audio before it has played; absent: the session marks by its play clock. */
+  mark?(name: string, streamId: string): string;
+  /** Drops the audio the carrier still holds; absent: only what the session holds back is dropped. */
+  clear?(streamId: string): string;
+}
+
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
   lifecycle?: CallLifecycle;
@@ -145,6 +170,8 @@ export interface ProviderCalls {
    * Absent where the carrier documents no such call: the verify route then answers 409.
    */
   verifyCredentials?(ctx: ConfigContext, env: ProviderEnv): Promise<CredentialsCheck>;
+  /** The carrier's media socket protocol, where the call's audio reaches a call session. */
+  media?: MediaAdapter;
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
   afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
 }

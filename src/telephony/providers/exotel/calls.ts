@@ -3,6 +3,7 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../kit";
+import { exotelMedia } from "./media";
 
 export const EXOTEL_API = "https://api.in.exotel.com";
 
@@ -72,6 +73,7 @@ export function mapExotel(fields: Record<string, string>, legsAnsweredBy: string
 }
 
 export const exotelCalls: ProviderCalls = {
+  media: exotelMedia,
   // Account details (GET /v1/Accounts/{sid}): read-only, 401 on a wrong API key or token.
   async verifyCredentials(ctx, env) {
     const url = `${exotelApi(ctx, env)}/v1/Accounts/${encodeURIComponent(str(ctx.config.account_sid))}.json`;

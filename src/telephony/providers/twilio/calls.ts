@@ -15,6 +15,7 @@ import {
   speakThenHangupXml,
   str,
 } from "../kit";
+import { twilioMedia } from "./media";
 
 export const TWILIO_API = "https://api.twilio.com";
 /** `<Say>` with Twilio's default (basic) voice takes 4,096 characters. */
@@ -92,6 +93,7 @@ export function mapTwilio(p: Record<string, string>): StatusUpdate | null {
 }
 
 export const twilioCalls: ProviderCalls = {
+  media: twilioMedia,
   // Fetch the account (GET /2010-04-01/Accounts/{sid}.json): read-only, 401 code 20003 on bad credentials.
   async verifyCredentials(ctx, env) {
     const { sid, token } = creds(ctx);

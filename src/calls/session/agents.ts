@@ -1,0 +1,81 @@
+// The two agents the media plane ships with. The greeting agent is the service's behaviour before the conversation
+// engine: play the greeting (a clip; text-to-speech arrives with the voice agent), then hang up once the callee has
+// heard it; a callee who talks over it stops it at once (barge-in), and the call ends when they fall silent. With
+// nothing to play it hangs up at once. The echo agent repeats what the callee says, frame for frame (tests and the
+// demo use it to show audio flowing both ways).
+import { isVoiced } from "../../lib/audio/level";
+import type { SampleRate } from "../../lib/audio/resample";
+import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "./voice-agent";
+
+export type AgentName = "greeting" | "echo";
+export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo"];
+
+export const GREETING_MARK = "greeting-end";
+/** After a barge-in, the callee's silence that ends the greeting call. */
+const QUIET_AFTER_BARGE_IN_MS = 800;
+
+export class GreetingAgent implements VoiceAgent {
+  private controls: AgentControls | null = null;
+  private speaking = false;
+  private interruptedAt: number | null = null;
+  private lastVoiceMs = 0;
+  private started = 0;
+  private text = "";
+
+  constructor(private readonly clip: { samples: Int16Array; rate: SampleRate } | null) {}
+
+  onStart(ctx: AgentContext, controls: AgentControls) {
+    this.controls = controls;
+    if (!this.clip) {
+      controls.hangup("agent_hangup");
+      return;
+    }
+    this.started = controls.now();
+    this.text = ctx.greeting ?? "";
+    this.speaking = true;
+    controls.say(this.clip.samples, this.clip.rate);
+    controls.mark(GREETING_MARK);
+  }
+
+  onAudio(frame: AudioFrame) {
+    const c = this.controls;
+    if (!c) return;
+    if (isVoiced(frame.samples)) {
+      this.lastVoiceMs = frame.atMs;
+      if (this.speaking) {
+        // Barge-in: stop talking now; the greeting goes to the transcript as interrupted.
+        this.speaking = false;
+        this.interruptedAt = frame.atMs;
+        c.clear();
+        c.log({ role: "agent", text: this.text, startMs: this.started, endMs: frame.atMs, interrupted: true });
+      }
+    } else if (this.interruptedAt !== null && frame.atMs - Math.max(this.lastVoiceMs, this.interruptedAt) >= QUIET_AFTER_BARGE_IN_MS) {
+      c.hangup("agent_hangup");
+    }
+  }
+
+  onMark(name: string) {
+    if (name !== GREETING_MARK || !this.speaking || !this.controls) return;
+    this.speaking = false;
+    this.controls.log({ role: "agent", text: this.text, startMs: this.started, endMs: this.controls.now() });
+    this.controls.hangup("agent_hangup");
+  }
+
+  onEnd() {}
+}
+
+export class EchoAgent implements VoiceAgent {
+  private controls: AgentControls | null = null;
+
+  onStart(_ctx: AgentContext, controls: AgentControls) {
+    this.controls = controls;
+  }
+
+  /** Speech only: a quiet line is not echoed, so the callee's silence is still silence (and can time out). */
+  onAudio(frame: AudioFrame) {
+    if (isVoiced(frame.samples)) this.controls?.say(frame.samples, frame.rate);
+  }
+
+  onMark() {}
+  onEnd() {}
+}

@@ -1,0 +1,315 @@
+// One Durable Object per answered call (keyed by run): the carrier's media socket ends here. It carries the call's
+// audio both ways through one codec, framing and pacing layer, keeps the call's clock, marks and transcript, and
+// ends the call through the carrier when the agent hangs up, the callee stays silent too long, the call reaches its
+// maximum length or the media fails, so no run is left open. The socket is accepted with the hibernation API.
+//
+// The session's clock is the callee's audio: carriers stream it continuously (silence included), one 20 ms frame
+// at a time, so counting frames gives the play clock the pacer needs without timers, in tests as on a real call.
+import { DurableObject } from "cloudflare:workers";
+import { Framer, FRAME_MS, frameBytes } from "../../lib/audio/framer";
+import { G711_SILENCE, g711Decode, g711Encode } from "../../lib/audio/g711";
+import { isVoiced } from "../../lib/audio/level";
+import { Pacer } from "../../lib/audio/pacer";
+import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
+import { Resampler, type SampleRate } from "../../lib/audio/resample";
+import { DoSql, migrateOnStart } from "../../lib/do-sql";
+import { log } from "../../lib/log";
+import { getProvider } from "../../telephony/providers/registry";
+import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
+import { MAX_CALL_SECONDS } from "../call-length";
+import { hangupRun } from "../start";
+import { EchoAgent, GreetingAgent, type AgentName } from "./agents";
+import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
+import type { AgentControls, EndReason, Turn, VoiceAgent } from "./voice-agent";
+
+/** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
+export const SESSION_HEADER = "X-Edgedial-Session";
+export type SessionStart = { runId: number; orgId: number; provider: ProviderName; greeting: string | null; variables: Record<string, string> };
+export type SessionOptions = {
+  agent?: AgentName;
+  /** The greeting as audio (a prerecorded clip) for the greeting agent to play. */
+  greetingClip?: GreetingClip;
+  silenceSeconds?: number;
+  maxCallSeconds?: number;
+};
+
+/** The callee's silence after which the call is ended, unless configured otherwise. */
+export const SILENCE_TIMEOUT_SECONDS = 30;
+
+type GreetingClip = { samples: Int16Array; rate: SampleRate };
+
+type Live = {
+  ws: WebSocket;
+  adapter: MediaAdapter;
+  format: MediaFormat;
+  streamId: string;
+  agent: VoiceAgent;
+  inbound: Framer;
+  outbound: Framer;
+  pacer: Pacer;
+  resamplers: Map<number, Resampler>;
+  clockMs: number;
+  lastActivityMs: number;
+  started: boolean;
+};
+
+export class CallSession extends DurableObject<Env> {
+  private readonly db: DoSql;
+  private live: Live | null = null;
+  private ending: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = new DoSql(ctx.storage);
+    void migrateOnStart(ctx, this.db, CALL_SESSION_MIGRATIONS);
+  }
+
+  private get(k: string): string | null {
+    return this.db.value<string>`SELECT v FROM kv WHERE k = ${k}`;
+  }
+  private put(k: string, v: string | number): void {
+    this.db.run`INSERT INTO kv (k, v) VALUES (${k}, ${String(v)}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
+  }
+
+  /** Chooses the agent and limits before the stream connects (the greeting agent and the defaults otherwise). */
+  async prepare(options: SessionOptions): Promise<void> {
+    if (options.agent) this.put("agent", options.agent);
+    if (options.silenceSeconds) this.put("silence_ms", options.silenceSeconds * 1000);
+    if (options.maxCallSeconds) this.put("max_ms", options.maxCallSeconds * 1000);
+    if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
+  }
+
+  /** The call's state: why it ended (null while live) and the transcript so far. */
+  async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; turns: Turn[] }> {
+    const turns = this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`.map((t) => ({
+      role: t.role as Turn["role"],
+      text: t.text,
+      startMs: t.start_ms,
+      endMs: t.end_ms,
+      ...(t.interrupted ? { interrupted: true } : {}),
+    }));
+    return { ended: this.get("ended") === "1", endReason: this.get("end_reason") as EndReason | null, streamId: this.get("stream_id"), turns };
+  }
+
+  /** The media socket's upgrade, forwarded by the stream route once the per-run token checked out. */
+  async fetch(request: Request): Promise<Response> {
+    const refuse = (status: number, detail: string) => Response.json({ detail }, { status });
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return refuse(426, "Expected a WebSocket upgrade");
+    let start: SessionStart;
+    try {
+      start = JSON.parse(request.headers.get(SESSION_HEADER) ?? "");
+    } catch {
+      return refuse(400, "Missing session details");
+    }
+    if (this.get("ended") === "1") return refuse(409, "This call's media stream has ended");
+    // One stream per call: a second upgrade (a replayed URL) is refused while the first is open, or once it was.
+    if (this.get("run_id") !== null) return refuse(409, "A media stream was already connected for this call");
+    this.put("run_id", start.runId);
+    this.put("org_id", start.orgId);
+    this.put("provider", start.provider);
+    this.put("greeting", start.greeting ?? "");
+    this.put("variables", JSON.stringify(start.variables));
+    const pair = new WebSocketPair();
+    this.ctx.acceptWebSocket(pair[1]);
+    const maxMs = Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000);
+    await this.ctx.storage.setAlarm(Date.now() + maxMs);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (this.get("ended") === "1") return;
+    const live = await this.liveFor(ws);
+    try {
+      for (const ev of live.adapter.parse(message)) {
+        await this.handle(live, ev);
+        if (this.ending) break;
+      }
+      if (!this.ending) this.pump(live);
+    } catch (err) {
+      log("error", "media_error", { run_id: Number(this.get("run_id")), error: String(err) });
+      this.ending ??= this.end("media_error");
+    }
+    if (this.ending) await this.ending;
+  }
+
+  async webSocketClose(): Promise<void> {
+    this.ending ??= this.end("callee_hangup");
+    await this.ending;
+  }
+
+  async webSocketError(): Promise<void> {
+    this.ending ??= this.end("media_error");
+    await this.ending;
+  }
+
+  /** The call reached its maximum length (a wall-clock backstop to the audio clock's own check). */
+  async alarm(): Promise<void> {
+    if (this.get("ended") === "1" || this.get("run_id") === null) return;
+    this.ending ??= this.end("max_call_seconds");
+    await this.ending;
+  }
+
+  private async liveFor(ws: WebSocket): Promise<Live> {
+    if (this.live && this.live.ws === ws) return this.live;
+    const provider = getProvider(this.get("provider") ?? "");
+    const adapter = provider.calls?.media;
+    if (!adapter) throw new Error(`${provider.displayName} has no media stream`);
+    // After hibernation the agent starts afresh; its stream, if started, carries on.
+    const streamId = this.get("stream_id");
+    this.live = {
+      ws,
+      adapter,
+      format: adapter.format,
+      streamId: streamId ?? "",
+      agent: this.get("agent") === "echo" ? new EchoAgent() : new GreetingAgent((await this.ctx.storage.get<GreetingClip>("greeting_clip")) ?? null),
+      inbound: new Framer(frameSize(adapter.format)),
+      outbound: new Framer(frameSize(adapter.format)),
+      pacer: new Pacer(),
+      resamplers: new Map(),
+      clockMs: Number(this.get("clock_ms") ?? 0),
+      lastActivityMs: Number(this.get("clock_ms") ?? 0),
+      started: streamId !== null,
+    };
+    return this.live;
+  }
+
+  private async handle(live: Live, ev: MediaEvent): Promise<void> {
+    switch (ev.kind) {
+      case "start": {
+        if (live.started) return;
+        live.started = true;
+        live.streamId = ev.streamId;
+        if (ev.format) live.format = ev.format;
+        live.inbound = new Framer(frameSize(live.format));
+        live.outbound = new Framer(frameSize(live.format));
+        this.put("stream_id", ev.streamId);
+        const variables = JSON.parse(this.get("variables") ?? "{}");
+        await live.agent.onStart(
+          { runId: Number(this.get("run_id")), variables, greeting: this.get("greeting") || null, rate: live.format.rate },
+          this.controls(live),
+        );
+        return;
+      }
+      case "audio": {
+        if (!live.started) return;
+        const frames: Uint8Array[] = [];
+        live.inbound.push(ev.payload, (f) => frames.push(f));
+        for (const f of frames) {
+          live.clockMs += FRAME_MS;
+          const samples = decode(live.format, f);
+          if (isVoiced(samples)) live.lastActivityMs = live.clockMs;
+          await live.agent.onAudio({ samples, rate: live.format.rate, atMs: live.clockMs });
+          if (this.ending) return;
+          this.limits(live);
+          if (this.ending) return;
+        }
+        return;
+      }
+      case "mark":
+        await live.agent.onMark(ev.name);
+        return;
+      case "dtmf":
+        return;
+      case "stop":
+        this.ending ??= this.end("callee_hangup");
+        return;
+    }
+  }
+
+  /** Ends the call when nobody has spoken for too long, or it ran too long. */
+  private limits(live: Live): void {
+    const maxMs = Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000);
+    const silenceMs = Number(this.get("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000);
+    // While the agent speaks the line is not idle: the callee's silence counts from when it stops.
+    if (live.pacer.busy(live.clockMs)) live.lastActivityMs = live.clockMs;
+    if (live.clockMs >= maxMs) this.ending ??= this.end("max_call_seconds");
+    else if (live.clockMs - live.lastActivityMs >= silenceMs) this.ending ??= this.end("callee_silent");
+  }
+
+  /** Sends what the pacer lets out now; for carriers that echo no marks, reports the marks played by the clock. */
+  private pump(live: Live): void {
+    for (const item of live.pacer.due(live.clockMs)) {
+      if (item.kind === "frame") live.ws.send(live.adapter.audio(item.frame, live.streamId));
+      else if (live.adapter.mark) live.ws.send(live.adapter.mark(item.name, live.streamId));
+    }
+    const played = live.pacer.played(live.clockMs);
+    if (!live.adapter.mark) for (const name of played) void live.agent.onMark(name);
+  }
+
+  private controls(live: Live): AgentControls {
+    const silence = live.format.codec === "pcm16" ? 0 : G711_SILENCE[live.format.codec];
+    return {
+      say: (samples, rate) => {
+        if (this.ending) return;
+        let s = samples;
+        if (rate !== live.format.rate) {
+          const r = live.resamplers.get(rate) ?? new Resampler(rate, live.format.rate as SampleRate);
+          live.resamplers.set(rate, r);
+          s = r.convert(samples);
+        }
+        live.outbound.push(encode(live.format, s), (f) => live.pacer.enqueue(f));
+      },
+      mark: (name) => {
+        const rest = live.outbound.flush(silence);
+        if (rest) live.pacer.enqueue(rest);
+        live.pacer.mark(name);
+      },
+      clear: () => {
+        live.outbound.reset();
+        const dropped = live.pacer.clear(live.clockMs);
+        if (live.adapter.clear) live.ws.send(live.adapter.clear(live.streamId));
+        return dropped;
+      },
+      transfer: async () => false,
+      hangup: (reason = "agent_hangup") => {
+        this.ending ??= this.end(reason);
+      },
+      log: (t) => {
+        this.db
+          .run`INSERT INTO turns (role, text, start_ms, end_ms, interrupted) VALUES (${t.role}, ${t.text}, ${Math.round(t.startMs)}, ${Math.round(t.endMs)}, ${t.interrupted ? 1 : 0})`;
+      },
+      now: () => live.clockMs,
+    };
+  }
+
+  /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
+  private async end(reason: EndReason): Promise<void> {
+    if (this.get("ended") === "1") return;
+    this.put("ended", "1");
+    this.put("end_reason", reason);
+    if (this.live) this.put("clock_ms", this.live.clockMs);
+    const runId = Number(this.get("run_id"));
+    try {
+      await this.live?.agent.onEnd(reason);
+    } catch (err) {
+      log("error", "agent_error", { run_id: runId, error: String(err) });
+    }
+    if (reason !== "callee_hangup") {
+      try {
+        await hangupRun(this.env, Number(this.get("org_id")), runId);
+      } catch (err) {
+        // The run watchdog ends a call the carrier would not hang up; the socket closes below either way.
+        log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
+      }
+    }
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(1000, reason);
+      } catch {
+        // already closed by the far end
+      }
+    }
+    await this.ctx.storage.deleteAlarm();
+    log("info", "call_session_ended", { run_id: runId, reason });
+  }
+}
+
+const frameSize = (f: MediaFormat) => frameBytes(f.rate, f.codec === "pcm16" ? 2 : 1);
+
+function decode(f: MediaFormat, bytes: Uint8Array): Int16Array {
+  return f.codec === "pcm16" ? pcm16FromBytes(bytes) : g711Decode(f.codec, bytes);
+}
+
+function encode(f: MediaFormat, samples: Int16Array): Uint8Array {
+  return f.codec === "pcm16" ? pcm16ToBytes(samples) : g711Encode(f.codec, samples);
+}

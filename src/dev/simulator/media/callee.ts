@@ -1,0 +1,161 @@
+// The callee's side of a carrier's media stream, as the simulator plays it: each carrier's own framing, codec and
+// control messages. A `CalleeStream` opens the stream (connected, start), sends the callee's speech in 20 ms
+// frames on the wire format, keeps what the service plays back (decoded), echoes marks the way the carrier does
+// once the audio before them has been received, and notes each clear.
+import { frameBytes } from "../../../lib/audio/framer";
+import { g711Decode, g711Encode } from "../../../lib/audio/g711";
+import { base64ToBytes, bytesToBase64, pcm16FromBytes, pcm16ToBytes } from "../../../lib/audio/pcm";
+import type { MediaFormat } from "../../../telephony/providers/types";
+import { randomHex } from "../types";
+
+export type Played = { kind: "audio"; payload: Uint8Array } | { kind: "mark"; name: string } | { kind: "clear" };
+
+export interface CalleeProtocol {
+  format: MediaFormat;
+  /** What the carrier sends first: its connected message and the stream's start. */
+  opening(callId: string, streamId: string): string[];
+  audio(wire: Uint8Array, streamId: string, seq: number): string | ArrayBuffer;
+  stop(streamId: string): string;
+  /** Reads one message the service sent. */
+  read(data: string | ArrayBuffer): Played | null;
+  /** The carrier's echo of a played mark; absent where it has none. */
+  markPlayed?(name: string, streamId: string): string;
+}
+
+function json(data: string | ArrayBuffer): Record<string, any> | null {
+  try {
+    return typeof data === "string" ? JSON.parse(data) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Twilio's Media Streams and Exotel's copy of it, whose keys are snake_case. */
+function twilioStyle(format: MediaFormat, encoding: string, snake: boolean): CalleeProtocol {
+  const k = snake
+    ? { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate" }
+    : { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate" };
+  return {
+    format,
+    opening: (callId, streamId) => [
+      JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }),
+      JSON.stringify({
+        event: "start",
+        sequenceNumber: "1",
+        [k.stream]: streamId,
+        start: { [k.stream]: streamId, [k.call]: callId, tracks: ["inbound"], [k.media]: { encoding, [k.rate]: format.rate, channels: 1 } },
+      }),
+    ],
+    audio: (wire, streamId, seq) =>
+      JSON.stringify({
+        event: "media",
+        sequenceNumber: String(seq + 2),
+        [k.stream]: streamId,
+        media: { track: "inbound", chunk: String(seq + 1), timestamp: String(seq * 20), payload: bytesToBase64(wire) },
+      }),
+    stop: (streamId) => JSON.stringify({ event: "stop", [k.stream]: streamId }),
+    read(data) {
+      const m = json(data);
+      if (m?.event === "media" && typeof m.media?.payload === "string") return { kind: "audio", payload: base64ToBytes(m.media.payload) };
+      if (m?.event === "mark" && typeof m.mark?.name === "string") return { kind: "mark", name: m.mark.name };
+      if (m?.event === "clear") return { kind: "clear" };
+      return null;
+    },
+    markPlayed: (name, streamId) => JSON.stringify({ event: "mark", [k.stream]: streamId, mark: { name } }),
+  };
+}
+
+export const CALLEE_PROTOCOLS = {
+  twilio: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", false),
+  exotel: twilioStyle({ codec: "pcm16", rate: 8000 }, "raw/slin", true),
+} satisfies Record<string, CalleeProtocol>;
+
+export type MediaProvider = keyof typeof CALLEE_PROTOCOLS;
+
+export function toWire(format: MediaFormat, samples: Int16Array): Uint8Array {
+  return format.codec === "pcm16" ? pcm16ToBytes(samples) : g711Encode(format.codec, samples);
+}
+
+export function fromWire(format: MediaFormat, bytes: Uint8Array): Int16Array {
+  return format.codec === "pcm16" ? pcm16FromBytes(bytes) : g711Decode(format.codec, bytes);
+}
+
+/** One simulated callee on an open media socket. */
+export class CalleeStream {
+  readonly streamId = `MZ${randomHex(16)}`;
+  /** The service's audio as it arrived, on the wire format. */
+  received: Uint8Array[] = [];
+  marks: string[] = [];
+  clears = 0;
+  closed: { code: number; reason: string } | null = null;
+  private seq = 0;
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly protocol: CalleeProtocol,
+  ) {
+    ws.addEventListener("message", (e) => {
+      const p = protocol.read(e.data as string | ArrayBuffer);
+      if (p?.kind === "audio") this.received.push(p.payload);
+      else if (p?.kind === "mark") {
+        this.marks.push(p.name);
+        // Everything before the mark has arrived, which is when the simulated callee has heard it.
+        if (protocol.markPlayed) ws.send(protocol.markPlayed(p.name, this.streamId));
+      } else if (p?.kind === "clear") this.clears++;
+      this.wake();
+    });
+    ws.addEventListener("close", (e) => {
+      this.closed = { code: e.code, reason: e.reason };
+      this.wake();
+    });
+  }
+
+  private wake() {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves once `test` holds, re-checked on every message or close. */
+  until(test: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => (test() ? resolve() : this.waiters.push(check));
+      check();
+    });
+  }
+
+  open(callId: string): void {
+    for (const m of this.protocol.opening(callId, this.streamId)) this.ws.send(m);
+  }
+
+  /** Sends linear samples (at the wire rate) as 20 ms frames; a partial last frame is sent as it is. */
+  speak(samples: Int16Array): number {
+    const n = frameBytes(this.protocol.format.rate, 1); // samples per frame
+    let frames = 0;
+    for (let i = 0; i < samples.length; i += n, frames++) this.sendWire(toWire(this.protocol.format, samples.subarray(i, i + n)));
+    return frames;
+  }
+
+  /** Sends `ms` of digital silence. */
+  silence(ms: number): number {
+    return this.speak(new Int16Array((this.protocol.format.rate * ms) / 1000));
+  }
+
+  sendWire(wire: Uint8Array): void {
+    this.ws.send(this.protocol.audio(wire, this.streamId, this.seq++));
+  }
+
+  hangup(): void {
+    this.ws.send(this.protocol.stop(this.streamId));
+  }
+
+  /** The service's audio so far, joined and on the wire format. */
+  receivedWire(): Uint8Array {
+    const out = new Uint8Array(this.received.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of this.received) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,6 @@
+// One structured log line (JSON, as Workers Logs indexes it): a level, an event name and its fields.
+export function log(level: "info" | "warning" | "error", event: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, event, ...fields });
+  if (level === "error") console.error(line);
+  else console.log(line);
+}

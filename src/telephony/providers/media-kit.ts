@@ -1,0 +1,77 @@
+// What the carriers' media adapters share: reading a JSON text message, naming a wire format, and the JSON stream
+// protocol two carriers speak.
+import { base64ToBytes, bytesToBase64 } from "../../lib/audio/pcm";
+import type { MediaAdapter, MediaFormat } from "./types";
+
+/** A text message parsed as a JSON object; anything else (binary, malformed, not an object) is null. */
+export function jsonMessage(data: string | ArrayBuffer): Record<string, any> | null {
+  if (typeof data !== "string") return null;
+  try {
+    const v = JSON.parse(data);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+const CODECS: Record<string, MediaFormat["codec"]> = {
+  "audio/x-mulaw": "mulaw",
+  "audio/pcmu": "mulaw",
+  pcmu: "mulaw",
+  ulaw: "mulaw",
+  "audio/x-alaw": "alaw",
+  "audio/pcma": "alaw",
+  pcma: "alaw",
+  "audio/x-l16": "pcm16",
+  "audio/l16": "pcm16",
+  "raw/slin": "pcm16",
+  slin: "pcm16",
+  l16: "pcm16",
+};
+
+/** A stream's announced encoding and rate as a format we carry; null when either is one we do not. */
+export function wireFormat(encoding: unknown, rate: unknown): MediaFormat | null {
+  const codec = typeof encoding === "string" ? CODECS[encoding.toLowerCase()] : undefined;
+  const hz = Number(rate);
+  if (!codec || (hz !== 8000 && hz !== 16000 && hz !== 24000)) return null;
+  return { codec, rate: hz };
+}
+
+/**
+ * The JSON stream protocol Twilio Media Streams defined and Exotel's Voicebot copies in snake_case: connected, start
+ * (stream and call ids, media format), media (base64 payload; our own outbound track is skipped), mark (echo of
+ * ours, once played), dtmf and stop in; media, mark and clear out, each naming the stream.
+ */
+export function twilioStyleMedia(format: MediaFormat, keys: "camelCase" | "snake_case"): MediaAdapter {
+  const k =
+    keys === "camelCase"
+      ? { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate" }
+      : { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate" };
+  const out = (event: string, streamId: string, body: Record<string, unknown> = {}) => JSON.stringify({ event, [k.stream]: streamId, ...body });
+  return {
+    format,
+    parse(data) {
+      const m = jsonMessage(data);
+      switch (m?.event) {
+        case "start": {
+          const mf = m.start?.[k.media];
+          const streamId = String(m[k.stream] ?? m.start?.[k.stream] ?? "");
+          return [{ kind: "start", streamId, callId: m.start?.[k.call] ?? null, format: wireFormat(mf?.encoding, mf?.[k.rate]) }];
+        }
+        case "media":
+          return m.media?.track === "outbound" || typeof m.media?.payload !== "string" ? [] : [{ kind: "audio", payload: base64ToBytes(m.media.payload) }];
+        case "mark":
+          return typeof m.mark?.name === "string" ? [{ kind: "mark", name: m.mark.name }] : [];
+        case "dtmf":
+          return typeof m.dtmf?.digit === "string" ? [{ kind: "dtmf", digit: m.dtmf.digit }] : [];
+        case "stop":
+          return [{ kind: "stop" }];
+        default:
+          return [];
+      }
+    },
+    audio: (frame, streamId) => out("media", streamId, { media: { payload: bytesToBase64(frame) } }),
+    mark: (name, streamId) => out("mark", streamId, { mark: { name } }),
+    clear: (streamId) => out("clear", streamId),
+  };
+}
