@@ -11,8 +11,9 @@ import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { publicUrl as joinPublicUrl } from "../lib/settings";
 import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
+import { callbackUrls, verifyCallbackToken, type CallbackKind } from "./callback-urls";
 import { greetingFor } from "./greeting";
+import { liveAgent } from "./session/agents";
 import { SESSION_HEADER, type SessionStart } from "./session/call-session";
 import { callSessionStub } from "./session/stub";
 import { getRun, isFinal, type RunRow } from "./runs";
@@ -129,6 +130,13 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
     }
   }
   if (kind === "status") return c.body(null, 204);
+  // With a voice agent on the media path, the answer connects the call's audio to its session; otherwise the
+  // carrier speaks the greeting.
+  if (liveAgent(c.env) && calls.mediaDocument) {
+    const { streamUrl } = await callbackUrls(c.env.CALLBACK_SECRET, providerEnvOf(c.env, c.req.url).publicBaseUrl, provider.name, run.id);
+    const media = calls.mediaDocument(streamUrl);
+    return c.body(media.body, 200, { "Content-Type": media.contentType });
+  }
   const doc = calls.answerDocument(await greetingFor(db, run));
   return c.body(doc.body, 200, { "Content-Type": doc.contentType });
 }

@@ -5,7 +5,7 @@ import { getProvider } from "../../src/telephony/providers/registry";
 import { speakable } from "../../src/telephony/providers/kit";
 import { deliverAll, drain, play, runRow, setup, simRequests, startCall } from "./support";
 import { parseXml } from "./xml";
-import { nccoReference, plivoReference, twimlReference } from "./sdk-docs";
+import { nccoReference, nccoStreamReference, plivoReference, plivoStreamReference, twimlReference, twimlStreamReference } from "./sdk-docs";
 
 /** Contact data with what XML 1.0 forbids: a vertical tab, NUL, ESC, U+FFFE and a lone surrogate; plus markup. */
 const DIRTY = "Ada\u000bBob\u0000 <b>&amp;\u001b\ufffe \ud800 \"q\" 'a' 😀";
@@ -64,5 +64,24 @@ describe.each(XML_PROVIDERS)("$provider, end to end", ({ provider, reference }) 
     const answers = delivered.filter((d) => d.cb.kind === "answer");
     expect(answers).toHaveLength(1);
     expect(parseXml(answers[0].text)).toEqual(parseXml(reference(["Hello Ada Bob, this is Edgedial & co."])));
+  });
+});
+
+describe("media answer documents (a voice agent on the media path)", () => {
+  const URL = "wss://edgedial.test/api/v1/telephony/x/stream/7/ab&cd";
+  it.each([
+    ["twilio", twimlStreamReference],
+    ["cloudonix", twimlStreamReference],
+    ["plivo", plivoStreamReference],
+    ["vobiz", plivoStreamReference],
+  ] as const)("%s: connects the call's audio to our socket, as the carrier's SDK writes it", (provider, reference) => {
+    const doc = getProvider(provider).calls!.mediaDocument!(URL);
+    expect(parseXml(doc.body)).toEqual(parseXml(reference(URL)));
+  });
+
+  it("vonage: an NCCO connect to our WebSocket at 16 kHz, as @vonage/voice builds it", () => {
+    const doc = getProvider("vonage").calls!.mediaDocument!(URL);
+    expect(doc.contentType).toBe("application/json");
+    expect(JSON.parse(doc.body)).toEqual(nccoStreamReference(URL));
   });
 });

@@ -8,6 +8,7 @@ import Telnyx from "telnyx";
 import { NCCOBuilder } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/NCCOBuilder.mjs";
 import { Talk } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Talk.mjs";
 import { Wait } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Wait.mjs";
+import { Connect } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Connect.mjs";
 
 /** TwiML (and CXML) that says each utterance in turn, then hangs up. */
 export function twimlReference(utterances: string[]): string {
@@ -30,6 +31,32 @@ export function nccoReference(utterances: string[]): unknown {
   const b = new NCCOBuilder();
   for (const u of utterances) b.addAction(new Talk(u));
   if (!utterances.length) b.addAction(new Wait(0.1));
+  return JSON.parse(JSON.stringify(b.build()));
+}
+
+/** TwiML (and CXML) that connects the call's audio to a bidirectional stream. */
+export function twimlStreamReference(url: string): string {
+  const r = new VoiceResponse();
+  r.connect().stream({ url });
+  return r.toString();
+}
+
+/** Plivo XML with a bidirectional μ-law stream that keeps the call up while the socket is open. */
+export function plivoStreamReference(url: string): string {
+  const r = new PlivoResponse();
+  r.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: "audio/x-mulaw;rate=8000" });
+  return r.toXML();
+}
+
+/**
+ * An NCCO connecting the call to a WebSocket at 16 kHz linear PCM. The NCCO reference names the audio format
+ * `content-type`; the SDK's endpoint type calls it contentType but writes the object as given, so the documented key
+ * goes in.
+ */
+export function nccoStreamReference(uri: string): unknown {
+  const b = new NCCOBuilder();
+  const endpoint = { type: "websocket", uri, "content-type": "audio/l16;rate=16000", headers: {} };
+  b.addAction(new Connect(endpoint as ConstructorParameters<typeof Connect>[0]));
   return JSON.parse(JSON.stringify(b.build()));
 }
 

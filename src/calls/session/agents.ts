@@ -10,6 +10,15 @@ import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "./voic
 export type AgentName = "greeting" | "echo";
 export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo"];
 
+/**
+ * The agent answered calls get on the media path (the VOICE_AGENT setting), or null: the carrier then speaks the
+ * greeting itself, as it does until the conversation agent exists (the greeting agent has no speech of its own).
+ */
+export function liveAgent(env: { VOICE_AGENT?: string }): AgentName | null {
+  const name = env.VOICE_AGENT?.trim();
+  return name && (AGENT_NAMES as readonly string[]).includes(name) ? (name as AgentName) : null;
+}
+
 export const GREETING_MARK = "greeting-end";
 /** After a barge-in, the callee's silence that ends the greeting call. */
 const QUIET_AFTER_BARGE_IN_MS = 800;

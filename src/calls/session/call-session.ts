@@ -18,7 +18,7 @@ import { getProvider } from "../../telephony/providers/registry";
 import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
-import { EchoAgent, GreetingAgent, type AgentName } from "./agents";
+import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
 import type { AgentControls, EndReason, Turn, VoiceAgent } from "./voice-agent";
 
@@ -161,7 +161,10 @@ export class CallSession extends DurableObject<Env> {
       adapter,
       format: adapter.format,
       streamId: streamId ?? "",
-      agent: this.get("agent") === "echo" ? new EchoAgent() : new GreetingAgent((await this.ctx.storage.get<GreetingClip>("greeting_clip")) ?? null),
+      agent:
+        (this.get("agent") ?? liveAgent(this.env)) === "echo"
+          ? new EchoAgent()
+          : new GreetingAgent((await this.ctx.storage.get<GreetingClip>("greeting_clip")) ?? null),
       inbound: new Framer(frameSize(adapter.format)),
       outbound: new Framer(frameSize(adapter.format)),
       pacer: new Pacer(),

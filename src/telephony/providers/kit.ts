@@ -50,6 +50,11 @@ export function speakThenHangupXml(verb: "Say" | "Speak", text: string, maxChars
   return `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`;
 }
 
+/** TwiML's (and CXML's) bidirectional stream: the call's audio on our socket until it closes. */
+export function connectStreamXml(streamUrl: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${xmlEscape(streamUrl)}"/></Connect></Response>`;
+}
+
 export type CarrierResponse = {
   status: number;
   text: string;

@@ -37,17 +37,19 @@ export function wireFormat(encoding: unknown, rate: unknown): MediaFormat | null
   return { codec, rate: hz };
 }
 
+/** How a Twilio-style protocol names things: the stream and call ids, the media format and its rate. */
+export type StreamKeys = { stream: string; call: string; media: string; rate: string; streamInReplies: boolean };
+
+export const TWILIO_KEYS: StreamKeys = { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate", streamInReplies: true };
+
 /**
- * The JSON stream protocol Twilio Media Streams defined and Exotel's Voicebot copies in snake_case: connected, start
- * (stream and call ids, media format), media (base64 payload; our own outbound track is skipped), mark (echo of
- * ours, once played), dtmf and stop in; media, mark and clear out, each naming the stream.
+ * The JSON stream protocol Twilio Media Streams defined, which Exotel and Telnyx copy under other key names:
+ * connected, start (stream and call ids, media format), media (base64 payload; our own outbound track is skipped),
+ * mark (echo of ours, once played), dtmf and stop in; media, mark and clear out.
  */
-export function twilioStyleMedia(format: MediaFormat, keys: "camelCase" | "snake_case"): MediaAdapter {
-  const k =
-    keys === "camelCase"
-      ? { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate" }
-      : { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate" };
-  const out = (event: string, streamId: string, body: Record<string, unknown> = {}) => JSON.stringify({ event, [k.stream]: streamId, ...body });
+export function twilioStyleMedia(format: MediaFormat, k: StreamKeys): MediaAdapter {
+  const out = (event: string, streamId: string, body: Record<string, unknown> = {}) =>
+    JSON.stringify(k.streamInReplies ? { event, [k.stream]: streamId, ...body } : { event, ...body });
   return {
     format,
     parse(data) {

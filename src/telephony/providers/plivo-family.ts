@@ -5,8 +5,9 @@
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
-import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str } from "./kit";
+import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str, xmlEscape } from "./kit";
 import { applicationName, inboundUrl, provisioningError } from "./provision-kit";
+import { plivoFamilyMedia } from "./plivo-family-media";
 
 /** One Plivo-family carrier: what its folder supplies to the shared code. */
 export type PlivoFamilyCarrier = {
@@ -119,6 +120,12 @@ export function plivoXml(text: string): { body: string; contentType: string } {
   return { body: speakThenHangupXml("Speak", text, PLIVO_MAX_SPEAK), contentType: "application/xml" };
 }
 
+/** A bidirectional μ-law stream that holds the call until our socket closes. */
+export function plivoStreamXml(streamUrl: string): { body: string; contentType: string } {
+  const stream = `<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${xmlEscape(streamUrl)}</Stream>`;
+  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${stream}</Response>`, contentType: "application/xml" };
+}
+
 /**
  * How long a Plivo-family nonce is remembered. These signatures carry no time, so there is no validity window
  * to follow: a day outlives any call (max_call_seconds) and the carriers' callback retries, and a replay later
@@ -133,6 +140,8 @@ export function familyCalls(
   replayKey: ProviderCalls["replayKey"],
 ): ProviderCalls {
   return {
+    media: plivoFamilyMedia,
+    mediaDocument: plivoStreamXml,
     // GET the account resource (`…/Account/{auth_id}/`): read-only, 401 on a wrong auth id or token.
     async verifyCredentials(ctx, env) {
       const res = await carrierFetch(`${carrier.accountUrl(ctx, env)}/`, { method: "GET", headers: carrier.headers(ctx) }, env);

@@ -172,6 +172,8 @@ export interface ProviderCalls {
   verifyCredentials?(ctx: ConfigContext, env: ProviderEnv): Promise<CredentialsCheck>;
   /** The carrier's media socket protocol, where the call's audio reaches a call session. */
   media?: MediaAdapter;
+  /** The answer document that connects the call's audio to our media socket (absent where no document does). */
+  mediaDocument?(streamUrl: string): { body: string; contentType: string };
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
   afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
 }

@@ -15,7 +15,8 @@ export interface CalleeProtocol {
   /** What the carrier sends first: its connected message and the stream's start. */
   opening(callId: string, streamId: string): string[];
   audio(wire: Uint8Array, streamId: string, seq: number): string | ArrayBuffer;
-  stop(streamId: string): string;
+  /** The carrier's end of the stream; null where hanging up just closes the socket. */
+  stop(streamId: string): string | null;
   /** Reads one message the service sent. */
   read(data: string | ArrayBuffer): Played | null;
   /** The carrier's echo of a played mark; absent where it has none. */
@@ -30,11 +31,11 @@ function json(data: string | ArrayBuffer): Record<string, any> | null {
   }
 }
 
-/** Twilio's Media Streams and Exotel's copy of it, whose keys are snake_case. */
-function twilioStyle(format: MediaFormat, encoding: string, snake: boolean): CalleeProtocol {
-  const k = snake
-    ? { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate" }
-    : { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate" };
+type Keys = { stream: string; call: string; media: string; rate: string };
+const TWILIO: Keys = { stream: "streamSid", call: "callSid", media: "mediaFormat", rate: "sampleRate" };
+
+/** Twilio's Media Streams, and the carriers that copy it under other key names (Exotel, Telnyx, Cloudonix). */
+function twilioStyle(format: MediaFormat, encoding: string, k: Keys): CalleeProtocol {
   return {
     format,
     opening: (callId, streamId) => [
@@ -65,9 +66,51 @@ function twilioStyle(format: MediaFormat, encoding: string, snake: boolean): Cal
   };
 }
 
+/** Plivo's audio stream (Vobiz's too): playAudio, checkpoint and clearAudio from the service; playedStream back. */
+const plivoStyle: CalleeProtocol = {
+  format: { codec: "mulaw", rate: 8000 },
+  opening: (callId, streamId) => [
+    JSON.stringify({
+      event: "start",
+      sequenceNumber: 0,
+      start: { callId, streamId, accountId: "MA0000", tracks: ["inbound"], mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000 } },
+    }),
+  ],
+  audio: (wire, streamId, seq) =>
+    JSON.stringify({
+      event: "media",
+      sequenceNumber: seq + 1,
+      streamId,
+      media: { track: "inbound", timestamp: String(seq * 20), chunk: seq + 1, payload: bytesToBase64(wire) },
+    }),
+  stop: (streamId) => JSON.stringify({ event: "stop", streamId }),
+  read(data) {
+    const m = json(data);
+    if (m?.event === "playAudio" && typeof m.media?.payload === "string") return { kind: "audio", payload: base64ToBytes(m.media.payload) };
+    if (m?.event === "checkpoint" && typeof m.name === "string") return { kind: "mark", name: m.name };
+    if (m?.event === "clearAudio") return { kind: "clear" };
+    return null;
+  },
+  markPlayed: (name, streamId) => JSON.stringify({ event: "playedStream", streamId, name }),
+};
+
+/** Vonage's WebSocket: a connected message, then binary 16 kHz linear frames both ways; hanging up closes it. */
+const vonageStyle: CalleeProtocol = {
+  format: { codec: "pcm16", rate: 16000 },
+  opening: () => [JSON.stringify({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" })],
+  audio: (wire) => wire.slice().buffer,
+  stop: () => null,
+  read: (data) => (typeof data === "string" ? null : { kind: "audio", payload: new Uint8Array(data) }),
+};
+
 export const CALLEE_PROTOCOLS = {
-  twilio: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", false),
-  exotel: twilioStyle({ codec: "pcm16", rate: 8000 }, "raw/slin", true),
+  twilio: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", TWILIO),
+  cloudonix: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", TWILIO),
+  exotel: twilioStyle({ codec: "pcm16", rate: 8000 }, "raw/slin", { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate" }),
+  telnyx: twilioStyle({ codec: "mulaw", rate: 8000 }, "PCMU", { stream: "stream_id", call: "call_control_id", media: "media_format", rate: "sample_rate" }),
+  plivo: plivoStyle,
+  vobiz: plivoStyle,
+  vonage: vonageStyle,
 } satisfies Record<string, CalleeProtocol>;
 
 export type MediaProvider = keyof typeof CALLEE_PROTOCOLS;
@@ -95,6 +138,8 @@ export class CalleeStream {
     readonly ws: WebSocket,
     readonly protocol: CalleeProtocol,
   ) {
+    // Binary messages as ArrayBuffers (read at once, in order), not Blobs.
+    (ws as { binaryType?: string }).binaryType = "arraybuffer";
     ws.addEventListener("message", (e) => {
       const p = protocol.read(e.data as string | ArrayBuffer);
       if (p?.kind === "audio") this.received.push(p.payload);
@@ -145,7 +190,9 @@ export class CalleeStream {
   }
 
   hangup(): void {
-    this.ws.send(this.protocol.stop(this.streamId));
+    const stop = this.protocol.stop(this.streamId);
+    if (stop === null) this.ws.close(1000, "callee hung up");
+    else this.ws.send(stop);
   }
 
   /** The service's audio so far, joined and on the wire format. */

@@ -2,8 +2,21 @@
 // document, no webhook signature (our per-run token is the only proof). Three status sources:
 // session updates, the CDR, and voice-application requests.
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakThenHangupXml, str } from "../kit";
+import {
+  baseUrl,
+  carrierFetch,
+  connectStreamXml,
+  credentialsResult,
+  digits,
+  intOrNull,
+  jsonOrNull,
+  originateFetch,
+  refused,
+  speakThenHangupXml,
+  str,
+} from "../kit";
 import { mapTwilio } from "../twilio/calls";
+import { cloudonixMedia } from "./media";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";
 /** Cloudonix documents no `<Say>` limit (unconfirmed): 3,000, the floor of the TTS engines such platforms use (Polly). */
@@ -82,6 +95,7 @@ export function mapCloudonix(body: any): StatusUpdate | null {
 }
 
 export const cloudonixCalls: ProviderCalls = {
+  media: cloudonixMedia,
   // GET the domain (/customers/self/domains/{domain}) with the bearer token: read-only, 401 when the token is wrong.
   async verifyCredentials(ctx, env) {
     const res = await carrierFetch(`${cloudonixApi(env)}/customers/self/domains/${domain(ctx)}`, { method: "GET", headers: cloudonixHeaders(ctx) }, env);
@@ -131,6 +145,8 @@ export const cloudonixCalls: ProviderCalls = {
   answerDocument(text) {
     return { body: speakThenHangupXml("Say", text, CLOUDONIX_MAX_SAY), contentType: "application/xml" };
   },
+
+  mediaDocument: (streamUrl) => ({ body: connectStreamXml(streamUrl), contentType: "application/xml" }),
 
   // Cloudonix signs nothing: the per-run token checked by the callback route is the proof.
   async verifyCallback() {

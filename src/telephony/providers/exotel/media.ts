@@ -2,4 +2,7 @@
 // at 8 kHz in base64.
 import { twilioStyleMedia } from "../media-kit";
 
-export const exotelMedia = twilioStyleMedia({ codec: "pcm16", rate: 8000 }, "snake_case");
+export const exotelMedia = twilioStyleMedia(
+  { codec: "pcm16", rate: 8000 },
+  { stream: "stream_sid", call: "call_sid", media: "media_format", rate: "sample_rate", streamInReplies: true },
+);

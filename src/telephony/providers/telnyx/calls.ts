@@ -5,6 +5,7 @@ import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
 import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
+import { telnyxMedia } from "./media";
 
 export const TELNYX_API = "https://api.telnyx.com";
 export const TELNYX_TOLERANCE_SECONDS = 300;
@@ -153,6 +154,7 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
 }
 
 export const telnyxCalls: ProviderCalls = {
+  media: telnyxMedia,
   // GET /v2/balance: read-only, answers 401 when the API key is wrong.
   async verifyCredentials(ctx, env) {
     const res = await carrierFetch(`${telnyxApi(env)}/balance`, { method: "GET", headers: telnyxHeaders(ctx) }, env);

@@ -6,6 +6,7 @@ import {
   baseUrl,
   basicAuth,
   carrierFetch,
+  connectStreamXml,
   credentialsResult,
   formFields,
   intOrNull,
@@ -145,6 +146,8 @@ export const twilioCalls: ProviderCalls = {
   answerDocument(text) {
     return { body: speakThenHangupXml("Say", text, TWILIO_MAX_SAY), contentType: "text/xml" };
   },
+
+  mediaDocument: (streamUrl) => ({ body: connectStreamXml(streamUrl), contentType: "text/xml" }),
 
   async verifyCallback(ctx, request, rawBody) {
     const presented = request.headers.get("x-twilio-signature");

@@ -6,6 +6,7 @@ import { base64Decode, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
 import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
+import { vonageMedia } from "./media";
 
 export const VONAGE_API = "https://api.nexmo.com";
 /** An NCCO talk action's `text` takes at most 1,500 characters. */
@@ -134,6 +135,7 @@ export function problemMessage(json: any): string | null {
 }
 
 export const vonageCalls: ProviderCalls = {
+  media: vonageMedia,
   // GET /v1/calls?page_size=1 with the application JWT: read-only, and it proves what calls need (the application
   // id and its private key); 401 when either is wrong.
   async verifyCredentials(ctx, env) {
@@ -207,6 +209,12 @@ export const vonageCalls: ProviderCalls = {
     const talks = speechChunks(speakable(text), VONAGE_MAX_TALK).map((part) => ({ action: "talk", text: part }));
     return { body: JSON.stringify(talks.length ? talks : [{ action: "wait", timeout: 0.1 }]), contentType: "application/json" };
   },
+
+  // The call lasts as long as the connect action: until our socket closes.
+  mediaDocument: (streamUrl) => ({
+    body: JSON.stringify([{ action: "connect", endpoint: [{ type: "websocket", uri: streamUrl, "content-type": "audio/l16;rate=16000", headers: {} }] }]),
+    contentType: "application/json",
+  }),
 
   async verifyCallback(ctx, request, rawBody) {
     const secret = str(ctx.config.signature_secret);
