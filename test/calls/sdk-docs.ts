@@ -44,7 +44,9 @@ export function twimlStreamReference(url: string): string {
 /** Plivo XML with a bidirectional μ-law stream that keeps the call up while the socket is open. */
 export function plivoStreamReference(url: string): string {
   const r = new PlivoResponse();
-  r.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: "audio/x-mulaw;rate=8000" });
+  // The package's type declarations predate <Stream>; its builder has addStream.
+  const builder = r as unknown as { addStream(body: string, attributes: Record<string, unknown>): void };
+  builder.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: "audio/x-mulaw;rate=8000" });
   return r.toXML();
 }
 
