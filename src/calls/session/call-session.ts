@@ -51,12 +51,17 @@ type Live = {
   clockMs: number;
   lastActivityMs: number;
   started: boolean;
+  /** Limits read once: the per-frame path touches no storage. */
+  maxMs: number;
+  silenceMs: number;
 };
 
 export class CallSession extends DurableObject<Env> {
   private readonly db: DoSql;
   private live: Live | null = null;
   private ending: Promise<void> | null = null;
+  /** Whether the call has ended, kept in memory once read (every message checks it). */
+  private ended: boolean | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -117,7 +122,8 @@ export class CallSession extends DurableObject<Env> {
   }
 
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    if (this.get("ended") === "1") return;
+    this.ended ??= this.get("ended") === "1";
+    if (this.ended) return;
     const live = await this.liveFor(ws);
     try {
       for (const ev of live.adapter.parse(message)) {
@@ -172,6 +178,8 @@ export class CallSession extends DurableObject<Env> {
       clockMs: Number(this.get("clock_ms") ?? 0),
       lastActivityMs: Number(this.get("clock_ms") ?? 0),
       started: streamId !== null,
+      maxMs: Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000),
+      silenceMs: Number(this.get("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
     };
     return this.live;
   }
@@ -221,8 +229,7 @@ export class CallSession extends DurableObject<Env> {
 
   /** Ends the call when nobody has spoken for too long, or it ran too long. */
   private limits(live: Live): void {
-    const maxMs = Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000);
-    const silenceMs = Number(this.get("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000);
+    const { maxMs, silenceMs } = live;
     // While the agent speaks the line is not idle: the callee's silence counts from when it stops.
     if (live.pacer.busy(live.clockMs)) live.lastActivityMs = live.clockMs;
     if (live.clockMs >= maxMs) this.ending ??= this.end("max_call_seconds");
@@ -278,6 +285,7 @@ export class CallSession extends DurableObject<Env> {
   /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
   private async end(reason: EndReason): Promise<void> {
     if (this.get("ended") === "1") return;
+    this.ended = true;
     this.put("ended", "1");
     this.put("end_reason", reason);
     if (this.live) this.put("clock_ms", this.live.clockMs);
