@@ -8,6 +8,13 @@ import { notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
+import type { Context } from "hono";
+import { wavHeader } from "../lib/audio/wav";
+import { clock } from "../lib/clock";
+import { CALL_SETTINGS, publicBaseUrl, requireSettings } from "../lib/deployment";
+import { ApiError } from "../lib/errors";
+import type { AppEnv } from "../lib/types";
+import { recordingUrl, recordingUrlValid } from "./recordings";
 import { WorkflowRun, runView } from "./runs";
 
 const tags = ["calls"];
@@ -19,6 +26,23 @@ const list = createRoute({
   summary: "List an agent's calls (workflow runs), newest first",
   request: { params: idParam("workflow_id"), query: pageQuery },
   responses: { 200: json(pageOf(WorkflowRun)), ...errors(401, 404, 422) },
+});
+
+const download = createRoute({
+  method: "get",
+  path: "/recordings/{run_id}",
+  tags,
+  security: [],
+  summary: "A call's recording (two-channel WAV), through the signed link in the run's recording_url",
+  description: "No API key: the link's signature and expiry authorize it.",
+  request: {
+    params: idParam("run_id"),
+    query: z.object({ expires: z.coerce.number().int(), signature: z.string() }),
+  },
+  responses: {
+    200: { description: "The recording", content: { "audio/wav": { schema: z.string().openapi({ format: "binary" }) } } },
+    ...errors(403, 404, 422),
+  },
 });
 
 const one = createRoute({
@@ -44,7 +68,12 @@ export const runsRouter = createRouter()
       .orderBy(desc(workflowRuns.id))
       .limit(limit + 1)
       .all();
-    return c.json(toPage(rows, limit, runView), 200);
+    const urls = new Map<number, string>();
+    for (const r of rows) if (r.recordingKey) urls.set(r.id, await recordingLink(c, r.id));
+    return c.json(
+      toPage(rows, limit, (r) => runView(r, urls.get(r.id) ?? null)),
+      200,
+    );
   })
   .openapi(one, async (c) => {
     const { workflow_id, run_id } = c.req.valid("param");
@@ -56,5 +85,46 @@ export const runsRouter = createRouter()
       .where(and(eq(workflowRuns.id, run_id), eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, c.get("orgId"))))
       .get();
     if (!row) throw notFound("Workflow run");
-    return c.json(runView(row), 200);
+    return c.json(runView(row, row.recordingKey ? await recordingLink(c, row.id) : null), 200);
+  })
+  .openapi(download, async (c) => {
+    const { run_id } = c.req.valid("param");
+    const { expires, signature } = c.req.valid("query");
+    requireSettings(c.env, CALL_SETTINGS);
+    if (!(await recordingUrlValid(c.env.CALLBACK_SECRET, run_id, expires, signature, clock.now())))
+      throw new ApiError(403, "Invalid or expired recording link");
+    const row = await getDb(c.env)
+      .select({ key: workflowRuns.recordingKey, rate: workflowRuns.recordingRate })
+      .from(workflowRuns)
+      .where(eq(workflowRuns.id, run_id))
+      .get();
+    const object = row?.key ? await c.env.UPLOADS.get(row.key) : null;
+    if (!object || !row) throw notFound("Recording");
+    return new Response(wavStream(object, row.rate ?? 8000), {
+      headers: { "Content-Type": "audio/wav", "Content-Length": String(44 + object.size), "Cache-Control": "private, no-store" },
+    });
   });
+
+/** A run's recording link, signed for this deployment's public origin. */
+async function recordingLink(c: Context<AppEnv>, runId: number): Promise<string> {
+  return recordingUrl(c.env.CALLBACK_SECRET, publicBaseUrl(c.env, c.req.url) || new URL(c.req.url).origin, runId, clock.now());
+}
+
+/** The stored PCM behind a WAV header, streamed as R2 hands it over. */
+function wavStream(object: R2ObjectBody, rate: number): ReadableStream<Uint8Array> {
+  const reader = object.body.getReader();
+  let headerSent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!headerSent) {
+        headerSent = true;
+        controller.enqueue(wavHeader(rate, 2, object.size));
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}

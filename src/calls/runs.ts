@@ -101,6 +101,10 @@ export const WorkflowRun = z
     answered_at: z.string().nullable(),
     ended_at: z.string().nullable(),
     duration_seconds: z.number().int().nullable(),
+    recording_url: z
+      .string()
+      .nullable()
+      .openapi({ description: "The call's two-channel WAV (callee left, agent right) once it ended; a signed link valid for 15 minutes" }),
     created_by_key_id: z
       .number()
       .int()
@@ -109,7 +113,7 @@ export const WorkflowRun = z
   })
   .openapi("WorkflowRun");
 
-export function runView(r: RunRow): z.infer<typeof WorkflowRun> {
+export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<typeof WorkflowRun> {
   return {
     id: r.id,
     name: r.name,
@@ -131,6 +135,7 @@ export function runView(r: RunRow): z.infer<typeof WorkflowRun> {
     answered_at: r.answeredAt,
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
+    recording_url: recordingUrl,
     created_by_key_id: r.createdByKeyId,
   };
 }

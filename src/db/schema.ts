@@ -211,6 +211,9 @@ export const workflowRuns = sqliteTable(
     notes: text("notes"),
     // The API key that started it: a single call's caller, or for a campaign's call the key that created the campaign.
     createdByKeyId: integer("created_by_key_id"),
+    // The call's two-channel recording in the uploads bucket (raw 16-bit PCM; served as WAV), once the call ended.
+    recordingKey: text("recording_key"),
+    recordingRate: integer("recording_rate"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),

@@ -8,9 +8,10 @@ import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
 import type { AppEnv } from "./types";
 
-/** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads. */
+/** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads
+ *  and signed recording links. */
 const PUBLIC_PATHS = new Set(["/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"]);
-const PUBLIC_PREFIXES = ["/api/v1/telephony/", "/api/v1/uploads/"];
+const PUBLIC_PREFIXES = ["/api/v1/telephony/", "/api/v1/uploads/", "/api/v1/recordings/"];
 
 export function isPublicPath(path: string): boolean {
   return PUBLIC_PATHS.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p));

@@ -255,3 +255,56 @@ describe("with a voice agent set (VOICE_AGENT), the answer connects the call's a
     expect(await plain.text()).toMatch(/<Say|<Speak|"talk"/);
   });
 });
+
+describe("recordings", () => {
+  it("a call leaves a two-channel WAV on the run: the callee left, the agent right where it played, as long as the call", async () => {
+    const s = await setup("twilio");
+    const runId = await startCall(s);
+    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const callee = await connect("twilio", runId);
+    const speech = calleeSpeech(8000);
+    const said = speech.samples.subarray(speech.at, speech.at + 160 * 50);
+    callee.speak(said);
+    for (let i = 0; i < 25; i++) callee.silence(20);
+    const heardFrames = Array.from({ length: 50 }, (_, k) => said.subarray(k * 160, (k + 1) * 160)).filter((f) =>
+      isVoiced(fromWire({ codec: "mulaw", rate: 8000 }, toWire({ codec: "mulaw", rate: 8000 }, f))),
+    ).length;
+    await callee.until(() => callee.received.length >= heardFrames);
+    callee.hangup();
+    await callee.until(() => callee.closed !== null);
+
+    const run = await runApi(s, runId);
+    expect(run.recording_url).toMatch(new RegExp(`^http://edgedial\\.test/api/v1/recordings/${runId}\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    const res = await exports.default.fetch(new Request(run.recording_url));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("audio/wav");
+    const wav = readWav(new Uint8Array(await res.arrayBuffer()));
+    expect(wav).toMatchObject({ rate: 8000, channels: 2 });
+    // 75 frames of 20 ms: the call's length by its audio clock.
+    expect(wav.samples.length).toBe(75 * 160 * 2);
+    const left = wav.samples.filter((_, i) => i % 2 === 0);
+    const right = wav.samples.filter((_, i) => i % 2 === 1);
+    // The callee's side is what the carrier sent (decoded); the echo plays one frame later on the agent's side.
+    expect([...left.subarray(0, 160 * 50)]).toEqual([...fromWire({ codec: "mulaw", rate: 8000 }, toWire({ codec: "mulaw", rate: 8000 }, said))]);
+    const voicedLeft = Array.from({ length: 50 }, (_, k) => k).filter((k) => isVoiced(left.subarray(k * 160, (k + 1) * 160)));
+    for (const k of voicedLeft) expect([...right.subarray((k + 1) * 160, (k + 2) * 160)]).toEqual([...left.subarray(k * 160, (k + 1) * 160)]);
+    expect(rms(right.subarray(160 * 60))).toBe(0);
+
+    // The link is the only key: a changed signature or an expired link is refused.
+    const forged = run.recording_url.replace(/signature=[0-9a-f]/, (m: string) => (m.endsWith("0") ? m.slice(0, -1) + "1" : m.slice(0, -1) + "0"));
+    expect((await exports.default.fetch(new Request(forged))).status).toBe(403);
+    const expired = run.recording_url.replace(/expires=\d+/, "expires=1000");
+    expect((await exports.default.fetch(new Request(expired))).status).toBe(403);
+  });
+
+  it("prepare({ record: false }): no recording, no link", async () => {
+    const s = await setup("twilio");
+    const runId = await startCall(s);
+    await callSessionStub(env, runId).prepare({ agent: "echo", record: false });
+    const callee = await connect("twilio", runId);
+    callee.silence(200);
+    callee.hangup();
+    await callee.until(() => callee.closed !== null);
+    expect((await runApi(s, runId)).recording_url).toBeNull();
+  });
+});

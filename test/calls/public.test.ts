@@ -264,6 +264,7 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "answered_at",
         "ended_at",
         "duration_seconds",
+        "recording_url",
         "created_by_key_id",
       ].sort(),
     );

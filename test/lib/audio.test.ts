@@ -5,6 +5,7 @@ import { G711_SILENCE, g711Decode, g711Encode } from "../../src/lib/audio/g711";
 import { Pacer } from "../../src/lib/audio/pacer";
 import { base64ToBytes, bytesToBase64, pcm16FromBytes, pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { Resampler, type SampleRate } from "../../src/lib/audio/resample";
+import { Recorder } from "../../src/calls/session/recorder";
 
 const allCodes = Uint8Array.from({ length: 256 }, (_, i) => i);
 const sine = (rate: number, hz: number, n: number, amp = 8000) =>
@@ -203,5 +204,47 @@ describe("Pacer", () => {
     expect(names(p.due(200))).toEqual([1, "c"]);
     expect(p.clear(205)).toEqual(["c"]);
     expect(p.played(1000)).toEqual([]);
+  });
+});
+
+describe("Recorder", () => {
+  const frame = (v: number, n = 4) => new Int16Array(n).fill(v);
+  const samplesOf = (bytes: Uint8Array) => pcm16FromBytes(bytes);
+
+  it("writes one stereo frame per tick, the callee left and the agent's frame that plays then right", () => {
+    const r = new Recorder(8000, 1024);
+    r.agentFrame(20, frame(7));
+    expect(r.tick(20, frame(1))).toBeNull(); // [0, 20): no agent audio yet
+    expect(r.tick(40, frame(2))).toBeNull(); // [20, 40): the agent's frame at 20
+    const all = samplesOf(r.finish()!);
+    expect([...all]).toEqual([1, 0, 1, 0, 1, 0, 1, 0, 2, 7, 2, 7, 2, 7, 2, 7]);
+    expect(r.written).toBe(32);
+    expect(r.finish()).toBeNull();
+  });
+
+  it("hands out whole parts of the given size as they fill, and the rest at the end", () => {
+    const r = new Recorder(8000, 24); // 6 stereo samples a part
+    const parts: Uint8Array[] = [];
+    for (let t = 1; t <= 5; t++) {
+      const p = r.tick(t * 20, frame(t));
+      if (p) parts.push(p);
+    }
+    expect(parts.map((p) => p.length)).toEqual([24, 24, 24]);
+    const rest = r.finish()!;
+    expect(rest.length).toBe(5 * 4 * 4 - 72);
+    const left = [...samplesOf(Uint8Array.from([...parts.flatMap((p) => [...p]), ...rest]))].filter((_, i) => i % 2 === 0);
+    expect(left).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5]);
+    expect(r.written).toBe(80);
+  });
+
+  it("a barge-in takes the agent's unheard frames out", () => {
+    const r = new Recorder(8000, 1024);
+    r.agentFrame(0, frame(5));
+    r.agentFrame(20, frame(6));
+    r.agentFrame(40, frame(7));
+    r.dropAgentFrom(20);
+    for (let t = 1; t <= 3; t++) r.tick(t * 20, frame(0));
+    const right = [...samplesOf(r.finish()!)].filter((_, i) => i % 2 === 1);
+    expect(right).toEqual([5, 5, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0]);
   });
 });

@@ -6,6 +6,9 @@
 // The session's clock is the callee's audio: carriers stream it continuously (silence included), one 20 ms frame
 // at a time, so counting frames gives the play clock the pacer needs without timers, in tests as on a real call.
 import { DurableObject } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { workflowRuns } from "../../db/schema";
+import { getDb } from "../../lib/db";
 import { Framer, FRAME_MS, frameBytes } from "../../lib/audio/framer";
 import { G711_SILENCE, g711Decode, g711Encode } from "../../lib/audio/g711";
 import { isVoiced } from "../../lib/audio/level";
@@ -19,6 +22,7 @@ import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
+import { Recorder } from "./recorder";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
 import type { AgentControls, EndReason, Turn, VoiceAgent } from "./voice-agent";
 
@@ -31,6 +35,8 @@ export type SessionOptions = {
   greetingClip?: GreetingClip;
   silenceSeconds?: number;
   maxCallSeconds?: number;
+  /** False: the call is not recorded. */
+  record?: boolean;
 };
 
 /** The callee's silence after which the call is ended, unless configured otherwise. */
@@ -54,6 +60,7 @@ type Live = {
   /** Limits read once: the per-frame path touches no storage. */
   maxMs: number;
   silenceMs: number;
+  recorder: Recorder | null;
 };
 
 export class CallSession extends DurableObject<Env> {
@@ -82,6 +89,7 @@ export class CallSession extends DurableObject<Env> {
     if (options.silenceSeconds) this.put("silence_ms", options.silenceSeconds * 1000);
     if (options.maxCallSeconds) this.put("max_ms", options.maxCallSeconds * 1000);
     if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
+    if (options.record !== undefined) this.put("record", options.record ? "1" : "0");
   }
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
@@ -180,6 +188,8 @@ export class CallSession extends DurableObject<Env> {
       started: streamId !== null,
       maxMs: Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000),
       silenceMs: Number(this.get("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
+      // A session woken from hibernation records on from where it is (what was buffered before is lost with it).
+      recorder: this.get("record") === "0" ? null : new Recorder(adapter.format.rate),
     };
     return this.live;
   }
@@ -193,6 +203,7 @@ export class CallSession extends DurableObject<Env> {
         if (ev.format) live.format = ev.format;
         live.inbound = new Framer(frameSize(live.format));
         live.outbound = new Framer(frameSize(live.format));
+        if (live.recorder) live.recorder = new Recorder(live.format.rate);
         this.put("stream_id", ev.streamId);
         const variables = JSON.parse(this.get("variables") ?? "{}");
         await live.agent.onStart(
@@ -208,6 +219,8 @@ export class CallSession extends DurableObject<Env> {
         for (const f of frames) {
           live.clockMs += FRAME_MS;
           const samples = decode(live.format, f);
+          const part = live.recorder?.tick(live.clockMs, samples);
+          if (part) await this.storePart(part, live.format.rate);
           if (isVoiced(samples)) live.lastActivityMs = live.clockMs;
           await live.agent.onAudio({ samples, rate: live.format.rate, atMs: live.clockMs });
           if (this.ending) return;
@@ -239,8 +252,10 @@ export class CallSession extends DurableObject<Env> {
   /** Sends what the pacer lets out now; for carriers that echo no marks, reports the marks played by the clock. */
   private pump(live: Live): void {
     for (const item of live.pacer.due(live.clockMs)) {
-      if (item.kind === "frame") live.ws.send(live.adapter.audio(item.frame, live.streamId));
-      else if (live.adapter.mark) live.ws.send(live.adapter.mark(item.name, live.streamId));
+      if (item.kind === "frame") {
+        live.ws.send(live.adapter.audio(item.frame, live.streamId));
+        live.recorder?.agentFrame(item.at, decode(live.format, item.frame));
+      } else if (live.adapter.mark) live.ws.send(live.adapter.mark(item.name, live.streamId));
     }
     const played = live.pacer.played(live.clockMs);
     if (!live.adapter.mark) for (const name of played) void live.agent.onMark(name);
@@ -267,6 +282,8 @@ export class CallSession extends DurableObject<Env> {
       clear: () => {
         live.outbound.reset();
         const dropped = live.pacer.clear(live.clockMs);
+        // The carrier drops what it still held too: none of it was heard.
+        if (live.adapter.clear) live.recorder?.dropAgentFrom(live.clockMs);
         if (live.adapter.clear) live.ws.send(live.adapter.clear(live.streamId));
         return dropped;
       },
@@ -282,6 +299,49 @@ export class CallSession extends DurableObject<Env> {
     };
   }
 
+  private recordingKey(): string {
+    return `recordings/${this.get("org_id")}/${this.get("run_id")}.pcm`;
+  }
+
+  /** Uploads one full part of the recording (R2 multipart: every part but the last is PART_BYTES). */
+  private async storePart(part: Uint8Array, rate: number): Promise<void> {
+    const bucket = this.env.UPLOADS;
+    let uploadId = this.get("rec_upload");
+    if (!uploadId) {
+      const upload = await bucket.createMultipartUpload(this.recordingKey(), { customMetadata: { rate: String(rate), channels: "2" } });
+      uploadId = upload.uploadId;
+      this.put("rec_upload", uploadId);
+      this.put("rec_rate", rate);
+    }
+    const parts: R2UploadedPart[] = JSON.parse(this.get("rec_parts") ?? "[]");
+    const uploaded = await bucket.resumeMultipartUpload(this.recordingKey(), uploadId).uploadPart(parts.length + 1, part);
+    parts.push(uploaded);
+    this.put("rec_parts", JSON.stringify(parts));
+  }
+
+  /** Stores what is left of the recording, completes it and names it on the run. */
+  private async finishRecording(): Promise<void> {
+    const recorder = this.live?.recorder;
+    if (!recorder) return;
+    const rest = recorder.finish();
+    const key = this.recordingKey();
+    const uploadId = this.get("rec_upload");
+    const rate = recorder.rate;
+    if (uploadId) {
+      const upload = this.env.UPLOADS.resumeMultipartUpload(key, uploadId);
+      const parts: R2UploadedPart[] = JSON.parse(this.get("rec_parts") ?? "[]");
+      if (rest) parts.push(await upload.uploadPart(parts.length + 1, rest));
+      await upload.complete(parts);
+    } else if (rest) {
+      await this.env.UPLOADS.put(key, rest, { customMetadata: { rate: String(rate), channels: "2" } });
+    } else return;
+    await getDb(this.env)
+      .update(workflowRuns)
+      .set({ recordingKey: key, recordingRate: rate })
+      .where(eq(workflowRuns.id, Number(this.get("run_id"))))
+      .run();
+  }
+
   /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
   private async end(reason: EndReason): Promise<void> {
     if (this.get("ended") === "1") return;
@@ -290,6 +350,11 @@ export class CallSession extends DurableObject<Env> {
     this.put("end_reason", reason);
     if (this.live) this.put("clock_ms", this.live.clockMs);
     const runId = Number(this.get("run_id"));
+    try {
+      await this.finishRecording();
+    } catch (err) {
+      log("error", "recording_failed", { run_id: runId, error: String(err) });
+    }
     try {
       await this.live?.agent.onEnd(reason);
     } catch (err) {

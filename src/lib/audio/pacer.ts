@@ -6,10 +6,12 @@
 
 import { FRAME_MS } from "./framer";
 
-export type Paced = { kind: "frame"; frame: Uint8Array } | { kind: "mark"; name: string };
+/** A frame to send, with when it plays; or a mark. */
+export type Paced = { kind: "frame"; frame: Uint8Array; at: number } | { kind: "mark"; name: string };
+type Queued = { kind: "frame"; frame: Uint8Array } | { kind: "mark"; name: string };
 
 export class Pacer {
-  private queue: Paced[] = [];
+  private queue: Queued[] = [];
   private head = 0;
   /** When the frame being sent next starts playing; null while nothing plays. */
   private playAt: number | null = null;
@@ -49,8 +51,11 @@ export class Pacer {
         const at = this.playAt ?? now;
         if (at - now >= this.leadFrames * this.frameMs) break;
         this.playAt = at + this.frameMs;
-      } else this.sentMarks.push({ name: item.name, at: this.playAt ?? now });
-      out.push(item);
+        out.push({ kind: "frame", frame: item.frame, at });
+      } else {
+        this.sentMarks.push({ name: item.name, at: this.playAt ?? now });
+        out.push(item);
+      }
       this.head++;
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {

@@ -1,0 +1,68 @@
+// A call's recording as it happens: two channels (the callee left, the agent right) of 16-bit PCM at the stream's
+// rate, one stereo frame per 20 ms of the call's clock, handed out in parts of PART_BYTES for a multipart upload so a
+// long call never sits in memory. The agent's frames are placed where they play (the pacer says when), so the two
+// sides line up; a barge-in's dropped frames are taken out again.
+
+/** R2's smallest part but the last. */
+export const PART_BYTES = 5 * 1024 * 1024;
+
+export class Recorder {
+  private readonly part: Uint8Array;
+  private fill = 0;
+  private readonly agent = new Map<number, Int16Array>();
+  /** Bytes handed out so far, in whole parts and the last. */
+  written = 0;
+
+  constructor(
+    readonly rate: number,
+    private readonly partBytes = PART_BYTES,
+  ) {
+    this.part = new Uint8Array(partBytes);
+  }
+
+  /** The agent's frame that plays from `atMs`. */
+  agentFrame(atMs: number, samples: Int16Array): void {
+    this.agent.set(atMs, samples);
+  }
+
+  /** A barge-in: the agent's frames from `atMs` on are never heard. */
+  dropAgentFrom(atMs: number): void {
+    for (const at of this.agent.keys()) if (at >= atMs) this.agent.delete(at);
+  }
+
+  /**
+   * The callee's frame that ended at `clockMs`: writes the stereo frame for [clockMs - 20, clockMs) and returns a
+   * full part when this one filled it (the caller uploads it before the next frame).
+   */
+  tick(clockMs: number, callee: Int16Array): Uint8Array | null {
+    const at = clockMs - 20;
+    const agent = this.agent.get(at);
+    this.agent.delete(at);
+    let out: Uint8Array | null = null;
+    for (let i = 0; i < callee.length; i++) {
+      const l = callee[i];
+      const r = agent ? (agent[i] ?? 0) : 0;
+      const p = this.part;
+      p[this.fill] = l & 0xff;
+      p[this.fill + 1] = (l >> 8) & 0xff;
+      p[this.fill + 2] = r & 0xff;
+      p[this.fill + 3] = (r >> 8) & 0xff;
+      this.fill += 4;
+      if (this.fill === this.partBytes) {
+        out = this.part.slice();
+        this.written += this.fill;
+        this.fill = 0;
+      }
+    }
+    return out;
+  }
+
+  /** What is left after the last full part (null when nothing is). */
+  finish(): Uint8Array | null {
+    if (!this.fill) return null;
+    const rest = this.part.slice(0, this.fill);
+    this.written += this.fill;
+    this.fill = 0;
+    return rest;
+  }
+}
