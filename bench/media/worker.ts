@@ -15,7 +15,7 @@ export default {
     const stub = callSessionStub(env, n);
     // No silence timeout during the run: a bench client may pause between phases.
     await stub.prepare({ agent: "echo", silenceSeconds: 3600 });
-    const start: SessionStart = { runId: n, orgId: 0, provider: "twilio", greeting: null, variables: {} };
+    const start: SessionStart = { runId: n, orgId: 0, provider: "twilio", greeting: null, variables: {}, record: false };
     const headers = new Headers(request.headers);
     headers.set(SESSION_HEADER, JSON.stringify(start));
     return stub.fetch(new Request(request.url, { headers }));

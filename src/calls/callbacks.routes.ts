@@ -22,6 +22,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { applyStatus } from "./status";
 import { getProvider } from "../telephony/providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "../telephony/providers/types";
+import { recordsCalls } from "../telephony/calling-policy";
 import { loadConfigContext } from "../telephony/resolve";
 import { providerEnvOf } from "../telephony/provisioning";
 import { getConfig } from "../telephony/store";
@@ -156,6 +157,7 @@ async function stream(c: Context<AppEnv>, params: z.infer<typeof Params>): Promi
     provider: provider.name,
     greeting: (await greetingFor(getDb(c.env), run)) || null,
     variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
+    record: await recordsCalls(getDb(c.env), run.orgId),
   };
   const headers = new Headers(c.req.raw.headers);
   headers.set(SESSION_HEADER, JSON.stringify(start));

@@ -254,6 +254,8 @@ export const callingPolicies = sqliteTable("calling_policies", {
   allowedNumbers: text("allowed_numbers", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
   // Whether PBX URLs (ari_endpoint, external_pbx) may point at loopback, private, CGNAT or local names (SSRF guard).
   allowPrivatePbx: integer("allow_private_pbx", { mode: "boolean" }).notNull().default(false),
+  // Whether answered calls are recorded (both sides, to R2).
+  recordCalls: integer("record_calls", { mode: "boolean" }).notNull().default(true),
   updatedAt: updatedAt(),
 });
 

@@ -40,6 +40,7 @@ const countriesDoc =
 const typesDoc = `Number types refused; null = the default (${DEFAULT_BLOCKED_TYPES.join(", ")}); [] refuses none.`;
 const privatePbxDoc =
   "Whether PBX URLs (ari `ari_endpoint`, `external_pbx` API URLs) may point at loopback, private (RFC 1918, fc00::/7), shared (CGNAT) addresses or local names such as `pbx.local`; default false. Metadata, link-local, multicast and reserved addresses are refused whatever this says. Checked on save and again before every connection.";
+const recordDoc = "Whether answered calls are recorded (both sides, a two-channel WAV on the run's recording_url); default true.";
 const numbersDoc = `E.164 numbers always allowed, whatever their country or type (at most ${MAX_ALLOWED_NUMBERS}).`;
 
 const CallingPolicy = z
@@ -54,6 +55,7 @@ const CallingPolicy = z
       .openapi({ description: `As set. ${typesDoc}` }),
     allowed_numbers: z.array(z.string()).openapi({ description: numbersDoc }),
     allow_private_pbx: z.boolean().openapi({ description: privatePbxDoc }),
+    record_calls: z.boolean().openapi({ description: recordDoc }),
     effective: z
       .object({
         allowed_countries: z.array(z.string()).openapi({ description: "The countries allowed now, defaults resolved", example: ["US"] }),
@@ -76,6 +78,7 @@ const UpdateCallingPolicy = z
       .optional()
       .openapi({ description: `${numbersDoc} null = [].` }),
     allow_private_pbx: z.boolean().optional().openapi({ description: privatePbxDoc }),
+    record_calls: z.boolean().optional().openapi({ description: recordDoc }),
   })
   .strict()
   .openapi("UpdateCallingPolicy");
@@ -107,6 +110,7 @@ const view = (p: PolicyState) => ({
   blocked_number_types: p.stored?.blockedNumberTypes ?? null,
   allowed_numbers: p.stored?.allowedNumbers ?? [],
   allow_private_pbx: p.allowPrivatePbx,
+  record_calls: p.recordCalls,
   effective: {
     allowed_countries: [...p.effective.allowedCountries].sort(),
     allowed_countries_source: p.effective.countriesSource,
@@ -129,6 +133,7 @@ export const callingPolicyRouter = createRouter()
         body.blocked_number_types === undefined ? undefined : body.blocked_number_types && NUMBER_TYPES.filter((t) => body.blocked_number_types!.includes(t)),
       allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),
       allowPrivatePbx: body.allow_private_pbx,
+      recordCalls: body.record_calls,
     });
     return c.json(view(await loadCallingPolicy(db, c.get("orgId"))), 200);
   });

@@ -7,7 +7,14 @@ import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
 
-export type PolicyState = { stored: StoredPolicy | null; allowPrivatePbx: boolean; updatedAt: string | null; callerIds: string[]; effective: EffectivePolicy };
+export type PolicyState = {
+  stored: StoredPolicy | null;
+  allowPrivatePbx: boolean;
+  recordCalls: boolean;
+  updatedAt: string | null;
+  callerIds: string[];
+  effective: EffectivePolicy;
+};
 
 export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicyState> {
   const [rows, numbers] = await db.batch([
@@ -29,6 +36,7 @@ export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicySt
   return {
     stored,
     allowPrivatePbx: row?.allowPrivatePbx ?? false,
+    recordCalls: row?.recordCalls ?? true,
     updatedAt: row?.updatedAt ?? null,
     callerIds,
     effective: effectivePolicy(stored, callerIds),
@@ -52,7 +60,14 @@ export type PolicyUpdate = {
   blockedNumberTypes?: DestinationType[] | null;
   allowedNumbers?: string[];
   allowPrivatePbx?: boolean;
+  recordCalls?: boolean;
 };
+
+/** Whether the organization records its calls (on unless it turned recording off). */
+export async function recordsCalls(db: Db, orgId: number): Promise<boolean> {
+  const row = await db.select({ record: callingPolicies.recordCalls }).from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).get();
+  return row?.record ?? true;
+}
 
 /** Whether the organization lets its PBX URLs point at loopback, private, CGNAT or local names (SSRF guard). */
 export async function allowsPrivatePbx(db: Db, orgId: number): Promise<boolean> {
@@ -71,6 +86,7 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     ...(u.blockedNumberTypes !== undefined ? { blockedNumberTypes: u.blockedNumberTypes } : {}),
     ...(u.allowedNumbers !== undefined ? { allowedNumbers: u.allowedNumbers } : {}),
     ...(u.allowPrivatePbx !== undefined ? { allowPrivatePbx: u.allowPrivatePbx } : {}),
+    ...(u.recordCalls !== undefined ? { recordCalls: u.recordCalls } : {}),
     updatedAt: isoNow(),
   };
   const fields = Object.entries({
@@ -78,6 +94,7 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     blocked_number_types: u.blockedNumberTypes,
     allowed_numbers: u.allowedNumbers,
     allow_private_pbx: u.allowPrivatePbx,
+    record_calls: u.recordCalls,
   }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
   await db.batch([
     db
@@ -95,6 +112,7 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
         ...(u.blockedNumberTypes !== undefined ? { blocked_number_types: u.blockedNumberTypes } : {}),
         ...(u.allowedNumbers !== undefined ? { allowed_numbers_count: u.allowedNumbers.length } : {}),
         ...(u.allowPrivatePbx !== undefined ? { allow_private_pbx: u.allowPrivatePbx } : {}),
+        ...(u.recordCalls !== undefined ? { record_calls: u.recordCalls } : {}),
       },
     }),
   ]);

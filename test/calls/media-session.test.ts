@@ -12,6 +12,7 @@ import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { getProvider } from "../../src/telephony/providers/registry";
+import { call } from "../helpers";
 import { deliverAll, drain, play, redeliver, runApi, runRow, setup, simRequests, startCall, type Setup } from "./support";
 
 const clip = (name: string) => readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
@@ -297,14 +298,18 @@ describe("recordings", () => {
     expect((await exports.default.fetch(new Request(expired))).status).toBe(403);
   });
 
-  it("prepare({ record: false }): no recording, no link", async () => {
+  it("an organization that turned recording off (record_calls: false) gets no recording and no link", async () => {
     const s = await setup("twilio");
+    const off = await call("PUT", "/api/v1/organizations/calling-policy", { key: s.org.key, body: { record_calls: false } });
+    expect(off.status, off.text).toBe(200);
+    expect(off.json.record_calls).toBe(false);
     const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo", record: false });
+    await callSessionStub(env, runId).prepare({ agent: "echo" });
     const callee = await connect("twilio", runId);
     callee.silence(200);
     callee.hangup();
     await callee.until(() => callee.closed !== null);
     expect((await runApi(s, runId)).recording_url).toBeNull();
+    expect(await env.UPLOADS.head(`recordings/${s.org.id}/${runId}.pcm`)).toBeNull();
   });
 });

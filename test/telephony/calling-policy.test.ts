@@ -137,6 +137,7 @@ describe("GET and PUT /organizations/calling-policy", () => {
       blocked_number_types: null,
       allowed_numbers: [],
       allow_private_pbx: false,
+      record_calls: true,
       effective: { allowed_countries: ["US"], allowed_countries_source: "caller_ids", blocked_number_types: expect.arrayContaining(DEFAULT_BLOCKED) },
       updated_at: null,
     });

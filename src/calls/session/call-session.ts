@@ -28,7 +28,15 @@ import type { AgentControls, EndReason, Turn, VoiceAgent } from "./voice-agent";
 
 /** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
 export const SESSION_HEADER = "X-Edgedial-Session";
-export type SessionStart = { runId: number; orgId: number; provider: ProviderName; greeting: string | null; variables: Record<string, string> };
+export type SessionStart = {
+  runId: number;
+  orgId: number;
+  provider: ProviderName;
+  greeting: string | null;
+  variables: Record<string, string>;
+  /** The organization's recording setting (prepare's `record` wins where given). */
+  record: boolean;
+};
 export type SessionOptions = {
   agent?: AgentName;
   /** The greeting as audio (a prerecorded clip) for the greeting agent to play. */
@@ -122,6 +130,7 @@ export class CallSession extends DurableObject<Env> {
     this.put("provider", start.provider);
     this.put("greeting", start.greeting ?? "");
     this.put("variables", JSON.stringify(start.variables));
+    if (this.get("record") === null) this.put("record", start.record ? "1" : "0");
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1]);
     const maxMs = Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000);
