@@ -104,8 +104,9 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
   }
 
   const db = getDb(c.env);
-  // Commands react to news only: a redelivered call.answered must not speak the greeting twice.
-  if (calls.afterStatus && (changed || updates.length === 0)) {
+  // Commands react to news only: a redelivered call.answered must not speak the greeting twice. With a voice agent
+  // on the media path there is nothing to command: the call's session speaks and ends the call.
+  if (calls.afterStatus && !liveAgent(c.env) && (changed || updates.length === 0)) {
     try {
       await calls.afterStatus(ctx, providerEnvOf(c.env, c.req.url), rawBody, () => greetingFor(db, run));
     } catch (err) {

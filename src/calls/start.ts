@@ -15,6 +15,7 @@ import type { OriginateResult } from "../telephony/providers/types";
 import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
 import type { CallStartResult, CampaignCallRequest } from "./campaign-calls";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./call-length";
+import { liveAgent } from "./session/agents";
 import { organizationStub } from "../organizations/organization-object";
 import { rateLimited } from "../organizations/rate-limits";
 import { callbackUrls } from "./callback-urls";
@@ -43,7 +44,13 @@ async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseU
     const ctx = await loadConfigContext(env, cfg.row);
     const ready = await calls.lifecycle?.beforeOriginate(env, ctx, run.id);
     if (ready && !ready.ok) return ready;
-    const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), { runId: run.id, to: run.phoneNumber, from: run.fromNumber, ...urls });
+    const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), {
+      runId: run.id,
+      to: run.phoneNumber,
+      from: run.fromNumber,
+      ...urls,
+      liveMedia: liveAgent(env) !== null,
+    });
     if (!result.ok) await calls.lifecycle?.originateFailed(env, ctx, run.id);
     return result;
   } catch (err) {

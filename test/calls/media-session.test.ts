@@ -313,3 +313,40 @@ describe("recordings", () => {
     expect(await env.UPLOADS.head(`recordings/${s.org.id}/${runId}.pcm`)).toBeNull();
   });
 });
+
+describe("Telnyx with a voice agent set", () => {
+  it("asks for a bidirectional μ-law stream on dial, and on answer sends no speak command", async () => {
+    const s = await setup("telnyx");
+    const live = { ...env, VOICE_AGENT: "echo" };
+    const ctx = createExecutionContext();
+    const started = await worker.fetch(
+      new Request(`http://edgedial.test/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+        method: "POST",
+        headers: { "X-API-Key": s.org.key, "Content-Type": "application/json" },
+        body: JSON.stringify({ phone_number: "+14155550123", initial_context: { first_name: "Ada" } }),
+      }),
+      live,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(started.status).toBe(200);
+    const runId = ((await started.json()) as { workflow_run_id: number }).workflow_run_id;
+    const dial = (await simRequests(s.acct)).find((r) => r.method === "POST" && r.path.endsWith("/v2/calls"))!;
+    expect(JSON.parse(dial.body)).toMatchObject({
+      stream_url: (await mediaUrl("telnyx", runId)).replace(/^http/, "ws"),
+      stream_track: "inbound_track",
+      stream_bidirectional_mode: "rtp",
+      stream_bidirectional_codec: "PCMU",
+    });
+    const callId = (await runRow(runId)).providerCallId!;
+    const before = (await simRequests(s.acct)).length;
+    for (const cb of (await play(callId, "answered")).filter((c) => c.kind === "status").slice(0, 2)) {
+      const c2 = createExecutionContext();
+      const res = await worker.fetch(new Request(cb.url, { method: cb.method, headers: cb.headers, body: cb.body }), live, c2);
+      await waitOnExecutionContext(c2);
+      expect(res.status).toBeLessThan(300);
+    }
+    expect((await simRequests(s.acct)).slice(before).filter((r) => /actions\/speak/.test(r.path))).toEqual([]);
+    expect((await runRow(runId)).status).toBe("in_progress");
+  });
+});

@@ -61,6 +61,8 @@ export type OriginateRequest = {
   statusUrl: string; // carries the per-run token
   /** Our wss:// media URL (carries the per-run token); Exotel takes it in the originate request. */
   streamUrl?: string;
+  /** A voice agent takes the call on the media path: carriers that stream on dial (Telnyx) ask for it here. */
+  liveMedia?: boolean;
   timeoutSeconds?: number;
 };
 

@@ -169,6 +169,10 @@ export const telnyxCalls: ProviderCalls = {
       webhook_url: req.statusUrl,
       webhook_url_method: "POST",
       client_state: base64Encode(enc.encode(`run:${req.runId}`)),
+      // With a voice agent, the call's audio streams both ways from the answer on (μ-law over RTP framing).
+      ...(req.liveMedia && req.streamUrl
+        ? { stream_url: req.streamUrl, stream_track: "inbound_track", stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU" }
+        : {}),
     };
     const res = await originateFetch(
       `${telnyxApi(env)}/calls`,
