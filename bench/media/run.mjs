@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
-import { benchWorkerOptions } from "../lib/shared.mjs";
+import { benchWorkerOptions, descendants } from "../lib/shared.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/media`;
@@ -58,10 +58,20 @@ const start = (streamSid) =>
     start: { streamSid, callSid: "CAbench", mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } },
   });
 
+/** workerd's resident memory, in MiB (every workerd process under this one). */
+function workerdRss() {
+  let kb = 0;
+  for (const p of descendants(process.pid).filter((x) => /workerd/.test(x.args))) {
+    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, "utf8"));
+    if (m) kb += Number(m[1]);
+  }
+  return kb / 1024;
+}
+
 /** Opens session `n`; resolves with the socket once it is open. */
-function open(base, n, onMedia) {
+function open(base, n, onMedia, query = "") {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/session/${n}`);
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/session/${n}${query}`);
     ws.addEventListener("open", () => {
       ws.send(start(`MZ${n}`));
       resolve(ws);
@@ -93,6 +103,31 @@ try {
       `one session, as fast as it goes: ${N} frames echoed in ${s.toFixed(2)} s = ${Math.round(N / s).toLocaleString("en")} frames/s (${Math.round(N / s / 50)}× real time)`,
     );
     ws.close();
+  }
+
+  // A 30-minute call, recorded, through one session as fast as it goes: workerd's memory as the call goes on.
+  {
+    const N = 90_000;
+    const marks = [];
+    let got = 0;
+    let done;
+    const finished = new Promise((r) => (done = r));
+    const ws = await open(base, 2, () => ++got === N && done(), "?record=1");
+    marks.push(["0 min", workerdRss()]);
+    let acked = 0;
+    for (let i = 0; i < N; i++) {
+      ws.send(frames[i % frames.length]);
+      // Keep a window of frames in flight so the socket's buffers do not stand in for the session's memory.
+      if (i - got > 500) await new Promise((r) => setImmediate(r));
+      while (i - got > 2000) await new Promise((r) => setTimeout(r, 1));
+      if ((i + 1) % 30_000 === 0) marks.push([`${(i + 1) / 3000} min`, workerdRss()]);
+      acked = got;
+    }
+    await finished;
+    ws.close();
+    await new Promise((r) => setTimeout(r, 500));
+    marks.push(["ended", workerdRss()]);
+    console.log(`a 30-minute recorded call (${N.toLocaleString("en")} frames, ${acked > 0 ? "echoed" : ""}): workerd RSS ${marks.map(([t, mb]) => `${t} ${mb.toFixed(0)} MiB`).join(", ")}`);
   }
 
   // CALLS concurrent real-time calls: every echoed frame timed from its send.

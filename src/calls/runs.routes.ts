@@ -37,7 +37,8 @@ const download = createRoute({
   description: "No API key: the link's signature and expiry authorize it.",
   request: {
     params: idParam("run_id"),
-    query: z.object({ expires: z.coerce.number().int(), signature: z.string() }),
+    // Optional here so a malformed run id is a 404 first; a link without them is refused as invalid.
+    query: z.object({ expires: z.coerce.number().int().optional(), signature: z.string().optional() }),
   },
   responses: {
     200: { description: "The recording", content: { "audio/wav": { schema: z.string().openapi({ format: "binary" }) } } },
@@ -91,8 +92,8 @@ export const runsRouter = createRouter()
     const { run_id } = c.req.valid("param");
     const { expires, signature } = c.req.valid("query");
     requireSettings(c.env, CALL_SETTINGS);
-    if (!(await recordingUrlValid(c.env.CALLBACK_SECRET, run_id, expires, signature, clock.now())))
-      throw new ApiError(403, "Invalid or expired recording link");
+    const valid = expires !== undefined && signature !== undefined && (await recordingUrlValid(c.env.CALLBACK_SECRET, run_id, expires, signature, clock.now()));
+    if (!valid) throw new ApiError(403, "Invalid or expired recording link");
     const row = await getDb(c.env)
       .select({ key: workflowRuns.recordingKey, rate: workflowRuns.recordingRate })
       .from(workflowRuns)

@@ -296,6 +296,7 @@ describe("recordings", () => {
     expect((await exports.default.fetch(new Request(forged))).status).toBe(403);
     const expired = run.recording_url.replace(/expires=\d+/, "expires=1000");
     expect((await exports.default.fetch(new Request(expired))).status).toBe(403);
+    expect((await exports.default.fetch(new Request(run.recording_url.split("?")[0]))).status).toBe(403);
   });
 
   it("an organization that turned recording off (record_calls: false) gets no recording and no link", async () => {
