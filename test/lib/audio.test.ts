@@ -248,3 +248,29 @@ describe("Recorder", () => {
     expect(right).toEqual([5, 5, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0]);
   });
 });
+
+describe("a 30-minute call through the pacer and recorder", () => {
+  it("keeps their state bounded: no queue, map or buffer grows with the call's length", () => {
+    const pacer = new Pacer();
+    const recorder = new Recorder(8000, 64_000);
+    const frame = new Int16Array(160).fill(1000);
+    const wire = new Uint8Array(160);
+    let parts = 0;
+    let peakQueue = 0;
+    let peakAgent = 0;
+    for (let clock = 20; clock <= 30 * 60 * 1000; clock += 20) {
+      pacer.enqueue(wire);
+      if (clock % 2000 === 0) pacer.mark(`m${clock}`);
+      for (const item of pacer.due(clock)) if (item.kind === "frame") recorder.agentFrame(item.at, frame);
+      pacer.played(clock);
+      if (recorder.tick(clock, frame)) parts++;
+      peakQueue = Math.max(peakQueue, (pacer as unknown as { queue: unknown[] }).queue.length);
+      peakAgent = Math.max(peakAgent, (recorder as unknown as { agent: Map<number, unknown> }).agent.size);
+    }
+    expect(peakQueue).toBeLessThanOrEqual(2100);
+    expect(peakAgent).toBeLessThanOrEqual(4);
+    expect((pacer as unknown as { sentMarks: unknown[] }).sentMarks.length).toBeLessThanOrEqual(2);
+    // 30 minutes of stereo 16-bit at 8 kHz, handed out part by part.
+    expect(parts * 64_000 + (recorder.finish()?.length ?? 0)).toBe(30 * 60 * 8000 * 4);
+  });
+});
