@@ -43,19 +43,13 @@ export class AriEventsObject extends DurableObject<Env> {
     void migrateOnStart(ctx, this.db, ARI_EVENTS_MIGRATIONS);
   }
 
-  private get(k: string): string | null {
-    return this.db.value<string>`SELECT v FROM kv WHERE k = ${k}`;
-  }
-  private put(k: string, v: string | number): void {
-    this.db.run`INSERT INTO kv (k, v) VALUES (${k}, ${String(v)}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
-  }
   private inFlight(): number {
     return this.db.value<number>`SELECT count(*) FROM calls` ?? 0;
   }
 
   /** Registers a run about to be originated and makes sure the events socket is open before it is. */
   async track(configId: number, runId: number): Promise<{ connected: boolean; error?: string }> {
-    this.put("config_id", configId);
+    this.db.putKv("config_id", configId);
     this.db.run`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (${runId}, ${clock.now()})`;
     const result = await this.ensureConnected();
     if (!result.connected) this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
@@ -76,7 +70,7 @@ export class AriEventsObject extends DurableObject<Env> {
 
   /** For tests and diagnostics. */
   async status(): Promise<{ connected: boolean; inFlight: number; failures: number }> {
-    return { connected: this.socket !== null, inFlight: this.inFlight(), failures: Number(this.get("failures") ?? 0) };
+    return { connected: this.socket !== null, inFlight: this.inFlight(), failures: Number(this.db.getKv("failures") ?? 0) };
   }
 
   private ensureConnected(): Promise<{ connected: boolean; error?: string }> {
@@ -88,7 +82,7 @@ export class AriEventsObject extends DurableObject<Env> {
   }
 
   private async openSocket(): Promise<{ connected: boolean; error?: string }> {
-    const configId = Number(this.get("config_id"));
+    const configId = Number(this.db.getKv("config_id"));
     const row = configId ? await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get() : undefined;
     if (!row) return { connected: false, error: "configuration not found" };
     let ws: WebSocket | null = null;
@@ -119,7 +113,7 @@ export class AriEventsObject extends DurableObject<Env> {
     }
     ws.accept();
     this.socket = ws;
-    this.put("failures", 0);
+    this.db.putKv("failures", 0);
     ws.addEventListener("message", (e) => {
       this.ctx.waitUntil(this.onMessage(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer)));
     });
@@ -135,10 +129,10 @@ export class AriEventsObject extends DurableObject<Env> {
 
   /** Counts a failure; retries with backoff while calls are in flight; gives up (inactive) after ARI_MAX_FAILURES. */
   private async noteFailure(error: string): Promise<void> {
-    const failures = Number(this.get("failures") ?? 0) + 1;
-    this.put("failures", failures);
-    this.put("last_error", error);
-    console.warn(JSON.stringify({ level: "warning", msg: "ARI events connection failed", config_id: this.get("config_id"), failures, error }));
+    const failures = Number(this.db.getKv("failures") ?? 0) + 1;
+    this.db.putKv("failures", failures);
+    this.db.putKv("last_error", error);
+    console.warn(JSON.stringify({ level: "warning", msg: "ARI events connection failed", config_id: this.db.getKv("config_id"), failures, error }));
     if (failures >= ARI_MAX_FAILURES) {
       await this.markInactive(error);
       return;
@@ -147,7 +141,7 @@ export class AriEventsObject extends DurableObject<Env> {
   }
 
   private async markInactive(error: string): Promise<void> {
-    const configId = Number(this.get("config_id"));
+    const configId = Number(this.db.getKv("config_id"));
     const reason = `ARI events connection failed ${ARI_MAX_FAILURES} times in a row: ${error}`;
     if (configId) {
       await getDb(this.env)
@@ -158,7 +152,7 @@ export class AriEventsObject extends DurableObject<Env> {
     // Without the socket the outcome of the tracked calls cannot be known.
     const runs = this.db.all<Pick<CallRow, "run_id">>`SELECT run_id FROM calls`;
     this.db.run`DELETE FROM calls`;
-    this.put("failures", 0);
+    this.db.putKv("failures", 0);
     for (const { run_id } of runs) {
       const run = await getRun(getDb(this.env), run_id);
       if (run) await applyStatus(this.env, run, { status: "unknown", error: "Lost the ARI events connection; the outcome is unknown" });
@@ -194,7 +188,7 @@ export class AriEventsObject extends DurableObject<Env> {
       .update(workflowRuns)
       .set({ notes: ARI_NO_SPEECH_NOTE })
       .where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
-    const configId = Number(this.get("config_id"));
+    const configId = Number(this.db.getKv("config_id"));
     const row = await db.select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
     if (!row) return;
     try {

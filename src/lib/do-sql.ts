@@ -89,6 +89,16 @@ export class DoSql {
     return this.storage.sql.exec<{ n: number }>("SELECT changes() AS n").one().n;
   }
 
+  /** A setting in the object's `kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)` table, or null. */
+  getKv(k: string): string | null {
+    return this.value<string>`SELECT v FROM kv WHERE k = ${k}`;
+  }
+
+  /** Sets a setting in the object's `kv` table. */
+  putKv(k: string, v: string | number): void {
+    this.run`INSERT INTO kv (k, v) VALUES (${k}, ${String(v)}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
+  }
+
   /** Runs `fn` atomically: all of its writes commit together or none do. */
   tx<T>(fn: () => T): T {
     return this.storage.transactionSync(fn);

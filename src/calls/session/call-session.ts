@@ -84,20 +84,13 @@ export class CallSession extends DurableObject<Env> {
     void migrateOnStart(ctx, this.db, CALL_SESSION_MIGRATIONS);
   }
 
-  private get(k: string): string | null {
-    return this.db.value<string>`SELECT v FROM kv WHERE k = ${k}`;
-  }
-  private put(k: string, v: string | number): void {
-    this.db.run`INSERT INTO kv (k, v) VALUES (${k}, ${String(v)}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
-  }
-
   /** Chooses the agent and limits before the stream connects (the greeting agent and the defaults otherwise). */
   async prepare(options: SessionOptions): Promise<void> {
-    if (options.agent) this.put("agent", options.agent);
-    if (options.silenceSeconds) this.put("silence_ms", options.silenceSeconds * 1000);
-    if (options.maxCallSeconds) this.put("max_ms", options.maxCallSeconds * 1000);
+    if (options.agent) this.db.putKv("agent", options.agent);
+    if (options.silenceSeconds) this.db.putKv("silence_ms", options.silenceSeconds * 1000);
+    if (options.maxCallSeconds) this.db.putKv("max_ms", options.maxCallSeconds * 1000);
     if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
-    if (options.record !== undefined) this.put("record", options.record ? "1" : "0");
+    if (options.record !== undefined) this.db.putKv("record", options.record ? "1" : "0");
   }
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
@@ -109,7 +102,7 @@ export class CallSession extends DurableObject<Env> {
       endMs: t.end_ms,
       ...(t.interrupted ? { interrupted: true } : {}),
     }));
-    return { ended: this.get("ended") === "1", endReason: this.get("end_reason") as EndReason | null, streamId: this.get("stream_id"), turns };
+    return { ended: this.db.getKv("ended") === "1", endReason: this.db.getKv("end_reason") as EndReason | null, streamId: this.db.getKv("stream_id"), turns };
   }
 
   /** The media socket's upgrade, forwarded by the stream route once the per-run token checked out. */
@@ -122,24 +115,24 @@ export class CallSession extends DurableObject<Env> {
     } catch {
       return refuse(400, "Missing session details");
     }
-    if (this.get("ended") === "1") return refuse(409, "This call's media stream has ended");
+    if (this.db.getKv("ended") === "1") return refuse(409, "This call's media stream has ended");
     // One stream per call: a second upgrade (a replayed URL) is refused while the first is open, or once it was.
-    if (this.get("run_id") !== null) return refuse(409, "A media stream was already connected for this call");
-    this.put("run_id", start.runId);
-    this.put("org_id", start.orgId);
-    this.put("provider", start.provider);
-    this.put("greeting", start.greeting ?? "");
-    this.put("variables", JSON.stringify(start.variables));
-    if (this.get("record") === null) this.put("record", start.record ? "1" : "0");
+    if (this.db.getKv("run_id") !== null) return refuse(409, "A media stream was already connected for this call");
+    this.db.putKv("run_id", start.runId);
+    this.db.putKv("org_id", start.orgId);
+    this.db.putKv("provider", start.provider);
+    this.db.putKv("greeting", start.greeting ?? "");
+    this.db.putKv("variables", JSON.stringify(start.variables));
+    if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
     const pair = new WebSocketPair();
     this.ctx.acceptWebSocket(pair[1]);
-    const maxMs = Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000);
+    const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
     await this.ctx.storage.setAlarm(Date.now() + maxMs);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    this.ended ??= this.get("ended") === "1";
+    this.ended ??= this.db.getKv("ended") === "1";
     if (this.ended) return;
     const live = await this.liveFor(ws);
     try {
@@ -149,7 +142,7 @@ export class CallSession extends DurableObject<Env> {
       }
       if (!this.ending) this.pump(live);
     } catch (err) {
-      log("error", "media_error", { run_id: Number(this.get("run_id")), error: String(err) });
+      log("error", "media_error", { run_id: Number(this.db.getKv("run_id")), error: String(err) });
       this.ending ??= this.end("media_error");
     }
     if (this.ending) await this.ending;
@@ -167,38 +160,38 @@ export class CallSession extends DurableObject<Env> {
 
   /** The call reached its maximum length (a wall-clock backstop to the audio clock's own check). */
   async alarm(): Promise<void> {
-    if (this.get("ended") === "1" || this.get("run_id") === null) return;
+    if (this.db.getKv("ended") === "1" || this.db.getKv("run_id") === null) return;
     this.ending ??= this.end("max_call_seconds");
     await this.ending;
   }
 
   private async liveFor(ws: WebSocket): Promise<Live> {
     if (this.live && this.live.ws === ws) return this.live;
-    const provider = getProvider(this.get("provider") ?? "");
+    const provider = getProvider(this.db.getKv("provider") ?? "");
     const adapter = provider.calls?.media;
     if (!adapter) throw new Error(`${provider.displayName} has no media stream`);
     // After hibernation the agent starts afresh; its stream, if started, carries on.
-    const streamId = this.get("stream_id");
+    const streamId = this.db.getKv("stream_id");
     this.live = {
       ws,
       adapter,
       format: adapter.format,
       streamId: streamId ?? "",
       agent:
-        (this.get("agent") ?? liveAgent(this.env)) === "echo"
+        (this.db.getKv("agent") ?? liveAgent(this.env)) === "echo"
           ? new EchoAgent()
           : new GreetingAgent((await this.ctx.storage.get<GreetingClip>("greeting_clip")) ?? null),
       inbound: new Framer(frameSize(adapter.format)),
       outbound: new Framer(frameSize(adapter.format)),
       pacer: new Pacer(),
       resamplers: new Map(),
-      clockMs: Number(this.get("clock_ms") ?? 0),
-      lastActivityMs: Number(this.get("clock_ms") ?? 0),
+      clockMs: Number(this.db.getKv("clock_ms") ?? 0),
+      lastActivityMs: Number(this.db.getKv("clock_ms") ?? 0),
       started: streamId !== null,
-      maxMs: Number(this.get("max_ms") ?? MAX_CALL_SECONDS * 1000),
-      silenceMs: Number(this.get("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
+      maxMs: Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000),
+      silenceMs: Number(this.db.getKv("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
       // A session woken from hibernation records on from where it is (what was buffered before is lost with it).
-      recorder: this.get("record") === "0" ? null : new Recorder(adapter.format.rate),
+      recorder: this.db.getKv("record") === "0" ? null : new Recorder(adapter.format.rate),
     };
     return this.live;
   }
@@ -213,10 +206,10 @@ export class CallSession extends DurableObject<Env> {
         live.inbound = new Framer(frameSize(live.format));
         live.outbound = new Framer(frameSize(live.format));
         if (live.recorder) live.recorder = new Recorder(live.format.rate);
-        this.put("stream_id", ev.streamId);
-        const variables = JSON.parse(this.get("variables") ?? "{}");
+        this.db.putKv("stream_id", ev.streamId);
+        const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
         await live.agent.onStart(
-          { runId: Number(this.get("run_id")), variables, greeting: this.get("greeting") || null, rate: live.format.rate },
+          { runId: Number(this.db.getKv("run_id")), variables, greeting: this.db.getKv("greeting") || null, rate: live.format.rate },
           this.controls(live),
         );
         return;
@@ -309,23 +302,23 @@ export class CallSession extends DurableObject<Env> {
   }
 
   private recordingKey(): string {
-    return `recordings/${this.get("org_id")}/${this.get("run_id")}.pcm`;
+    return `recordings/${this.db.getKv("org_id")}/${this.db.getKv("run_id")}.pcm`;
   }
 
   /** Uploads one full part of the recording (R2 multipart: every part but the last is PART_BYTES). */
   private async storePart(part: Uint8Array, rate: number): Promise<void> {
     const bucket = this.env.UPLOADS;
-    let uploadId = this.get("rec_upload");
+    let uploadId = this.db.getKv("rec_upload");
     if (!uploadId) {
       const upload = await bucket.createMultipartUpload(this.recordingKey(), { customMetadata: { rate: String(rate), channels: "2" } });
       uploadId = upload.uploadId;
-      this.put("rec_upload", uploadId);
-      this.put("rec_rate", rate);
+      this.db.putKv("rec_upload", uploadId);
+      this.db.putKv("rec_rate", rate);
     }
-    const parts: R2UploadedPart[] = JSON.parse(this.get("rec_parts") ?? "[]");
+    const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
     const uploaded = await bucket.resumeMultipartUpload(this.recordingKey(), uploadId).uploadPart(parts.length + 1, part);
     parts.push(uploaded);
-    this.put("rec_parts", JSON.stringify(parts));
+    this.db.putKv("rec_parts", JSON.stringify(parts));
   }
 
   /** Stores what is left of the recording, completes it and names it on the run. */
@@ -334,11 +327,11 @@ export class CallSession extends DurableObject<Env> {
     if (!recorder) return;
     const rest = recorder.finish();
     const key = this.recordingKey();
-    const uploadId = this.get("rec_upload");
+    const uploadId = this.db.getKv("rec_upload");
     const rate = recorder.rate;
     if (uploadId) {
       const upload = this.env.UPLOADS.resumeMultipartUpload(key, uploadId);
-      const parts: R2UploadedPart[] = JSON.parse(this.get("rec_parts") ?? "[]");
+      const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
       if (rest) parts.push(await upload.uploadPart(parts.length + 1, rest));
       await upload.complete(parts);
     } else if (rest) {
@@ -347,18 +340,18 @@ export class CallSession extends DurableObject<Env> {
     await getDb(this.env)
       .update(workflowRuns)
       .set({ recordingKey: key, recordingRate: rate })
-      .where(eq(workflowRuns.id, Number(this.get("run_id"))))
+      .where(eq(workflowRuns.id, Number(this.db.getKv("run_id"))))
       .run();
   }
 
   /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
   private async end(reason: EndReason): Promise<void> {
-    if (this.get("ended") === "1") return;
+    if (this.db.getKv("ended") === "1") return;
     this.ended = true;
-    this.put("ended", "1");
-    this.put("end_reason", reason);
-    if (this.live) this.put("clock_ms", this.live.clockMs);
-    const runId = Number(this.get("run_id"));
+    this.db.putKv("ended", "1");
+    this.db.putKv("end_reason", reason);
+    if (this.live) this.db.putKv("clock_ms", this.live.clockMs);
+    const runId = Number(this.db.getKv("run_id"));
     try {
       await this.finishRecording();
     } catch (err) {
@@ -371,7 +364,7 @@ export class CallSession extends DurableObject<Env> {
     }
     if (reason !== "callee_hangup") {
       try {
-        await hangupRun(this.env, Number(this.get("org_id")), runId);
+        await hangupRun(this.env, Number(this.db.getKv("org_id")), runId);
       } catch (err) {
         // The run watchdog ends a call the carrier would not hang up; the socket closes below either way.
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });

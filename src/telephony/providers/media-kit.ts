@@ -1,7 +1,7 @@
 // What the carriers' media adapters share: reading a JSON text message, naming a wire format, and the JSON stream
 // protocol two carriers speak.
 import { base64ToBytes, bytesToBase64 } from "../../lib/audio/pcm";
-import type { MediaAdapter, MediaFormat } from "./types";
+import type { MediaAdapter, MediaEvent, MediaFormat } from "./types";
 
 /** A text message parsed as a JSON object; anything else (binary, malformed, not an object) is null. */
 export function jsonMessage(data: string | ArrayBuffer): Record<string, any> | null {
@@ -37,6 +37,20 @@ export function wireFormat(encoding: unknown, rate: unknown): MediaFormat | null
   return { codec, rate: hz };
 }
 
+/** The messages the JSON stream protocols share: media (our own outbound track skipped), dtmf and stop. */
+export function sharedEvents(m: Record<string, any>): MediaEvent[] {
+  switch (m.event) {
+    case "media":
+      return m.media?.track === "outbound" || typeof m.media?.payload !== "string" ? [] : [{ kind: "audio", payload: base64ToBytes(m.media.payload) }];
+    case "dtmf":
+      return typeof m.dtmf?.digit === "string" ? [{ kind: "dtmf", digit: m.dtmf.digit }] : [];
+    case "stop":
+      return [{ kind: "stop" }];
+    default:
+      return [];
+  }
+}
+
 /** How a Twilio-style protocol names things: the stream and call ids, the media format and its rate. */
 export type StreamKeys = { stream: string; call: string; media: string; rate: string; streamInReplies: boolean };
 
@@ -60,16 +74,10 @@ export function twilioStyleMedia(format: MediaFormat, k: StreamKeys): MediaAdapt
           const streamId = String(m[k.stream] ?? m.start?.[k.stream] ?? "");
           return [{ kind: "start", streamId, callId: m.start?.[k.call] ?? null, format: wireFormat(mf?.encoding, mf?.[k.rate]) }];
         }
-        case "media":
-          return m.media?.track === "outbound" || typeof m.media?.payload !== "string" ? [] : [{ kind: "audio", payload: base64ToBytes(m.media.payload) }];
         case "mark":
           return typeof m.mark?.name === "string" ? [{ kind: "mark", name: m.mark.name }] : [];
-        case "dtmf":
-          return typeof m.dtmf?.digit === "string" ? [{ kind: "dtmf", digit: m.dtmf.digit }] : [];
-        case "stop":
-          return [{ kind: "stop" }];
         default:
-          return [];
+          return m ? sharedEvents(m) : [];
       }
     },
     audio: (frame, streamId) => out("media", streamId, { media: { payload: bytesToBase64(frame) } }),

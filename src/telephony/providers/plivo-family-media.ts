@@ -1,8 +1,8 @@
 // Plivo's audio streams (<Stream bidirectional="true">), which Vobiz speaks too: start (streamId, callId,
 // mediaFormat), media and stop in, with playedStream answering our checkpoint once the audio before it has played.
 // Out: playAudio (base64 with its content type and rate), checkpoint (a named mark) and clearAudio.
-import { base64ToBytes, bytesToBase64 } from "../../lib/audio/pcm";
-import { jsonMessage, wireFormat } from "./media-kit";
+import { bytesToBase64 } from "../../lib/audio/pcm";
+import { jsonMessage, sharedEvents, wireFormat } from "./media-kit";
 import type { MediaAdapter } from "./types";
 
 export const plivoFamilyMedia: MediaAdapter = {
@@ -21,16 +21,10 @@ export const plivoFamilyMedia: MediaAdapter = {
           },
         ];
       }
-      case "media":
-        return typeof m.media?.payload === "string" ? [{ kind: "audio", payload: base64ToBytes(m.media.payload) }] : [];
       case "playedStream":
         return typeof m.name === "string" ? [{ kind: "mark", name: m.name }] : [];
-      case "dtmf":
-        return typeof m.dtmf?.digit === "string" ? [{ kind: "dtmf", digit: m.dtmf.digit }] : [];
-      case "stop":
-        return [{ kind: "stop" }];
       default:
-        return [];
+        return m ? sharedEvents(m) : [];
     }
   },
   audio: (frame) => JSON.stringify({ event: "playAudio", media: { contentType: "audio/x-mulaw", sampleRate: 8000, payload: bytesToBase64(frame) } }),
