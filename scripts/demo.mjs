@@ -75,6 +75,8 @@ try {
       ...localBindings("d1"),
       PUBLIC_BASE_URL: base,
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
+      // Answered calls carry live audio: the simulated callee talks, the echo agent answers, both sides are recorded.
+      VOICE_AGENT: "echo",
     }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
   });
@@ -155,6 +157,24 @@ try {
   step("done");
   console.log(`  ${runs.items.length} calls placed; newest log entries:`);
   for (const l of logs.items.reverse()) console.log(`    ${l.ts}  ${l.level.padEnd(7)} ${l.event.padEnd(22)} ${l.message}`);
+  // One answered call's recording: its length and how loud each side was.
+  for (const r of runs.items) {
+    const run = await api("GET", `/workflow/${agent.id}/runs/${r.workflow_run_id ?? r.id}`).catch(() => null);
+    if (!run?.recording_url) continue;
+    const wav = new Uint8Array(await (await fetch(run.recording_url)).arrayBuffer());
+    const view = new DataView(wav.buffer);
+    const rate = view.getUint32(24, true);
+    const frames = (wav.length - 44) / 4;
+    const level = (ch) => {
+      let sum = 0;
+      for (let i = 0; i < frames; i++) sum += view.getInt16(44 + i * 4 + ch * 2, true) ** 2;
+      return Math.round(Math.sqrt(sum / frames));
+    };
+    console.log(
+      `  recording of ${run.name}: ${(frames / rate).toFixed(1)} s, two channels (callee RMS ${level(0)}, agent RMS ${level(1)})\n    ${run.recording_url}`,
+    );
+    break;
+  }
 } finally {
   for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
   rmSync(state, { recursive: true, force: true });

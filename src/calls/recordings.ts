@@ -1,7 +1,11 @@
 // Call recordings: short-lived signed download URLs (the Worker serves the file, so no bucket is public), and the
 // stored raw PCM turned into a WAV on the way out.
+import { clock } from "../lib/clock";
 import { hmac, safeEqual, toHex } from "../lib/crypto";
+import { publicBaseUrl } from "../lib/deployment";
+import { toPage } from "../lib/pagination";
 import { publicUrl } from "../lib/settings";
+import { type RunRow, runView } from "./runs";
 
 /** How long a recording URL in a run's details stays valid. */
 export const RECORDING_URL_TTL_SECONDS = 15 * 60;
@@ -18,4 +22,16 @@ export async function recordingUrl(secret: string, publicBaseUrl: string, runId:
 export async function recordingUrlValid(secret: string, runId: number, expires: number, sig: string, nowMs: number): Promise<boolean> {
   if (!secret || !/^[0-9a-f]{64}$/.test(sig) || expires * 1000 < nowMs) return false;
   return safeEqual(await signature(secret, runId, expires), sig);
+}
+
+/** A run's recording link, signed for this deployment's public origin (the request's when none is set). */
+export function recordingLink(env: Env, requestUrl: string, runId: number): Promise<string> {
+  return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now());
+}
+
+/** A page of runs as the API shows them, each recorded one with its link. */
+export async function runsPage(env: Env, requestUrl: string, rows: RunRow[], limit: number) {
+  const links = new Map<number, string>();
+  for (const r of rows.slice(0, limit)) if (r.recordingKey) links.set(r.id, await recordingLink(env, requestUrl, r.id));
+  return toPage(rows, limit, (r) => runView(r, links.get(r.id) ?? null));
 }

@@ -5,16 +5,14 @@ import { workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
-import type { Context } from "hono";
 import { wavHeader } from "../lib/audio/wav";
 import { clock } from "../lib/clock";
-import { CALL_SETTINGS, publicBaseUrl, requireSettings } from "../lib/deployment";
+import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError } from "../lib/errors";
-import type { AppEnv } from "../lib/types";
-import { recordingUrl, recordingUrlValid } from "./recordings";
+import { recordingLink, recordingUrlValid, runsPage } from "./recordings";
 import { WorkflowRun, runView } from "./runs";
 
 const tags = ["calls"];
@@ -69,12 +67,7 @@ export const runsRouter = createRouter()
       .orderBy(desc(workflowRuns.id))
       .limit(limit + 1)
       .all();
-    const urls = new Map<number, string>();
-    for (const r of rows) if (r.recordingKey) urls.set(r.id, await recordingLink(c, r.id));
-    return c.json(
-      toPage(rows, limit, (r) => runView(r, urls.get(r.id) ?? null)),
-      200,
-    );
+    return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   })
   .openapi(one, async (c) => {
     const { workflow_id, run_id } = c.req.valid("param");
@@ -86,7 +79,7 @@ export const runsRouter = createRouter()
       .where(and(eq(workflowRuns.id, run_id), eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, c.get("orgId"))))
       .get();
     if (!row) throw notFound("Workflow run");
-    return c.json(runView(row, row.recordingKey ? await recordingLink(c, row.id) : null), 200);
+    return c.json(runView(row, row.recordingKey ? await recordingLink(c.env, c.req.url, row.id) : null), 200);
   })
   .openapi(download, async (c) => {
     const { run_id } = c.req.valid("param");
@@ -105,11 +98,6 @@ export const runsRouter = createRouter()
       headers: { "Content-Type": "audio/wav", "Content-Length": String(44 + object.size), "Cache-Control": "private, no-store" },
     });
   });
-
-/** A run's recording link, signed for this deployment's public origin. */
-async function recordingLink(c: Context<AppEnv>, runId: number): Promise<string> {
-  return recordingUrl(c.env.CALLBACK_SECRET, publicBaseUrl(c.env, c.req.url) || new URL(c.req.url).origin, runId, clock.now());
-}
 
 /** The stored PCM behind a WAV header, streamed as R2 hands it over. */
 function wavStream(object: R2ObjectBody, rate: number): ReadableStream<Uint8Array> {

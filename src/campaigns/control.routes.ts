@@ -11,7 +11,8 @@ import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
-import { WorkflowRun, runView } from "../calls/runs";
+import { runsPage } from "../calls/recordings";
+import { WorkflowRun } from "../calls/runs";
 import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
@@ -248,5 +249,5 @@ export const campaignControlRouter = createRouter()
       .orderBy(desc(workflowRuns.id))
       .limit(limit + 1)
       .all();
-    return c.json(toPage(rows, limit, runView), 200);
+    return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   });

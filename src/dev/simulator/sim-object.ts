@@ -23,6 +23,7 @@ import {
   type SimCall,
   type SimState,
 } from "./types";
+import { playCallee, streamUrlIn } from "./media/play";
 
 export type PlayRequest = OutcomeOptions & {
   outcome: Outcome;
@@ -206,10 +207,24 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     }
     if (!opts.deliver) return json(200, { callbacks: list });
     const results = [];
-    for (const cb of list) {
+    for (const [i, cb] of list.entries()) {
       if (cb.kind === "stream") continue;
       const res = await fetch(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body });
-      results.push({ kind: cb.kind, url: cb.url, status: res.status, body: await res.text() });
+      const text = await res.text();
+      results.push({ kind: cb.kind, url: cb.url, status: res.status, body: text });
+      // An answer that connects the call's audio: the callee talks on the stream first, and the rest of the call's
+      // callbacks follow when it hangs up (in the background: the caller is answered now).
+      const stream = cb.kind === "answer" && res.ok ? streamUrlIn(text) : null;
+      if (stream) {
+        const rest = list.slice(i + 1).filter((c) => c.kind !== "stream");
+        this.ctx.waitUntil(
+          (async () => {
+            await playCallee(call.provider, stream, call.id).catch(() => {});
+            for (const c of rest) await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
+          })(),
+        );
+        return json(200, { callbacks: list, delivered: results, media: stream });
+      }
     }
     return json(200, { callbacks: list, delivered: results });
   }
