@@ -8,6 +8,7 @@ import { describe, expect, inject, it } from "vitest";
 import { CallSession } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
+import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
@@ -349,5 +350,15 @@ describe("Telnyx with a voice agent set", () => {
     }
     expect((await simRequests(s.acct)).slice(before).filter((r) => /actions\/speak/.test(r.path))).toEqual([]);
     expect((await runRow(runId)).status).toBe("in_progress");
+  });
+});
+
+describe("the simulator finds the stream an answer document connects", () => {
+  it("in TwiML/CXML, Plivo XML and an NCCO; nothing in a speaking document", () => {
+    const url = "wss://edgedial.test/api/v1/telephony/x/stream/7/ab&cd";
+    for (const provider of ["twilio", "cloudonix", "plivo", "vobiz", "vonage"] as const) {
+      expect(streamUrlIn(getProvider(provider).calls!.mediaDocument!(url).body)).toBe(url);
+      expect(streamUrlIn(getProvider(provider).calls!.answerDocument("Hello").body)).toBeNull();
+    }
   });
 });
