@@ -101,6 +101,17 @@ export const WorkflowRun = z
     answered_at: z.string().nullable(),
     ended_at: z.string().nullable(),
     duration_seconds: z.number().int().nullable(),
+    transcript: z
+      .array(
+        z.object({
+          role: z.enum(["agent", "callee"]),
+          text: z.string(),
+          start_ms: z.number().int().openapi({ description: "From the start of the call's audio" }),
+          end_ms: z.number().int(),
+          interrupted: z.boolean().openapi({ description: "The callee spoke over it and the rest was not played" }),
+        }),
+      )
+      .openapi({ description: "The conversation's turns, once the call's media session ended (empty before, or without one)" }),
     recording_url: z
       .string()
       .nullable()
@@ -135,6 +146,7 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     answered_at: r.answeredAt,
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
+    transcript: (r.transcript ?? []).map((t) => ({ ...t, role: t.role as "agent" | "callee" })),
     recording_url: recordingUrl,
     created_by_key_id: r.createdByKeyId,
   };

@@ -214,6 +214,14 @@ export const workflowRuns = sqliteTable(
     // The call's two-channel recording in the uploads bucket (raw 16-bit PCM; served as WAV), once the call ended.
     recordingKey: text("recording_key"),
     recordingRate: integer("recording_rate"),
+    // The call's turns as its session logged them (who, text, start and end on the call's clock), once it ended.
+    transcript: text("transcript", { mode: "json" }).$type<Array<{
+      role: string;
+      text: string;
+      start_ms: number;
+      end_ms: number;
+      interrupted: boolean;
+    }> | null>(),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),

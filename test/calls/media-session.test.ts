@@ -133,6 +133,8 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     // The turn lasts from the start until the callee heard the end (the clip, within the pacer's lead and a frame).
     expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: expect.any(Number) }]);
     expect(Math.abs(snap.turns[0].endMs - (reference.length / format.rate) * 1000)).toBeLessThanOrEqual(100);
+    // The run's details carry the same turns.
+    expect((await runApi(s, runId)).transcript).toEqual([{ role: "agent", text: GREETING_TEXT, start_ms: 0, end_ms: snap.turns[0].endMs, interrupted: false }]);
     // The agent ended the call: the session asked the carrier to hang up (Exotel has no hang-up: the socket closing is it).
     const after = (await simRequests(s.acct)).slice(before);
     const callId = (await runRow(runId)).providerCallId!;
@@ -164,6 +166,7 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     expect(callee.marks).toEqual([]);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: 26 * 20, interrupted: true }]);
+    expect((await runApi(s, runId)).transcript).toEqual([{ role: "agent", text: GREETING_TEXT, start_ms: 0, end_ms: 520, interrupted: true }]);
     expect(snap.endReason).toBe("agent_hangup");
   });
 

@@ -265,6 +265,7 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "ended_at",
         "duration_seconds",
         "recording_url",
+        "transcript",
         "created_by_key_id",
       ].sort(),
     );

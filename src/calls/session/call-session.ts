@@ -344,6 +344,18 @@ export class CallSession extends DurableObject<Env> {
       .run();
   }
 
+  /** The turns onto the run, where its details show them. */
+  private async saveTranscript(runId: number): Promise<void> {
+    const turns = this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`;
+    if (!turns.length) return;
+    const transcript = turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms, interrupted: t.interrupted === 1 }));
+    try {
+      await getDb(this.env).update(workflowRuns).set({ transcript }).where(eq(workflowRuns.id, runId)).run();
+    } catch (err) {
+      log("error", "transcript_failed", { run_id: runId, error: String(err) });
+    }
+  }
+
   /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
   private async end(reason: EndReason): Promise<void> {
     if (this.db.getKv("ended") === "1") return;
@@ -357,6 +369,7 @@ export class CallSession extends DurableObject<Env> {
     } catch (err) {
       log("error", "recording_failed", { run_id: runId, error: String(err) });
     }
+    await this.saveTranscript(runId);
     try {
       await this.live?.agent.onEnd(reason);
     } catch (err) {
