@@ -63,17 +63,17 @@ export type PolicyUpdate = {
   recordCalls?: boolean;
 };
 
-/** Whether the organization records its calls (on unless it turned recording off). */
-export async function recordsCalls(db: Db, orgId: number): Promise<boolean> {
-  const row = await db.select({ record: callingPolicies.recordCalls }).from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).get();
-  return row?.record ?? true;
+/** One yes/no setting of the organization's policy; `fallback` when it has never set a policy. */
+async function policyFlag(db: Db, orgId: number, flag: "allowPrivatePbx" | "recordCalls", fallback: boolean): Promise<boolean> {
+  const row = await db.select({ value: callingPolicies[flag] }).from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).get();
+  return row?.value ?? fallback;
 }
 
+/** Whether the organization records its calls (on unless it turned recording off). */
+export const recordsCalls = (db: Db, orgId: number) => policyFlag(db, orgId, "recordCalls", true);
+
 /** Whether the organization lets its PBX URLs point at loopback, private, CGNAT or local names (SSRF guard). */
-export async function allowsPrivatePbx(db: Db, orgId: number): Promise<boolean> {
-  const row = await db.select({ allow: callingPolicies.allowPrivatePbx }).from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).get();
-  return row?.allow ?? false;
-}
+export const allowsPrivatePbx = (db: Db, orgId: number) => policyFlag(db, orgId, "allowPrivatePbx", false);
 
 /**
  * Sets the fields given and keeps the others, in one statement (two concurrent updates of different fields both

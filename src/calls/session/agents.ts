@@ -3,7 +3,6 @@
 // heard it; a callee who talks over it stops it at once (barge-in), and the call ends when they fall silent. With
 // nothing to play it hangs up at once. The echo agent repeats what the callee says, frame for frame (tests and the
 // demo use it to show audio flowing both ways).
-import { isVoiced } from "../../lib/audio/level";
 import type { SampleRate } from "../../lib/audio/resample";
 import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "./voice-agent";
 
@@ -49,7 +48,7 @@ export class GreetingAgent implements VoiceAgent {
   onAudio(frame: AudioFrame) {
     const c = this.controls;
     if (!c) return;
-    if (isVoiced(frame.samples)) {
+    if (frame.voiced) {
       this.lastVoiceMs = frame.atMs;
       if (this.speaking) {
         // Barge-in: stop talking now; the greeting goes to the transcript as interrupted.
@@ -82,7 +81,7 @@ export class EchoAgent implements VoiceAgent {
 
   /** Speech only: a quiet line is not echoed, so the callee's silence is still silence (and can time out). */
   onAudio(frame: AudioFrame) {
-    if (isVoiced(frame.samples)) this.controls?.say(frame.samples, frame.rate);
+    if (frame.voiced) this.controls?.say(frame.samples, frame.rate);
   }
 
   onMark() {}

@@ -95,7 +95,7 @@ export class CallSession extends DurableObject<Env> {
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
   async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; turns: Turn[] }> {
-    const turns = this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`.map((t) => ({
+    const turns = this.turns().map((t) => ({
       role: t.role as Turn["role"],
       text: t.text,
       startMs: t.start_ms,
@@ -172,6 +172,7 @@ export class CallSession extends DurableObject<Env> {
     if (!adapter) throw new Error(`${provider.displayName} has no media stream`);
     // After hibernation the agent starts afresh; its stream, if started, carries on.
     const streamId = this.db.getKv("stream_id");
+    const clockMs = Number(this.db.getKv("clock_ms") ?? 0);
     this.live = {
       ws,
       adapter,
@@ -185,8 +186,8 @@ export class CallSession extends DurableObject<Env> {
       outbound: new Framer(frameSize(adapter.format)),
       pacer: new Pacer(),
       resamplers: new Map(),
-      clockMs: Number(this.db.getKv("clock_ms") ?? 0),
-      lastActivityMs: Number(this.db.getKv("clock_ms") ?? 0),
+      clockMs,
+      lastActivityMs: clockMs,
       started: streamId !== null,
       maxMs: Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000),
       silenceMs: Number(this.db.getKv("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
@@ -223,8 +224,9 @@ export class CallSession extends DurableObject<Env> {
           const samples = decode(live.format, f);
           const part = live.recorder?.tick(live.clockMs, samples);
           if (part) await this.storePart(part, live.format.rate);
-          if (isVoiced(samples)) live.lastActivityMs = live.clockMs;
-          await live.agent.onAudio({ samples, rate: live.format.rate, atMs: live.clockMs });
+          const voiced = isVoiced(samples);
+          if (voiced) live.lastActivityMs = live.clockMs;
+          await live.agent.onAudio({ samples, rate: live.format.rate, atMs: live.clockMs, voiced });
           if (this.ending) return;
           this.limits(live);
           if (this.ending) return;
@@ -284,9 +286,11 @@ export class CallSession extends DurableObject<Env> {
       clear: () => {
         live.outbound.reset();
         const dropped = live.pacer.clear(live.clockMs);
-        // The carrier drops what it still held too: none of it was heard.
-        if (live.adapter.clear) live.recorder?.dropAgentFrom(live.clockMs);
-        if (live.adapter.clear) live.ws.send(live.adapter.clear(live.streamId));
+        if (live.adapter.clear) {
+          live.ws.send(live.adapter.clear(live.streamId));
+          // The carrier drops what it still held too: none of it was heard.
+          live.recorder?.dropAgentFrom(live.clockMs);
+        }
         return dropped;
       },
       transfer: async () => false,
@@ -313,7 +317,6 @@ export class CallSession extends DurableObject<Env> {
       const upload = await bucket.createMultipartUpload(this.recordingKey(), { customMetadata: { rate: String(rate), channels: "2" } });
       uploadId = upload.uploadId;
       this.db.putKv("rec_upload", uploadId);
-      this.db.putKv("rec_rate", rate);
     }
     const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
     const uploaded = await bucket.resumeMultipartUpload(this.recordingKey(), uploadId).uploadPart(parts.length + 1, part);
@@ -321,38 +324,47 @@ export class CallSession extends DurableObject<Env> {
     this.db.putKv("rec_parts", JSON.stringify(parts));
   }
 
-  /** Stores what is left of the recording, completes it and names it on the run. */
-  private async finishRecording(): Promise<void> {
+  private turns(): TurnRow[] {
+    return this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`;
+  }
+
+  /** Stores what is left of the recording and completes it; returns its key, or null when nothing was recorded. */
+  private async finishRecording(): Promise<{ recordingKey: string; recordingRate: number } | null> {
     const recorder = this.live?.recorder;
-    if (!recorder) return;
+    if (!recorder) return null;
     const rest = recorder.finish();
     const key = this.recordingKey();
     const uploadId = this.db.getKv("rec_upload");
-    const rate = recorder.rate;
     if (uploadId) {
       const upload = this.env.UPLOADS.resumeMultipartUpload(key, uploadId);
       const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
       if (rest) parts.push(await upload.uploadPart(parts.length + 1, rest));
       await upload.complete(parts);
     } else if (rest) {
-      await this.env.UPLOADS.put(key, rest, { customMetadata: { rate: String(rate), channels: "2" } });
-    } else return;
-    await getDb(this.env)
-      .update(workflowRuns)
-      .set({ recordingKey: key, recordingRate: rate })
-      .where(eq(workflowRuns.id, Number(this.db.getKv("run_id"))))
-      .run();
+      await this.env.UPLOADS.put(key, rest, { customMetadata: { rate: String(recorder.rate), channels: "2" } });
+    } else return null;
+    return { recordingKey: key, recordingRate: recorder.rate };
   }
 
-  /** The turns onto the run, where its details show them. */
-  private async saveTranscript(runId: number): Promise<void> {
-    const turns = this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`;
-    if (!turns.length) return;
-    const transcript = turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms, interrupted: t.interrupted === 1 }));
+  /** The recording and the transcript onto the run (one write), where its details show them. */
+  private async saveToRun(runId: number): Promise<void> {
+    let recording: Awaited<ReturnType<CallSession["finishRecording"]>> = null;
     try {
-      await getDb(this.env).update(workflowRuns).set({ transcript }).where(eq(workflowRuns.id, runId)).run();
+      recording = await this.finishRecording();
     } catch (err) {
-      log("error", "transcript_failed", { run_id: runId, error: String(err) });
+      log("error", "recording_failed", { run_id: runId, error: String(err) });
+    }
+    const turns = this.turns();
+    const transcript = turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms, interrupted: t.interrupted === 1 }));
+    if (!recording && !transcript.length) return;
+    try {
+      await getDb(this.env)
+        .update(workflowRuns)
+        .set({ ...recording, ...(transcript.length ? { transcript } : {}) })
+        .where(eq(workflowRuns.id, runId))
+        .run();
+    } catch (err) {
+      log("error", "run_update_failed", { run_id: runId, error: String(err) });
     }
   }
 
@@ -364,12 +376,6 @@ export class CallSession extends DurableObject<Env> {
     this.db.putKv("end_reason", reason);
     if (this.live) this.db.putKv("clock_ms", this.live.clockMs);
     const runId = Number(this.db.getKv("run_id"));
-    try {
-      await this.finishRecording();
-    } catch (err) {
-      log("error", "recording_failed", { run_id: runId, error: String(err) });
-    }
-    await this.saveTranscript(runId);
     try {
       await this.live?.agent.onEnd(reason);
     } catch (err) {
@@ -383,6 +389,8 @@ export class CallSession extends DurableObject<Env> {
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
       }
     }
+    // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
+    await this.saveToRun(runId);
     for (const ws of this.ctx.getWebSockets()) {
       try {
         ws.close(1000, reason);

@@ -3,8 +3,8 @@
 // the controls it is given. Agents never see carrier messages or wire formats.
 import type { SampleRate } from "../../lib/audio/resample";
 
-/** 20 ms of the callee's audio as 16-bit linear samples. */
-export type AudioFrame = { samples: Int16Array; rate: SampleRate; atMs: number };
+/** 20 ms of the callee's audio as 16-bit linear samples, and whether it is loud enough to be speech. */
+export type AudioFrame = { samples: Int16Array; rate: SampleRate; atMs: number; voiced: boolean };
 
 export type EndReason = "agent_hangup" | "callee_hangup" | "callee_silent" | "max_call_seconds" | "media_error" | "transferred";
 
