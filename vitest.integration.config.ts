@@ -20,6 +20,8 @@ export default defineConfig(async () => ({
       R2_SECRET_ACCESS_KEY: S3_PEER.secretAccessKey,
       R2_BUCKET_NAME: S3_PEER.bucket,
       R2_S3_ENDPOINT: S3_PEER.endpoint,
+      // Answered calls go to a call session: ARI's audio flows over external media (chan_websocket).
+      VOICE_AGENT: "greeting",
     }),
   ],
   test: {

@@ -20,7 +20,15 @@ import {
 } from "../telephony/providers/ari/calls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
+import { bridgeAriMedia, endAriMedia, runChannelOfMedia, startAriMedia } from "../telephony/providers/ari/media";
+import { str } from "../telephony/providers/kit";
+import type { ConfigContext } from "../telephony/providers/types";
+import { log } from "../lib/log";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
+import { callbackToken } from "./callback-urls";
+import { liveAgent } from "./session/agents";
+import { sessionStart } from "./session/session-start";
+import { callSessionStub } from "./session/stub";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
 
@@ -31,6 +39,7 @@ export const ARI_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
 export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
 const CONNECT_TIMEOUT_MS = 10_000;
 export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
+export const ARI_MEDIA_FAILED_NOTE = "The call's audio could not be connected to its voice agent, and the answered call was ended";
 
 export class AriEventsObject extends DurableObject<Env> {
   private socket: WebSocket | null = null;
@@ -178,24 +187,68 @@ export class AriEventsObject extends DurableObject<Env> {
     }
   }
 
-  /**
-   * The channel answered and entered our app. Until the real-time agent exists there is nothing to say (ARI has
-   * no text-to-speech), so the call is ended rather than left open; the run records why nothing was spoken.
-   */
-  private async endAnswered(runId: number, channelId: string): Promise<void> {
-    const db = getDb(this.env);
-    await db
-      .update(workflowRuns)
-      .set({ notes: ARI_NO_SPEECH_NOTE })
-      .where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
+  private async configContext(): Promise<ConfigContext | null> {
     const configId = Number(this.db.getKv("config_id"));
-    const row = await db.select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
-    if (!row) return;
+    const row = await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
+    return row ? loadConfigContext(this.env, row) : null;
+  }
+
+  /**
+   * The channel answered and entered our app. Without a voice agent there is nothing to say (ARI has no
+   * text-to-speech), so the call is ended rather than left open; the run records why nothing was spoken.
+   */
+  private async endAnswered(runId: number, channelId: string, note = ARI_NO_SPEECH_NOTE): Promise<void> {
+    await getDb(this.env)
+      .update(workflowRuns)
+      .set({ notes: note })
+      .where(and(eq(workflowRuns.id, runId), isNull(workflowRuns.notes)));
+    const ctx = await this.configContext();
+    if (!ctx) return;
     try {
-      await ariCalls.hangup(await loadConfigContext(this.env, row), providerEnvOf(this.env), channelId);
+      await ariCalls.hangup(ctx, providerEnvOf(this.env), channelId);
     } catch (err) {
-      console.warn(JSON.stringify({ level: "warning", msg: "ARI hang-up after answer failed", run_id: runId, error: String(err) }));
+      log("warning", "ari_hangup_after_answer_failed", { run_id: runId, error: String(err) });
     }
+  }
+
+  /**
+   * With a voice agent the answered channel's audio goes to the run's call session: a bridge, an external media
+   * channel on the WebSocket driver, and the session connecting to it (or Asterisk connecting to the session's
+   * stream route, with `ws_client_name`). A call whose media cannot start is ended, saying why.
+   */
+  private async startLive(runId: number, channelId: string): Promise<void> {
+    const ctx = await this.configContext();
+    const run = await getRun(getDb(this.env), runId);
+    if (!ctx || !run) return;
+    const clientMode = str(ctx.config.ws_client_name) !== "";
+    const client = clientMode ? { runId, token: await callbackToken(this.env.CALLBACK_SECRET, "ari", runId) } : null;
+    const started = await startAriMedia(ctx, providerEnvOf(this.env), channelId, client);
+    let error = started.ok ? null : started.message;
+    if (started.ok && started.connectUrl) {
+      const connected = await callSessionStub(this.env, runId).connectTo(started.connectUrl, await sessionStart(this.env, run, "ari"));
+      // A session that could not connect has ended the call itself (media_error).
+      if (!connected.ok) log("error", "ari_media_connect_failed", { run_id: runId, error: connected.error });
+      return;
+    }
+    if (error) {
+      log("error", "ari_media_failed", { run_id: runId, error });
+      await this.endAnswered(runId, channelId, `${ARI_MEDIA_FAILED_NOTE}: ${error}`);
+    }
+  }
+
+  /** The external media channel entered our app: it joins its call's bridge. */
+  private async bridgeMedia(channelId: string): Promise<void> {
+    const ctx = await this.configContext();
+    if (!ctx) return;
+    const added = await bridgeAriMedia(ctx, providerEnvOf(this.env), channelId);
+    if (!added.ok) log("error", "ari_media_bridge_failed", { channel_id: channelId, error: added.message });
+  }
+
+  /** The call is over at the PBX: its session ends (no hang-up to send), and its bridge and media channel go. */
+  private async endLive(runId: number, channelId: string): Promise<void> {
+    await callSessionStub(this.env, runId).carrierEnded();
+    const ctx = await this.configContext();
+    if (ctx) await endAriMedia(ctx, providerEnvOf(this.env), channelId);
   }
 
   private async onMessage(text: string): Promise<void> {
@@ -218,6 +271,11 @@ export class AriEventsObject extends DurableObject<Env> {
       return;
     }
     const channelId = String(ev?.channel?.id ?? ev?.peer?.id ?? "");
+    // A call's external media channel says nothing about the call's outcome; it only has to join the bridge.
+    if (runChannelOfMedia(channelId)) {
+      if (ev.type === "StasisStart") await this.bridgeMedia(channelId);
+      return;
+    }
     const runId = runIdOfChannel(channelId);
     if (runId === null) return;
     const row = this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId}`;
@@ -229,8 +287,10 @@ export class AriEventsObject extends DurableObject<Env> {
     const run = await getRun(getDb(this.env), runId);
     if (!run) return;
     const result = await applyStatus(this.env, run, update);
-    if (ev.type === "StasisStart") await this.endAnswered(runId, channelId);
+    const live = liveAgent(this.env) !== null;
+    if (ev.type === "StasisStart") await (live ? this.startLive(runId, channelId) : this.endAnswered(runId, channelId));
     if (isFinal(result.status)) {
+      if (live) await this.endLive(runId, channelId);
       this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
       if (this.inFlight() === 0) this.closeSocket();
     }

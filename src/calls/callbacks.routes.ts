@@ -14,7 +14,8 @@ import type { AppEnv } from "../lib/types";
 import { callbackUrls, verifyCallbackToken, type CallbackKind } from "./callback-urls";
 import { greetingFor } from "./greeting";
 import { liveAgent } from "./session/agents";
-import { SESSION_HEADER, type SessionStart } from "./session/call-session";
+import { SESSION_HEADER } from "./session/call-session";
+import { sessionStart } from "./session/session-start";
 import { callSessionStub } from "./session/stub";
 import { getRun, isFinal, type RunRow } from "./runs";
 import { workflowRuns } from "../db/schema";
@@ -22,7 +23,6 @@ import { and, eq, isNull } from "drizzle-orm";
 import { applyStatus } from "./status";
 import { getProvider } from "../telephony/providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "../telephony/providers/types";
-import { recordsCalls } from "../telephony/calling-policy";
 import { loadConfigContext } from "../telephony/resolve";
 import { providerEnvOf } from "../telephony/provisioning";
 import { getConfig } from "../telephony/store";
@@ -152,16 +152,8 @@ async function stream(c: Context<AppEnv>, params: z.infer<typeof Params>): Promi
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade");
   if (!provider.calls?.media) throw new ApiError(404, `${provider.displayName} has no media stream`);
   if (isFinal(run.status)) throw new ApiError(409, "This call has ended");
-  const start: SessionStart = {
-    runId: run.id,
-    orgId: run.orgId,
-    provider: provider.name,
-    greeting: (await greetingFor(getDb(c.env), run)) || null,
-    variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
-    record: await recordsCalls(getDb(c.env), run.orgId),
-  };
   const headers = new Headers(c.req.raw.headers);
-  headers.set(SESSION_HEADER, JSON.stringify(start));
+  headers.set(SESSION_HEADER, JSON.stringify(await sessionStart(c.env, run, provider.name)));
   const res = await callSessionStub(c.env, run.id).fetch(new Request(c.req.raw.url, { headers }));
   if (res.status === 101) return res;
   const { detail } = await res.json<{ detail: string }>();
@@ -228,6 +220,28 @@ const streamGet = createRoute({
   },
 });
 
+/**
+ * The same socket with the run and its token as query parameters: Asterisk connecting out (ARI external media with
+ * `ws_client_name`) dials a fixed websocket_client.conf URI and can only append parameters to it.
+ */
+const streamQuery = z.object({
+  run_id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .openapi({ param: { name: "run_id", in: "query" }, description: "The run" }),
+  token: z.string().openapi({ param: { name: "token", in: "query" }, description: "The per-run callback token" }),
+});
+const streamByQuery = createRoute({
+  method: "get",
+  path: "/telephony/{provider}/stream",
+  tags,
+  ...callbackAuth,
+  summary: "Carrier media WebSocket, the run named in the query (for a PBX that connects to one fixed URI)",
+  request: { params: Params.pick({ provider: true }), query: streamQuery },
+  responses: streamGet.responses,
+});
+
 const inboundParams = z.object({ provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }) });
 const inboundPost = createRoute({
   method: "post",
@@ -251,4 +265,5 @@ export const callbacksRouter = createRouter()
   .openapi(answerGet, (c) => handle(c, "answer", c.req.valid("param")) as never)
   .openapi(statusPost, (c) => handle(c, "status", c.req.valid("param")) as never)
   .openapi(streamGet, (c) => stream(c, c.req.valid("param")) as never)
+  .openapi(streamByQuery, (c) => stream(c, { ...c.req.valid("param"), ...c.req.valid("query") }) as never)
   .openapi(inboundPost, (c) => inbound(c, c.req.valid("param").provider) as never);

@@ -1,7 +1,7 @@
 // Global setup of the integration suite (runs in Node): makes sure the S3 peer answers. A peer already running is
 // used as is; otherwise it is started from the peers chroot (built once by setup-peers.sh) and stopped afterwards.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -20,7 +20,13 @@ async function answers(): Promise<boolean> {
   }
 }
 
+/** Where ARI's recordings go: the chroot's Asterisk package does not create it, and a recording there fails without it. */
+function recordingsDir() {
+  if (existsSync(`${root}/var/spool/asterisk`)) mkdirSync(`${root}/var/spool/asterisk/recording`, { recursive: true });
+}
+
 export default async function setup() {
+  recordingsDir();
   if (await answers()) return;
   const start = resolve(peersDir, "start-peers.sh");
   if (!existsSync(start) || !existsSync(`${root}/usr/bin/radosgw`)) {

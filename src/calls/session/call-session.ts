@@ -47,6 +47,8 @@ export type SessionOptions = {
   record?: boolean;
 };
 
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** The callee's silence after which the call is ended, unless configured otherwise. */
 export const SILENCE_TIMEOUT_SECONDS = 30;
 
@@ -74,6 +76,8 @@ type Live = {
 export class CallSession extends DurableObject<Env> {
   private readonly db: DoSql;
   private live: Live | null = null;
+  /** The media socket this session opened itself (server mode), not one accepted with the hibernation API. */
+  private outbound: WebSocket | null = null;
   private ending: Promise<void> | null = null;
   /** Whether the call has ended, kept in memory once read (every message checks it). */
   private ended: boolean | null = null;
@@ -115,20 +119,78 @@ export class CallSession extends DurableObject<Env> {
     } catch {
       return refuse(400, "Missing session details");
     }
-    if (this.db.getKv("ended") === "1") return refuse(409, "This call's media stream has ended");
+    const refusal = await this.begin(start);
+    if (refusal) return refuse(409, refusal);
+    const pair = new WebSocketPair();
+    this.ctx.acceptWebSocket(pair[1]);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /**
+   * The session connects to the carrier's media socket itself (Asterisk's external media in server mode). An
+   * outbound socket cannot hibernate: the object stays awake for the call, as the call's audio keeps it anyway.
+   */
+  async connectTo(url: string, start: SessionStart): Promise<{ ok: true } | { ok: false; error: string }> {
+    const refusal = await this.begin(start);
+    if (refusal) return { ok: false, error: refusal };
+    let ws: WebSocket | null = null;
+    let error = "";
+    try {
+      const res = await fetch(url, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": "media" }, signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
+      ws = res.webSocket;
+      if (!ws) error = `the media socket answered HTTP ${res.status}`;
+    } catch (err) {
+      error = String((err as Error)?.message ?? err);
+    }
+    if (!ws) {
+      log("error", "media_connect_failed", { run_id: start.runId, error });
+      this.ending ??= this.end("media_error");
+      await this.ending;
+      return { ok: false, error };
+    }
+    ws.accept();
+    (ws as { binaryType?: string }).binaryType = "arraybuffer";
+    this.outbound = ws;
+    // One message at a time, in order, as the hibernation API delivers them.
+    let queue = Promise.resolve();
+    ws.addEventListener("message", (e) => {
+      queue = queue.then(() => this.webSocketMessage(ws, e.data as string | ArrayBuffer));
+      this.ctx.waitUntil(queue);
+    });
+    // The carrier dropped the media socket without the call ending first: the call cannot go on without it.
+    const gone = () => {
+      queue = queue.then(() => {
+        this.ending ??= this.end("media_error");
+        return this.ending;
+      });
+      this.ctx.waitUntil(queue);
+    };
+    ws.addEventListener("close", gone);
+    ws.addEventListener("error", gone);
+    return { ok: true };
+  }
+
+  /** The carrier reports the call over (the callee hung up): the session ends without a hang-up request. */
+  async carrierEnded(): Promise<void> {
+    if (this.db.getKv("run_id") === null || this.db.getKv("ended") === "1") return;
+    this.ending ??= this.end("callee_hangup");
+    await this.ending;
+  }
+
+  /** Records the run the stream belongs to; refuses a second stream for the call, or one after it ended. */
+  private async begin(start: SessionStart): Promise<string | null> {
+    if (this.db.getKv("ended") === "1") return "This call's media stream has ended";
     // One stream per call: a second upgrade (a replayed URL) is refused while the first is open, or once it was.
-    if (this.db.getKv("run_id") !== null) return refuse(409, "A media stream was already connected for this call");
+    if (this.db.getKv("run_id") !== null) return "A media stream was already connected for this call";
     this.db.putKv("run_id", start.runId);
     this.db.putKv("org_id", start.orgId);
     this.db.putKv("provider", start.provider);
     this.db.putKv("greeting", start.greeting ?? "");
     this.db.putKv("variables", JSON.stringify(start.variables));
     if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
-    const pair = new WebSocketPair();
-    this.ctx.acceptWebSocket(pair[1]);
     const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
     await this.ctx.storage.setAlarm(Date.now() + maxMs);
-    return new Response(null, { status: 101, webSocket: pair[0] });
+    return null;
   }
 
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -391,7 +453,7 @@ export class CallSession extends DurableObject<Env> {
     }
     // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
     await this.saveToRun(runId);
-    for (const ws of this.ctx.getWebSockets()) {
+    for (const ws of [...this.ctx.getWebSockets(), ...(this.outbound ? [this.outbound] : [])]) {
       try {
         ws.close(1000, reason);
       } catch {

@@ -103,6 +103,37 @@ const vonageStyle: CalleeProtocol = {
   read: (data) => (typeof data === "string" ? null : { kind: "audio", payload: new Uint8Array(data) }),
 };
 
+/**
+ * Asterisk's WebSocket channel driver as ARI external media speaks it with JSON control: MEDIA_START, then binary
+ * frames both ways; MARK_MEDIA is answered with MEDIA_MARK_PROCESSED, FLUSH_MEDIA drops what is queued. The call's
+ * end closes the socket.
+ */
+const asteriskStyle: CalleeProtocol = {
+  format: { codec: "mulaw", rate: 8000 },
+  opening: (_callId, streamId) => [
+    JSON.stringify({
+      event: "MEDIA_START",
+      connection_id: "edgedial",
+      channel: `WebSocket/edgedial/0x${randomHex(6)}`,
+      channel_id: streamId,
+      format: "ulaw",
+      optimal_frame_size: 160,
+      ptime: 20,
+      channel_variables: { MEDIA_WEBSOCKET_CONNECTION_ID: "edgedial", MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: "160" },
+    }),
+  ],
+  audio: (wire) => wire.slice().buffer,
+  stop: () => null,
+  read(data) {
+    if (typeof data !== "string") return { kind: "audio", payload: new Uint8Array(data) };
+    const m = json(data);
+    if (m?.command === "MARK_MEDIA" && typeof m.correlation_id === "string") return { kind: "mark", name: m.correlation_id };
+    if (m?.command === "FLUSH_MEDIA") return { kind: "clear" };
+    return null;
+  },
+  markPlayed: (name, streamId) => JSON.stringify({ event: "MEDIA_MARK_PROCESSED", channel_id: streamId, correlation_id: name }),
+};
+
 export const CALLEE_PROTOCOLS = {
   twilio: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", TWILIO),
   cloudonix: twilioStyle({ codec: "mulaw", rate: 8000 }, "audio/x-mulaw", TWILIO),
@@ -111,6 +142,7 @@ export const CALLEE_PROTOCOLS = {
   plivo: plivoStyle,
   vobiz: plivoStyle,
   vonage: vonageStyle,
+  ari: asteriskStyle,
 } satisfies Record<string, CalleeProtocol>;
 
 export type MediaProvider = keyof typeof CALLEE_PROTOCOLS;
