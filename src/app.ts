@@ -3,6 +3,7 @@ import { createApp } from "./lib/app";
 import { mountOpenApi } from "./lib/openapi";
 import { campaignControlRouter } from "./campaigns/control.routes";
 import { uploadsRouter } from "./uploads/uploads.routes";
+import { greetingsRouter } from "./uploads/greetings.routes";
 import { campaignRecordsRouter } from "./campaigns/records.routes";
 import { healthRouter } from "./health/health.routes";
 import { apiKeysRouter } from "./organizations/api-keys.routes";
@@ -27,6 +28,7 @@ const ROUTERS = [
   callingPolicyRouter,
   workflowsRouter,
   uploadsRouter,
+  greetingsRouter,
   campaignRecordsRouter,
   callbacksRouter,
   runsRouter,

@@ -7,10 +7,12 @@ import { renderTemplate, startGreeting } from "../workflows";
 import { parseStoredDefinition } from "../workflows/store";
 import type { RunRow } from "./runs";
 
-export const AUDIO_FALLBACK_NOTE = "The greeting recording cannot be played yet (no recordings store); the text greeting was spoken instead";
+export const AUDIO_FALLBACK_NOTE =
+  "The greeting recording is played only when a voice agent takes the call (the media path); the carrier spoke the text greeting instead";
+export const missingRecordingNote = (id: string) => `The greeting recording ${id} does not exist (deleted?); the text greeting was used instead`;
 
 /** The greeting text of a run; records on the run why an audio override was not played. */
-export async function greetingFor(db: Db, run: RunRow): Promise<string> {
+export async function greetingFor(db: Db, run: RunRow, audioNote = AUDIO_FALLBACK_NOTE): Promise<string> {
   const override = run.greetingOverride as { type?: string; text?: string } | null;
   if (override?.type === "text" && typeof override.text === "string" && override.text.trim()) {
     return renderTemplate(override.text, run.initialContext).text;
@@ -18,7 +20,7 @@ export async function greetingFor(db: Db, run: RunRow): Promise<string> {
   if (override?.type === "audio" && !run.notes) {
     await db
       .update(workflowRuns)
-      .set({ notes: AUDIO_FALLBACK_NOTE })
+      .set({ notes: audioNote })
       .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.notes)));
   }
   if (run.definitionId == null) return "";

@@ -53,6 +53,15 @@ const one = createRoute({
   responses: { 200: json(WorkflowRun), ...errors(401, 404, 422) },
 });
 
+const removeRecording = createRoute({
+  method: "delete",
+  path: "/workflow/{workflow_id}/runs/{run_id}/recording",
+  tags,
+  summary: "Delete a call's recording (the file and its link; the run and its transcript stay)",
+  request: { params: idParam("workflow_id").extend(idParam("run_id").shape) },
+  responses: { 204: { description: "Deleted" }, ...errors(401, 404, 422) },
+});
+
 export const runsRouter = createRouter()
   .openapi(list, async (c) => {
     const { workflow_id } = c.req.valid("param");
@@ -80,6 +89,17 @@ export const runsRouter = createRouter()
       .get();
     if (!row) throw notFound("Workflow run");
     return c.json(runView(row, row.recordingKey ? await recordingLink(c.env, c.req.url, row.id) : null), 200);
+  })
+  .openapi(removeRecording, async (c) => {
+    const { workflow_id, run_id } = c.req.valid("param");
+    const db = getDb(c.env);
+    const mine = and(eq(workflowRuns.id, run_id), eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, c.get("orgId")));
+    const row = await db.select({ key: workflowRuns.recordingKey }).from(workflowRuns).where(mine).get();
+    if (!row?.key) throw notFound(row ? "Recording" : "Workflow run");
+    // The link goes first: a download that races the delete finds no key rather than a half-deleted file.
+    await db.update(workflowRuns).set({ recordingKey: null, recordingRate: null }).where(mine).run();
+    await c.env.UPLOADS.delete(row.key);
+    return c.body(null, 204) as never;
   })
   .openapi(download, async (c) => {
     const { run_id } = c.req.valid("param");

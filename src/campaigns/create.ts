@@ -11,6 +11,7 @@ import { loadCallingPolicy } from "../telephony/calling-policy";
 import { checkDestination, REFUSED_TYPE } from "../telephony/destination-policy";
 import { classifyE164 } from "../telephony/numbers";
 import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
+import { greetingIds } from "../uploads/greetings";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
@@ -97,6 +98,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         const refused = checkDestination(phone, policy);
         return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
       },
+      recordings: await greetingIds(db, orgId),
       requiredVariables: templateVariables(workflow.definition),
       sink: { importContacts: (chunk) => stub.importPacked(packContacts(chunk)) },
     });

@@ -297,3 +297,23 @@ export const callbackNonces = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.configId, t.scheme, t.nonce] }), index("callback_nonces_expires_idx").on(t.expiresAt)],
 );
+
+// Audio greetings an organization uploaded (the recordings `greeting_override_recording_id` names): the audio is in
+// R2 under `key`, normalized to mono 16-bit PCM WAV at its own rate.
+export const greetingRecordings = sqliteTable(
+  "greeting_recordings",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    recordingId: text("recording_id").notNull(),
+    name: text("name").notNull(),
+    key: text("key").notNull(),
+    sampleRate: integer("sample_rate").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    sizeBytes: integer("size_bytes").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("greeting_recordings_org_recording_uq").on(t.orgId, t.recordingId)],
+);

@@ -22,6 +22,7 @@ const DESCRIPTIONS: Record<number, string> = {
   404: "Not found (or another organization's)",
   409: "Conflict with the current state",
   413: "Payload too large",
+  415: "Unsupported media type",
   422: "Invalid input",
   429: "Too many requests",
   502: "The carrier refused or could not be reached",

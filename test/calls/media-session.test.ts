@@ -9,11 +9,12 @@ import { CallSession } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
+import { connect, mediaUrl, upgrade } from "./media-support";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { getProvider } from "../../src/telephony/providers/registry";
-import { call } from "../helpers";
+import { call, createOrg } from "../helpers";
 import { deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall, type Setup } from "./support";
 
 const clip = (name: string) => readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
@@ -30,30 +31,6 @@ function calleeSpeech(rate: number) {
     if ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].every((k) => isVoiced(samples.subarray(i + k * frame, i + (k + 1) * frame)))) return { samples, at: i };
   }
   throw new Error("no speech in the clip");
-}
-
-async function mediaUrl(provider: string, runId: number, token?: string) {
-  const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey("raw", enc.encode(env.CALLBACK_SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = [...new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(`${provider}:${runId}`)))]
-    .map((b) => b.toString(16).padStart(2, "0"))
-    .join("");
-  // Asterisk dials one fixed websocket_client.conf URI with the run and token appended as parameters.
-  if (provider === "ari") return `http://edgedial.test/api/v1/telephony/ari/stream?run_id=${runId}&token=${token ?? mac}`;
-  return `http://edgedial.test/api/v1/telephony/${provider}/stream/${runId}/${token ?? mac}`;
-}
-
-const upgrade = async (provider: string, runId: number, token?: string, headers: Record<string, string> = { Upgrade: "websocket" }) =>
-  exports.default.fetch(new Request(await mediaUrl(provider, runId, token), { headers }));
-
-async function connect(provider: MediaProvider, runId: number): Promise<CalleeStream> {
-  const res = await upgrade(provider, runId);
-  if (res.status !== 101) throw new Error(`upgrade refused: ${res.status} ${await res.text()}`);
-  const ws = res.webSocket!;
-  ws.accept();
-  const callee = new CalleeStream(ws, CALLEE_PROTOCOLS[provider]);
-  callee.open((await runRow(runId)).providerCallId!);
-  return callee;
 }
 
 const frames = (wire: Uint8Array, bytesPerFrame: number) =>
@@ -303,6 +280,21 @@ describe("recordings", () => {
     const expired = run.recording_url.replace(/expires=\d+/, "expires=1000");
     expect((await exports.default.fetch(new Request(expired))).status).toBe(403);
     expect((await exports.default.fetch(new Request(run.recording_url.split("?")[0]))).status).toBe(403);
+
+    // Deleting it: another organization gets a 404 and deletes nothing; the owner's delete removes the file, the
+    // link stops working, and the run keeps its transcript.
+    const path = `/api/v1/workflow/${s.agent.id}/runs/${runId}/recording`;
+    const stranger = await createOrg();
+    expect((await call("DELETE", path, { key: stranger.key })).status).toBe(404);
+    const key = (await runRow(runId)).recordingKey!;
+    expect(await env.UPLOADS.head(key)).not.toBeNull();
+    expect((await call("DELETE", path, { key: s.org.key })).status).toBe(204);
+    expect(await env.UPLOADS.head(key)).toBeNull();
+    expect((await exports.default.fetch(new Request(run.recording_url))).status).toBe(404);
+    const after = await runApi(s, runId);
+    expect(after.recording_url).toBeNull();
+    expect(after.transcript).toEqual(run.transcript);
+    expect(await call("DELETE", path, { key: s.org.key })).toMatchObject({ status: 404, json: { detail: "Recording not found" } });
   });
 
   it("an organization that turned recording off (record_calls: false) gets no recording and no link", async () => {

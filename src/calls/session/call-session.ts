@@ -18,6 +18,7 @@ import { Resampler, type SampleRate } from "../../lib/audio/resample";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { getProvider } from "../../telephony/providers/registry";
+import { loadGreeting } from "../../uploads/greetings";
 import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
@@ -33,6 +34,8 @@ export type SessionStart = {
   orgId: number;
   provider: ProviderName;
   greeting: string | null;
+  /** The R2 key of the contact's audio greeting, which the greeting agent plays; null: none (or gone). */
+  greetingRecording?: string | null;
   variables: Record<string, string>;
   /** The organization's recording setting (prepare's `record` wins where given). */
   record: boolean;
@@ -78,6 +81,7 @@ export class CallSession extends DurableObject<Env> {
   private live: Live | null = null;
   /** The media socket this session opened itself (server mode), not one accepted with the hibernation API. */
   private outbound: WebSocket | null = null;
+  private inOrder: Promise<void> = Promise.resolve();
   private ending: Promise<void> | null = null;
   /** Whether the call has ended, kept in memory once read (every message checks it). */
   private ended: boolean | null = null;
@@ -151,19 +155,15 @@ export class CallSession extends DurableObject<Env> {
     ws.accept();
     (ws as { binaryType?: string }).binaryType = "arraybuffer";
     this.outbound = ws;
-    // One message at a time, in order, as the hibernation API delivers them.
-    let queue = Promise.resolve();
-    ws.addEventListener("message", (e) => {
-      queue = queue.then(() => this.webSocketMessage(ws, e.data as string | ArrayBuffer));
-      this.ctx.waitUntil(queue);
-    });
-    // The carrier dropped the media socket without the call ending first: the call cannot go on without it.
+    ws.addEventListener("message", (e) => this.ctx.waitUntil(this.webSocketMessage(ws, e.data as string | ArrayBuffer)));
+    // The carrier dropped the media socket without the call ending first: the call cannot go on without it. (After
+    // the messages before it.)
     const gone = () => {
-      queue = queue.then(() => {
+      this.inOrder = this.inOrder.then(() => {
         this.ending ??= this.end("media_error");
         return this.ending;
       });
-      this.ctx.waitUntil(queue);
+      this.ctx.waitUntil(this.inOrder);
     };
     ws.addEventListener("close", gone);
     ws.addEventListener("error", gone);
@@ -186,6 +186,7 @@ export class CallSession extends DurableObject<Env> {
     this.db.putKv("org_id", start.orgId);
     this.db.putKv("provider", start.provider);
     this.db.putKv("greeting", start.greeting ?? "");
+    if (start.greetingRecording) this.db.putKv("greeting_recording", start.greetingRecording);
     this.db.putKv("variables", JSON.stringify(start.variables));
     if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
     const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
@@ -193,7 +194,17 @@ export class CallSession extends DurableObject<Env> {
     return null;
   }
 
+  /**
+   * Messages are handled one at a time, in order: the handler awaits I/O (the greeting from R2, a recording part),
+   * and the runtime would otherwise start on the next message meanwhile (frames out of order, a second agent).
+   */
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const handled = this.inOrder.then(() => this.onMessage(ws, message));
+    this.inOrder = handled.catch(() => {});
+    return handled;
+  }
+
+  private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.ended ??= this.db.getKv("ended") === "1";
     if (this.ended) return;
     const live = await this.liveFor(ws);
@@ -227,6 +238,14 @@ export class CallSession extends DurableObject<Env> {
     await this.ending;
   }
 
+  /** The greeting as audio: a prepared clip, else the contact's audio greeting from the store, else none. */
+  private async greetingClip(): Promise<GreetingClip | null> {
+    const prepared = await this.ctx.storage.get<GreetingClip>("greeting_clip");
+    if (prepared) return prepared;
+    const key = this.db.getKv("greeting_recording");
+    return key ? loadGreeting(this.env.UPLOADS, key) : null;
+  }
+
   private async liveFor(ws: WebSocket): Promise<Live> {
     if (this.live && this.live.ws === ws) return this.live;
     const provider = getProvider(this.db.getKv("provider") ?? "");
@@ -240,10 +259,7 @@ export class CallSession extends DurableObject<Env> {
       adapter,
       format: adapter.format,
       streamId: streamId ?? "",
-      agent:
-        (this.db.getKv("agent") ?? liveAgent(this.env)) === "echo"
-          ? new EchoAgent()
-          : new GreetingAgent((await this.ctx.storage.get<GreetingClip>("greeting_clip")) ?? null),
+      agent: (this.db.getKv("agent") ?? liveAgent(this.env)) === "echo" ? new EchoAgent() : new GreetingAgent(await this.greetingClip()),
       inbound: new Framer(frameSize(adapter.format)),
       outbound: new Framer(frameSize(adapter.format)),
       pacer: new Pacer(),

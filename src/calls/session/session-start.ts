@@ -3,17 +3,25 @@
 import { getDb } from "../../lib/db";
 import { recordsCalls } from "../../telephony/calling-policy";
 import type { ProviderName } from "../../telephony/providers/types";
-import { greetingFor } from "../greeting";
+import { getGreeting } from "../../uploads/greetings";
+import { greetingFor, missingRecordingNote } from "../greeting";
 import type { RunRow } from "../runs";
 import type { SessionStart } from "./call-session";
 
+/** The transcript's text for an audio greeting (its words are not known, only its name). */
+export const audioGreetingText = (name: string) => `[audio greeting: ${name}]`;
+
 export async function sessionStart(env: Env, run: RunRow, provider: ProviderName): Promise<SessionStart> {
   const db = getDb(env);
+  // A contact's audio greeting is played from the store; one that is gone falls back to the text greeting.
+  const override = run.greetingOverride as { type?: string; recordingId?: string } | null;
+  const audio = override?.type === "audio" && override.recordingId ? await getGreeting(db, run.orgId, override.recordingId) : undefined;
   return {
     runId: run.id,
     orgId: run.orgId,
     provider,
-    greeting: (await greetingFor(db, run)) || null,
+    greetingRecording: audio ? audio.key : null,
+    greeting: audio ? audioGreetingText(audio.name) : (await greetingFor(db, run, missingRecordingNote(override?.recordingId ?? ""))) || null,
     variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
     record: await recordsCalls(db, run.orgId),
   };

@@ -32,6 +32,8 @@ export type ImportOptions = {
   loc?: (string | number)[];
   /** The organization's destination policy, judged on each valid number (null = may be dialed). */
   destination?: (phoneNumber: string) => { message: string; type: string; ctx?: Record<string, unknown> } | null;
+  /** The organization's audio greetings: a contact's greeting_override_recording_id must name one. */
+  recordings?: ReadonlySet<string>;
 };
 
 export type ImportOutcome = { ok: true; rows: number; inserted: number; columns: string[] } | { ok: false; items: ValidationItem[]; total: number };
@@ -150,8 +152,17 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
       const r = readRow(header, fields, row, o.pbx, o.numbers);
       // A separate step after the row's own rules: a number the policy refuses is a row error like a bad one.
       const refused = r.contact && o.destination ? o.destination(r.contact.phone_number) : null;
+      const greeting = r.contact?.greeting_override;
       if (refused) {
         pending.push({ row, column: header.names[header.phone], msg: refused.message, type: refused.type, input: fields[header.phone], ctx: refused.ctx });
+      } else if (greeting?.type === "audio" && o.recordings && !o.recordings.has(greeting.recordingId)) {
+        pending.push({
+          row,
+          column: header.names[header.gRecording],
+          msg: "No audio greeting of the organization has this id (upload one with POST /api/v1/greeting-recordings)",
+          type: "unknown_recording",
+          input: greeting.recordingId,
+        });
       } else if (r.contact) {
         batch.push(r.contact);
         for (const f of fields) batchChars += f.length;
