@@ -73,6 +73,8 @@ export function ari(sockets: AriSockets): Carrier {
         if (fault) return err(fault.status, String(fault.body ?? "Service unavailable"));
         return json(200, { system: { version: "20.0.0", entity_id: "sim" }, status: { startup_time: new Date(0).toISOString() } });
       }
+      const media = /^\/([^/]+)\/ari\/(bridges(?:\/[^/]+(?:\/addChannel)?)?|channels\/externalMedia)$/.exec(path);
+      if (media) return externalMedia(state, req, path, body, media[1], media[2]);
       const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);
@@ -178,4 +180,64 @@ export function ari(sockets: AriSockets): Carrier {
       return [];
     },
   };
+}
+
+/** Mixing bridges by id: the calls they hold, and the account that made them. */
+const bridges = new Map<string, { accountId: string; channels: string[] }>();
+
+/**
+ * What a voice agent's call needs of ARI: a mixing bridge (create, add a channel, delete) and an external media
+ * channel on the WebSocket driver (`transport=websocket`, `encapsulation=none`), answered as Asterisk 22 answers it:
+ * in server mode with the connection id to open `/media/{id}` with, in client mode after dialling the named
+ * websocket_client.conf connection.
+ */
+async function externalMedia(state: Parameters<Carrier["handle"]>[0], req: Request, path: string, body: string, accountId: string, what: string) {
+  const account = state.accounts.get(accountId);
+  if (!account || account.provider !== "ari") return err(404, "Not found");
+  const url = new URL(req.url);
+  if (!authenticated(req, url, account)) return err(401, "Authentication required");
+  const q = url.searchParams;
+  state.record(account.id, {
+    method: req.method,
+    path,
+    query: Object.fromEntries([...q].map(([k, v]) => [k, q.getAll(k)])),
+    headers: Object.fromEntries(req.headers),
+    body,
+    at: Date.now(),
+  });
+  const [, bridgeId, add] = /^bridges(?:\/([^/]+)(?:\/(addChannel))?)?$/.exec(what) ?? [];
+  if (what === "bridges") {
+    if (req.method !== "POST") return err(405, "Method not allowed");
+    const id = q.get("bridgeId") ?? `${Date.now()}.${++seq}`;
+    if (bridges.has(id)) return err(409, "Bridge with id already exists");
+    bridges.set(id, { accountId: account.id, channels: [] });
+    return json(200, { id, technology: "softmix", bridge_type: "mixing", bridge_class: "stasis", name: q.get("name") ?? "", channels: [] });
+  }
+  if (bridgeId) {
+    const bridge = bridges.get(decodeURIComponent(bridgeId));
+    if (!bridge || bridge.accountId !== account.id) return err(404, "Bridge not found");
+    if (add) {
+      if (req.method !== "POST") return err(405, "Method not allowed");
+      const channel = q.get("channel");
+      if (!channel) return err(400, "channel parameter not specified");
+      bridge.channels.push(channel);
+      return new Response(null, { status: 204 });
+    }
+    if (req.method !== "DELETE") return err(405, "Method not allowed");
+    bridges.delete(decodeURIComponent(bridgeId));
+    return new Response(null, { status: 204 });
+  }
+  // POST /channels/externalMedia
+  if (req.method !== "POST") return err(405, "Method not allowed");
+  for (const name of ["app", "external_host"]) if (!q.get(name)) return err(400, `${name} parameter not specified`);
+  if (q.get("transport") !== "websocket" || q.get("encapsulation") !== "none") return err(400, "Only WebSocket media is simulated");
+  const server = q.get("connection_type") === "server";
+  const channelId = q.get("channelId") ?? `${Date.now()}.${++seq}`;
+  const connectionId = server ? crypto.randomUUID() : String(q.get("external_host"));
+  return json(200, {
+    id: channelId,
+    name: `WebSocket/${server ? "INCOMING" : connectionId}/0x${randomHex(6)}`,
+    state: "Down",
+    channelvars: { MEDIA_WEBSOCKET_CONNECTION_ID: connectionId, MEDIA_WEBSOCKET_OPTIMAL_FRAME_SIZE: "160" },
+  });
 }
