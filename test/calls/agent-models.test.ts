@@ -1,0 +1,172 @@
+// The chat model providers against their documented wire shapes: an OpenAI-compatible endpoint (a stand-in that
+// checks the request and streams server-sent events cut at awkward places) and Workers AI faked at the binding.
+import { describe, expect, it } from "vitest";
+import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
+import { ModelError, sseData } from "../../src/calls/agent/chat-stream";
+import { OpenAiModel } from "../../src/calls/agent/openai-model";
+import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
+
+const REQUEST: ChatRequest = {
+  messages: [
+    { role: "system", content: "Be brief." },
+    { role: "assistant", content: "Hi Ada!" },
+    { role: "user", content: "Tell me more." },
+    { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "interested", arguments: {} }] },
+    { role: "tool", toolCallId: "c1", content: "Moved to pitch." },
+  ],
+  tools: [{ name: "done", description: "They said how many", parameters: { type: "object", properties: { seats: { type: "number" } }, required: [] } }],
+};
+
+/** A body that sends `text` in pieces of `size` bytes (events split anywhere, even inside a character). */
+function pieces(text: string, size: number): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  let at = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (at >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}
+
+async function all(it: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const out: ChatEvent[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+const sse = (chunks: unknown[], eol = "\n") => chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}${eol}${eol}`).join("");
+
+describe("OpenAI-compatible chat completions", () => {
+  const STREAM = sse(
+    [
+      { choices: [{ index: 0, delta: { role: "assistant", content: "Gr" } }] },
+      { choices: [{ index: 0, delta: { content: "eat — " } }] },
+      { choices: [{ index: 0, delta: { content: "thanks." } }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_9", type: "function", function: { name: "done", arguments: "" } }] } }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"se' } }] } }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'ats": 12}' } }] } }] },
+      { choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+      { choices: [], usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 } },
+      "[DONE]",
+    ],
+    "\r\n",
+  );
+
+  it("sends the chat, tools and streaming options; reads text pieces, a tool call sent in fragments, and usage", async () => {
+    let seen: { url: string; init: RequestInit } | null = null;
+    const model = new OpenAiModel({ baseUrl: "http://llm.test/v1/", apiKey: "sk-test", model: "small-model" }, (async (url: string, init: RequestInit) => {
+      seen = { url, init };
+      return new Response(pieces(STREAM, 7), { headers: { "Content-Type": "text/event-stream" } });
+    }) as typeof fetch);
+    const events = await all(model.stream(REQUEST));
+    expect(events).toEqual([
+      { type: "text", text: "Gr" },
+      { type: "text", text: "eat — " },
+      { type: "text", text: "thanks." },
+      { type: "usage", inputTokens: 120, outputTokens: 9 },
+      { type: "tool_call", call: { id: "call_9", name: "done", arguments: { seats: 12 } } },
+    ]);
+    expect(seen!.url).toBe("http://llm.test/v1/chat/completions");
+    expect(new Headers(seen!.init.headers).get("authorization")).toBe("Bearer sk-test");
+    expect(JSON.parse(String(seen!.init.body))).toEqual({
+      model: "small-model",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "assistant", content: "Hi Ada!" },
+        { role: "user", content: "Tell me more." },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "interested", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "Moved to pitch." },
+      ],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "done",
+            description: "They said how many",
+            parameters: { type: "object", properties: { seats: { type: "number" } }, required: [] },
+          },
+        },
+      ],
+      tool_choice: "auto",
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  });
+
+  it("a refusal is a ModelError with the endpoint's message; an unreachable or silent endpoint too", async () => {
+    const refusing = new OpenAiModel({ baseUrl: "http://llm.test/v1", apiKey: "bad", model: "m" }, (async () =>
+      Response.json({ error: { message: "Invalid API key" } }, { status: 401 })) as unknown as typeof fetch);
+    const err = await all(refusing.stream(REQUEST)).catch((e) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err).toMatchObject({ message: "The model endpoint answered HTTP 401: Invalid API key", status: 401 });
+
+    const down = new OpenAiModel({ baseUrl: "http://llm.test/v1", apiKey: "", model: "m" }, (async () => {
+      throw new TypeError("connection refused");
+    }) as unknown as typeof fetch);
+    await expect(all(down.stream(REQUEST))).rejects.toThrow("The model endpoint could not be reached: connection refused");
+
+    const silent = new OpenAiModel(
+      { baseUrl: "http://llm.test/v1", apiKey: "", model: "m", timeoutMs: 50 },
+      ((_u: string, init: RequestInit) =>
+        new Promise((_, reject) => init.signal!.addEventListener("abort", () => reject(init.signal!.reason)))) as unknown as typeof fetch,
+    );
+    await expect(all(silent.stream(REQUEST))).rejects.toThrow("The model endpoint could not be reached: timed out");
+  });
+});
+
+describe("Workers AI (faked at the binding)", () => {
+  it("streams the reply: response text pieces, whole tool calls in its legacy shape, usage", async () => {
+    let asked: { model: string; inputs: Record<string, unknown> } | null = null;
+    const ai = {
+      async run(model: string, inputs: Record<string, unknown>) {
+        asked = { model, inputs };
+        return pieces(
+          sse([
+            { response: "Sure", p: "abc" },
+            { response: ", one moment." },
+            { response: "", tool_calls: [{ name: "done", arguments: { seats: 3 } }] },
+            { response: "", usage: { prompt_tokens: 50, completion_tokens: 4, total_tokens: 54 } },
+            "[DONE]",
+          ]),
+          11,
+        );
+      },
+    };
+    const events = await all(new WorkersAiModel(ai).stream(REQUEST));
+    expect(events).toEqual([
+      { type: "text", text: "Sure" },
+      { type: "text", text: ", one moment." },
+      { type: "tool_call", call: { id: "call_1", name: "done", arguments: { seats: 3 } } },
+      { type: "usage", inputTokens: 50, outputTokens: 4 },
+    ]);
+    expect(asked!.model).toBe("@cf/meta/llama-3.3-70b-instruct-fp8-fast");
+    expect(asked!.inputs).toMatchObject({ stream: true, tools: [{ type: "function", function: { name: "done" } }] });
+    expect((asked!.inputs.messages as unknown[]).length).toBe(5);
+  });
+
+  it("a model that answers at once (OpenAI's tool call shape, arguments as a string); a failing binding is a ModelError", async () => {
+    const once = {
+      run: async () => ({ response: "Okay.", tool_calls: [{ id: "t1", type: "function", function: { name: "done", arguments: '{"seats":"4"}' } }] }),
+    };
+    expect(await all(new WorkersAiModel(once, "@cf/other/model").stream(REQUEST))).toEqual([
+      { type: "text", text: "Okay." },
+      { type: "tool_call", call: { id: "t1", name: "done", arguments: { seats: "4" } } },
+    ]);
+    const failing = {
+      run: async () => {
+        throw new Error("3040: Capacity temporarily exceeded");
+      },
+    };
+    await expect(all(new WorkersAiModel(failing).stream(REQUEST))).rejects.toThrow("Workers AI failed: 3040: Capacity temporarily exceeded");
+  });
+});
+
+describe("server-sent events", () => {
+  it("joins multi-line data, skips comments and other fields, and takes a last event without a blank line", async () => {
+    const out: string[] = [];
+    for await (const d of sseData(pieces(": keep-alive\nevent: x\ndata: a\ndata: b\n\nid: 3\ndata: c", 3))) out.push(d);
+    expect(out).toEqual(["a\nb", "c"]);
+  });
+});
