@@ -112,6 +112,15 @@ export const WorkflowRun = z
         }),
       )
       .openapi({ description: "The conversation's turns, once the call's media session ended (empty before, or without one)" }),
+    gathered_context: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: "What the voice agent gathered during the call (its nodes' extraction variables), once it ended" }),
+    disposition: z.string().nullable().openapi({ description: "The call's disposition, one of the agent's call_disposition_codes, chosen at the end" }),
+    usage: z
+      .object({ stt_seconds: z.number(), tts_seconds: z.number(), input_tokens: z.number().int(), output_tokens: z.number().int() })
+      .nullable()
+      .openapi({ description: "The voice agent's cost figures: seconds of speech transcribed and synthesized, model tokens" }),
     recording_url: z
       .string()
       .nullable()
@@ -147,6 +156,9 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
     transcript: (r.transcript ?? []).map((t) => ({ ...t, role: t.role as "agent" | "callee" })),
+    gathered_context: r.gatheredContext ?? null,
+    disposition: r.disposition ?? null,
+    usage: r.usage ?? null,
     recording_url: recordingUrl,
     created_by_key_id: r.createdByKeyId,
   };

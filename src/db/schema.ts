@@ -222,6 +222,11 @@ export const workflowRuns = sqliteTable(
       end_ms: number;
       interrupted: boolean;
     }> | null>(),
+    // What the voice agent gathered (the nodes' extraction variables), the disposition it chose, and what the call
+    // cost in speech and tokens, once its session ended.
+    gatheredContext: text("gathered_context", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    disposition: text("disposition"),
+    usage: text("usage", { mode: "json" }).$type<AgentUsage | null>(),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
@@ -300,6 +305,9 @@ export const callbackNonces = sqliteTable(
 
 // Audio greetings an organization uploaded (the recordings `greeting_override_recording_id` names): the audio is in
 // R2 under `key`, normalized to mono 16-bit PCM WAV at its own rate.
+/** A call's cost figures: seconds of speech transcribed and synthesized, and the model's tokens. */
+export type AgentUsage = { stt_seconds: number; tts_seconds: number; input_tokens: number; output_tokens: number };
+
 export const greetingRecordings = sqliteTable(
   "greeting_recordings",
   {

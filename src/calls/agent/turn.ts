@@ -17,6 +17,12 @@ export async function* agentReply(conv: Conversation, model: ChatModel, signal?:
     const calls = [];
     let text = "";
     for await (const ev of model.stream(conv.request(), signal)) {
+      // Cut off (a barge-in): what was generated so far goes into the history, which the agent then trims to what
+      // was heard.
+      if (signal?.aborted) {
+        conv.said(text);
+        return summary;
+      }
       if (ev.type === "text") {
         text += ev.text;
         for (const sentence of splitter.push(ev.text)) yield { type: "sentence", text: sentence };

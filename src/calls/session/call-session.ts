@@ -22,6 +22,8 @@ import { loadGreeting } from "../../uploads/greetings";
 import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
+import { ConversationAgent } from "../agent/conversation-agent";
+import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { Recorder } from "./recorder";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
@@ -48,6 +50,8 @@ export type SessionOptions = {
   maxCallSeconds?: number;
   /** False: the call is not recorded. */
   record?: boolean;
+  /** The conversation agent's deterministic engines (tests and the demo): a scripted model and known clips. */
+  scripted?: ScriptedEngines;
 };
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -99,6 +103,7 @@ export class CallSession extends DurableObject<Env> {
     if (options.maxCallSeconds) this.db.putKv("max_ms", options.maxCallSeconds * 1000);
     if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
     if (options.record !== undefined) this.db.putKv("record", options.record ? "1" : "0");
+    if (options.scripted) await this.ctx.storage.put("scripted_engines", options.scripted);
   }
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
@@ -238,6 +243,22 @@ export class CallSession extends DurableObject<Env> {
     await this.ending;
   }
 
+  /** The agent the call gets: the prepared one, else the VOICE_AGENT setting's; the greeting agent otherwise. */
+  private async makeAgent(): Promise<VoiceAgent> {
+    const name = this.db.getKv("agent") ?? liveAgent(this.env);
+    if (name === "echo") return new EchoAgent();
+    if (name === "conversation") {
+      const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
+      const conversation = await conversationFor(this.env, Number(this.db.getKv("run_id")), variables);
+      const scripted = await this.ctx.storage.get<ScriptedEngines>("scripted_engines");
+      // Engines from the agent's workflow_configurations arrive with the speech providers; until then a call
+      // without prepared engines gets the greeting agent, and the log says why.
+      if (conversation && scripted) return new ConversationAgent(conversation, scriptedEngines(scripted));
+      log("warning", "conversation_agent_unavailable", { run_id: Number(this.db.getKv("run_id")), graph: !!conversation, engines: !!scripted });
+    }
+    return new GreetingAgent(await this.greetingClip());
+  }
+
   /** The greeting as audio: a prepared clip, else the contact's audio greeting from the store, else none. */
   private async greetingClip(): Promise<GreetingClip | null> {
     const prepared = await this.ctx.storage.get<GreetingClip>("greeting_clip");
@@ -259,7 +280,7 @@ export class CallSession extends DurableObject<Env> {
       adapter,
       format: adapter.format,
       streamId: streamId ?? "",
-      agent: (this.db.getKv("agent") ?? liveAgent(this.env)) === "echo" ? new EchoAgent() : new GreetingAgent(await this.greetingClip()),
+      agent: await this.makeAgent(),
       inbound: new Framer(frameSize(adapter.format)),
       outbound: new Framer(frameSize(adapter.format)),
       pacer: new Pacer(),
@@ -434,11 +455,22 @@ export class CallSession extends DurableObject<Env> {
     }
     const turns = this.turns();
     const transcript = turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms, interrupted: t.interrupted === 1 }));
-    if (!recording && !transcript.length) return;
+    const outcome = this.live?.agent.outcome?.();
+    const agent = outcome && {
+      gatheredContext: outcome.gathered,
+      disposition: outcome.disposition,
+      usage: {
+        stt_seconds: round2(outcome.usage.sttSeconds),
+        tts_seconds: round2(outcome.usage.ttsSeconds),
+        input_tokens: outcome.usage.inputTokens,
+        output_tokens: outcome.usage.outputTokens,
+      },
+    };
+    if (!recording && !transcript.length && !agent) return;
     try {
       await getDb(this.env)
         .update(workflowRuns)
-        .set({ ...recording, ...(transcript.length ? { transcript } : {}) })
+        .set({ ...recording, ...(transcript.length ? { transcript } : {}), ...agent })
         .where(eq(workflowRuns.id, runId))
         .run();
     } catch (err) {
@@ -480,6 +512,8 @@ export class CallSession extends DurableObject<Env> {
     log("info", "call_session_ended", { run_id: runId, reason });
   }
 }
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 const frameSize = (f: MediaFormat) => frameBytes(f.rate, f.codec === "pcm16" ? 2 : 1);
 

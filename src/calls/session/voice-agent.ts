@@ -38,9 +38,18 @@ export interface AgentControls {
   now(): number;
 }
 
+/** What an agent leaves on the run once the call ended. */
+export type AgentOutcome = {
+  gathered: Record<string, unknown>;
+  disposition: string | null;
+  usage: { sttSeconds: number; ttsSeconds: number; inputTokens: number; outputTokens: number };
+};
+
 export interface VoiceAgent {
   onStart(context: AgentContext, controls: AgentControls): void | Promise<void>;
   onAudio(frame: AudioFrame): void | Promise<void>;
   onMark(name: string): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
+  /** The agent's results (absent for agents that gather nothing). */
+  outcome?(): AgentOutcome;
 }

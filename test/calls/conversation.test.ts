@@ -1,0 +1,150 @@
+// A whole conversation through a call session, with the simulator playing the callee over Twilio's media protocol:
+// the agent's greeting, the callee's answer (a committed espeak-ng clip, recognized by the clip engine), an edge
+// chosen by the scripted model, the second node's question, the callee's answer with a number to extract, the
+// endCall goodbye with a disposition, and the hang-up once it was heard. Then barge-in and the silent callee.
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import type { KnownClip } from "../../src/calls/agent/clip-speech";
+import { END_CALL_TOOL } from "../../src/calls/agent/graph";
+import type { ScriptStep } from "../../src/calls/agent/scripted-model";
+import { callSessionStub } from "../../src/calls/session/stub";
+import type { CalleeStream } from "../../src/dev/simulator/media/callee";
+import type { SampleRate } from "../../src/lib/audio/resample";
+import { readWav } from "../../src/lib/audio/wav";
+import { call } from "../helpers";
+import { connect } from "./media-support";
+import { CALLEE, setup, type Setup } from "./support";
+
+const clip = (name: string, text: string): KnownClip => {
+  const w = readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
+  return { text, samples: w.samples, rate: w.rate as SampleRate };
+};
+const SURE = clip("callee-sure-8k.wav", "Sure, tell me more.");
+const SEATS = clip("callee-seats-8k.wav", "We need twelve seats.");
+
+const DEFINITION = {
+  nodes: [
+    { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} if they want to hear about the offer.", greeting: "Hi {{first_name}}!" } },
+    {
+      id: "pitch",
+      type: "agentNode",
+      data: { prompt: "Ask how many seats they need.", extraction_variables: [{ name: "seats", type: "number", prompt: "How many seats" }] },
+    },
+    { id: "bye", type: "endCall", data: { prompt: "Thank them and say goodbye." } },
+  ],
+  edges: [
+    { id: "e1", source: "start", target: "pitch", data: { label: "interested", condition: "They want to hear about it" } },
+    { id: "e2", source: "pitch", target: "bye", data: { label: "done", condition: "They said how many seats" } },
+  ],
+};
+
+const SCRIPT: ScriptStep[] = [
+  { user: "tell me more", prompt: "Ask Ada", call: { name: "interested" } },
+  { user: "tell me more", prompt: "how many seats", say: "Great. How many seats do you need?" },
+  { user: "twelve seats", prompt: "how many seats", call: { name: "done", arguments: { seats: 12 } } },
+  { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: END_CALL_TOOL, arguments: { disposition: "interested" } } },
+];
+
+async function conversationCall(s: Setup, script = SCRIPT): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
+  const wf = await call("POST", "/api/v1/workflow/create", {
+    key: s.org.key,
+    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: { disposition_codes: ["interested", "not_interested"] } },
+  });
+  expect(wf.status, wf.text).toBe(200);
+  const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
+    key: s.org.key,
+    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
+  });
+  expect(res.status, res.text).toBe(200);
+  const runId = res.json.workflow_run_id as number;
+  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS] } });
+  return { runId, callee: await connect("twilio", runId), agentId: wf.json.id };
+}
+
+/** The callee listens for `ms` (silence, 20 ms at a time), letting the session's clock run. */
+async function listen(callee: CalleeStream, ms: number) {
+  for (let t = 0; t < ms && !callee.closed; t += 20) {
+    callee.silence(20);
+    // Let the session take each frame before the next (and answer with its own audio).
+    await new Promise((r) => setTimeout(r, 0));
+  }
+}
+
+/** Keeps listening until the agent has sent `frames` frames in all (or the call closed). */
+async function listenUntil(callee: CalleeStream, test: () => boolean, maxMs = 20_000) {
+  for (let t = 0; t < maxMs && !callee.closed && !test(); t += 20) {
+    callee.silence(20);
+    await new Promise((r) => setTimeout(r, 0));
+  }
+}
+
+describe("a conversation on the media path", () => {
+  it("greeting → answer → edge → second node → extraction → endCall with a disposition → hang-up; all of it on the run", async () => {
+    const s = await setup("twilio");
+    const { runId, callee, agentId } = await conversationCall(s);
+    // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listen(callee, 300);
+    callee.speak(SURE.samples);
+    // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
+    await listenUntil(callee, () => callee.marks.length >= 3);
+    await listen(callee, 300);
+    callee.speak(SEATS.samples);
+    await listenUntil(callee, () => callee.closed !== null);
+    expect(callee.closed).not.toBeNull();
+
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("agent_hangup");
+    expect(snap.turns.map((t) => [t.role, t.text, !!t.interrupted])).toEqual([
+      ["agent", "Hi Ada!", false],
+      ["callee", "Sure, tell me more.", false],
+      ["agent", "Great. How many seats do you need?", false],
+      ["callee", "We need twelve seats.", false],
+      ["agent", "Thank you, goodbye!", false],
+    ]);
+    // Turns follow each other on the call's clock.
+    for (let i = 1; i < snap.turns.length; i++) expect(snap.turns[i].startMs).toBeGreaterThanOrEqual(snap.turns[i - 1].startMs);
+
+    const run = await (async () => {
+      for (let i = 0; i < 50; i++) {
+        const r = (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json;
+        if (r.transcript?.length) return r;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      throw new Error("the run never got its transcript");
+    })();
+    expect(run.gathered_context).toEqual({ seats: 12 });
+    expect(run.disposition).toBe("interested");
+    expect(run.transcript.map((t: any) => t.text)).toEqual(snap.turns.map((t) => t.text));
+    expect(run.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect(run.usage.stt_seconds).toBeGreaterThan(2.5);
+    expect(run.usage.tts_seconds).toBeGreaterThan(2);
+  });
+
+  it("the callee talking over the agent stops it at once; only what they heard stays, marked interrupted", async () => {
+    const s = await setup("twilio");
+    const { runId, callee } = await conversationCall(s, [
+      { user: "tell me more", prompt: "Ask Ada", say: "Our offer is long. It has many parts. Let me explain every single one of them now." },
+    ]);
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    callee.speak(SURE.samples);
+    // The first sentence of the reply is heard, then the callee talks over the second.
+    await listenUntil(callee, () => callee.marks.length >= 2);
+    const before = callee.clears;
+    callee.speak(SEATS.samples.subarray(0, 8000 * 0.6));
+    await listen(callee, 100);
+    expect(callee.clears).toBe(before + 1);
+    const snap = await callSessionStub(env, runId).snapshot();
+    const interrupted = snap.turns.find((t) => t.interrupted);
+    expect(interrupted).toMatchObject({ role: "agent", text: "Our offer is long." });
+  });
+
+  it("a silent callee is asked once whether they are still there, then the call ends politely", async () => {
+    const s = await setup("twilio");
+    const { runId, callee } = await conversationCall(s);
+    await listenUntil(callee, () => callee.closed !== null, 30_000);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("agent_hangup");
+    expect(snap.turns.map((t) => t.text)).toEqual(["Hi Ada!", "Are you still there?", "It seems this is not a good time. Goodbye!"]);
+  });
+});
