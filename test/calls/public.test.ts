@@ -266,6 +266,9 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "duration_seconds",
         "recording_url",
         "transcript",
+        "gathered_context",
+        "disposition",
+        "usage",
         "created_by_key_id",
       ].sort(),
     );
