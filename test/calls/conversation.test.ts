@@ -45,7 +45,7 @@ const SCRIPT: ScriptStep[] = [
   { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: END_CALL_TOOL, arguments: { disposition: "interested" } } },
 ];
 
-async function conversationCall(s: Setup, script = SCRIPT): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
+async function conversationCall(s: Setup, script = SCRIPT, ttsFailsOn: string[] = []): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
   const wf = await call("POST", "/api/v1/workflow/create", {
     key: s.org.key,
     body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: { disposition_codes: ["interested", "not_interested"] } },
@@ -57,7 +57,7 @@ async function conversationCall(s: Setup, script = SCRIPT): Promise<{ runId: num
   });
   expect(res.status, res.text).toBe(200);
   const runId = res.json.workflow_run_id as number;
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS] } });
+  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS], ttsFailsOn } });
   return { runId, callee: await connect("twilio", runId), agentId: wf.json.id };
 }
 
@@ -146,5 +146,26 @@ describe("a conversation on the media path", () => {
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.endReason).toBe("agent_hangup");
     expect(snap.turns.map((t) => t.text)).toEqual(["Hi Ada!", "Are you still there?", "It seems this is not a good time. Goodbye!"]);
+  });
+
+  it.each([
+    ["the model fails (an outage or a timeout)", [{ user: "tell me more", say: "", fail: "The model endpoint answered HTTP 503: overloaded" }], []],
+    ["text-to-speech fails on a sentence", SCRIPT, ["Great."]],
+  ] as Array<[string, ScriptStep[], string[]]>)("%s: the agent apologises and ends the call, with no long dead air", async (_what, script, ttsFailsOn) => {
+    const s = await setup("twilio");
+    const { runId, callee } = await conversationCall(s, script, ttsFailsOn);
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listen(callee, 200);
+    callee.speak(SURE.samples);
+    await listenUntil(callee, () => callee.closed !== null);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("agent_hangup");
+    const texts = snap.turns.map((t) => t.text);
+    expect(texts[0]).toBe("Hi Ada!");
+    expect(texts[1]).toBe("Sure, tell me more.");
+    expect(texts[texts.length - 1]).toBe("I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!");
+    // From the end of the callee's words to the apology: the end-of-turn wait and a frame or two, not dead air.
+    const apology = snap.turns[snap.turns.length - 1];
+    expect(apology.startMs - snap.turns[1].endMs).toBeLessThanOrEqual(1000);
   });
 });

@@ -10,10 +10,21 @@ import { Conversation } from "./graph";
 import { ScriptedModel, type ScriptStep } from "./scripted-model";
 
 /** The deterministic engines (tests, the demo, local development): a scripted model and the known clips. */
-export type ScriptedEngines = { script: ScriptStep[]; clips: KnownClip[] };
+export type ScriptedEngines = { script: ScriptStep[]; clips: KnownClip[]; /** Speech fails for these texts (a provider's 5xx). */ ttsFailsOn?: string[] };
 
 export function scriptedEngines(e: ScriptedEngines): Engines {
-  return { model: new ScriptedModel(e.script), stt: new ClipSpeechToText(e.clips), tts: new ClipTextToSpeech(e.clips) };
+  const tts = new ClipTextToSpeech(e.clips);
+  const fails = new Set(e.ttsFailsOn ?? []);
+  return {
+    model: new ScriptedModel(e.script),
+    stt: new ClipSpeechToText(e.clips),
+    tts: {
+      synthesize: async (text) => {
+        if (fails.has(text)) throw new Error("text-to-speech answered HTTP 503");
+        return tts.synthesize(text);
+      },
+    },
+  };
 }
 
 /** The run's agent as a conversation; null when the run has no usable definition. */

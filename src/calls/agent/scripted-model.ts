@@ -2,6 +2,7 @@
 // keyed by the conversation so far (the callee's last words, and the node's prompt), streamed word by word like a
 // real model's tokens.
 import type { ChatEvent, ChatModel, ChatRequest } from "./chat";
+import { ModelError } from "./chat-stream";
 
 export type ScriptStep = {
   /** Matches the callee's last words: a case-insensitive substring, or a pattern. Absent: any. */
@@ -11,6 +12,8 @@ export type ScriptStep = {
   say?: string;
   /** A tool call to make after the text (not right after the same tool's result, so a step cannot loop on itself). */
   call?: { name: string; arguments?: Record<string, unknown> };
+  /** The model fails here, as a provider does (an outage, a timeout), after any text. */
+  fail?: string;
 };
 
 export const SCRIPT_FALLBACK = "Sorry, could you say that again?";
@@ -43,6 +46,7 @@ export class ScriptedModel implements ChatModel {
     const say = step ? (step.say ?? "") : SCRIPT_FALLBACK;
     const words = say.match(/\S+\s*/g) ?? [];
     for (const w of words) yield { type: "text", text: w };
+    if (step?.fail) throw new ModelError(step.fail, null);
     if (step?.call) yield { type: "tool_call", call: { id: `call_${++this.calls}`, name: step.call.name, arguments: step.call.arguments ?? {} } };
     yield { type: "usage", inputTokens: messages.reduce((n, m) => n + Math.ceil(m.content.length / 4), 0), outputTokens: words.length };
   }
