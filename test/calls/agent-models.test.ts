@@ -5,6 +5,9 @@ import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
 import { ModelError, sseData } from "../../src/calls/agent/chat-stream";
 import { OpenAiModel } from "../../src/calls/agent/openai-model";
 import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
+import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "../../src/calls/agent/workers-ai-speech";
+import { pcm16ToBytes } from "../../src/lib/audio/pcm";
+import { readWav, wavHeader } from "../../src/lib/audio/wav";
 
 const REQUEST: ChatRequest = {
   messages: [
@@ -168,5 +171,66 @@ describe("server-sent events", () => {
     const out: string[] = [];
     for await (const d of sseData(pieces(": keep-alive\nevent: x\ndata: a\ndata: b\n\nid: 3\ndata: c", 3))) out.push(d);
     expect(out).toEqual(["a\nb", "c"]);
+  });
+});
+
+describe("Workers AI speech (faked at the binding)", () => {
+  it("speech-to-text sends the utterance as a 16-bit WAV to Nova-3 and reads its transcript", async () => {
+    let asked: { model: string; inputs: any } | null = null;
+    const ai = {
+      async run(model: string, inputs: any) {
+        asked = { model, inputs };
+        return { results: { channels: [{ alternatives: [{ transcript: "We need twelve seats.", confidence: 0.98 }] }] } };
+      },
+    };
+    const samples = Int16Array.from({ length: 1600 }, (_, i) => (i % 50) * 100);
+    expect(await new WorkersAiSpeechToText(ai).transcribe({ samples, rate: 8000 })).toBe("We need twelve seats.");
+    expect(asked!.model).toBe("@cf/deepgram/nova-3");
+    expect(asked!.inputs.audio.contentType).toBe("audio/wav");
+    const sent = readWav(asked!.inputs.audio.body);
+    expect(sent).toMatchObject({ rate: 8000, channels: 1 });
+    expect(sent.samples).toEqual(samples);
+    // Nothing heard is an empty transcript; a failing binding is an error that names the step.
+    expect(await new WorkersAiSpeechToText({ run: async () => ({ results: { channels: [] } }) }).transcribe({ samples, rate: 8000 })).toBe("");
+    await expect(
+      new WorkersAiSpeechToText({
+        run: async () => {
+          throw new Error("5xx");
+        },
+      }).transcribe({ samples, rate: 8000 }),
+    ).rejects.toThrow("Workers AI speech-to-text failed: 5xx");
+  });
+
+  it("text-to-speech asks Aura for raw 16-bit PCM at the rate wanted, whatever shape the audio comes back in", async () => {
+    const samples = Int16Array.from([0, 1000, -1000, 32767, -32768]);
+    const raw = pcm16ToBytes(samples);
+    const wav = new Uint8Array(44 + raw.length);
+    wav.set(wavHeader(24000, 1, raw.length));
+    wav.set(raw, 44);
+    const b64 = btoa(String.fromCharCode(...raw));
+    const shapes: Array<[string, unknown, number]> = [
+      ["a stream", new Response(raw).body, 16000],
+      ["bytes", raw, 16000],
+      ["base64 text", b64, 16000],
+      ["{ audio: base64 }", { audio: b64 }, 16000],
+      ["a WAV after all", wav, 24000],
+    ];
+    for (const [what, out, rate] of shapes) {
+      let asked: any = null;
+      const tts = new WorkersAiTextToSpeech({
+        async run(model: string, inputs: any) {
+          asked = { model, inputs };
+          return out;
+        },
+      });
+      const speech = await tts.synthesize("Hello there.");
+      expect(speech.samples, what).toEqual(samples);
+      expect(speech.rate, what).toBe(rate);
+      expect(asked).toEqual({
+        model: "@cf/deepgram/aura-1",
+        inputs: { text: "Hello there.", speaker: "asteria", encoding: "linear16", container: "none", sample_rate: 16000 },
+      });
+    }
+    await expect(new WorkersAiTextToSpeech({ run: async () => ({}) }).synthesize("x")).rejects.toThrow("Workers AI text-to-speech answered no audio");
   });
 });

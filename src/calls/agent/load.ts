@@ -10,7 +10,7 @@ import { Conversation } from "./graph";
 import { ScriptedModel, type ScriptStep } from "./scripted-model";
 
 /** The deterministic engines (tests, the demo, local development): a scripted model and the known clips. */
-export type ScriptedEngines = { script: ScriptStep[]; clips: KnownClip[]; /** Speech fails for these texts (a provider's 5xx). */ ttsFailsOn?: string[] };
+export type ScriptedEngines = { script: ScriptStep[]; clips: KnownClip[] /** Speech fails for these texts (a provider's 5xx). */; ttsFailsOn?: string[] };
 
 export function scriptedEngines(e: ScriptedEngines): Engines {
   const tts = new ClipTextToSpeech(e.clips);

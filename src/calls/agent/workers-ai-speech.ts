@@ -1,0 +1,72 @@
+// Speech on Workers AI through the `AI` binding: Deepgram Nova-3 transcribes an utterance (sent as a 16-bit WAV),
+// Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
+import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
+import type { SampleRate } from "../../lib/audio/resample";
+import { readWav, wavHeader } from "../../lib/audio/wav";
+import type { Speech, SpeechToText, TextToSpeech } from "./speech";
+import type { AiRunner } from "./workers-ai-model";
+
+export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
+export const WORKERS_AI_TTS_MODEL = "@cf/deepgram/aura-1";
+
+export class WorkersAiSpeechToText implements SpeechToText {
+  constructor(
+    private readonly ai: AiRunner,
+    private readonly model = WORKERS_AI_STT_MODEL,
+  ) {}
+
+  async transcribe(audio: Speech): Promise<string> {
+    const pcm = pcm16ToBytes(audio.samples);
+    const wav = new Uint8Array(44 + pcm.length);
+    wav.set(wavHeader(audio.rate, 1, pcm.length));
+    wav.set(pcm, 44);
+    let out: any;
+    try {
+      out = await this.ai.run(this.model, { audio: { body: wav, contentType: "audio/wav" }, punctuate: true, smart_format: true });
+    } catch (err) {
+      throw new Error(`Workers AI speech-to-text failed: ${String((err as Error)?.message ?? err)}`);
+    }
+    const transcript = out?.results?.channels?.[0]?.alternatives?.[0]?.transcript;
+    return typeof transcript === "string" ? transcript : "";
+  }
+}
+
+/** The audio bytes of whatever shape the binding answers in: a stream, bytes, a Response, or base64 text. */
+async function bytesOf(out: unknown): Promise<Uint8Array> {
+  if (out instanceof Uint8Array) return out;
+  if (out instanceof ArrayBuffer) return new Uint8Array(out);
+  if (out instanceof ReadableStream || out instanceof Response) return new Uint8Array(await new Response(out as BodyInit).arrayBuffer());
+  const b64 = typeof out === "string" ? out : typeof (out as { audio?: unknown })?.audio === "string" ? (out as { audio: string }).audio : null;
+  if (b64 === null) throw new Error("Workers AI text-to-speech answered no audio");
+  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+}
+
+export class WorkersAiTextToSpeech implements TextToSpeech {
+  constructor(
+    private readonly ai: AiRunner,
+    private readonly model = WORKERS_AI_TTS_MODEL,
+    private readonly speaker = "asteria",
+    private readonly rate: SampleRate = 16000,
+  ) {}
+
+  async synthesize(text: string): Promise<Speech> {
+    let out: unknown;
+    try {
+      out = await this.ai.run(this.model, { text, speaker: this.speaker, encoding: "linear16", container: "none", sample_rate: this.rate });
+    } catch (err) {
+      throw new Error(`Workers AI text-to-speech failed: ${String((err as Error)?.message ?? err)}`);
+    }
+    const bytes = await bytesOf(out);
+    // Asked for no container; a WAV answer is read as one all the same.
+    if (bytes.length >= 12 && String.fromCharCode(...bytes.subarray(0, 4)) === "RIFF") {
+      const w = readWav(bytes);
+      return { samples: w.samples, rate: w.rate as SampleRate };
+    }
+    return { samples: pcm16FromBytes(bytes.subarray(0, bytes.length - (bytes.length % 2))), rate: this.rate };
+  }
+}
+
+/** Workers AI for all three: the default engines of a deployment with the AI binding. */
+export function workersAiEngines(ai: AiRunner) {
+  return { stt: new WorkersAiSpeechToText(ai), tts: new WorkersAiTextToSpeech(ai) };
+}
