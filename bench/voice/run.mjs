@@ -1,0 +1,47 @@
+// bench/voice: the time edgedial adds between the end of the callee's turn and the agent's first audio, with the
+// speech-to-text, model and text-to-speech stubbed at fixed latencies (so the figure is edgedial's own), p50/p99,
+// for 1 call at a time and for 50 concurrent calls in one process (one isolate's worth of sessions).
+//
+//   npm run bench:voice
+import { mkdirSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const OUT = `${ROOT}bench/out/voice`;
+mkdirSync(OUT, { recursive: true });
+await build({ entryPoints: [`${ROOT}bench/voice/turn.ts`], bundle: true, format: "esm", platform: "node", outfile: `${OUT}/turn.mjs`, logLevel: "warning" });
+const { oneTurn } = await import(pathToFileURL(`${OUT}/turn.mjs`).href);
+
+const L = { sttMs: 100, firstTokenMs: 300, ttsMs: 80 };
+const STUBS = L.sttMs + L.firstTokenMs + L.ttsMs;
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+// Quiet the agent's own log lines (one per call would drown the figures).
+console.info = () => {};
+const log = console.log;
+console.log = (...a) => (typeof a[0] === "string" && a[0].startsWith("{") ? undefined : log(...a));
+
+async function run(concurrent, rounds) {
+  const added = [];
+  for (let r = 0; r < rounds; r++) {
+    const turns = await Promise.all(Array.from({ length: concurrent }, () => oneTurn(L)));
+    for (const t of turns) added.push(t - STUBS);
+  }
+  return added;
+}
+
+await run(5, 2); // warm-up
+for (const [concurrent, rounds] of [
+  [1, 100],
+  [50, 10],
+]) {
+  const added = await run(concurrent, rounds);
+  log(
+    `${concurrent} ${concurrent === 1 ? "call" : "concurrent calls"}: ${added.length} turns; added by edgedial (end of turn → first audio, minus ${STUBS} ms of stubbed ` +
+      `speech-to-text ${L.sttMs} + first token ${L.firstTokenMs} + text-to-speech ${L.ttsMs}): p50 ${pct(added, 50).toFixed(2)} ms, p99 ${pct(added, 99).toFixed(2)} ms`,
+  );
+}
