@@ -52,12 +52,16 @@ export async function oneTurn(l: Latencies): Promise<number> {
   await agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, controls);
   await sleep(l.ttsMs + 5); // the greeting is spoken (and heard) first
   const frame = new Int16Array(160);
-  for (let i = 0; i < 50; i++) agent.onAudio({ samples: frame, rate: 8000, atMs: (clock += 20), voiced: true });
+  const feed = (voiced: boolean) => {
+    clock += 20;
+    agent.onAudio({ samples: frame, rate: 8000, atMs: clock, voiced });
+  };
+  for (let i = 0; i < 50; i++) feed(true);
   // Silence until the end of the turn: the frame that completes the end-of-turn wait starts the reply.
   const quietFrames = DEFAULT_TURN_SETTINGS.endOfTurnMs / 20;
-  for (let i = 1; i < quietFrames; i++) agent.onAudio({ samples: frame, rate: 8000, atMs: (clock += 20), voiced: false });
+  for (let i = 1; i < quietFrames; i++) feed(false);
   turnEnded = true;
   endAt = performance.now();
-  agent.onAudio({ samples: frame, rate: 8000, atMs: (clock += 20), voiced: false });
+  feed(false);
   return first;
 }
