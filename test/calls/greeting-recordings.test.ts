@@ -13,7 +13,7 @@ import { MAX_GREETING_BODY_BYTES } from "../../src/lib/body-limit";
 import { call, createOrg, type Org } from "../helpers";
 import { CAMPAIGNS, createCampaign, upload, world } from "../campaigns/support";
 import { connect } from "./media-support";
-import { CALLEE, campaignId, runApi, runRow, setup } from "./support";
+import { CALLEE, campaignId, runApi, runRow, setup, type Setup } from "./support";
 
 const AGENT = readWav(Uint8Array.from(atob(inject("audioClips")["agent-16k.wav"]), (c) => c.charCodeAt(0)));
 
@@ -36,6 +36,23 @@ async function uploadGreeting(org: Org, name = "spring"): Promise<{ recording_id
   const res = await post(org, wav(AGENT.samples, 16000), "audio/wav", name);
   expect(res.status).toBe(201);
   return res.json();
+}
+
+/** A campaign's call whose contact names an audio greeting. */
+async function callWithAudioGreeting(s: Setup, recordingId: string) {
+  const r = await startCampaignCall(env, {
+    orgId: s.org.id,
+    campaignId: campaignId(),
+    contactId: 1,
+    attempt: 1,
+    workflowId: s.agent.id,
+    telephonyConfigurationId: s.configId,
+    phoneNumber: CALLEE,
+    initialContext: { first_name: "Bo" },
+    greetingOverride: { type: "audio", recordingId },
+  });
+  if (!r.ok) throw new Error(r.message);
+  return r;
 }
 
 const detail = async (res: Response) => ((await res.json()) as { detail: any }).detail;
@@ -157,18 +174,7 @@ describe("a call on the media path plays the contact's audio greeting", () => {
   it("from the store, resampled to the carrier's rate; the transcript names it", async () => {
     const s = await setup("twilio");
     const { recording_id } = await uploadGreeting(s.org, "spring promo");
-    const r = await startCampaignCall(env, {
-      orgId: s.org.id,
-      campaignId: campaignId(),
-      contactId: 1,
-      attempt: 1,
-      workflowId: s.agent.id,
-      telephonyConfigurationId: s.configId,
-      phoneNumber: CALLEE,
-      initialContext: { first_name: "Bo" },
-      greetingOverride: { type: "audio", recordingId: recording_id },
-    });
-    if (!r.ok) throw new Error(r.message);
+    const r = await callWithAudioGreeting(s, recording_id);
     await callSessionStub(env, r.runId).prepare({ agent: "greeting" });
     const callee = await connect("twilio", r.runId);
     const reference = new Resampler(16000, 8000).convert(AGENT.samples);
@@ -194,18 +200,7 @@ describe("a call on the media path plays the contact's audio greeting", () => {
 
   it("a greeting deleted since the campaign was made: the text greeting's turn, and the run says why", async () => {
     const s = await setup("twilio");
-    const r = await startCampaignCall(env, {
-      orgId: s.org.id,
-      campaignId: campaignId(),
-      contactId: 1,
-      attempt: 1,
-      workflowId: s.agent.id,
-      telephonyConfigurationId: s.configId,
-      phoneNumber: CALLEE,
-      initialContext: { first_name: "Bo" },
-      greetingOverride: { type: "audio", recordingId: "rec_gone" },
-    });
-    if (!r.ok) throw new Error(r.message);
+    const r = await callWithAudioGreeting(s, "rec_gone");
     await callSessionStub(env, r.runId).prepare({ agent: "greeting" });
     const callee = await connect("twilio", r.runId);
     callee.silence(20);
