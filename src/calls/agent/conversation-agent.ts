@@ -21,6 +21,9 @@ export type TurnSettings = {
   repromptText: string;
   goodbyeText: string;
   errorText: string;
+  /** After the callee's turn, this long without the agent's voice (a slow model) gets a short filler. 0: never. */
+  fillerAfterMs: number;
+  fillerText: string;
 };
 
 export const DEFAULT_TURN_SETTINGS: TurnSettings = {
@@ -31,6 +34,8 @@ export const DEFAULT_TURN_SETTINGS: TurnSettings = {
   repromptText: "Are you still there?",
   goodbyeText: "It seems this is not a good time. Goodbye!",
   errorText: "I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!",
+  fillerAfterMs: 1500,
+  fillerText: "One moment.",
 };
 
 export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech };
@@ -50,6 +55,8 @@ export class ConversationAgent implements VoiceAgent {
   private thinking: AbortController | null = null;
   private marks = 0;
   private ended = false;
+  /** When the callee's last turn ended, while the agent has not answered it yet (the filler's clock). */
+  private waitingSinceMs: number | null = null;
   private rate: AgentContext["rate"] = 8000;
   /** Token and audio figures of the call, for its cost. */
   readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 };
@@ -89,6 +96,14 @@ export class ConversationAgent implements VoiceAgent {
     if (this.speechStartMs !== null) {
       this.utterance.push(frame.samples);
       if (frame.atMs - this.lastVoiceMs >= this.settings.endOfTurnMs) this.endOfTurn(frame.atMs);
+      return;
+    }
+    // A slow reply: a short filler, once per turn, so the line does not sound dead.
+    if (this.thinking && !this.speaking && this.waitingSinceMs !== null && this.settings.fillerAfterMs > 0) {
+      if (frame.atMs - this.waitingSinceMs >= this.settings.fillerAfterMs) {
+        this.waitingSinceMs = null;
+        void this.speak([this.settings.fillerText], false, false);
+      }
       return;
     }
     if (!this.speaking && !this.thinking && frame.atMs - this.lastActivityMs >= this.settings.repromptAfterMs) {
@@ -152,7 +167,10 @@ export class ConversationAgent implements VoiceAgent {
     this.utterance = [];
     this.speechStartMs = null;
     this.voicedMs = 0;
-    if (long) this.reply({ samples, startMs: start, endMs: atMs - this.settings.endOfTurnMs });
+    if (long) {
+      this.waitingSinceMs = atMs;
+      this.reply({ samples, startMs: start, endMs: atMs - this.settings.endOfTurnMs });
+    }
   }
 
   /** Transcribes the callee's turn (none: the model opens the call) and speaks the model's reply as it streams. */
@@ -166,7 +184,9 @@ export class ConversationAgent implements VoiceAgent {
           const text = (await this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, thinking.signal)).trim();
           if (thinking.signal.aborted) return;
           if (!text) {
+            // Noise, not words: nothing to answer (a filler already playing is the whole reply).
             this.thinking = null;
+            this.finishReply(false);
             return;
           }
           this.reprompts = 0;
@@ -184,7 +204,10 @@ export class ConversationAgent implements VoiceAgent {
             this.usage.outputTokens += r.value.outputTokens;
             break;
           }
-          if (r.value.type === "sentence") await this.speak([r.value.text], false, false);
+          if (r.value.type === "sentence") {
+            this.waitingSinceMs = null;
+            await this.speak([r.value.text], false, false);
+          }
         }
         if (thinking.signal.aborted) return;
         this.thinking = null;

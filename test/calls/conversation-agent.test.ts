@@ -1,0 +1,96 @@
+// The conversation agent on its own, with fake controls (marks heard at once) and engines the test holds back: a
+// slow model gets a filler once, then the reply follows it; noise is not a turn.
+import { describe, expect, it } from "vitest";
+import type { ChatEvent, ChatModel } from "../../src/calls/agent/chat";
+import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
+import { Conversation } from "../../src/calls/agent/graph";
+import type { AgentControls, Turn } from "../../src/calls/session/voice-agent";
+
+const DEF = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help.", greeting: "Hi!" } }], edges: [] };
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function harness(transcript: string) {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  let asked = 0;
+  const model: ChatModel = {
+    async *stream(): AsyncIterable<ChatEvent> {
+      asked++;
+      await gate;
+      yield { type: "text", text: "Sure thing." };
+    },
+  };
+  const said: string[] = [];
+  const turns: Turn[] = [];
+  let clock = 0;
+  const agent = new ConversationAgent(new Conversation(DEF, {}), {
+    model,
+    stt: { transcribe: async () => transcript },
+    tts: {
+      synthesize: async (text) => {
+        said.push(text);
+        return { samples: new Int16Array(160), rate: 8000 };
+      },
+    },
+  });
+  const controls: AgentControls = {
+    say: () => {},
+    mark: (name) => queueMicrotask(() => agent.onMark(name)),
+    clear: () => [],
+    transfer: async () => false,
+    hangup: () => {},
+    log: (t) => turns.push(t),
+    now: () => clock,
+  };
+  const feed = async (frames: number, voiced: boolean) => {
+    for (let i = 0; i < frames; i++) {
+      clock += 20;
+      agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
+      await tick();
+    }
+  };
+  return { agent, controls, said, turns, feed, release, asked: () => asked };
+}
+
+describe("the conversation agent's turn-taking", () => {
+  it("a slow model: after fillerAfterMs of waiting the agent says a filler once, and the reply follows it in the same turn", async () => {
+    const h = harness("Can you help me?");
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, h.controls);
+    await h.feed(2, false);
+    expect(h.said).toEqual(["Hi!"]);
+    await h.feed(25, true); // half a second of speech
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false); // the end of the turn
+    expect(h.asked()).toBe(1);
+    await h.feed(DEFAULT_TURN_SETTINGS.fillerAfterMs / 20 - 1, false);
+    expect(h.said).toEqual(["Hi!"]);
+    await h.feed(2, false);
+    expect(h.said).toEqual(["Hi!", DEFAULT_TURN_SETTINGS.fillerText]);
+    await h.feed(100, false); // still waiting: no second filler
+    expect(h.said).toEqual(["Hi!", DEFAULT_TURN_SETTINGS.fillerText]);
+    h.release();
+    await h.feed(3, false);
+    expect(h.said).toEqual(["Hi!", DEFAULT_TURN_SETTINGS.fillerText, "Sure thing."]);
+    expect(h.turns.map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hi!"],
+      ["callee", "Can you help me?"],
+      ["agent", `${DEFAULT_TURN_SETTINGS.fillerText} Sure thing.`],
+    ]);
+    // The model's history has its own words, not the filler.
+    expect(h.agent.conversation.history.map((m) => m.content)).toEqual(["Hi!", "Can you help me?", "Sure thing."]);
+  });
+
+  it("voiced audio too short to be speech is not a turn; a turn transcribed as nothing gets no reply", async () => {
+    const short = harness("ignored");
+    await short.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, short.controls);
+    await short.feed(5, true); // 100 ms: a click
+    await short.feed(40, false);
+    expect(short.asked()).toBe(0);
+
+    const noise = harness("");
+    await noise.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, noise.controls);
+    await noise.feed(25, true);
+    await noise.feed(40, false);
+    expect(noise.asked()).toBe(0);
+    expect(noise.turns.map((t) => t.role)).toEqual(["agent"]);
+  });
+});
