@@ -5,7 +5,7 @@ import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
 import { ModelError, sseData } from "../../src/calls/agent/chat-stream";
 import { OpenAiModel } from "../../src/calls/agent/openai-model";
 import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
-import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "../../src/calls/agent/workers-ai-speech";
+import { WorkersAiSpeechToText, WorkersAiTextToSpeech, workersAiChoice, workersAiEngines } from "../../src/calls/agent/workers-ai-speech";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavHeader } from "../../src/lib/audio/wav";
 
@@ -232,5 +232,45 @@ describe("Workers AI speech (faked at the binding)", () => {
       });
     }
     await expect(new WorkersAiTextToSpeech({ run: async () => ({}) }).synthesize("x")).rejects.toThrow("Workers AI text-to-speech answered no audio");
+  });
+});
+
+describe("an agent's Workers AI choices (workflow_configurations.voice_agent)", () => {
+  it("names the models and the voice the engines use; a missing or implausible value keeps the default", async () => {
+    const asked: Array<{ model: string; inputs: any }> = [];
+    const ai = {
+      async run(model: string, inputs: any) {
+        asked.push({ model, inputs });
+        if (model.includes("nova") || model.includes("whisper")) return { results: { channels: [{ alternatives: [{ transcript: "hi" }] }] } };
+        if ("text" in inputs) return new Uint8Array(4);
+        return { response: "ok" };
+      },
+    };
+    const choice = workersAiChoice({
+      voice_agent: { llm_model: "@cf/qwen/qwen3-30b-a3b-fp8", stt_model: "@cf/openai/whisper-large-v3-turbo", tts_voice: "luna", tts_model: "rm -rf /; x" },
+      other: true,
+    });
+    expect(choice).toEqual({
+      llm_model: "@cf/qwen/qwen3-30b-a3b-fp8",
+      stt_model: "@cf/openai/whisper-large-v3-turbo",
+      tts_model: undefined,
+      tts_voice: "luna",
+    });
+    const e = workersAiEngines(ai, choice);
+    await all(e.model.stream(REQUEST));
+    await e.stt.transcribe({ samples: new Int16Array(160), rate: 8000 });
+    await e.tts.synthesize("Hello.");
+    expect(asked.map((a) => a.model)).toEqual(["@cf/qwen/qwen3-30b-a3b-fp8", "@cf/openai/whisper-large-v3-turbo", "@cf/deepgram/aura-1"]);
+    expect(asked[2].inputs.speaker).toBe("luna");
+    // No choices: the defaults.
+    for (const none of [undefined, null, {}, { voice_agent: "x" }, { voice_agent: { llm_model: 7 } }]) expect(workersAiChoice(none).llm_model).toBeUndefined();
+    const d = workersAiEngines(ai);
+    asked.length = 0;
+    await all(d.model.stream(REQUEST));
+    await d.tts.synthesize("Hi.");
+    expect(asked.map((a) => [a.model, a.inputs.speaker])).toEqual([
+      ["@cf/meta/llama-3.3-70b-instruct-fp8-fast", undefined],
+      ["@cf/deepgram/aura-1", "asteria"],
+    ]);
   });
 });

@@ -27,8 +27,12 @@ export function scriptedEngines(e: ScriptedEngines): Engines {
   };
 }
 
-/** The run's agent as a conversation; null when the run has no usable definition. */
-export async function conversationFor(env: Env, runId: number, variables: Record<string, unknown>): Promise<Conversation | null> {
+/** The run's agent as a conversation, with its workflow_configurations; null when the run has no usable definition. */
+export async function conversationFor(
+  env: Env,
+  runId: number,
+  variables: Record<string, unknown>,
+): Promise<{ conversation: Conversation; configurations: Record<string, unknown> } | null> {
   const db = getDb(env);
   const run = await db
     .select({ definitionId: workflowRuns.definitionId, workflowId: workflowRuns.workflowId })
@@ -38,12 +42,17 @@ export async function conversationFor(env: Env, runId: number, variables: Record
   if (!run?.definitionId) return null;
   const def = await db.select({ text: workflowDefinitions.definition }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
   const wf = run.workflowId
-    ? await db.select({ codes: workflows.callDispositionCodes }).from(workflows).where(eq(workflows.id, run.workflowId)).get()
+    ? await db
+        .select({ codes: workflows.callDispositionCodes, configurations: workflows.workflowConfigurations })
+        .from(workflows)
+        .where(eq(workflows.id, run.workflowId))
+        .get()
     : undefined;
   const codes = Array.isArray(wf?.codes?.disposition_codes) ? (wf.codes.disposition_codes as unknown[]).filter((c): c is string => typeof c === "string") : [];
   try {
     const stored: unknown = def?.text ?? null;
-    return new Conversation(typeof stored === "string" ? parseStoredDefinition(stored) : stored, variables, codes);
+    const conversation = new Conversation(typeof stored === "string" ? parseStoredDefinition(stored) : stored, variables, codes);
+    return { conversation, configurations: wf?.configurations ?? {} };
   } catch {
     return null;
   }

@@ -24,8 +24,8 @@ import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
 import { ConversationAgent } from "../agent/conversation-agent";
 import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
-import { WorkersAiModel, type AiRunner } from "../agent/workers-ai-model";
-import { workersAiEngines } from "../agent/workers-ai-speech";
+import type { AiRunner } from "../agent/workers-ai-model";
+import { workersAiChoice, workersAiEngines } from "../agent/workers-ai-speech";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { Recorder } from "./recorder";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
@@ -251,14 +251,14 @@ export class CallSession extends DurableObject<Env> {
     if (name === "echo") return new EchoAgent();
     if (name === "conversation") {
       const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
-      const conversation = await conversationFor(this.env, Number(this.db.getKv("run_id")), variables);
+      const agent = await conversationFor(this.env, Number(this.db.getKv("run_id")), variables);
       const scripted = await this.ctx.storage.get<ScriptedEngines>("scripted_engines");
-      // Prepared engines (tests, the demo), else Workers AI where the deployment has the AI binding. Without either
-      // (or a usable graph) the call gets the greeting agent, and the log says why.
+      // Prepared engines (tests, the demo), else Workers AI where the deployment has the AI binding, with the models
+      // the agent chose. Without either (or a usable graph) the call gets the greeting agent, and the log says why.
       const ai = (this.env as { AI?: AiRunner }).AI;
-      const engines = scripted ? scriptedEngines(scripted) : ai ? { model: new WorkersAiModel(ai), ...workersAiEngines(ai) } : null;
-      if (conversation && engines) return new ConversationAgent(conversation, engines);
-      log("warning", "conversation_agent_unavailable", { run_id: Number(this.db.getKv("run_id")), graph: !!conversation, engines: !!engines });
+      const engines = scripted ? scriptedEngines(scripted) : ai ? workersAiEngines(ai, workersAiChoice(agent?.configurations)) : null;
+      if (agent && engines) return new ConversationAgent(agent.conversation, engines);
+      log("warning", "conversation_agent_unavailable", { run_id: Number(this.db.getKv("run_id")), graph: !!agent, engines: !!engines });
     }
     return new GreetingAgent(await this.greetingClip());
   }
