@@ -4,22 +4,13 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { greetingRecordings } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { wavFile } from "../lib/audio/wav";
 import { actorOf, auditStatement } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { ApiError, invalid, notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, json } from "../lib/schemas";
-import {
-  MAX_GREETING_BYTES,
-  MAX_GREETING_SECONDS,
-  getGreeting,
-  greetingKey,
-  greetingView,
-  greetingWav,
-  listGreetings,
-  newRecordingId,
-  parseGreeting,
-} from "./greetings";
+import { MAX_GREETING_BYTES, MAX_GREETING_SECONDS, getGreeting, greetingKey, greetingView, listGreetings, newRecordingId, parseGreeting } from "./greetings";
 
 const tags = ["greeting recordings"];
 const BASE = "/greeting-recordings";
@@ -105,7 +96,8 @@ export const greetingsRouter = createRouter()
     const orgId = c.get("orgId");
     const recordingId = newRecordingId();
     const key = greetingKey(orgId, recordingId);
-    const file = greetingWav(parsed.audio);
+    // Kept normalized: a mono 16-bit WAV at its own rate.
+    const file = wavFile(parsed.audio.samples, parsed.audio.rate);
     await c.env.UPLOADS.put(key, file, { httpMetadata: { contentType: "audio/wav" } });
     const db = getDb(c.env);
     const values = {

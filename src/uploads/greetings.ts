@@ -5,7 +5,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { greetingRecordings } from "../db/schema";
 import { MAX_GREETING_BODY_BYTES } from "../lib/body-limit";
 import type { Db } from "../lib/db";
-import { readWav, wavHeader } from "../lib/audio/wav";
+import { readWav } from "../lib/audio/wav";
 import type { SampleRate } from "../lib/audio/resample";
 
 /** A two-minute 24 kHz mono greeting is 5.8 MB; the body cap leaves room for stereo uploads of shorter ones. */
@@ -39,15 +39,6 @@ export function parseGreeting(bytes: Uint8Array): { ok: true; audio: GreetingAud
     samples = mono;
   }
   return { ok: true, audio: { samples: Int16Array.from(samples), rate: pcm.rate as SampleRate } };
-}
-
-/** The normalized file kept in R2: a mono 16-bit WAV. */
-export function greetingWav(audio: GreetingAudio): Uint8Array {
-  const data = new Uint8Array(audio.samples.buffer, audio.samples.byteOffset, audio.samples.byteLength);
-  const out = new Uint8Array(44 + data.length);
-  out.set(wavHeader(audio.rate, 1, data.length));
-  out.set(data, 44);
-  return out;
 }
 
 export const greetingKey = (orgId: number, recordingId: string) => `greetings/${orgId}/${recordingId}.wav`;

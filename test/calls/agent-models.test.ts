@@ -7,7 +7,7 @@ import { OpenAiModel } from "../../src/calls/agent/openai-model";
 import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
 import { WorkersAiSpeechToText, WorkersAiTextToSpeech, workersAiChoice, workersAiEngines } from "../../src/calls/agent/workers-ai-speech";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
-import { readWav, wavHeader } from "../../src/lib/audio/wav";
+import { readWav, wavFile } from "../../src/lib/audio/wav";
 
 const REQUEST: ChatRequest = {
   messages: [
@@ -204,9 +204,7 @@ describe("Workers AI speech (faked at the binding)", () => {
   it("text-to-speech asks Aura for raw 16-bit PCM at the rate wanted, whatever shape the audio comes back in", async () => {
     const samples = Int16Array.from([0, 1000, -1000, 32767, -32768]);
     const raw = pcm16ToBytes(samples);
-    const wav = new Uint8Array(44 + raw.length);
-    wav.set(wavHeader(24000, 1, raw.length));
-    wav.set(raw, 44);
+    const wav = wavFile(samples, 24000);
     const b64 = btoa(String.fromCharCode(...raw));
     const shapes: Array<[string, unknown, number]> = [
       ["a stream", new Response(raw).body, 16000],

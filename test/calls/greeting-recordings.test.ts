@@ -8,7 +8,7 @@ import { callSessionStub } from "../../src/calls/session/stub";
 import { fromWire } from "../../src/dev/simulator/media/callee";
 import { rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
-import { readWav, wavHeader } from "../../src/lib/audio/wav";
+import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { MAX_GREETING_BODY_BYTES } from "../../src/lib/body-limit";
 import { call, createOrg, type Org } from "../helpers";
 import { CAMPAIGNS, createCampaign, upload, world } from "../campaigns/support";
@@ -16,14 +16,6 @@ import { connect } from "./media-support";
 import { CALLEE, campaignId, runApi, runRow, setup, type Setup } from "./support";
 
 const AGENT = readWav(Uint8Array.from(atob(inject("audioClips")["agent-16k.wav"]), (c) => c.charCodeAt(0)));
-
-function wav(samples: Int16Array, rate: number, channels = 1): Uint8Array {
-  const data = new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
-  const out = new Uint8Array(44 + data.length);
-  out.set(wavHeader(rate, channels, data.length));
-  out.set(data, 44);
-  return out;
-}
 
 function post(org: Org, body: Uint8Array | string, type = "audio/wav", name?: string) {
   const q = name ? `?name=${encodeURIComponent(name)}` : "";
@@ -33,7 +25,7 @@ function post(org: Org, body: Uint8Array | string, type = "audio/wav", name?: st
 }
 
 async function uploadGreeting(org: Org, name = "spring"): Promise<{ recording_id: string; [k: string]: unknown }> {
-  const res = await post(org, wav(AGENT.samples, 16000), "audio/wav", name);
+  const res = await post(org, wavFile(AGENT.samples, 16000), "audio/wav", name);
   expect(res.status).toBe(201);
   return res.json();
 }
@@ -94,7 +86,7 @@ describe("audio greetings store", () => {
   it("stores stereo as mono, the mean of its channels", async () => {
     const org = await createOrg();
     const stereo = new Int16Array([1000, 3000, -2000, -4000, 7, 8, 32767, 32767]);
-    const res = await post(org, wav(stereo, 8000, 2));
+    const res = await post(org, wavFile(stereo, 8000, 2));
     expect(res.status).toBe(201);
     const { recording_id } = await res.json<{ recording_id: string }>();
     const file = await exports.default.fetch(
@@ -106,15 +98,15 @@ describe("audio greetings store", () => {
   it("refuses what it cannot play with a clear 4xx, and stores nothing", async () => {
     const org = await createOrg();
     const tone = (rate: number, seconds: number) => new Int16Array(Math.round(rate * seconds)).fill(1000);
-    const wrongType = await post(org, wav(tone(8000, 1), 8000), "application/json");
+    const wrongType = await post(org, wavFile(tone(8000, 1), 8000), "application/json");
     expect(wrongType.status).toBe(415);
     expect(await detail(wrongType)).toBe("Content-Type must be audio/wav");
 
     const cases: Array<[Uint8Array | string, RegExp]> = [
       ["not audio at all", /^Not a playable WAV file \(not a WAV file\)/],
-      [wav(tone(44100, 1), 44100), /Sample rate 44100 Hz is not supported: use 8000, 16000 or 24000 Hz/],
-      [wav(tone(8000, 121), 8000), /longer than 120 seconds/],
-      [wav(new Int16Array(0), 8000), /holds no audio/],
+      [wavFile(tone(44100, 1), 44100), /Sample rate 44100 Hz is not supported: use 8000, 16000 or 24000 Hz/],
+      [wavFile(tone(8000, 121), 8000), /longer than 120 seconds/],
+      [wavFile(new Int16Array(0), 8000), /holds no audio/],
     ];
     for (const [body, msg] of cases) {
       const res = await post(org, body);

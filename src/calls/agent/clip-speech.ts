@@ -2,6 +2,7 @@
 // (committed espeak-ng recordings, registered with their text) by the shape of their loudness over time, which
 // survives the carriers' codecs and resampling; text-to-speech plays a registered clip for its exact text and
 // otherwise a soft tone as long as the text would take to say (about 60 ms a character), so timing is realistic.
+import { rms } from "../../lib/audio/level";
 import type { SampleRate } from "../../lib/audio/resample";
 import type { Speech, SpeechToText, TextToSpeech } from "./speech";
 
@@ -11,11 +12,7 @@ export type KnownClip = { text: string; samples: Int16Array; rate: SampleRate };
 function envelope({ samples, rate }: Speech): Float64Array {
   const n = rate / 50;
   const out = new Float64Array(Math.floor(samples.length / n));
-  for (let f = 0; f < out.length; f++) {
-    let sum = 0;
-    for (let i = f * n; i < (f + 1) * n; i++) sum += samples[i] * samples[i];
-    out[f] = Math.sqrt(sum / n);
-  }
+  for (let f = 0; f < out.length; f++) out[f] = rms(samples.subarray(f * n, (f + 1) * n));
   return out;
 }
 

@@ -33,26 +33,21 @@ export async function conversationFor(
   runId: number,
   variables: Record<string, unknown>,
 ): Promise<{ conversation: Conversation; configurations: Record<string, unknown> } | null> {
-  const db = getDb(env);
-  const run = await db
-    .select({ definitionId: workflowRuns.definitionId, workflowId: workflowRuns.workflowId })
+  // One round trip: the run, the definition version it was started with, and its agent's settings.
+  const row = await getDb(env)
+    .select({ definition: workflowDefinitions.definition, codes: workflows.callDispositionCodes, configurations: workflows.workflowConfigurations })
     .from(workflowRuns)
+    .innerJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
+    .leftJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
     .where(eq(workflowRuns.id, runId))
     .get();
-  if (!run?.definitionId) return null;
-  const def = await db.select({ text: workflowDefinitions.definition }).from(workflowDefinitions).where(eq(workflowDefinitions.id, run.definitionId)).get();
-  const wf = run.workflowId
-    ? await db
-        .select({ codes: workflows.callDispositionCodes, configurations: workflows.workflowConfigurations })
-        .from(workflows)
-        .where(eq(workflows.id, run.workflowId))
-        .get()
-    : undefined;
-  const codes = Array.isArray(wf?.codes?.disposition_codes) ? (wf.codes.disposition_codes as unknown[]).filter((c): c is string => typeof c === "string") : [];
+  if (!row) return null;
+  const listed = row.codes?.disposition_codes;
+  const codes = Array.isArray(listed) ? listed.filter((c): c is string => typeof c === "string") : [];
   try {
-    const stored: unknown = def?.text ?? null;
+    const stored: unknown = row.definition;
     const conversation = new Conversation(typeof stored === "string" ? parseStoredDefinition(stored) : stored, variables, codes);
-    return { conversation, configurations: wf?.configurations ?? {} };
+    return { conversation, configurations: row.configurations ?? {} };
   } catch {
     return null;
   }

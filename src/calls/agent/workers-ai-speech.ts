@@ -1,8 +1,8 @@
 // Speech on Workers AI through the `AI` binding: Deepgram Nova-3 transcribes an utterance (sent as a 16-bit WAV),
 // Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
-import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
+import { pcm16FromBytes } from "../../lib/audio/pcm";
 import type { SampleRate } from "../../lib/audio/resample";
-import { readWav, wavHeader } from "../../lib/audio/wav";
+import { readWav, wavFile } from "../../lib/audio/wav";
 import type { Speech, SpeechToText, TextToSpeech } from "./speech";
 import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
 
@@ -16,10 +16,7 @@ export class WorkersAiSpeechToText implements SpeechToText {
   ) {}
 
   async transcribe(audio: Speech): Promise<string> {
-    const pcm = pcm16ToBytes(audio.samples);
-    const wav = new Uint8Array(44 + pcm.length);
-    wav.set(wavHeader(audio.rate, 1, pcm.length));
-    wav.set(pcm, 44);
+    const wav = wavFile(audio.samples, audio.rate);
     let out: any;
     try {
       out = await this.ai.run(this.model, { audio: { body: wav, contentType: "audio/wav" }, punctuate: true, smart_format: true });

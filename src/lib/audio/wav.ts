@@ -1,5 +1,7 @@
 // WAV (RIFF) for 16-bit linear PCM: reading the clips a greeting or a test plays, and the header of a recording.
 
+import { pcm16ToBytes } from "./pcm";
+
 export type Pcm = { samples: Int16Array; rate: number; channels: number };
 
 /** Reads a 16-bit PCM WAV; anything else (another codec or sample size, a truncated file) is refused. */
@@ -30,6 +32,14 @@ export function readWav(bytes: Uint8Array): Pcm {
     at = body + size + (size & 1);
   }
   throw new Error("no audio data in the WAV file");
+}
+
+/** A whole 16-bit PCM WAV file of interleaved `samples`. */
+export function wavFile(samples: Int16Array, rate: number, channels = 1): Uint8Array {
+  const out = new Uint8Array(44 + samples.length * 2);
+  out.set(wavHeader(rate, channels, samples.length * 2));
+  pcm16ToBytes(samples, out.subarray(44));
+  return out;
 }
 
 /** The 44-byte header of a 16-bit PCM WAV holding `dataBytes` of samples. */
