@@ -6,10 +6,34 @@ import type { SampleRate } from "../../lib/audio/resample";
 
 export type Speech = { samples: Int16Array; rate: SampleRate };
 
+/** A transcription that runs while the callee speaks: audio goes in as it arrives, the text comes out at the turn's end. */
+export interface SpeechStream {
+  /** More of the utterance (16-bit PCM at the rate the stream was opened with). Never blocks: buffered until sent. */
+  push(samples: Int16Array): void;
+  /** The turn is over: the whole utterance's text (empty when nothing was said). Rejects on a provider failure. */
+  finish(): Promise<string>;
+  /** The turn is dropped (noise, a barge-in, the call ended): the connection closes and nothing more is answered. */
+  abort(): void;
+}
+
 export interface SpeechToText {
   transcribe(audio: Speech, signal?: AbortSignal): Promise<string>;
+  /** Streaming providers: a transcription opened when the callee starts speaking (none: `transcribe` per turn). */
+  open?(rate: SampleRate, signal?: AbortSignal): SpeechStream;
 }
 
 export interface TextToSpeech {
   synthesize(text: string, signal?: AbortSignal): Promise<Speech>;
+  /** Streaming providers: the sentence's audio in pieces as it is generated, so playback starts with the first. */
+  stream?(text: string, signal?: AbortSignal): AsyncIterable<Speech>;
+}
+
+/** A speech provider's refusal or failure, with what it said (never the key). */
+export class SpeechError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
 }
