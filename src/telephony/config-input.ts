@@ -4,7 +4,7 @@
 import type { z } from "@hono/zod-openapi";
 import { ApiError, zodIssuesToItems, type Loc, type ValidationItem } from "../lib/errors";
 import type { SecretBox } from "../lib/secret-box";
-import { classifySecretInput, looksMasked } from "./mask";
+import { classifySecretInput, looksMasked } from "../lib/mask";
 import { clone, deepMerge, deletePath, getPath, isPlainObject, setPath, type Obj } from "./merge";
 import { KEPT } from "./providers/define";
 import type { Provider } from "./providers/types";

@@ -2,7 +2,7 @@
 // so reads (which only show masks) never decrypt. The AAD binds each envelope to its organization and
 // field, so an envelope copied into another row or field does not open.
 import { isEnvelope, type Envelope, type SecretBox } from "../lib/secret-box";
-import { maskSecret } from "./mask";
+import { maskSecret } from "../lib/mask";
 
 export type StoredSecret = Envelope & { mask: string };
 export type SecretMap = Record<string, StoredSecret>;

@@ -2,6 +2,7 @@
 // (a 422 with loc); its structure (start, ends, edges, required fields) is the validate operation's job, so drafts save.
 import { z } from "@hono/zod-openapi";
 import { NODE_TYPES } from "./validate";
+import { VoiceAgentSettings } from "./voice-settings";
 
 export const MAX_NODES = 500;
 export const MAX_EDGES = 2000;
@@ -99,6 +100,12 @@ export const DispositionCodes = z
   .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
   .openapi("CallDispositionCodes");
 
+/** Free-form agent settings; `voice_agent`, when present, is checked (it names providers and holds their keys). */
+const Configurations = z
+  .looseObject({ voice_agent: VoiceAgentSettings.optional() })
+  .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
+  .openapi({ description: "Agent settings: `voice_agent` chooses the model and speech providers; other keys are kept as sent" });
+
 // The request bodies are strict; the definition, its nodes and the free-form objects inside stay open.
 export const CreateWorkflow = z
   .strictObject({
@@ -106,7 +113,7 @@ export const CreateWorkflow = z
     workflow_definition: CreateDefinition,
     template_context_variables: smallObject("Default values of template variables").optional(),
     call_disposition_codes: DispositionCodes.optional(),
-    workflow_configurations: smallObject("Agent settings (voice, model, ...)").optional(),
+    workflow_configurations: Configurations.optional(),
   })
   .openapi("CreateWorkflow");
 
@@ -116,7 +123,7 @@ export const UpdateWorkflow = z
     workflow_definition: UpdateDefinition.optional(),
     template_context_variables: smallObject("Default values of template variables").optional(),
     call_disposition_codes: DispositionCodes.optional(),
-    workflow_configurations: smallObject("Agent settings (voice, model, ...)").optional(),
+    workflow_configurations: Configurations.optional(),
   })
   .openapi("UpdateWorkflow");
 

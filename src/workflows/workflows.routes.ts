@@ -6,6 +6,7 @@ import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
+import { SecretBox } from "../lib/secret-box";
 import { CreateWorkflow, ListQuery, UpdateStatus, UpdateWorkflow, ValidationResult, Workflow, WorkflowVersion } from "./schemas";
 import {
   countRuns,
@@ -22,6 +23,7 @@ import {
 } from "./store";
 import { validateDefinition, type ValidationResult as Result } from "./validate";
 import { speechLimits } from "./speech-limits";
+import { maskVoiceSecrets, sealVoiceSecrets } from "./voice-settings";
 
 const tags = ["workflows"];
 const WorkflowId = idParam("workflow_id");
@@ -122,7 +124,7 @@ function view(w: StoredWorkflow, totalRuns: number) {
     template_context_variables: w.templateContextVariables,
     call_disposition_codes: { ...codes, disposition_codes: Array.isArray(codes.disposition_codes) ? codes.disposition_codes : [] },
     total_runs: totalRuns,
-    workflow_configurations: w.workflowConfigurations,
+    workflow_configurations: maskVoiceSecrets(w.workflowConfigurations),
     version_number: w.versionNumber,
     version_status: "published",
     workflow_uuid: w.uuid,
@@ -156,6 +158,8 @@ export const workflowsRouter = createRouter()
   .openapi(create, async (c) => {
     const input = c.req.valid("json");
     const db = getDb(c.env);
+    const box = () => SecretBox.fromEnv(c.env);
+    const configurations = input.workflow_configurations && (await sealVoiceSecrets(box, c.get("orgId"), input.workflow_configurations, null));
     const row = await createWorkflow(
       db,
       c.get("orgId"),
@@ -164,7 +168,7 @@ export const workflowsRouter = createRouter()
         definition: input.workflow_definition,
         templateContextVariables: input.template_context_variables,
         callDispositionCodes: input.call_disposition_codes,
-        workflowConfigurations: input.workflow_configurations,
+        workflowConfigurations: configurations,
       },
       actorOf(c),
     );
@@ -196,6 +200,13 @@ export const workflowsRouter = createRouter()
     const { workflow_id } = c.req.valid("param");
     const input = c.req.valid("json");
     const db = getDb(c.env);
+    let configurations = input.workflow_configurations;
+    if (configurations?.voice_agent) {
+      // Keys kept by their mask are taken from the stored settings.
+      const stored = await getWorkflow(db, c.get("orgId"), workflow_id);
+      if (!stored) throw notFound("Workflow");
+      configurations = await sealVoiceSecrets(() => SecretBox.fromEnv(c.env), c.get("orgId"), configurations, stored.workflowConfigurations);
+    }
     const row = await updateWorkflow(
       db,
       c.get("orgId"),
@@ -205,7 +216,7 @@ export const workflowsRouter = createRouter()
         definition: input.workflow_definition,
         templateContextVariables: input.template_context_variables,
         callDispositionCodes: input.call_disposition_codes,
-        workflowConfigurations: input.workflow_configurations,
+        workflowConfigurations: configurations,
       },
       actorOf(c),
     );

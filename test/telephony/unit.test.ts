@@ -4,7 +4,7 @@ import { ApiError } from "../../src/lib/errors";
 import { parseKeySpec, SecretBox, SecretBoxError } from "../../src/lib/secret-box";
 import { callerIdStep, credentialsStep, readiness, webhookSigningStep } from "../../src/telephony/checklist";
 import { prepareCreate, prepareUpdate, redactSecretInputs } from "../../src/telephony/config-input";
-import { classifySecretInput, maskSecret } from "../../src/telephony/mask";
+import { classifySecretInput, maskSecret } from "../../src/lib/mask";
 import { deepMerge, deletePath, getPath, setPath } from "../../src/telephony/merge";
 import { getProvider, PROVIDER_LIST } from "../../src/telephony/providers/registry";
 import { openSecrets, storedSecrets } from "../../src/telephony/secrets";

@@ -1,0 +1,131 @@
+// An agent's voice providers, in `workflow_configurations.voice_agent`: the language model (Workers AI, or any
+// OpenAI-compatible endpoint), speech-to-text and text-to-speech (Workers AI, Deepgram, ElevenLabs). API keys are
+// sealed like telephony secrets: stored as envelopes with their mask, shown only as the mask, opened only for a call.
+import { z } from "@hono/zod-openapi";
+import { ApiError, type ValidationItem } from "../lib/errors";
+import { classifySecretInput, maskSecret } from "../lib/mask";
+import { isEnvelope, type Envelope, type SecretBox } from "../lib/secret-box";
+import { checkOutboundUrl } from "../lib/url-guard";
+
+const ModelName = z.string().regex(/^[@\w./:-]{1,128}$/, "Must be a model or voice name (letters, digits and @ . / : _ -)");
+const ApiKey = z.string().min(1).max(1024);
+const BaseUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((u) => checkOutboundUrl(u, { allowPrivate: true }).ok, { message: "Must not point at metadata, link-local or reserved addresses" });
+
+const workersAi = z.strictObject({ provider: z.literal("workers-ai"), model: ModelName.optional() });
+
+const Llm = z.discriminatedUnion("provider", [
+  workersAi,
+  z.strictObject({
+    provider: z.literal("openai"),
+    base_url: BaseUrl.openapi({ description: "The chat-completions API's base, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1" }),
+    model: ModelName,
+    api_key: ApiKey.optional().openapi({ description: "Sent as a Bearer token; stored encrypted, shown masked" }),
+  }),
+]);
+
+const keyed = (provider: string, extra: z.ZodRawShape = {}) =>
+  // The key may be omitted on update to keep the stored one; sealVoiceSecrets requires it otherwise.
+  z.strictObject({ provider: z.literal(provider), api_key: ApiKey.optional(), model: ModelName.optional(), base_url: BaseUrl.optional(), ...extra });
+
+const Stt = z.discriminatedUnion("provider", [workersAi, keyed("deepgram"), keyed("elevenlabs")]);
+const Tts = z.discriminatedUnion("provider", [
+  workersAi.extend({ voice: ModelName.optional() }),
+  keyed("deepgram"),
+  keyed("elevenlabs", { voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
+]);
+
+export const VoiceAgentSettings = z
+  .strictObject({
+    llm: Llm.optional(),
+    stt: Stt.optional(),
+    tts: Tts.optional(),
+    // The first form of these settings (Workers AI only), still read.
+    llm_model: ModelName.optional(),
+    stt_model: ModelName.optional(),
+    tts_model: ModelName.optional(),
+    tts_voice: ModelName.optional(),
+  })
+  .openapi("VoiceAgentSettings", { description: "The agent's model and speech providers (default: Workers AI for all three)" });
+
+export type VoiceAgentSettings = z.infer<typeof VoiceAgentSettings>;
+type Part = "llm" | "stt" | "tts";
+const PARTS: readonly Part[] = ["llm", "stt", "tts"];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const aad = (orgId: number, part: Part) => `edgedial/agent/${orgId}/voice_agent.${part}.api_key`;
+const loc = (part: Part) => ["body", "workflow_configurations", "voice_agent", part, "api_key"];
+
+/** The stored voice_agent, or null. */
+const storedVoice = (configurations: unknown): Obj | null => (isObj(configurations) && isObj(configurations.voice_agent) ? configurations.voice_agent : null);
+
+/**
+ * The configurations to store: every api_key sealed. A key sent back as its current mask keeps the stored key, but
+ * only while the provider and endpoint stay the same (a key is never sent to an endpoint it was not given for); a key
+ * omitted for a provider that needs one also keeps it under the same condition.
+ */
+export async function sealVoiceSecrets(box: () => SecretBox, orgId: number, input: Obj, stored: unknown): Promise<Obj> {
+  if (!isObj(input.voice_agent)) return input;
+  const voice: Obj = { ...input.voice_agent };
+  const before = storedVoice(stored);
+  const bad: ValidationItem[] = [];
+  for (const part of PARTS) {
+    const p = voice[part];
+    if (!isObj(p)) continue;
+    const next: Obj = { ...p };
+    voice[part] = next;
+    const old = isObj(before?.[part]) ? (before[part] as Obj) : null;
+    const oldKey =
+      old && isEnvelope(old.api_key) && old.provider === p.provider && old.base_url === p.base_url ? (old.api_key as Envelope & { mask: string }) : null;
+    const sent = p.api_key;
+    if (typeof sent !== "string") {
+      if (oldKey) next.api_key = oldKey;
+      else if (p.provider !== "workers-ai" && p.provider !== "openai") bad.push({ loc: loc(part), msg: "Field required", type: "missing" });
+      continue;
+    }
+    const verdict = classifySecretInput(sent, oldKey?.mask ?? null);
+    if (verdict.kind === "keep") next.api_key = oldKey;
+    else if (verdict.kind === "invalid")
+      bad.push({
+        loc: loc(part),
+        msg: oldKey
+          ? "Looks like a masked value that does not match the stored key; send the key itself"
+          : "Send the key itself (a masked key is kept only for the same provider and endpoint)",
+        type: "value_error",
+      });
+    else next.api_key = { ...(await box().encrypt(verdict.value, aad(orgId, part))), mask: maskSecret(verdict.value) };
+  }
+  if (bad.length) throw new ApiError(422, bad);
+  return { ...input, voice_agent: voice };
+}
+
+/** The configurations as shown: every sealed key replaced by its mask. */
+export function maskVoiceSecrets(configurations: Obj): Obj {
+  const voice = storedVoice(configurations);
+  if (!voice) return configurations;
+  const shown: Obj = { ...voice };
+  for (const part of PARTS) {
+    const p = voice[part];
+    if (isObj(p) && isEnvelope(p.api_key)) shown[part] = { ...p, api_key: String((p.api_key as { mask?: unknown }).mask ?? "") };
+  }
+  return { ...configurations, voice_agent: shown };
+}
+
+/** The voice settings of a call, keys opened; null when there are none or they no longer read as settings. */
+export async function openVoiceSettings(box: SecretBox | null, orgId: number, configurations: unknown): Promise<VoiceAgentSettings | null> {
+  const voice = storedVoice(configurations);
+  if (!voice) return null;
+  const open: Obj = { ...voice };
+  for (const part of PARTS) {
+    const p = voice[part];
+    if (!isObj(p) || !isEnvelope(p.api_key)) continue;
+    if (!box) throw new Error("The agent's provider key cannot be opened: ENCRYPTION_KEYS is not set");
+    const { mask: _mask, ...envelope } = p.api_key as Envelope & { mask?: string };
+    open[part] = { ...p, api_key: await box.decrypt(envelope, aad(orgId, part)) };
+  }
+  const parsed = VoiceAgentSettings.safeParse(open);
+  return parsed.success ? parsed.data : null;
+}
