@@ -208,6 +208,31 @@ describe("the graph as a conversation", () => {
     ]);
   });
 
+  it("a barge-in in a reply that spanned two model rounds trims the round that was playing and drops the rest", async () => {
+    const conv = new Conversation(DEFINITION, VARS);
+    conv.heard("Sure, tell me.");
+    const model = new ScriptedModel([
+      { user: "Sure, tell me.", say: "Great. Let me explain.", call: { name: "interested", arguments: {} } },
+      { user: "Sure, tell me.", say: "It costs ten euros. How many seats do you need?" },
+    ]);
+    await reply(conv, model);
+    expect(conv.nodeId).toBe("pitch");
+    // Heard: the whole first round and the first sentence of the second.
+    conv.interrupted("Great. Let me explain. It costs ten euros.");
+    const assistant = conv.history.filter((m) => m.role === "assistant");
+    expect(assistant.map((m) => m.content)).toEqual(["Great. Let me explain.", "", "It costs ten euros."]);
+    // Cut inside the first round: its played part stays, the second round's text goes, the transition stays.
+    const conv2 = new Conversation(DEFINITION, VARS);
+    conv2.heard("Sure, tell me.");
+    await reply(conv2, model);
+    conv2.interrupted("Great.");
+    expect(conv2.history.filter((m) => m.role === "assistant").map((m) => [m.content, m.toolCalls?.length ?? 0])).toEqual([
+      ["Great.", 0],
+      ["", 1],
+    ]);
+    expect(conv2.history.at(-1)?.role).toBe("tool");
+  });
+
   it("tool names are what model APIs accept, and unique; edges to missing nodes are dropped; a graph without a start is refused", () => {
     const def = {
       nodes: [

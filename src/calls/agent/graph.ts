@@ -177,17 +177,30 @@ export class Conversation {
   }
 
   /**
-   * A barge-in cut the agent off: its last words in the history become the part that was played (removed when
-   * nothing was), so the model does not believe it said what the callee never heard.
+   * A barge-in cut the agent off: its words since the callee last spoke become the part that was played, so the
+   * model does not believe it said what the callee never heard. A reply may span several messages (text, a
+   * transition, more text): the played words are matched to them in order, and what follows the cut is dropped.
    */
   interrupted(played: string): void {
-    for (let i = this.history.length - 1; i >= 0; i--) {
+    const norm = (t: string) => t.trim().replace(/\s+/g, " ");
+    let rest = norm(played);
+    let from = this.history.length;
+    while (from > 0 && this.history[from - 1].role !== "user") from--;
+    for (let i = from; i < this.history.length; i++) {
       const m = this.history[i];
       if (m.role !== "assistant" || !m.content) continue;
-      if (played.trim()) this.history[i] = { ...m, content: played.trim() };
+      const content = norm(m.content);
+      if (rest && rest.startsWith(content)) {
+        rest = rest.slice(content.length).trim();
+        continue;
+      }
+      if (rest) this.history[i] = { ...m, content: rest };
       else if (m.toolCalls?.length) this.history[i] = { ...m, content: "" };
-      else this.history.splice(i, 1);
-      return;
+      else {
+        this.history.splice(i--, 1);
+        continue;
+      }
+      rest = "";
     }
   }
 
