@@ -15,6 +15,8 @@ export type CampaignCallRequest = {
   phoneNumber: string;
   initialContext: Record<string, string>;
   greetingOverride: GreetingOverride;
+  /** When an answering machine answers: end the call, or leave the greeting as a message after the tone. */
+  voicemailAction?: "hang_up" | "leave_message";
   /**
    * The organization lease (OrganizationObject) the engine already holds for this call, named
    * `campaign:{campaignId}:{contactId}:{attempt}`. The calls module must not take a second one for it; releasing it on

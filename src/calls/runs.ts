@@ -43,6 +43,7 @@ export type NewRun = {
   provider: string;
   leaseId: string | null;
   greetingOverride?: Record<string, unknown> | null;
+  voicemailAction?: string | null;
   /** The API key that started it; an expression may read it (a campaign's call: the campaign's creator). */
   createdByKeyId?: number | SQL | null;
 };

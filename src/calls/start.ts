@@ -185,6 +185,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
     provider: cfg.provider.name,
     leaseId: req.leaseId ?? null,
     greetingOverride: req.greetingOverride,
+    voicemailAction: req.voicemailAction ?? null,
     createdByKeyId: sql`(SELECT created_by_key_id FROM campaigns WHERE id = ${req.campaignId})`,
   });
   const result = await originate(env, cfg, run, publicBaseUrl);

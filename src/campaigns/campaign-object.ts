@@ -586,6 +586,7 @@ export class CampaignObject extends DurableObject<Env> {
       phoneNumber: ct.phone_number,
       initialContext: JSON.parse(ct.initial_context),
       greetingOverride: ct.greeting_override ? JSON.parse(ct.greeting_override) : null,
+      voicemailAction: this.settings(c).voicemail_action,
       leaseId: a.lease_id ?? undefined,
     };
     let result: CallStartResult | null = null;

@@ -67,6 +67,10 @@ export const SETTINGS_FIELDS = {
   rate_limit: RateLimit.default(1).openapi({ description: "Calls started per second at most (1–50)" }),
   schedule_config: ScheduleConfig.nullable().default(null),
   circuit_breaker: CircuitBreaker.default(CircuitBreaker.parse({})),
+  voicemail_action: z.enum(["hang_up", "leave_message"]).default("hang_up").openapi({
+    description:
+      "When an answering machine answers (the carrier's detection where it has one, else the agent's from the first words): `hang_up`, or `leave_message` (the greeting is spoken after the tone). The run's status is `voicemail` either way.",
+  }),
 };
 export const CampaignSettingsSchema = z.object(SETTINGS_FIELDS);
 

@@ -227,6 +227,8 @@ export const workflowRuns = sqliteTable(
     gatheredContext: text("gathered_context", { mode: "json" }).$type<Record<string, unknown> | null>(),
     disposition: text("disposition"),
     usage: text("usage", { mode: "json" }).$type<AgentUsage | null>(),
+    // What the campaign wants done when an answering machine answers (hang_up | leave_message); null: hang up.
+    voicemailAction: text("voicemail_action"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),

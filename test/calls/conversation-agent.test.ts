@@ -39,6 +39,7 @@ function harness(transcript: string) {
     clear: () => [],
     transfer: async () => false,
     hangup: () => {},
+    machine: () => {},
     log: (t) => turns.push(t),
     now: () => clock,
   };

@@ -25,6 +25,7 @@ const CAMPAIGN_FIELDS = [
   "rate_limit",
   "schedule_config",
   "circuit_breaker",
+  "voicemail_action",
   "executed_count",
   "total_queued_count",
   "parent_campaign_id",

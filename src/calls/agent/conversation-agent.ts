@@ -1,14 +1,18 @@
 // The voice agent that runs an agent's graph on a call: it listens (an energy gate finds the callee's utterances and
-// the end of their turn), transcribes each utterance, asks the model at the current node, and speaks the reply
-// sentence by sentence as it streams. The callee talking over it stops its speech within a frame (barge-in) and
-// only what was heard stays in the history. A callee who stays silent is asked once whether they are still there,
-// then the call ends politely; a failing model or speech engine ends it politely too, never with dead air.
+// the end of their turn), transcribes each utterance (streamed while they speak where the provider can), asks the
+// model at the current node, and speaks the reply sentence by sentence as it streams. The callee talking over it
+// stops its speech within a frame (barge-in) and only what was heard stays in the history. A callee who stays silent
+// is asked once whether they are still there, then the call ends politely; a failing or silent model or speech engine
+// ends it politely too, never with dead air past `maxWaitMs`. An answering machine (the carrier's verdict, else the
+// first utterance) is hung up on or gets the greeting as a message after its tone, as the campaign chose.
 import { log } from "../../lib/log";
-import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, VoiceAgent } from "../session/voice-agent";
+import { isMachine } from "../../telephony/providers/kit";
+import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "../session/voice-agent";
 import type { ChatModel } from "./chat";
 import type { Conversation } from "./graph";
-import type { SpeechToText, TextToSpeech } from "./speech";
+import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import { agentReply } from "./turn";
+import { soundsLikeMachine } from "./voicemail";
 
 export type TurnSettings = {
   /** The callee's silence after speech that ends their turn. */
@@ -24,6 +28,12 @@ export type TurnSettings = {
   /** After the callee's turn, this long without the agent's voice (a slow model) gets a short filler. 0: never. */
   fillerAfterMs: number;
   fillerText: string;
+  /** The longest the callee waits for a reply (or a goodbye) before the agent gives up: the dead-air limit. */
+  maxWaitMs: number;
+  /** After an answering machine's greeting, this much quiet means its tone has passed: the message starts. */
+  afterToneMs: number;
+  /** A machine still talking after this long is hung up on without a message. */
+  maxMachineMs: number;
 };
 
 export const DEFAULT_TURN_SETTINGS: TurnSettings = {
@@ -36,6 +46,9 @@ export const DEFAULT_TURN_SETTINGS: TurnSettings = {
   errorText: "I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!",
   fillerAfterMs: 1500,
   fillerText: "One moment.",
+  maxWaitMs: 6000,
+  afterToneMs: 1200,
+  maxMachineMs: 30_000,
 };
 
 export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech };
@@ -43,9 +56,12 @@ export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech }
 /** What the agent is saying: the sentences by mark, those heard so far, and whether the reply is complete. */
 type Speaking = { byMark: Map<string, string>; heard: string[]; startMs: number; complete: boolean; last: boolean };
 
+type CalleeTurn = { samples: Int16Array; startMs: number; endMs: number; voicedMs: number; stream: SpeechStream | null };
+
 export class ConversationAgent implements VoiceAgent {
   private c: AgentControls | null = null;
   private utterance: Int16Array[] = [];
+  private listening: SpeechStream | null = null;
   private speechStartMs: number | null = null;
   private voicedMs = 0;
   private lastVoiceMs = 0;
@@ -55,8 +71,18 @@ export class ConversationAgent implements VoiceAgent {
   private thinking: AbortController | null = null;
   private marks = 0;
   private ended = false;
+  private endReason: EndReason = "agent_hangup";
+  private note: string | null = null;
   /** When the callee's last turn ended, while the agent has not answered it yet (the filler's clock). */
   private waitingSinceMs: number | null = null;
+  /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock. */
+  private dueSinceMs: number | null = null;
+  /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
+  private carried: CalleeTurn | null = null;
+  private firstTurn = true;
+  private voicemail: VoicemailAction = "hang_up";
+  /** Set once an answering machine is known: when, and when it last made a sound. */
+  private machine: { sinceMs: number; lastSoundMs: number; messageQueued: boolean } | null = null;
   private rate: AgentContext["rate"] = 8000;
   /** Token and audio figures of the call, for its cost. */
   readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 };
@@ -70,39 +96,47 @@ export class ConversationAgent implements VoiceAgent {
   async onStart(ctx: AgentContext, controls: AgentControls) {
     this.c = controls;
     this.rate = ctx.rate;
+    this.voicemail = ctx.voicemail ?? "hang_up";
+    // The carrier's detection already said machine: no conversation at all.
+    if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
     const greeting = this.conversation.greeting;
     if (greeting) {
       this.conversation.said(greeting);
-      await this.speak([greeting], true, false);
+      await this.speak([greeting], { complete: true, last: false });
     } else this.reply(null);
   }
 
   onAudio(frame: AudioFrame) {
     if (this.ended) return;
+    if (this.machine) return this.onMachineAudio(frame);
     if (frame.voiced) {
       if (this.speaking && !this.speaking.last) this.bargeIn(frame.atMs);
       if (this.thinking) {
         // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
         this.thinking = null;
+        this.dueSinceMs = null;
+        this.resumeCarried();
       }
-      this.speechStartMs ??= frame.atMs;
+      if (this.speechStartMs === null) this.startUtterance(frame.atMs);
       this.voicedMs += 20;
       this.lastVoiceMs = frame.atMs;
       this.lastActivityMs = frame.atMs;
-      this.utterance.push(frame.samples);
+      this.hear(frame.samples);
       return;
     }
     if (this.speechStartMs !== null) {
-      this.utterance.push(frame.samples);
+      this.hear(frame.samples);
       if (frame.atMs - this.lastVoiceMs >= this.settings.endOfTurnMs) this.endOfTurn(frame.atMs);
       return;
     }
+    // Dead air: a reply (or a goodbye) that does not come in time ends the call.
+    if (this.dueSinceMs !== null && frame.atMs - this.dueSinceMs >= this.settings.maxWaitMs) return this.gaveUp(frame.atMs);
     // A slow reply: a short filler, once per turn, so the line does not sound dead.
     if (this.thinking && !this.speaking && this.waitingSinceMs !== null && this.settings.fillerAfterMs > 0) {
       if (frame.atMs - this.waitingSinceMs >= this.settings.fillerAfterMs) {
         this.waitingSinceMs = null;
-        void this.speak([this.settings.fillerText], false, false);
+        void this.speak([this.settings.fillerText], { complete: false, last: false, filler: true });
       }
       return;
     }
@@ -110,7 +144,7 @@ export class ConversationAgent implements VoiceAgent {
       this.lastActivityMs = frame.atMs;
       if (this.reprompts++ < this.settings.maxReprompts) {
         this.conversation.said(this.settings.repromptText);
-        void this.speak([this.settings.repromptText], true, false);
+        void this.speak([this.settings.repromptText], { complete: true, last: false });
       } else void this.goodbye(this.settings.goodbyeText, "callee_silent");
     }
   }
@@ -124,6 +158,16 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
+  onEnd() {
+    this.ended = true;
+    this.thinking?.abort();
+    this.listening?.abort();
+  }
+
+  outcome(): AgentOutcome {
+    return { gathered: { ...this.conversation.gathered }, disposition: this.conversation.disposition, usage: { ...this.usage }, note: this.note };
+  }
+
   /** Once all of a complete reply has been heard: its turn goes to the transcript, and a last reply ends the call. */
   private completeIfHeard() {
     const s = this.speaking;
@@ -134,19 +178,11 @@ export class ConversationAgent implements VoiceAgent {
     if (s.last) this.hangup();
   }
 
-  onEnd() {
-    this.ended = true;
-    this.thinking?.abort();
-  }
-
-  outcome(): AgentOutcome {
-    return { gathered: { ...this.conversation.gathered }, disposition: this.conversation.disposition, usage: { ...this.usage } };
-  }
-
-  private hangup() {
+  private hangup(reason: EndReason = this.endReason) {
     if (this.ended) return;
     this.ended = true;
-    this.c?.hangup("agent_hangup");
+    this.listening?.abort();
+    this.c?.hangup(reason);
   }
 
   private bargeIn(atMs: number) {
@@ -160,44 +196,87 @@ export class ConversationAgent implements VoiceAgent {
     this.speaking = null;
   }
 
+  private startUtterance(atMs: number) {
+    this.speechStartMs = atMs;
+    this.listening = this.engines.stt.open?.(this.rate) ?? null;
+  }
+
+  private hear(samples: Int16Array) {
+    this.utterance.push(samples);
+    this.listening?.push(samples);
+  }
+
+  /** The callee resumed before their last turn was transcribed: that turn's audio starts this utterance. */
+  private resumeCarried() {
+    const t = this.carried;
+    this.carried = null;
+    if (!t || this.speechStartMs !== null) return;
+    t.stream?.abort();
+    this.speechStartMs = t.startMs;
+    this.voicedMs = t.voicedMs;
+    this.listening = this.engines.stt.open?.(this.rate) ?? null;
+    this.hear(t.samples);
+  }
+
   private endOfTurn(atMs: number) {
-    const samples = concat(this.utterance);
-    const start = this.speechStartMs!;
-    const long = this.voicedMs >= this.settings.minSpeechMs;
+    const turn: CalleeTurn = {
+      samples: concat(this.utterance),
+      startMs: this.speechStartMs!,
+      endMs: atMs - this.settings.endOfTurnMs,
+      voicedMs: this.voicedMs,
+      stream: this.listening,
+    };
     this.utterance = [];
+    this.listening = null;
     this.speechStartMs = null;
     this.voicedMs = 0;
-    if (long) {
-      this.waitingSinceMs = atMs;
-      this.reply({ samples, startMs: start, endMs: atMs - this.settings.endOfTurnMs });
+    if (turn.voicedMs < this.settings.minSpeechMs) {
+      turn.stream?.abort();
+      return;
     }
+    this.waitingSinceMs = atMs;
+    this.dueSinceMs = atMs;
+    this.reply(turn);
   }
 
   /** Transcribes the callee's turn (none: the model opens the call) and speaks the model's reply as it streams. */
-  private reply(turn: { samples: Int16Array; startMs: number; endMs: number } | null) {
+  private reply(turn: CalleeTurn | null) {
     const thinking = new AbortController();
     this.thinking = thinking;
+    const signal = thinking.signal;
+    this.carried = turn;
     void (async () => {
       try {
         if (turn) {
           this.usage.sttSeconds += turn.samples.length / this.rate;
-          const text = (await this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, thinking.signal)).trim();
-          if (thinking.signal.aborted) return;
+          const text = (
+            turn.stream ? await turn.stream.finish() : await this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, signal)
+          ).trim();
+          if (signal.aborted) return;
+          this.carried = null;
           if (!text) {
             // Noise, not words: nothing to answer (a filler already playing is the whole reply).
             this.thinking = null;
+            this.dueSinceMs = null;
             this.finishReply(false);
             return;
           }
           this.reprompts = 0;
           this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });
+          if (this.firstTurn) {
+            this.firstTurn = false;
+            if (soundsLikeMachine(text, turn.voicedMs)) {
+              this.thinking = null;
+              return this.machineAnswered(turn.endMs, "its first words sounded like an answering machine");
+            }
+          }
           this.conversation.heard(text);
         }
-        const gen = agentReply(this.conversation, this.engines.model, thinking.signal);
+        const gen = agentReply(this.conversation, this.engines.model, signal);
         let ended = false;
         for (;;) {
           const r = await gen.next();
-          if (thinking.signal.aborted) return;
+          if (signal.aborted) return;
           if (r.done) {
             ended = r.value.ended;
             this.usage.inputTokens += r.value.inputTokens;
@@ -206,16 +285,21 @@ export class ConversationAgent implements VoiceAgent {
           }
           if (r.value.type === "sentence") {
             this.waitingSinceMs = null;
-            await this.speak([r.value.text], false, false);
+            await this.speak([r.value.text], { complete: false, last: false, signal });
+            if (signal.aborted) return;
+            this.dueSinceMs = null;
           }
         }
-        if (thinking.signal.aborted) return;
+        if (signal.aborted) return;
         this.thinking = null;
+        this.dueSinceMs = null;
         this.finishReply(ended);
       } catch (err) {
-        if (thinking.signal.aborted) return;
+        if (signal.aborted) return;
         this.thinking = null;
-        log("error", "voice_agent_error", { error: String((err as Error)?.message ?? err), node: this.conversation.nodeId });
+        const message = String((err as Error)?.message ?? err);
+        log("error", "voice_agent_error", { error: message, node: this.conversation.nodeId });
+        this.note = `The agent ended the call after a provider failure: ${message.slice(0, 300)}`;
         await this.goodbye(this.settings.errorText, "error");
       }
     })();
@@ -233,35 +317,100 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
-  /** Synthesizes and queues sentences, each followed by a mark; `complete`: nothing more follows in this reply. */
-  private async speak(sentences: string[], complete: boolean, last: boolean) {
+  /**
+   * Synthesizes and queues sentences (a streaming engine's audio as it comes), each followed by a mark. `complete`:
+   * nothing more follows in this reply; `signal`: the reply was cut off (nothing more of it is queued).
+   */
+  private async speak(sentences: string[], o: { complete: boolean; last: boolean; filler?: boolean; signal?: AbortSignal }) {
+    const tts = this.engines.tts;
     for (const text of sentences) {
-      const speech = await this.engines.tts.synthesize(text, this.thinking?.signal);
-      if (this.ended) return;
-      this.usage.ttsSeconds += speech.samples.length / speech.rate;
-      this.speaking ??= { byMark: new Map(), heard: [], startMs: this.c!.now(), complete: false, last: false };
+      const pieces: AsyncIterable<Speech> = tts.stream ? tts.stream(text, o.signal) : once(tts.synthesize(text, o.signal));
+      let queued = false;
+      for await (const speech of pieces) {
+        if (this.ended || o.signal?.aborted) return;
+        this.usage.ttsSeconds += speech.samples.length / speech.rate;
+        this.speaking ??= { byMark: new Map(), heard: [], startMs: this.c!.now(), complete: false, last: false };
+        this.c!.say(speech.samples, speech.rate);
+        queued = true;
+      }
+      if (!queued || this.ended || o.signal?.aborted) continue;
       const mark = `say-${++this.marks}`;
-      this.speaking.byMark.set(mark, text);
-      this.c!.say(speech.samples, speech.rate);
+      this.speaking!.byMark.set(mark, text);
       this.c!.mark(mark);
     }
-    if (complete) {
-      this.speaking!.complete = true;
-      this.speaking!.last = last;
-    }
+    if (o.complete && this.speaking) {
+      this.speaking.complete = true;
+      this.speaking.last = o.last;
+      this.completeIfHeard();
+    } else if (o.complete && o.last) this.hangup();
   }
 
-  /** Says a last sentence and hangs up once it is heard; hangs up at once when even that cannot be said. */
+  /** Says a last sentence and hangs up once it is heard; hangs up when even that cannot be said in time. */
   private async goodbye(text: string, why: string) {
     log("info", "voice_agent_goodbye", { why, node: this.conversation.nodeId });
+    this.dueSinceMs = this.c!.now();
     try {
       this.conversation.said(text);
-      await this.speak([text], true, true);
+      await this.speak([text], { complete: true, last: true });
+      this.dueSinceMs = null;
     } catch (err) {
       log("error", "voice_agent_goodbye_failed", { error: String((err as Error)?.message ?? err) });
       this.hangup();
     }
   }
+
+  /** Nothing came within the dead-air limit: a reply gives way to an apology, a goodbye that will not come to silence. */
+  private gaveUp(atMs: number) {
+    this.dueSinceMs = null;
+    const waiting = this.thinking !== null;
+    this.thinking?.abort();
+    this.thinking = null;
+    if (!waiting || this.note) {
+      this.hangup();
+      return;
+    }
+    log("error", "voice_agent_timeout", { waited_ms: this.settings.maxWaitMs, node: this.conversation.nodeId, at_ms: atMs });
+    this.note = `No reply within ${this.settings.maxWaitMs / 1000} s of the callee's turn; the agent ended the call`;
+    void this.goodbye(this.settings.errorText, "timeout");
+  }
+
+  /** An answering machine took the call: recorded at once, then hung up on or left the greeting, as configured. */
+  private machineAnswered(atMs: number, how: string) {
+    const c = this.c!;
+    this.thinking?.abort();
+    this.thinking = null;
+    this.dueSinceMs = null;
+    if (this.speaking) {
+      c.clear();
+      this.speaking = null;
+    }
+    c.machine();
+    this.endReason = "voicemail";
+    this.machine = { sinceMs: atMs, lastSoundMs: atMs, messageQueued: false };
+    const leaving = this.voicemail === "leave_message" && !!this.conversation.greeting;
+    this.note = `An answering machine answered (${how}); ${leaving ? "the greeting was left as a message" : "the call was hung up"}`;
+    log("info", "voice_agent_machine", { how, action: leaving ? "leave_message" : "hang_up" });
+    if (!leaving) this.hangup();
+  }
+
+  /** Waits out the machine's greeting and its tone, then leaves the message and hangs up once it has played. */
+  private onMachineAudio(frame: AudioFrame) {
+    const m = this.machine!;
+    if (m.messageQueued) return;
+    if (frame.voiced) m.lastSoundMs = frame.atMs;
+    if (frame.atMs - m.sinceMs >= this.settings.maxMachineMs) return this.hangup();
+    if (frame.atMs - m.lastSoundMs < this.settings.afterToneMs) return;
+    m.messageQueued = true;
+    const message = this.conversation.greeting!;
+    void this.speak([message], { complete: true, last: true }).catch((err) => {
+      log("error", "voice_agent_message_failed", { error: String((err as Error)?.message ?? err) });
+      this.hangup();
+    });
+  }
+}
+
+async function* once(p: Promise<Speech>): AsyncIterable<Speech> {
+  yield await p;
 }
 
 function concat(parts: Int16Array[]): Int16Array {

@@ -6,7 +6,7 @@
 // The session's clock is the callee's audio: carriers stream it continuously (silence included), one 20 ms frame
 // at a time, so counting frames gives the play clock the pacer needs without timers, in tests as on a real call.
 import { DurableObject } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, like, not, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
 import { Framer, FRAME_MS, frameBytes } from "../../lib/audio/framer";
@@ -29,7 +29,7 @@ import { workersAiChoice, workersAiEngines } from "../agent/workers-ai-speech";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { Recorder } from "./recorder";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
-import type { AgentControls, EndReason, Turn, VoiceAgent } from "./voice-agent";
+import type { AgentControls, EndReason, Turn, VoiceAgent, VoicemailAction } from "./voice-agent";
 
 /** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
 export const SESSION_HEADER = "X-Edgedial-Session";
@@ -43,6 +43,9 @@ export type SessionStart = {
   variables: Record<string, string>;
   /** The organization's recording setting (prepare's `record` wins where given). */
   record: boolean;
+  /** The carrier's answering-machine verdict so far, and what the campaign wants done with a machine. */
+  answeredBy?: string | null;
+  voicemail?: VoicemailAction;
 };
 export type SessionOptions = {
   agent?: AgentName;
@@ -194,6 +197,8 @@ export class CallSession extends DurableObject<Env> {
     this.db.putKv("provider", start.provider);
     this.db.putKv("greeting", start.greeting ?? "");
     if (start.greetingRecording) this.db.putKv("greeting_recording", start.greetingRecording);
+    if (start.answeredBy) this.db.putKv("answered_by", start.answeredBy);
+    this.db.putKv("voicemail", start.voicemail ?? "hang_up");
     this.db.putKv("variables", JSON.stringify(start.variables));
     if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
     const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
@@ -313,7 +318,14 @@ export class CallSession extends DurableObject<Env> {
         this.db.putKv("stream_id", ev.streamId);
         const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
         await live.agent.onStart(
-          { runId: Number(this.db.getKv("run_id")), variables, greeting: this.db.getKv("greeting") || null, rate: live.format.rate },
+          {
+            runId: Number(this.db.getKv("run_id")),
+            variables,
+            greeting: this.db.getKv("greeting") || null,
+            rate: live.format.rate,
+            answeredBy: this.db.getKv("answered_by"),
+            voicemail: this.db.getKv("voicemail") === "leave_message" ? "leave_message" : "hang_up",
+          },
           this.controls(live),
         );
         return;
@@ -397,6 +409,22 @@ export class CallSession extends DurableObject<Env> {
         return dropped;
       },
       transfer: async () => false,
+      machine: () => {
+        this.db.putKv("answered_by", "machine");
+        // At once, not with the outcome: the carrier's final status may arrive before the session has saved.
+        const runId = Number(this.db.getKv("run_id"));
+        this.ctx.waitUntil(
+          getDb(this.env)
+            .update(workflowRuns)
+            .set({ answeredBy: "machine_detected" })
+            .where(and(eq(workflowRuns.id, runId), or(isNull(workflowRuns.answeredBy), not(like(workflowRuns.answeredBy, "machine%")))))
+            .run()
+            .then(
+              () => undefined,
+              (err) => log("error", "run_update_failed", { run_id: runId, error: String(err) }),
+            ),
+        );
+      },
       hangup: (reason = "agent_hangup") => {
         this.ending ??= this.end(reason);
       },
@@ -463,6 +491,8 @@ export class CallSession extends DurableObject<Env> {
     const agent = outcome && {
       gatheredContext: outcome.gathered,
       disposition: outcome.disposition,
+      // Appended: the run may already say why its greeting fell back.
+      ...(outcome.note ? { notes: sql`coalesce(${workflowRuns.notes} || '; ', '') || ${outcome.note}` } : {}),
       usage: {
         stt_seconds: round2(outcome.usage.sttSeconds),
         tts_seconds: round2(outcome.usage.ttsSeconds),

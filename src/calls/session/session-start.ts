@@ -24,5 +24,7 @@ export async function sessionStart(env: Env, run: RunRow, provider: ProviderName
     greeting: audio ? audioGreetingText(audio.name) : (await greetingFor(db, run, missingRecordingNote(override?.recordingId ?? ""))) || null,
     variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
     record: await recordsCalls(db, run.orgId),
+    answeredBy: run.answeredBy,
+    voicemail: run.voicemailAction === "leave_message" ? "leave_message" : "hang_up",
   };
 }

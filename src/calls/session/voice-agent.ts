@@ -6,7 +6,10 @@ import type { SampleRate } from "../../lib/audio/resample";
 /** 20 ms of the callee's audio as 16-bit linear samples, and whether it is loud enough to be speech. */
 export type AudioFrame = { samples: Int16Array; rate: SampleRate; atMs: number; voiced: boolean };
 
-export type EndReason = "agent_hangup" | "callee_hangup" | "callee_silent" | "max_call_seconds" | "media_error" | "transferred";
+export type EndReason = "agent_hangup" | "callee_hangup" | "callee_silent" | "max_call_seconds" | "media_error" | "transferred" | "voicemail";
+
+/** What to do when an answering machine picks up: end the call, or leave the greeting as a message after the tone. */
+export type VoicemailAction = "hang_up" | "leave_message";
 
 export type Turn = { role: "agent" | "callee"; text: string; startMs: number; endMs: number; interrupted?: boolean };
 
@@ -18,6 +21,9 @@ export type AgentContext = {
   greeting: string | null;
   /** The rate the agent's audio is heard at (the carrier's). */
   rate: SampleRate;
+  /** The carrier's answering-machine verdict when the stream started (`human`, `machine_start`, ...), or null. */
+  answeredBy?: string | null;
+  voicemail?: VoicemailAction;
 };
 
 /** What an agent may do on the call. */
@@ -32,6 +38,8 @@ export interface AgentControls {
   transfer(number: string): Promise<boolean>;
   /** Ends the call through the carrier. */
   hangup(reason?: EndReason): void;
+  /** An answering machine took the call: recorded on the run at once, so its final status reads voicemail. */
+  machine(): void;
   /** Adds a turn to the run's transcript. */
   log(turn: Turn): void;
   /** Milliseconds since the stream started (the call's audio clock). */
@@ -43,6 +51,8 @@ export type AgentOutcome = {
   gathered: Record<string, unknown>;
   disposition: string | null;
   usage: { sttSeconds: number; ttsSeconds: number; inputTokens: number; outputTokens: number };
+  /** Why the call ended other than by the conversation (a provider failure, a voicemail), for the run's notes. */
+  note?: string | null;
 };
 
 export interface VoiceAgent {
