@@ -1,0 +1,80 @@
+// ElevenLabs' own API: a sentence spoken by a chosen voice (voice_id) as raw 16-bit PCM, read as it is generated;
+// an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
+import type { SampleRate } from "../../lib/audio/resample";
+import { wavFile } from "../../lib/audio/wav";
+import { joinSpeech, ProviderCall } from "./deepgram-speech";
+import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
+
+export type ElevenLabsSettings = {
+  apiKey: string;
+  model?: string;
+  /** The voice_id; text-to-speech needs one. */
+  voice?: string;
+  baseUrl?: string;
+  /** An ISO 639 code, when known: skips ElevenLabs' language detection. */
+  language?: string;
+  /** Text-to-speech output rate (default 16 kHz). */
+  sampleRate?: SampleRate;
+  timeoutMs?: number;
+};
+
+export const ELEVENLABS_TTS_MODEL = "eleven_flash_v2_5";
+export const ELEVENLABS_STT_MODEL = "scribe_v1";
+const ELEVENLABS_URL = "https://api.elevenlabs.io";
+
+const base = (s: ElevenLabsSettings) => (s.baseUrl ?? ELEVENLABS_URL).replace(/\/+$/, "");
+
+// {"detail": {"status", "message"}}, {"detail": "..."}, or a validation error's {"detail": [{"msg"}]}.
+const elevenLabsSays = (body: any) => {
+  const d = body?.detail;
+  return d?.message ?? (Array.isArray(d) ? d[0]?.msg : d);
+};
+
+export class ElevenLabsTextToSpeech implements TextToSpeech {
+  constructor(
+    private readonly settings: ElevenLabsSettings,
+    private readonly fetcher: typeof fetch = fetch,
+  ) {
+    if (!settings.voice) throw new SpeechError("ElevenLabs text-to-speech needs a voice (a voice_id)", null);
+  }
+
+  async synthesize(text: string, signal?: AbortSignal): Promise<Speech> {
+    return joinSpeech(this.stream(text, signal), this.settings.sampleRate ?? 16000);
+  }
+
+  async *stream(text: string, signal?: AbortSignal): AsyncIterable<Speech> {
+    const s = this.settings;
+    // pcm_8000, pcm_16000 and pcm_24000 are all among ElevenLabs' output formats: raw 16-bit little-endian mono.
+    const rate = s.sampleRate ?? 16000;
+    const call = new ProviderCall("ElevenLabs text-to-speech", s, elevenLabsSays, signal);
+    const url = `${base(s)}/v1/text-to-speech/${encodeURIComponent(s.voice ?? "")}/stream?output_format=pcm_${rate}`;
+    const res = await call.fetch(this.fetcher, url, {
+      method: "POST",
+      headers: { "xi-api-key": s.apiKey, "Content-Type": "application/json" },
+      body: JSON.stringify({ text, model_id: s.model ?? ELEVENLABS_TTS_MODEL, ...(s.language ? { language_code: s.language } : {}) }),
+    });
+    yield* call.pcm(res, rate);
+  }
+}
+
+export class ElevenLabsSpeechToText implements SpeechToText {
+  constructor(
+    private readonly settings: ElevenLabsSettings,
+    private readonly fetcher: typeof fetch = fetch,
+  ) {}
+
+  async transcribe(audio: Speech, signal?: AbortSignal): Promise<string> {
+    if (!audio.samples.length) return "";
+    const s = this.settings;
+    const form = new FormData();
+    form.set("model_id", s.model ?? ELEVENLABS_STT_MODEL);
+    if (s.language) form.set("language_code", s.language);
+    // Laughter and the like would be written into the text as "(laughs)": the agent wants only the words.
+    form.set("tag_audio_events", "false");
+    form.set("file", new Blob([wavFile(audio.samples, audio.rate)], { type: "audio/wav" }), "utterance.wav");
+    const call = new ProviderCall("ElevenLabs speech-to-text", s, elevenLabsSays, signal);
+    const res = await call.fetch(this.fetcher, `${base(s)}/v1/speech-to-text`, { method: "POST", headers: { "xi-api-key": s.apiKey }, body: form });
+    const out = await call.json(res);
+    return typeof out?.text === "string" ? out.text.trim() : "";
+  }
+}

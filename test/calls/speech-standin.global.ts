@@ -1,0 +1,238 @@
+// Global setup (runs in Node): a stand-in for Deepgram's and ElevenLabs' speech APIs on 127.0.0.1, for
+// test/calls/speech-providers.test.ts. It checks each request's shape as the providers document it, answers in their
+// shapes, and records what it got under the API key, which the tests read back at GET /_standin/log?key=...
+// The key also picks the behaviour: "deny…" (401), "fail…" (500), "slow…" (no answer for 2 s), "mute…" (the live
+// socket never answers the end of the turn); anything else is served normally.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { Duplex } from "node:stream";
+import type { TestProject } from "vitest/node";
+
+// ws has no type declarations in this project.
+const { WebSocketServer } = createRequire(import.meta.url)("ws");
+
+type Seen = { method: string; path: string; query: Record<string, string>; headers: Record<string, string>; [more: string]: unknown };
+const log = new Map<string, Seen[]>();
+const note = (key: string, r: Seen) => {
+  if (!log.has(key)) log.set(key, []);
+  log.get(key)?.push(r);
+  return r;
+};
+
+/** Deterministic speech-like bytes for a text (even length). */
+function pcmFor(text: string): Buffer {
+  const out = Buffer.alloc(2 * (400 + text.length * 13));
+  for (let i = 0; i < out.length; i++) out[i] = (i * 31 + text.length * 7) & 0xff;
+  return out;
+}
+
+/** What the stand-in "heard" in 16-bit audio: the byte count and the runs of equal sample values, in order. */
+function heard(audio: Buffer): string {
+  const runs: number[] = [];
+  for (let i = 0; i + 1 < audio.length; i += 2) {
+    const v = audio.readInt16LE(i);
+    if (runs[runs.length - 1] !== v) runs.push(v);
+  }
+  return `${audio.length} bytes: ${runs.join(",")}`;
+}
+
+const body = (req: IncomingMessage) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => resolve(Buffer.concat(parts)));
+    req.on("error", reject);
+  });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function json(res: ServerResponse, status: number, value: unknown) {
+  res.writeHead(status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+/** Streams `pcm` in uneven pieces (one of odd length), with pauses so they arrive as separate chunks. */
+async function streamPcm(res: ServerResponse, pcm: Buffer, rec: Seen) {
+  res.writeHead(200, { "Content-Type": "application/octet-stream" });
+  res.on("close", () => {
+    rec.cut = !res.writableFinished;
+  });
+  const cuts = [0, 1, 8, 301, 302, 1001, pcm.length];
+  for (let i = 0; i + 1 < cuts.length && !res.destroyed; i++) {
+    res.write(pcm.subarray(cuts[i], cuts[i + 1]));
+    await sleep(25);
+  }
+  res.end();
+  rec.sent = pcm.toString("base64");
+}
+
+const DG_ERRORS = {
+  deny: (key: string) => [401, { err_code: "INVALID_AUTH", err_msg: `Invalid credentials (${key}).`, request_id: "dg-req-1" }],
+  fail: () => [500, { err_code: "INTERNAL_SERVER_ERROR", err_msg: "The model is unavailable.", request_id: "dg-req-2" }],
+} as const;
+const EL_ERRORS = {
+  deny: (key: string) => [401, { detail: { status: "invalid_api_key", message: `Invalid API key: ${key}` } }],
+  fail: () => [500, { detail: "Voice generation failed." }],
+} as const;
+
+/** The stand-in's verdict on a request's key: an error to answer, a delay, or nothing. */
+async function behaviour(key: string, errors: typeof DG_ERRORS | typeof EL_ERRORS): Promise<[number, unknown] | null> {
+  if (key.startsWith("slow")) await sleep(2000);
+  if (key.startsWith("deny")) return errors.deny(key) as [number, unknown];
+  if (key.startsWith("fail")) return errors.fail() as [number, unknown];
+  return null;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse) {
+  const url = new URL(req.url ?? "/", "http://standin");
+  const query = Object.fromEntries(url.searchParams);
+  const headers = { "content-type": req.headers["content-type"] ?? "", authorization: req.headers.authorization ?? "" };
+  if (url.pathname === "/_standin/log") return json(res, 200, log.get(query.key ?? "") ?? []);
+
+  // Deepgram: Authorization: Token <key>.
+  const dgKey = /^Token (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+  if (url.pathname === "/v1/listen" && req.method === "POST") {
+    if (!dgKey) return json(res, 401, { err_code: "INVALID_AUTH", err_msg: "Invalid credentials.", request_id: "dg-req-0" });
+    const audio = await body(req);
+    const rec = note(dgKey, { method: "POST", path: url.pathname, query, headers, bytes: audio.length });
+    const err = await behaviour(dgKey, DG_ERRORS);
+    if (err) return json(res, err[0], err[1]);
+    if (query.encoding !== "linear16" || !query.sample_rate || query.channels !== "1" || audio.length % 2)
+      return json(res, 400, { err_code: "Bad Request", err_msg: "Bad Request: failed to process audio: corrupt or unsupported data", request_id: "x" });
+    const transcript = heard(audio);
+    rec.answered = transcript;
+    return json(res, 200, {
+      metadata: { request_id: "dg-req-3", channels: 1, duration: audio.length / 2 / Number(query.sample_rate), models: [query.model] },
+      results: { channels: [{ alternatives: [{ transcript, confidence: 0.99, words: [] }] }] },
+    });
+  }
+  if (url.pathname === "/v1/speak" && req.method === "POST") {
+    if (!dgKey) return json(res, 401, { err_code: "INVALID_AUTH", err_msg: "Invalid credentials.", request_id: "dg-req-0" });
+    const sent = JSON.parse((await body(req)).toString() || "null");
+    const rec = note(dgKey, { method: "POST", path: url.pathname, query, headers, body: sent });
+    const err = await behaviour(dgKey, DG_ERRORS);
+    if (err) return json(res, err[0], err[1]);
+    if (typeof sent?.text !== "string" || Object.keys(sent).length !== 1)
+      return json(res, 400, { category: "INVALID_JSON", message: "Invalid JSON submitted.", request_id: "x" });
+    return streamPcm(res, pcmFor(sent.text), rec);
+  }
+
+  // ElevenLabs: xi-api-key.
+  const elKey = String(req.headers["xi-api-key"] ?? "");
+  const voice = /^\/v1\/text-to-speech\/([^/]+)\/stream$/.exec(url.pathname)?.[1];
+  if ((voice || url.pathname === "/v1/speech-to-text") && req.method === "POST") {
+    if (!elKey) return json(res, 401, { detail: { status: "needs_authorization", message: "Neither authorization header nor xi-api-key received." } });
+    const raw = await body(req);
+    if (voice) {
+      const sent = JSON.parse(raw.toString() || "null");
+      const rec = note(elKey, { method: "POST", path: url.pathname, query, headers, voice: decodeURIComponent(voice), body: sent });
+      const err = await behaviour(elKey, EL_ERRORS);
+      if (err) return json(res, err[0], err[1]);
+      if (typeof sent?.text !== "string" || typeof sent?.model_id !== "string" || !/^pcm_\d+$/.test(query.output_format ?? ""))
+        return json(res, 422, { detail: [{ loc: ["body", "text"], msg: "Field required", type: "missing" }] });
+      return streamPcm(res, pcmFor(sent.text), rec);
+    }
+    // Multipart, read as the platform reads it.
+    const form = await new Request("http://standin/", { method: "POST", headers: { "content-type": headers["content-type"] }, body: raw }).formData();
+    const file = form.get("file");
+    const fields = Object.fromEntries([...form].filter(([, v]) => typeof v === "string"));
+    const wav = file instanceof Blob ? Buffer.from(await file.arrayBuffer()) : Buffer.alloc(0);
+    const rec = note(elKey, {
+      method: "POST",
+      path: url.pathname,
+      query,
+      headers,
+      fields,
+      file: file instanceof File ? { name: file.name, type: file.type, bytes: wav.length } : null,
+    });
+    const err = await behaviour(elKey, EL_ERRORS);
+    if (err) return json(res, err[0], err[1]);
+    if (!fields.model_id || wav.subarray(0, 4).toString() !== "RIFF" || wav.subarray(8, 12).toString() !== "WAVE")
+      return json(res, 400, { detail: { status: "invalid_content", message: "The file is not audio." } });
+    const text = `${wav.readUInt32LE(24)} Hz, ${heard(wav.subarray(44))}`;
+    rec.answered = text;
+    return json(res, 200, { language_code: "en", language_probability: 0.98, text, words: [] });
+  }
+  json(res, 404, { detail: "Not Found" });
+}
+
+/** Deepgram live: a Results message for the audio not yet finalized, then what the message asked for. */
+function live(ws: any, req: IncomingMessage, key: string) {
+  const url = new URL(req.url ?? "/", "http://standin");
+  const rate = Number(url.searchParams.get("sample_rate"));
+  const rec = note(key, {
+    method: "GET",
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: {},
+    frames: [] as number[],
+    controls: [] as string[],
+    closed: null as number | null,
+  });
+  let pending: Buffer[] = [];
+  let start = 0;
+  const results = (fromFinalize: boolean) => {
+    const audio = Buffer.concat(pending);
+    pending = [];
+    const duration = audio.length / 2 / rate;
+    const msg = { type: "Results", channel_index: [0, 1], duration, start, is_final: true, speech_final: false, from_finalize: fromFinalize };
+    start += duration;
+    ws.send(JSON.stringify({ ...msg, channel: { alternatives: [{ transcript: heard(audio), confidence: 0.99, words: [] }] } }));
+  };
+  ws.on("message", (data: Buffer, isBinary: boolean) => {
+    if (isBinary) {
+      (rec.frames as number[]).push(data.length);
+      pending.push(data);
+      // Interim results as the audio comes (the client must not keep them); a final one after each second of audio.
+      ws.send(JSON.stringify({ type: "Results", is_final: false, channel: { alternatives: [{ transcript: "interim guess" }] } }));
+      if (Buffer.concat(pending).length >= rate * 2) results(false);
+      return;
+    }
+    const type = JSON.parse(data.toString())?.type;
+    (rec.controls as string[]).push(type);
+    if (key.startsWith("mute")) return;
+    if (type === "Finalize" && pending.length) results(true);
+    if (type === "CloseStream") {
+      if (pending.length) results(false);
+      ws.send(JSON.stringify({ type: "Metadata", request_id: "dg-req-4", duration: start, channels: 1 }));
+      ws.close(1000);
+    }
+  });
+  ws.on("close", (code: number) => {
+    rec.closed = code;
+  });
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    speechStandinPort: number;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => json(res, 500, { detail: String(err) }));
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? "/", "http://standin");
+    const key = /^Token (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const refusal = url.pathname !== "/v1/listen" ? [404, { detail: "Not Found" }] : !key ? [401, {}] : key.startsWith("deny") ? DG_ERRORS.deny(key) : null;
+    if (refusal) {
+      const text = JSON.stringify(refusal[1]);
+      socket.end(
+        `HTTP/1.1 ${refusal[0]} Refused\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      );
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws: any) => live(ws, req, key as string));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  project.provide("speechStandinPort", typeof address === "object" && address ? address.port : 0);
+  return async () => {
+    wss.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+}
