@@ -26,22 +26,41 @@ const Llm = z.discriminatedUnion("provider", [
   }),
 ]);
 
-const keyed = (provider: string, extra: z.ZodRawShape = {}) =>
+const keyed = <P extends string>(provider: P) =>
   // The key may be omitted on update to keep the stored one; sealVoiceSecrets requires it otherwise.
-  z.strictObject({ provider: z.literal(provider), api_key: ApiKey.optional(), model: ModelName.optional(), base_url: BaseUrl.optional(), ...extra });
+  z.strictObject({ provider: z.literal(provider), api_key: ApiKey.optional(), model: ModelName.optional(), base_url: BaseUrl.optional() });
 
 const Stt = z.discriminatedUnion("provider", [workersAi, keyed("deepgram"), keyed("elevenlabs")]);
 const Tts = z.discriminatedUnion("provider", [
   workersAi.extend({ voice: ModelName.optional() }),
   keyed("deepgram"),
-  keyed("elevenlabs", { voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
+  keyed("elevenlabs").extend({ voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
 ]);
+
+const ms = (min: number, max: number, what: string) => z.int().min(min).max(max).openapi({ description: what });
+const Line = z.string().trim().min(1).max(500);
+
+/** Turn-taking: every field optional (the defaults suit most calls). */
+const Turn = z
+  .strictObject({
+    end_of_turn_ms: ms(200, 3000, "The callee's silence that ends their turn (default 700)"),
+    reprompt_after_ms: ms(2000, 60_000, "The callee's silence before they are asked whether they are still there (default 8000)"),
+    max_reprompts: z.int().min(0).max(3).openapi({ description: "How often they are asked before the call ends (default 1)" }),
+    max_wait_ms: ms(1000, 30_000, "The longest dead air after the callee's turn before the agent apologises and ends the call (default 6000)"),
+    filler_after_ms: ms(0, 10_000, "A slow reply gets a short filler after this long; 0: never (default 1500)"),
+    filler_text: Line.optional(),
+    reprompt_text: Line.optional(),
+    goodbye_text: Line.optional(),
+    error_text: Line.optional(),
+  })
+  .partial();
 
 export const VoiceAgentSettings = z
   .strictObject({
     llm: Llm.optional(),
     stt: Stt.optional(),
     tts: Tts.optional(),
+    turn: Turn.optional(),
     // The first form of these settings (Workers AI only), still read.
     llm_model: ModelName.optional(),
     stt_model: ModelName.optional(),

@@ -1,11 +1,16 @@
 // The chat model providers against their documented wire shapes: an OpenAI-compatible endpoint (a stand-in that
 // checks the request and streams server-sent events cut at awkward places) and Workers AI faked at the binding.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
 import { ModelError, sseData } from "../../src/calls/agent/chat-stream";
 import { OpenAiModel } from "../../src/calls/agent/openai-model";
 import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
-import { WorkersAiSpeechToText, WorkersAiTextToSpeech, workersAiChoice, workersAiEngines } from "../../src/calls/agent/workers-ai-speech";
+import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "../../src/calls/agent/workers-ai-speech";
+import { DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
+import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/calls/agent/deepgram-speech";
+import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/calls/agent/elevenlabs-speech";
+import { enginesFor } from "../../src/calls/agent/engines";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
 
@@ -233,42 +238,77 @@ describe("Workers AI speech (faked at the binding)", () => {
   });
 });
 
-describe("an agent's Workers AI choices (workflow_configurations.voice_agent)", () => {
-  it("names the models and the voice the engines use; a missing or implausible value keeps the default", async () => {
-    const asked: Array<{ model: string; inputs: any }> = [];
-    const ai = {
-      async run(model: string, inputs: any) {
-        asked.push({ model, inputs });
-        if (model.includes("nova") || model.includes("whisper")) return { results: { channels: [{ alternatives: [{ transcript: "hi" }] }] } };
-        if ("text" in inputs) return new Uint8Array(4);
-        return { response: "ok" };
-      },
-    };
-    const choice = workersAiChoice({
-      voice_agent: { llm_model: "@cf/qwen/qwen3-30b-a3b-fp8", stt_model: "@cf/openai/whisper-large-v3-turbo", tts_voice: "luna", tts_model: "rm -rf /; x" },
-      other: true,
-    });
-    expect(choice).toEqual({
-      llm_model: "@cf/qwen/qwen3-30b-a3b-fp8",
-      stt_model: "@cf/openai/whisper-large-v3-turbo",
-      tts_model: undefined,
-      tts_voice: "luna",
-    });
-    const e = workersAiEngines(ai, choice);
+describe("an agent's engines (workflow_configurations.voice_agent)", () => {
+  const asked: Array<{ model: string; inputs: any }> = [];
+  const ai = {
+    async run(model: string, inputs: any) {
+      asked.push({ model, inputs });
+      if (model.includes("nova") || model.includes("whisper")) return { results: { channels: [{ alternatives: [{ transcript: "hi" }] }] } };
+      if ("text" in inputs) return new Uint8Array(4);
+      return { response: "ok" };
+    },
+  };
+  const withAi = { ...env, AI: ai } as unknown as Env;
+  const engines = async (configurations: unknown, e: Env = withAi) => {
+    const choice = await enginesFor(e, 1, configurations);
+    if (!choice.ok) throw new Error(choice.reason);
+    return choice;
+  };
+
+  it("Workers AI by default; the first form of the settings (flat model names) still names the models and the voice", async () => {
+    asked.length = 0;
+    const e = (
+      await engines({
+        voice_agent: { llm_model: "@cf/qwen/qwen3-30b-a3b-fp8", stt_model: "@cf/openai/whisper-large-v3-turbo", tts_voice: "luna" },
+        other: true,
+      })
+    ).engines;
     await all(e.model.stream(REQUEST));
     await e.stt.transcribe({ samples: new Int16Array(160), rate: 8000 });
     await e.tts.synthesize("Hello.");
     expect(asked.map((a) => a.model)).toEqual(["@cf/qwen/qwen3-30b-a3b-fp8", "@cf/openai/whisper-large-v3-turbo", "@cf/deepgram/aura-1"]);
     expect(asked[2].inputs.speaker).toBe("luna");
-    // No choices: the defaults.
-    for (const none of [undefined, null, {}, { voice_agent: "x" }, { voice_agent: { llm_model: 7 } }]) expect(workersAiChoice(none).llm_model).toBeUndefined();
-    const d = workersAiEngines(ai);
-    asked.length = 0;
-    await all(d.model.stream(REQUEST));
-    await d.tts.synthesize("Hi.");
-    expect(asked.map((a) => [a.model, a.inputs.speaker])).toEqual([
-      ["@cf/meta/llama-3.3-70b-instruct-fp8-fast", undefined],
-      ["@cf/deepgram/aura-1", "asteria"],
-    ]);
+    // None, or settings that no longer read as settings: the defaults.
+    for (const none of [undefined, null, {}, { voice_agent: "x" }, { voice_agent: { llm_model: 7 } }, { voice_agent: { tts_model: "rm -rf /; x" } }]) {
+      asked.length = 0;
+      const d = (await engines(none)).engines;
+      await all(d.model.stream(REQUEST));
+      await d.tts.synthesize("Hi.");
+      expect(asked.map((a) => [a.model, a.inputs.speaker])).toEqual([
+        ["@cf/meta/llama-3.3-70b-instruct-fp8-fast", undefined],
+        ["@cf/deepgram/aura-1", "asteria"],
+      ]);
+    }
+  });
+
+  it("an OpenAI-compatible model, Deepgram and ElevenLabs as chosen; turn settings over the defaults", async () => {
+    const chosen = await engines({
+      voice_agent: {
+        llm: { provider: "openai", base_url: "https://llm.example.com/v1", model: "m" },
+        stt: { provider: "deepgram", api_key: "k" },
+        tts: { provider: "elevenlabs", api_key: "k", voice: "v1" },
+        turn: { end_of_turn_ms: 500, max_wait_ms: 4000, filler_text: "Hmm." },
+      },
+    });
+    expect(chosen.engines.model).toBeInstanceOf(OpenAiModel);
+    expect(chosen.engines.stt).toBeInstanceOf(DeepgramSpeechToText);
+    expect(chosen.engines.tts).toBeInstanceOf(ElevenLabsTextToSpeech);
+    expect(chosen.turn).toEqual({ ...DEFAULT_TURN_SETTINGS, endOfTurnMs: 500, maxWaitMs: 4000, fillerText: "Hmm." });
+    const other = await engines({ voice_agent: { stt: { provider: "elevenlabs", api_key: "k" }, tts: { provider: "deepgram", api_key: "k" } } });
+    expect(other.engines.model).toBeInstanceOf(WorkersAiModel);
+    expect(other.engines.stt).toBeInstanceOf(ElevenLabsSpeechToText);
+    expect(other.engines.tts).toBeInstanceOf(DeepgramTextToSpeech);
+  });
+
+  it("says why there are no engines: Workers AI without the binding, an endpoint the organization's network policy refuses", async () => {
+    expect(await enginesFor(env, 1, {})).toEqual({
+      ok: false,
+      reason: "The model is Workers AI, and this deployment has no AI binding",
+      turn: DEFAULT_TURN_SETTINGS,
+    });
+    const local = { voice_agent: { llm: { provider: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3" } } };
+    const refused = await enginesFor(withAi, 999_999, local);
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.reason).toMatch(/^The model endpoint refused/);
   });
 });

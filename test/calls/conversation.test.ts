@@ -21,6 +21,7 @@ const clip = (name: string, text: string): KnownClip => {
 };
 const SURE = clip("callee-sure-8k.wav", "Sure, tell me more.");
 const SEATS = clip("callee-seats-8k.wav", "We need twelve seats.");
+const MACHINE = clip("callee-voicemail-8k.wav", "Hi, you have reached Ada. I can't take your call right now. Please leave a message after the tone.");
 
 const DEFINITION = {
   nodes: [
@@ -45,10 +46,17 @@ const SCRIPT: ScriptStep[] = [
   { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: END_CALL_TOOL, arguments: { disposition: "interested" } } },
 ];
 
-async function conversationCall(s: Setup, script = SCRIPT, ttsFailsOn: string[] = []): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
+type CallOptions = { ttsFailsOn?: string[]; run?: { voicemail_action?: string; answered_by?: string }; configurations?: unknown };
+
+async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
   const wf = await call("POST", "/api/v1/workflow/create", {
     key: s.org.key,
-    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: { disposition_codes: ["interested", "not_interested"] } },
+    body: {
+      name: "seats",
+      workflow_definition: DEFINITION,
+      call_disposition_codes: { disposition_codes: ["interested", "not_interested"] },
+      ...(o.configurations ? { workflow_configurations: o.configurations } : {}),
+    },
   });
   expect(wf.status, wf.text).toBe(200);
   const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
@@ -57,7 +65,10 @@ async function conversationCall(s: Setup, script = SCRIPT, ttsFailsOn: string[] 
   });
   expect(res.status, res.text).toBe(200);
   const runId = res.json.workflow_run_id as number;
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS], ttsFailsOn } });
+  // What a campaign or the carrier left on the run before its media connects (a campaign's voicemail_action, AMD).
+  if (o.run?.voicemail_action) await env.DB.prepare("UPDATE workflow_runs SET voicemail_action = ? WHERE id = ?").bind(o.run.voicemail_action, runId).run();
+  if (o.run?.answered_by) await env.DB.prepare("UPDATE workflow_runs SET answered_by = ? WHERE id = ?").bind(o.run.answered_by, runId).run();
+  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn: o.ttsFailsOn ?? [] } });
   return { runId, callee: await connect("twilio", runId), agentId: wf.json.id };
 }
 
@@ -153,7 +164,7 @@ describe("a conversation on the media path", () => {
     ["text-to-speech fails on a sentence", SCRIPT, ["Great."]],
   ] as Array<[string, ScriptStep[], string[]]>)("%s: the agent apologises and ends the call, with no long dead air", async (_what, script, ttsFailsOn) => {
     const s = await setup("twilio");
-    const { runId, callee } = await conversationCall(s, script, ttsFailsOn);
+    const { runId, callee } = await conversationCall(s, script, { ttsFailsOn });
     await listenUntil(callee, () => callee.marks.length >= 1);
     await listen(callee, 200);
     callee.speak(SURE.samples);
@@ -168,4 +179,75 @@ describe("a conversation on the media path", () => {
     const apology = snap.turns[snap.turns.length - 1];
     expect(apology.startMs - snap.turns[1].endMs).toBeLessThanOrEqual(1000);
   });
+
+  it("a model that never answers: a filler, then at the dead-air limit an apology and the end, with the reason on the run", async () => {
+    const s = await setup("twilio");
+    const { runId, callee, agentId } = await conversationCall(s, [{ user: "tell me more", stall: true }], {
+      configurations: { voice_agent: { turn: { max_wait_ms: 3000 } } },
+    });
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listen(callee, 200);
+    callee.speak(SURE.samples);
+    await listenUntil(callee, () => callee.closed !== null);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("agent_hangup");
+    const last = snap.turns[snap.turns.length - 1];
+    expect(last.text).toBe("One moment. I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!");
+    // The filler came 1.5 s after the callee's turn ended (700 ms after their words); the apology (about 4.7 s of
+    // speech from the clip engine) started at the configured 3 s limit, not the default 6 s.
+    const calleeEnd = snap.turns[1].endMs;
+    expect(last.startMs - calleeEnd).toBeGreaterThanOrEqual(700 + 1500);
+    expect(last.startMs - calleeEnd).toBeLessThanOrEqual(700 + 1500 + 100);
+    expect(last.endMs - calleeEnd).toBeGreaterThanOrEqual(700 + 3000 + 4000);
+    expect(last.endMs - calleeEnd).toBeLessThanOrEqual(700 + 3000 + 5500);
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.notes).toContain("No reply within 3 s of the callee's turn");
+  });
+
+  it.each([
+    ["hang_up", undefined],
+    ["leave_message", "leave_message"],
+  ])("an answering machine recognized by its first words (voicemail_action %s)", async (action, voicemail_action) => {
+    const s = await setup("twilio");
+    const { runId, callee, agentId } = await conversationCall(s, SCRIPT, { run: { voicemail_action } });
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    callee.speak(MACHINE.samples);
+    await listenUntil(callee, () => callee.closed !== null, 30_000);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("voicemail");
+    const texts = snap.turns.map((t) => [t.role, t.text]);
+    expect(texts[0]).toEqual(["agent", "Hi Ada!"]);
+    expect(texts[1]).toEqual(["callee", MACHINE.text]);
+    if (action === "hang_up") expect(texts).toHaveLength(2);
+    else {
+      // The greeting, again, as the message: after the machine's tone and a moment of quiet.
+      expect(texts).toEqual([...texts.slice(0, 2), ["agent", "Hi Ada!"]]);
+      expect(snap.turns[2].startMs - snap.turns[1].endMs).toBeGreaterThanOrEqual(1200);
+    }
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.answered_by).toBe("machine_detected");
+    expect(run.notes).toContain(action === "hang_up" ? "the call was hung up" : "the greeting was left as a message");
+    // The model was never asked: a machine gets no conversation.
+    expect(run.usage.input_tokens).toBe(0);
+  });
+
+  it("the carrier's verdict (machine) at connect: no greeting, no conversation, the call ends as voicemail", async () => {
+    const s = await setup("twilio");
+    const { runId, callee } = await conversationCall(s, SCRIPT, { run: { answered_by: "machine_end_beep" } });
+    await listenUntil(callee, () => callee.closed !== null, 5000);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("voicemail");
+    expect(snap.turns).toEqual([]);
+    expect(callee.marks).toEqual([]);
+  });
 });
+
+/** The run's details once `ready` says they are there. */
+async function runWhen(s: Setup, agentId: number, runId: number, ready: (run: any) => boolean) {
+  for (let i = 0; i < 50; i++) {
+    const r = (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json;
+    if (ready(r)) return r;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error("the run never got there");
+}

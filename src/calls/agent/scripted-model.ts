@@ -14,6 +14,8 @@ export type ScriptStep = {
   call?: { name: string; arguments?: Record<string, unknown> };
   /** The model fails here, as a provider does (an outage, a timeout), after any text. */
   fail?: string;
+  /** The model never answers (a hung endpoint) until the request is cancelled. */
+  stall?: boolean;
 };
 
 export const SCRIPT_FALLBACK = "Sorry, could you say that again?";
@@ -28,7 +30,7 @@ export class ScriptedModel implements ChatModel {
 
   constructor(private readonly script: ScriptStep[]) {}
 
-  async *stream(request: ChatRequest): AsyncIterable<ChatEvent> {
+  async *stream(request: ChatRequest, signal?: AbortSignal): AsyncIterable<ChatEvent> {
     this.requests.push(structuredClone(request));
     const messages = request.messages;
     const system = messages[0]?.role === "system" ? messages[0].content : "";
@@ -43,6 +45,10 @@ export class ScriptedModel implements ChatModel {
         (s.prompt === undefined || system.includes(s.prompt)) &&
         (!s.call || (tools.has(s.call.name) && s.call.name !== justCalled)),
     );
+    if (step?.stall) {
+      await new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }));
+      return;
+    }
     const say = step ? (step.say ?? "") : SCRIPT_FALLBACK;
     const words = say.match(/\S+\s*/g) ?? [];
     for (const w of words) yield { type: "text", text: w };

@@ -4,7 +4,7 @@ import { pcm16FromBytes } from "../../lib/audio/pcm";
 import type { SampleRate } from "../../lib/audio/resample";
 import { readWav, wavFile } from "../../lib/audio/wav";
 import type { Speech, SpeechToText, TextToSpeech } from "./speech";
-import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
+import type { AiRunner } from "./workers-ai-model";
 
 export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
 export const WORKERS_AI_TTS_MODEL = "@cf/deepgram/aura-1";
@@ -61,25 +61,4 @@ export class WorkersAiTextToSpeech implements TextToSpeech {
     }
     return { samples: pcm16FromBytes(bytes.subarray(0, bytes.length - (bytes.length % 2))), rate: this.rate };
   }
-}
-
-/** An agent's Workers AI choices, from `workflow_configurations.voice_agent`; anything absent takes the default. */
-export type WorkersAiChoice = { llm_model?: string; stt_model?: string; tts_model?: string; tts_voice?: string };
-
-const name = (v: unknown) => (typeof v === "string" && /^[@\w./:-]{1,128}$/.test(v) ? v : undefined);
-
-/** Reads the agent's choices leniently: a value that is not a plausible model or voice name is ignored. */
-export function workersAiChoice(configurations: unknown): WorkersAiChoice {
-  const va = (configurations as { voice_agent?: Record<string, unknown> } | null)?.voice_agent;
-  if (!va || typeof va !== "object") return {};
-  return { llm_model: name(va.llm_model), stt_model: name(va.stt_model), tts_model: name(va.tts_model), tts_voice: name(va.tts_voice) };
-}
-
-/** Workers AI for all three: the engines of a deployment with the AI binding, as the agent chose them. */
-export function workersAiEngines(ai: AiRunner, choice: WorkersAiChoice = {}) {
-  return {
-    model: new WorkersAiModel(ai, choice.llm_model),
-    stt: new WorkersAiSpeechToText(ai, choice.stt_model),
-    tts: new WorkersAiTextToSpeech(ai, choice.tts_model, choice.tts_voice),
-  };
 }

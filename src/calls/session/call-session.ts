@@ -25,7 +25,7 @@ import { hangupRun } from "../start";
 import { ConversationAgent } from "../agent/conversation-agent";
 import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
 import type { AiRunner } from "../agent/workers-ai-model";
-import { workersAiChoice, workersAiEngines } from "../agent/workers-ai-speech";
+import { enginesFor } from "../agent/engines";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { Recorder } from "./recorder";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
@@ -258,12 +258,16 @@ export class CallSession extends DurableObject<Env> {
       const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
       const agent = await conversationFor(this.env, Number(this.db.getKv("run_id")), variables);
       const scripted = await this.ctx.storage.get<ScriptedEngines>("scripted_engines");
-      // Prepared engines (tests, the demo), else Workers AI where the deployment has the AI binding, with the models
-      // the agent chose. Without either (or a usable graph) the call gets the greeting agent, and the log says why.
-      const ai = (this.env as { AI?: AiRunner }).AI;
-      const engines = scripted ? scriptedEngines(scripted) : ai ? workersAiEngines(ai, workersAiChoice(agent?.configurations)) : null;
-      if (agent && engines) return new ConversationAgent(agent.conversation, engines);
-      log("warning", "conversation_agent_unavailable", { run_id: Number(this.db.getKv("run_id")), graph: !!agent, engines: !!engines });
+      // Prepared engines (tests, the demo), else the providers the agent chose (Workers AI by default). Without
+      // them (or a usable graph) the call gets the greeting agent, and the log says why.
+      const choice = agent ? await enginesFor(this.env, Number(this.db.getKv("org_id")), agent.configurations) : null;
+      if (agent && scripted) return new ConversationAgent(agent.conversation, scriptedEngines(scripted), choice?.turn);
+      if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn);
+      log("warning", "conversation_agent_unavailable", {
+        run_id: Number(this.db.getKv("run_id")),
+        graph: !!agent,
+        reason: choice && !choice.ok ? choice.reason : null,
+      });
     }
     return new GreetingAgent(await this.greetingClip());
   }

@@ -1,0 +1,87 @@
+// The engines a call's agent talks with, as its `voice_agent` settings choose them: Workers AI through the AI binding
+// by default, an OpenAI-compatible endpoint for the model, Deepgram or ElevenLabs for speech. Keys are opened only
+// here, for the call; endpoints are checked against the organization's network policy before they are used.
+import { getDb } from "../../lib/db";
+import { SecretBox } from "../../lib/secret-box";
+import { checkOutboundUrl } from "../../lib/url-guard";
+import { allowsPrivatePbx } from "../../telephony/calling-policy";
+import { openVoiceSettings, type VoiceAgentSettings } from "../../workflows/voice-settings";
+import type { ChatModel } from "./chat";
+import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conversation-agent";
+import { DeepgramSpeechToText, DeepgramTextToSpeech } from "./deepgram-speech";
+import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "./elevenlabs-speech";
+import { OpenAiModel } from "./openai-model";
+import type { SpeechToText, TextToSpeech } from "./speech";
+import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
+import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
+
+/** The turn settings apply to any engines (the deterministic ones of tests and the demo too). */
+export type EngineChoice = ({ ok: true; engines: Engines } | { ok: false; reason: string }) & { turn: TurnSettings };
+
+class Unavailable extends Error {}
+
+/** The agent's engines and turn settings, or why it has none (the call then gets the greeting agent). */
+export async function enginesFor(env: Env, orgId: number, configurations: unknown): Promise<EngineChoice> {
+  let v: VoiceAgentSettings | null;
+  try {
+    v = await openVoiceSettings(env.ENCRYPTION_KEYS ? SecretBox.fromEnv(env) : null, orgId, configurations);
+  } catch (err) {
+    return { ok: false, reason: String((err as Error)?.message ?? err), turn: DEFAULT_TURN_SETTINGS };
+  }
+  const ai = (env as { AI?: AiRunner }).AI;
+  const needAi = (what: string) => {
+    if (!ai) throw new Unavailable(`${what} is Workers AI, and this deployment has no AI binding`);
+    return ai;
+  };
+  let privateOk: boolean | null = null;
+  const endpoint = async (url: string | undefined, what: string) => {
+    if (!url) return undefined;
+    privateOk ??= await allowsPrivatePbx(getDb(env), orgId);
+    const verdict = checkOutboundUrl(url, { allowPrivate: privateOk });
+    if (!verdict.ok) throw new Unavailable(`${what} endpoint refused: ${verdict.message}`);
+    return url;
+  };
+  try {
+    const llm = v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model };
+    const model: ChatModel =
+      llm.provider === "openai"
+        ? new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model })
+        : new WorkersAiModel(needAi("The model"), llm.model);
+    const sttChoice = v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model };
+    let stt: SpeechToText;
+    if (sttChoice.provider === "workers-ai") stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model);
+    else {
+      const s = { apiKey: sttChoice.api_key ?? "", model: sttChoice.model, baseUrl: await endpoint(sttChoice.base_url, "Speech-to-text") };
+      stt = sttChoice.provider === "deepgram" ? new DeepgramSpeechToText(s) : new ElevenLabsSpeechToText(s);
+    }
+    const ttsChoice = v?.tts ?? { provider: "workers-ai" as const, model: v?.tts_model, voice: v?.tts_voice };
+    let tts: TextToSpeech;
+    if (ttsChoice.provider === "workers-ai") tts = new WorkersAiTextToSpeech(needAi("Text-to-speech"), ttsChoice.model, ttsChoice.voice);
+    else {
+      const s = { apiKey: ttsChoice.api_key ?? "", model: ttsChoice.model, baseUrl: await endpoint(ttsChoice.base_url, "Text-to-speech") };
+      tts = ttsChoice.provider === "deepgram" ? new DeepgramTextToSpeech(s) : new ElevenLabsTextToSpeech({ ...s, voice: ttsChoice.voice });
+    }
+    return { ok: true, engines: { model, stt, tts }, turn: turnSettings(v) };
+  } catch (err) {
+    if (err instanceof Unavailable) return { ok: false, reason: err.message, turn: turnSettings(v) };
+    throw err;
+  }
+}
+
+/** The agent's turn-taking over the defaults. */
+export function turnSettings(v: VoiceAgentSettings | null): TurnSettings {
+  const t = v?.turn ?? {};
+  const d = DEFAULT_TURN_SETTINGS;
+  return {
+    ...d,
+    endOfTurnMs: t.end_of_turn_ms ?? d.endOfTurnMs,
+    repromptAfterMs: t.reprompt_after_ms ?? d.repromptAfterMs,
+    maxReprompts: t.max_reprompts ?? d.maxReprompts,
+    maxWaitMs: t.max_wait_ms ?? d.maxWaitMs,
+    fillerAfterMs: t.filler_after_ms ?? d.fillerAfterMs,
+    fillerText: t.filler_text ?? d.fillerText,
+    repromptText: t.reprompt_text ?? d.repromptText,
+    goodbyeText: t.goodbye_text ?? d.goodbyeText,
+    errorText: t.error_text ?? d.errorText,
+  };
+}
