@@ -13,6 +13,7 @@ import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from ".
 import type { LeaseResult } from "../organizations/leases";
 import { completeSettings, mergeSettings, validateSettings, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
+import { contactsPage, dispositionCounts, recordDisposition, type RunOutcome } from "./engine/contact-runs";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { countFinished, finishedPage, insertContacts } from "./engine/contacts";
@@ -211,7 +212,14 @@ export class CampaignObject extends DurableObject<Env> {
       in_progress: k.in_progress,
       completion_percentage: pct,
       next_window_at: this.window.nextOpening(c),
+      dispositions: dispositionCounts(this.db),
     };
+  }
+
+  /** Contacts in row order with their attempts' runs and dispositions, a page after contact id `after`. */
+  async contacts(after: number, limit: number): Promise<ReturnType<typeof contactsPage>> {
+    this.need();
+    return contactsPage(this.db, after, limit);
   }
 
   /** Logs newest first, `limit` per page, continuing below log id `before`. */
@@ -346,6 +354,12 @@ export class CampaignObject extends DurableObject<Env> {
     const applied = await this.finishAttempt(a, s.status, Number.isFinite(at) ? Math.min(at, clock.now()) : clock.now(), {});
     await this.settle();
     return { applied };
+  }
+
+  /** A call's session ended with the agent's disposition (idempotent). */
+  async onRunOutcome(o: RunOutcome): Promise<{ applied: boolean }> {
+    if (!this.campaign()) return { applied: false };
+    return { applied: recordDisposition(this.db, this.log, o) };
   }
 
   // ---------------------------------------------------------------------------------------------------------------

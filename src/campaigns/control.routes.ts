@@ -59,8 +59,38 @@ const Progress = z
     in_progress: z.number().int().openapi({ description: "Calls being started or in progress" }),
     completion_percentage: z.number(),
     next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
+    dispositions: z.record(z.string(), z.int()).openapi({ description: "Calls per disposition the voice agent chose (call_disposition_codes)" }),
   })
   .openapi("CampaignProgress");
+
+const ContactRun = z.object({
+  attempt: z.int(),
+  run_id: z.int().nullable(),
+  status: z.string().openapi({ description: "`dialing`, `in_flight`, or the call's final status" }),
+  disposition: z.string().nullable(),
+});
+
+const Contact = z
+  .object({
+    id: z.int(),
+    row: z.int().openapi({ description: "The contact's line in the CSV (the header is line 1)" }),
+    phone_number: z.string(),
+    status: z.enum(["pending", "retry_waiting", "in_progress", "done", "skipped"]),
+    attempts: z.int(),
+    outcome: z.string().nullable().openapi({ description: "The final outcome once the contact is done" }),
+    disposition: z.string().nullable().openapi({ description: "The newest disposition the agent chose on this contact's calls" }),
+    runs: z.array(ContactRun).openapi({ description: "Each attempt's run (GET /workflow/{workflow_id}/runs/{run_id})" }),
+  })
+  .openapi("CampaignContact");
+
+const contacts = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/contacts",
+  tags,
+  summary: "The campaign's contacts in row order, each with its calls (runs) and disposition",
+  request: { params, query: pageQuery },
+  responses: { 200: json(pageOf(Contact)), ...errors(401, 404, 422) },
+});
 
 const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: string) =>
   createRoute({
@@ -235,6 +265,13 @@ export const campaignControlRouter = createRouter()
     await owned(c.env, c.get("orgId"), campaign_id);
     const page = await campaignStub(c.env, campaign_id).logs(limit, before);
     return c.json({ items: page.items.map(({ id: _id, ...entry }) => entry), next_cursor: page.next_before ? encodeCursor(page.next_before) : null }, 200);
+  })
+  .openapi(contacts, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    await owned(c.env, c.get("orgId"), campaign_id);
+    const page = await campaignStub(c.env, campaign_id).contacts(decodeCursor(cursor) ?? 0, limit);
+    return c.json({ items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null }, 200);
   })
   .openapi(runs, async (c) => {
     const { campaign_id } = c.req.valid("param");

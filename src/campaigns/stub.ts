@@ -16,6 +16,8 @@ export type CampaignRpc = Pick<
   | "snapshot"
   | "progress"
   | "logs"
+  | "contacts"
+  | "onRunOutcome"
   | "start"
   | "resume"
   | "pause"

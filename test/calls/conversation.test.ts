@@ -2,6 +2,7 @@
 // the agent's greeting, the callee's answer (a committed espeak-ng clip, recognized by the clip engine), an edge
 // chosen by the scripted model, the second node's question, the callee's answer with a number to extract, the
 // endCall goodbye with a disposition, and the hang-up once it was heard. Then barge-in and the silent callee.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { KnownClip } from "../../src/calls/agent/clip-speech";
@@ -12,6 +13,7 @@ import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import type { SampleRate } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
+import { seedCampaign, setupOrg } from "../campaigns/support";
 import { connect } from "./media-support";
 import { CALLEE, setup, type Setup } from "./support";
 
@@ -46,7 +48,11 @@ const SCRIPT: ScriptStep[] = [
   { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: END_CALL_TOOL, arguments: { disposition: "interested" } } },
 ];
 
-type CallOptions = { ttsFailsOn?: string[]; run?: { voicemail_action?: string; answered_by?: string }; configurations?: unknown };
+type CallOptions = {
+  ttsFailsOn?: string[];
+  run?: { voicemail_action?: string; answered_by?: string; campaign_id?: number };
+  configurations?: unknown;
+};
 
 async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
   const wf = await call("POST", "/api/v1/workflow/create", {
@@ -67,6 +73,9 @@ async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}):
   const runId = res.json.workflow_run_id as number;
   // What a campaign or the carrier left on the run before its media connects (a campaign's voicemail_action, AMD).
   if (o.run?.voicemail_action) await env.DB.prepare("UPDATE workflow_runs SET voicemail_action = ? WHERE id = ?").bind(o.run.voicemail_action, runId).run();
+  if (o.run?.campaign_id) {
+    await env.DB.prepare("UPDATE workflow_runs SET campaign_id = ?, contact_id = 1, attempt = 1 WHERE id = ?").bind(o.run.campaign_id, runId).run();
+  }
   if (o.run?.answered_by) await env.DB.prepare("UPDATE workflow_runs SET answered_by = ? WHERE id = ?").bind(o.run.answered_by, runId).run();
   await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn: o.ttsFailsOn ?? [] } });
   return { runId, callee: await connect("twilio", runId), agentId: wf.json.id };
@@ -89,20 +98,25 @@ async function listenUntil(callee: CalleeStream, test: () => boolean, maxMs = 20
   }
 }
 
+/** The callee's side of the seats conversation, until the agent hangs up. */
+async function wholeConversation(callee: CalleeStream) {
+  // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
+  await listenUntil(callee, () => callee.marks.length >= 1);
+  await listen(callee, 300);
+  callee.speak(SURE.samples);
+  // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
+  await listenUntil(callee, () => callee.marks.length >= 3);
+  await listen(callee, 300);
+  callee.speak(SEATS.samples);
+  await listenUntil(callee, () => callee.closed !== null);
+  expect(callee.closed).not.toBeNull();
+}
+
 describe("a conversation on the media path", () => {
   it("greeting → answer → edge → second node → extraction → endCall with a disposition → hang-up; all of it on the run", async () => {
     const s = await setup("twilio");
     const { runId, callee, agentId } = await conversationCall(s);
-    // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
-    await listenUntil(callee, () => callee.marks.length >= 1);
-    await listen(callee, 300);
-    callee.speak(SURE.samples);
-    // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
-    await listenUntil(callee, () => callee.marks.length >= 3);
-    await listen(callee, 300);
-    callee.speak(SEATS.samples);
-    await listenUntil(callee, () => callee.closed !== null);
-    expect(callee.closed).not.toBeNull();
+    await wholeConversation(callee);
 
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.endReason).toBe("agent_hangup");
@@ -229,6 +243,19 @@ describe("a conversation on the media path", () => {
     expect(run.notes).toContain(action === "hang_up" ? "the call was hung up" : "the greeting was left as a message");
     // The model was never asked: a machine gets no conversation.
     expect(run.usage.input_tokens).toBe(0);
+  });
+
+  it("a campaign's call: the agent's disposition reaches the campaign, counted on its progress", async () => {
+    const s = await setup("twilio");
+    const { id, stub } = await seedCampaign(await setupOrg(), { n: 1 });
+    const { runId, callee } = await conversationCall(s, SCRIPT, { run: { campaign_id: id } });
+    // The campaign's attempt for contact 1 as its object recorded it when it dialed this run.
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("INSERT INTO attempts (contact_id, attempt, status, run_id, dialed_at) VALUES (1, 1, 'in_flight', ?, 0)", runId);
+    });
+    await wholeConversation(callee);
+    for (let i = 0; i < 50 && !Object.keys((await stub.progress()).dispositions).length; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await stub.progress()).dispositions).toEqual({ interested: 1 });
   });
 
   it("the carrier's verdict (machine) at connect: no greeting, no conversation, the call ends as voicemail", async () => {

@@ -124,6 +124,7 @@ describe("campaign operations over HTTP", () => {
       in_progress: 2,
       completion_percentage: 100,
       next_window_at: null,
+      dispositions: {},
     });
 
     const first = await call("GET", `/api/v1/campaign/${id}/logs?limit=2`, { key: o.org.key });

@@ -46,6 +46,8 @@ export type SessionStart = {
   /** The carrier's answering-machine verdict so far, and what the campaign wants done with a machine. */
   answeredBy?: string | null;
   voicemail?: VoicemailAction;
+  /** A campaign's call: the attempt its object hears the agent's disposition for. */
+  campaign?: { campaignId: number; contactId: number; attempt: number } | null;
 };
 export type SessionOptions = {
   agent?: AgentName;
@@ -199,6 +201,7 @@ export class CallSession extends DurableObject<Env> {
     if (start.greetingRecording) this.db.putKv("greeting_recording", start.greetingRecording);
     if (start.answeredBy) this.db.putKv("answered_by", start.answeredBy);
     this.db.putKv("voicemail", start.voicemail ?? "hang_up");
+    if (start.campaign) this.db.putKv("campaign", JSON.stringify(start.campaign));
     this.db.putKv("variables", JSON.stringify(start.variables));
     if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
     const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
@@ -513,6 +516,21 @@ export class CallSession extends DurableObject<Env> {
         .run();
     } catch (err) {
       log("error", "run_update_failed", { run_id: runId, error: String(err) });
+    }
+    const campaign = this.db.getKv("campaign");
+    if (campaign && outcome?.disposition) {
+      const { campaignId, contactId, attempt } = JSON.parse(campaign);
+      try {
+        await this.env.CAMPAIGN.get(this.env.CAMPAIGN.idFromName(String(campaignId))).onRunOutcome({
+          runId,
+          contactId,
+          attempt,
+          disposition: outcome.disposition,
+        });
+      } catch (err) {
+        // The run keeps the disposition; only the campaign's count misses it.
+        log("error", "campaign_disposition_failed", { run_id: runId, error: String(err) });
+      }
     }
   }
 

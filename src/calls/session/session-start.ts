@@ -25,6 +25,10 @@ export async function sessionStart(env: Env, run: RunRow, provider: ProviderName
     variables: Object.fromEntries(Object.entries(run.initialContext ?? {}).map(([k, v]) => [k, String(v)])),
     record: await recordsCalls(db, run.orgId),
     answeredBy: run.answeredBy,
+    campaign:
+      run.campaignId != null && run.contactId != null && run.attempt != null
+        ? { campaignId: run.campaignId, contactId: run.contactId, attempt: run.attempt }
+        : null,
     voicemail: run.voicemailAction === "leave_message" ? "leave_message" : "hang_up",
   };
 }

@@ -3,6 +3,7 @@
 // add a new entry instead.
 import type { Migration } from "../../lib/do-sql";
 import type { CampaignState } from "../object-api";
+import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
 import { countersMigration } from "./counts";
 
 /** The one `campaign` row (id 1): what the campaign is, its state (written only by state.ts) and bookkeeping. */
@@ -143,6 +144,8 @@ export const MIGRATIONS: readonly Migration[] = [
   ],
   // v2: counts kept by triggers instead of scanning every contact on each read.
   countersMigration(),
+  // v3: the voice agent's dispositions, per attempt and counted.
+  CONTACT_RUNS_MIGRATION,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -45,6 +45,8 @@ export type CampaignSnapshot = {
 
 /** GET /campaign/{id}/progress: both field sets. */
 export type CampaignProgress = {
+  /** Calls per disposition the voice agent chose. */
+  dispositions: Record<string, number>;
   campaign_id: number;
   state: CampaignState;
   total_rows: number;

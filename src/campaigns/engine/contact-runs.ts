@@ -1,0 +1,83 @@
+// What each contact's calls came to: the runs of its attempts, and the dispositions the voice agent chose. A run's
+// disposition arrives from its call session when the call ends (before or after the carrier's final status); it is
+// kept on the attempt, counted once per attempt, and logged.
+import type { DoSql } from "../../lib/do-sql";
+import type { CampaignLog } from "./logs";
+import type { AttemptRow, ContactRow } from "./schema";
+
+export const CONTACT_RUNS_MIGRATION = [
+  `ALTER TABLE attempts ADD COLUMN disposition TEXT`,
+  `CREATE TABLE dispositions (code TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
+];
+
+export type RunOutcome = { runId: number; contactId: number; attempt: number; disposition: string };
+
+/** Records a run's disposition once (a repeat or another run's report changes nothing). */
+export function recordDisposition(db: DoSql, log: CampaignLog, o: RunOutcome): boolean {
+  const a = db.one<AttemptRow & { disposition: string | null }>`SELECT * FROM attempts WHERE contact_id = ${o.contactId} AND attempt = ${o.attempt}`;
+  if (!a || (a.run_id != null && a.run_id !== o.runId) || a.disposition != null) return false;
+  const row = db.value<number>`SELECT row FROM contacts WHERE id = ${o.contactId}`;
+  db.run`UPDATE attempts SET disposition = ${o.disposition}, run_id = coalesce(run_id, ${o.runId}) WHERE id = ${a.id}`;
+  db.run`INSERT INTO dispositions (code, n) VALUES (${o.disposition}, 1) ON CONFLICT (code) DO UPDATE SET n = n + 1`;
+  log.write("info", "call_disposition", `Row ${row}: the agent's disposition is "${o.disposition}"`, {
+    row,
+    contact_id: o.contactId,
+    attempt: o.attempt,
+    run_id: o.runId,
+    disposition: o.disposition,
+  });
+  return true;
+}
+
+/** Calls per disposition so far. */
+export function dispositionCounts(db: DoSql): Record<string, number> {
+  return Object.fromEntries(db.all<{ code: string; n: number }>`SELECT code, n FROM dispositions ORDER BY code`.map((r) => [r.code, r.n]));
+}
+
+export type ContactView = {
+  id: number;
+  row: number;
+  phone_number: string;
+  status: "pending" | "retry_waiting" | "in_progress" | "done" | "skipped";
+  attempts: number;
+  outcome: string | null;
+  disposition: string | null;
+  runs: { attempt: number; run_id: number | null; status: string; disposition: string | null }[];
+};
+
+const STATUS: Record<ContactRow["status"], ContactView["status"]> = {
+  queued: "pending",
+  waiting: "retry_waiting",
+  active: "in_progress",
+  done: "done",
+  skipped: "skipped",
+};
+
+/** Contacts in row order after contact id `after`, each with its attempts' runs (two queries a page). */
+export function contactsPage(db: DoSql, after: number, limit: number): { items: ContactView[]; next: number | null } {
+  const rows = db.all<ContactRow>`SELECT * FROM contacts WHERE id > ${after} ORDER BY id LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const ids = JSON.stringify(page.map((r) => r.id));
+  const attempts = db.all<AttemptRow & { disposition: string | null }>`SELECT * FROM attempts
+    WHERE contact_id IN (SELECT value FROM json_each(${ids})) ORDER BY contact_id, attempt`;
+  const byContact = new Map<number, ContactView["runs"]>();
+  for (const a of attempts) {
+    const list = byContact.get(a.contact_id) ?? [];
+    list.push({ attempt: a.attempt, run_id: a.run_id, status: a.status, disposition: a.disposition });
+    byContact.set(a.contact_id, list);
+  }
+  const items = page.map((r) => {
+    const runs = byContact.get(r.id) ?? [];
+    return {
+      id: r.id,
+      row: r.row,
+      phone_number: r.phone_number,
+      status: STATUS[r.status],
+      attempts: r.attempts,
+      outcome: r.outcome,
+      disposition: [...runs].reverse().find((x) => x.disposition)?.disposition ?? null,
+      runs,
+    };
+  });
+  return { items, next: rows.length > limit ? page[page.length - 1].id : null };
+}
