@@ -6,6 +6,7 @@ import { clock } from "./clock";
 import { getDb } from "./db";
 import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
+import { cachedKey, rememberKey } from "./key-cache";
 import type { AppEnv } from "./types";
 
 /** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads
@@ -47,20 +48,28 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = presentedKey(c.req.raw.headers);
   if (!key) throw unauthenticated("Not authenticated");
   const hash = await sha256Hex(key);
-  const row = await getDb(c.env)
-    .select({ id: apiKeys.id, orgId: apiKeys.orgId, lastUsedAt: apiKeys.lastUsedAt })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .get();
-  if (!row) throw unauthenticated("Invalid API key");
+  const now = clock.now();
+  // Within its TTL a key is served from this isolate's cache (key-cache.ts), without a D1 round trip.
+  let row = cachedKey(hash, now);
+  if (!row) {
+    const found = await getDb(c.env)
+      .select({ id: apiKeys.id, orgId: apiKeys.orgId, lastUsedAt: apiKeys.lastUsedAt })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+      .get();
+    if (!found) throw unauthenticated("Invalid API key");
+    row = rememberKey(hash, found, now);
+  }
   c.set("orgId", row.orgId);
   c.set("apiKeyId", row.id);
-  const now = clock.now();
   const stale = !row.lastUsedAt || Date.parse(row.lastUsedAt) < now - LAST_USED_RESOLUTION_MS;
+  // Marked before the write, so concurrent requests on a cached key write once, not each.
+  if (stale) row.lastUsedAt = new Date(now).toISOString();
+  const keyId = row.id;
   // Alongside the request rather than before it; a failure to note the use never fails the request.
   const noted = stale
-    ? noteKeyUse(c.env, row.id, now).catch((err) =>
-        console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: row.id, error: String(err) })),
+    ? noteKeyUse(c.env, keyId, now).catch((err) =>
+        console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: keyId, error: String(err) })),
       )
     : undefined;
   await next();

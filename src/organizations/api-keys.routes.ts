@@ -5,6 +5,7 @@ import { apiKeys } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { getDb } from "../lib/db";
+import { forgetKey } from "../lib/key-cache";
 import { notFound } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
@@ -49,7 +50,7 @@ const revoke = createRoute({
   method: "delete",
   path: "/organizations/api-keys/{key_id}",
   tags,
-  summary: "Revoke an API key (effective immediately)",
+  summary: "Revoke an API key (effective within 10 seconds)",
   request: { params: idParam("key_id") },
   responses: { 200: json(ApiKey), ...errors(401, 404, 422) },
 });
@@ -105,5 +106,7 @@ export const apiKeysRouter = createRouter()
       }),
     ]);
     if (!row) throw notFound("API key");
+    // At once in this isolate; other isolates drop it when their entry expires (KEY_CACHE_TTL_MS).
+    forgetKey(row.keyHash);
     return c.json(view(row), 200);
   });

@@ -1,0 +1,59 @@
+// Test support: the Worker's fetch with env.DB wrapped to count D1 round trips (each first/all/run/raw of a statement,
+// each batch and exec is one trip to the database; prepare and bind are not).
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { app } from "../src/app";
+
+export type Counted = { status: number; json: any; trips: number; sql: string[] };
+
+function countingDb(db: D1Database, log: string[]): D1Database {
+  const real = new WeakMap<object, D1PreparedStatement>();
+  const wrap = (stmt: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const proxy = new Proxy(stmt, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (typeof v !== "function") return v;
+        if (prop === "bind") return (...args: unknown[]) => wrap(v.apply(target, args), sql);
+        if (["first", "all", "run", "raw"].includes(prop as string)) {
+          return (...args: unknown[]) => {
+            log.push(sql);
+            return v.apply(target, args);
+          };
+        }
+        return v.bind(target);
+      },
+    });
+    real.set(proxy, stmt);
+    return proxy;
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
+      if (prop === "batch") {
+        return (stmts: D1PreparedStatement[]) => {
+          log.push(`batch of ${stmts.length}`);
+          return target.batch(stmts.map((s) => real.get(s) ?? s));
+        };
+      }
+      if (prop === "exec") {
+        return (sql: string) => {
+          log.push(sql);
+          return target.exec(sql);
+        };
+      }
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+/** One request through the app with a counting D1; waits for work left running after the response. */
+export async function countedCall(method: string, path: string, key?: string): Promise<Counted> {
+  const sql: string[] = [];
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
+  const res = await app.fetch(new Request(`http://edgedial.test${path}`, { method, headers }), { ...env, DB: countingDb(env.DB, sql) }, ctx);
+  const text = await res.text();
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, json: text ? JSON.parse(text) : undefined, trips: sql.length, sql };
+}
