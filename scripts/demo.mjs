@@ -1,11 +1,13 @@
 // npm run demo: the whole product on one machine. Starts the carrier simulator and edgedial locally (fresh local
 // storage), creates an organization, an agent and a Twilio-style configuration on the simulator, uploads a sample
 // CSV, starts a campaign, plays the carrier's side of every call (answered, busy, no answer, ...) and prints live
-// progress until the campaign completes.
+// progress until the campaign completes. Answered calls are conversations over live audio: the simulated callee says
+// committed espeak-ng clips, the agent runs its graph on the deterministic engines (a scripted model, clips recognized
+// by their sound, tones for its own speech), and one call's transcript, gathered values and disposition are printed.
 //
 //   npm run demo                # 24 contacts
 //   npm run demo -- 60          # another size
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -34,10 +36,10 @@ async function http(method, url, { key, body, headers = {} } = {}) {
     method,
     headers: {
       ...(key ? { "X-API-Key": key } : {}),
-      ...(body !== undefined && typeof body !== "string" ? { "Content-Type": "application/json" } : {}),
+      ...(body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array) ? { "Content-Type": "application/json" } : {}),
       ...headers,
     },
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    body: body === undefined ? undefined : typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body),
   });
   const text = await res.text();
   let json;
@@ -75,8 +77,8 @@ try {
       ...localBindings("d1"),
       PUBLIC_BASE_URL: base,
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
-      // Answered calls carry live audio: the simulated callee talks, the echo agent answers, both sides are recorded.
-      VOICE_AGENT: "echo",
+      // Answered calls carry live audio: the callee and the agent converse, both sides are recorded.
+      VOICE_AGENT: "conversation",
     }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
   });
@@ -85,20 +87,65 @@ try {
   console.log(`  edgedial  ${base}   (API key ${key})\n  simulator ${simUrl}`);
   const api = (method, path, body) => http(method, `${base}/api/v1${path}`, { key, body });
 
-  step("an agent, a telephony configuration on the simulator, a caller ID");
-  const account = await http("POST", `${simUrl}/_sim/accounts`, { body: { provider: "twilio" } });
+  step("the callee's words (espeak-ng clips) for the simulator, and as recordings the agent's engine recognizes");
+  const clip = (name) => readFileSync(`${ROOT}test/fixtures/audio/${name}`);
+  const pcmOf = (wav) => {
+    // The samples of the WAV's data chunk (16-bit mono, 8 kHz).
+    for (let at = 12; at + 8 <= wav.length; at += 8 + wav.readUInt32LE(at + 4)) {
+      if (wav.toString("latin1", at, at + 4) === "data") return wav.subarray(at + 8, at + 8 + wav.readUInt32LE(at + 4));
+    }
+    throw new Error("no data chunk");
+  };
+  const lines = [
+    { file: "callee-sure-8k.wav", text: "Sure, tell me more." },
+    { file: "callee-seats-8k.wav", text: "We need twelve seats." },
+  ];
+  const account = await http("POST", `${simUrl}/_sim/accounts`, {
+    body: { provider: "twilio", callee_lines: lines.map((l) => pcmOf(clip(l.file)).toString("base64")) },
+  });
+  const recordings = [];
+  for (const l of lines) {
+    const rec = await http("POST", `${base}/api/v1/greeting-recordings?name=${encodeURIComponent(l.text)}`, {
+      key,
+      body: clip(l.file),
+      headers: { "Content-Type": "audio/wav" },
+    });
+    recordings.push({ text: l.text, recording_id: rec.recording_id });
+  }
+
+  step("an agent (a graph of three nodes on the scripted model), a telephony configuration on the simulator, a caller ID");
   const agent = await api("POST", "/workflow/create", {
-    name: "Appointment reminder",
+    name: "Seats offer",
     workflow_definition: {
       nodes: [
+        { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} if they want to hear about the offer.", greeting: "Hi {{first_name}}!" } },
         {
-          id: "start",
-          type: "startCall",
-          data: { prompt: "Remind {{first_name}} of the appointment", greeting: "Hello {{first_name}}, this is a reminder of your appointment." },
+          id: "pitch",
+          type: "agentNode",
+          data: { prompt: "Ask how many seats they need.", extraction_variables: [{ name: "seats", type: "number", prompt: "How many seats" }] },
         },
-        { id: "end", type: "endCall", data: { prompt: "Say goodbye" } },
+        { id: "bye", type: "endCall", data: { prompt: "Thank them and say goodbye." } },
       ],
-      edges: [{ id: "e", source: "start", target: "end", data: { label: "done", condition: "Reminder given" } }],
+      edges: [
+        { id: "e1", source: "start", target: "pitch", data: { label: "interested", condition: "They want to hear about it" } },
+        { id: "e2", source: "pitch", target: "bye", data: { label: "done", condition: "They said how many seats" } },
+      ],
+    },
+    call_disposition_codes: { disposition_codes: ["interested", "not_interested"] },
+    workflow_configurations: {
+      voice_agent: {
+        llm: {
+          provider: "scripted",
+          script: [
+            { user: "tell me more", prompt: "Ask", call: { name: "interested" } },
+            { user: "tell me more", prompt: "how many seats", say: "Great. How many seats do you need?" },
+            { user: "twelve seats", prompt: "how many seats", call: { name: "done", arguments: { seats: 12 } } },
+            { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: "end_call", arguments: { disposition: "interested" } } },
+          ],
+        },
+        stt: { provider: "scripted", clips: recordings },
+        tts: { provider: "scripted" },
+      },
     },
   });
   const config = await api("POST", "/organizations/telephony-configs", {
@@ -157,10 +204,17 @@ try {
   step("done");
   console.log(`  ${runs.items.length} calls placed; newest log entries:`);
   for (const l of logs.items.reverse()) console.log(`    ${l.ts}  ${l.level.padEnd(7)} ${l.event.padEnd(22)} ${l.message}`);
-  // One answered call's recording: its length and how loud each side was.
+  const done = await api("GET", `/campaign/${campaign.id}/progress`);
+  console.log(`  dispositions the agent chose: ${JSON.stringify(done.dispositions)}`);
+  // One answered call: its conversation, what the agent gathered, and its recording (length, how loud each side was).
   for (const r of runs.items) {
     const run = await api("GET", `/workflow/${agent.id}/runs/${r.workflow_run_id ?? r.id}`).catch(() => null);
-    if (!run?.recording_url) continue;
+    if (!run?.recording_url || !run.transcript?.length) continue;
+    console.log(`  ${run.name} (${run.phone_number}), ${run.status}:`);
+    for (const t of run.transcript) {
+      console.log(`    ${(t.start_ms / 1000).toFixed(1).padStart(5)} s  ${t.role.padEnd(6)} ${t.text}${t.interrupted ? "  (interrupted)" : ""}`);
+    }
+    console.log(`    gathered ${JSON.stringify(run.gathered_context)}, disposition ${run.disposition}, usage ${JSON.stringify(run.usage)}`);
     const wav = new Uint8Array(await (await fetch(run.recording_url)).arrayBuffer());
     const view = new DataView(wav.buffer);
     const rate = view.getUint32(24, true);

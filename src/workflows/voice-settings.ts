@@ -16,8 +16,30 @@ const BaseUrl = z
 
 const workersAi = z.strictObject({ provider: z.literal("workers-ai"), model: ModelName.optional() });
 
+// Local development without a cloud account: a scripted model (replies keyed by the callee's words and the node's
+// prompt) and speech engines that recognize stored clips (greeting recordings) by their sound and speak tones. A call
+// uses them only where LOCAL_DEV is set.
+const Text = z.string().max(2000);
+const ScriptStep = z.strictObject({
+  user: Text.optional().openapi({ description: "Matches when the callee's last words contain this (any case)" }),
+  prompt: Text.optional().openapi({ description: "Matches when the node's prompt contains this" }),
+  say: Text.optional(),
+  call: z.strictObject({ name: z.string().max(64), arguments: z.record(z.string(), z.unknown()).optional() }).optional(),
+});
+const scriptedLlm = z.strictObject({ provider: z.literal("scripted"), script: z.array(ScriptStep).min(1).max(100) });
+const scriptedStt = z.strictObject({
+  provider: z.literal("scripted"),
+  clips: z
+    .array(z.strictObject({ text: Text.min(1), recording_id: z.string().min(1).max(64) }))
+    .min(1)
+    .max(50)
+    .openapi({ description: "Greeting recordings (POST /greeting-recordings) and the words each says" }),
+});
+const scriptedTts = z.strictObject({ provider: z.literal("scripted") });
+
 const Llm = z.discriminatedUnion("provider", [
   workersAi,
+  scriptedLlm,
   z.strictObject({
     provider: z.literal("openai"),
     base_url: BaseUrl.openapi({ description: "The chat-completions API's base, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1" }),
@@ -30,8 +52,9 @@ const keyed = <P extends string>(provider: P) =>
   // The key may be omitted on update to keep the stored one; sealVoiceSecrets requires it otherwise.
   z.strictObject({ provider: z.literal(provider), api_key: ApiKey.optional(), model: ModelName.optional(), base_url: BaseUrl.optional() });
 
-const Stt = z.discriminatedUnion("provider", [workersAi, keyed("deepgram"), keyed("elevenlabs")]);
+const Stt = z.discriminatedUnion("provider", [workersAi, keyed("deepgram"), keyed("elevenlabs"), scriptedStt]);
 const Tts = z.discriminatedUnion("provider", [
+  scriptedTts,
   workersAi.extend({ voice: ModelName.optional() }),
   keyed("deepgram"),
   keyed("elevenlabs").extend({ voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
@@ -102,7 +125,7 @@ export async function sealVoiceSecrets(box: () => SecretBox, orgId: number, inpu
     const sent = p.api_key;
     if (typeof sent !== "string") {
       if (oldKey) next.api_key = oldKey;
-      else if (p.provider !== "workers-ai" && p.provider !== "openai") bad.push({ loc: loc(part), msg: "Field required", type: "missing" });
+      else if (p.provider === "deepgram" || p.provider === "elevenlabs") bad.push({ loc: loc(part), msg: "Field required", type: "missing" });
       continue;
     }
     const verdict = classifySecretInput(sent, oldKey?.mask ?? null);

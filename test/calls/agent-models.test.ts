@@ -11,6 +11,7 @@ import { DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent"
 import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/calls/agent/deepgram-speech";
 import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/calls/agent/elevenlabs-speech";
 import { enginesFor } from "../../src/calls/agent/engines";
+import { ScriptedModel } from "../../src/calls/agent/scripted-model";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
 
@@ -298,6 +299,18 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
     expect(other.engines.model).toBeInstanceOf(WorkersAiModel);
     expect(other.engines.stt).toBeInstanceOf(ElevenLabsSpeechToText);
     expect(other.engines.tts).toBeInstanceOf(DeepgramTextToSpeech);
+  });
+
+  it("the scripted engines (local development): a scripted model, stored recordings as the clips it recognizes, tones", async () => {
+    const scripted = { voice_agent: { llm: { provider: "scripted", script: [{ say: "Hello." }] }, tts: { provider: "scripted" } } };
+    const chosen = await engines(scripted);
+    expect(chosen.engines.model).toBeInstanceOf(ScriptedModel);
+    expect((await chosen.engines.tts.synthesize("Hi!")).samples.length).toBeGreaterThan(0);
+    // Never on a deployment: LOCAL_DEV is only set in local development.
+    const deployed = await enginesFor({ ...withAi, LOCAL_DEV: "" } as Env, 1, scripted);
+    expect(deployed).toMatchObject({ ok: false, reason: "The model is scripted, which only local development (LOCAL_DEV) runs" });
+    const missing = await enginesFor(withAi, 1, { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "rec_nope" }] } } });
+    expect(missing).toMatchObject({ ok: false, reason: "Speech-to-text's clip rec_nope is not a stored recording" });
   });
 
   it("says why there are no engines: Workers AI without the binding, an endpoint the organization's network policy refuses", async () => {

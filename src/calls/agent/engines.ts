@@ -6,11 +6,14 @@ import { SecretBox } from "../../lib/secret-box";
 import { checkOutboundUrl } from "../../lib/url-guard";
 import { allowsPrivatePbx } from "../../telephony/calling-policy";
 import { openVoiceSettings, type VoiceAgentSettings } from "../../workflows/voice-settings";
+import { getGreeting, loadGreeting } from "../../uploads/greetings";
 import type { ChatModel } from "./chat";
+import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conversation-agent";
 import { DeepgramSpeechToText, DeepgramTextToSpeech } from "./deepgram-speech";
 import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "./elevenlabs-speech";
 import { OpenAiModel } from "./openai-model";
+import { ScriptedModel } from "./scripted-model";
 import type { SpeechToText, TextToSpeech } from "./speech";
 import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
 import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
@@ -41,23 +44,35 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (!verdict.ok) throw new Unavailable(`${what} endpoint refused: ${verdict.message}`);
     return url;
   };
+  const localOnly = (what: string) => {
+    if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
+  };
   try {
     const llm = v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model };
-    const model: ChatModel =
-      llm.provider === "openai"
-        ? new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model })
-        : new WorkersAiModel(needAi("The model"), llm.model);
+    let model: ChatModel;
+    if (llm.provider === "openai")
+      model = new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model });
+    else if (llm.provider === "scripted") {
+      localOnly("The model");
+      model = new ScriptedModel(llm.script);
+    } else model = new WorkersAiModel(needAi("The model"), llm.model);
     const sttChoice = v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model };
     let stt: SpeechToText;
     if (sttChoice.provider === "workers-ai") stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model);
-    else {
+    else if (sttChoice.provider === "scripted") {
+      localOnly("Speech-to-text");
+      stt = new ClipSpeechToText(await storedClips(env, orgId, sttChoice.clips));
+    } else {
       const s = { apiKey: sttChoice.api_key ?? "", model: sttChoice.model, baseUrl: await endpoint(sttChoice.base_url, "Speech-to-text") };
       stt = sttChoice.provider === "deepgram" ? new DeepgramSpeechToText(s) : new ElevenLabsSpeechToText(s);
     }
     const ttsChoice = v?.tts ?? { provider: "workers-ai" as const, model: v?.tts_model, voice: v?.tts_voice };
     let tts: TextToSpeech;
     if (ttsChoice.provider === "workers-ai") tts = new WorkersAiTextToSpeech(needAi("Text-to-speech"), ttsChoice.model, ttsChoice.voice);
-    else {
+    else if (ttsChoice.provider === "scripted") {
+      localOnly("Text-to-speech");
+      tts = new ClipTextToSpeech([]);
+    } else {
       const s = { apiKey: ttsChoice.api_key ?? "", model: ttsChoice.model, baseUrl: await endpoint(ttsChoice.base_url, "Text-to-speech") };
       tts = ttsChoice.provider === "deepgram" ? new DeepgramTextToSpeech(s) : new ElevenLabsTextToSpeech({ ...s, voice: ttsChoice.voice });
     }
@@ -66,6 +81,18 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (err instanceof Unavailable) return { ok: false, reason: err.message, turn: turnSettings(v) };
     throw err;
   }
+}
+
+/** The scripted engine's clips: the organization's stored recordings, each with the words it says. */
+async function storedClips(env: Env, orgId: number, clips: { text: string; recording_id: string }[]): Promise<KnownClip[]> {
+  const out: KnownClip[] = [];
+  for (const c of clips) {
+    const row = await getGreeting(getDb(env), orgId, c.recording_id);
+    const audio = row ? await loadGreeting(env.UPLOADS, row.key) : null;
+    if (!audio) throw new Unavailable(`Speech-to-text's clip ${c.recording_id} is not a stored recording`);
+    out.push({ text: c.text, ...audio });
+  }
+  return out;
 }
 
 /** The agent's turn-taking over the defaults. */

@@ -1,6 +1,7 @@
 // The simulator's single Durable Object: every carrier's state lives here (accounts, calls, recorded
 // requests, queued faults) and it holds the ARI events sockets, which need cross-request I/O.
 import { DurableObject } from "cloudflare:workers";
+import { base64ToBytes, pcm16FromBytes } from "../../lib/audio/pcm";
 import { ari, type AriSockets } from "./carriers/ari";
 import { cloudonix } from "./carriers/cloudonix";
 import { exotel } from "./carriers/exotel";
@@ -144,6 +145,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       const carrier = this.carriers[body.provider as CarrierName];
       if (!carrier) return json(400, { message: "unknown provider" });
       const account = await carrier.createAccount(`acct-${randomHex(6)}`);
+      // The callee's lines, as base64 16-bit PCM at 8 kHz (the demo's espeak-ng clips).
+      const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
+      if (lines.length) account.calleeLines = lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)));
       this.accounts.set(account.id, account);
       return json(200, { id: account.id, provider: account.provider, credentials: account.credentials });
     }
@@ -219,7 +223,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         const rest = list.slice(i + 1).filter((c) => c.kind !== "stream");
         this.ctx.waitUntil(
           (async () => {
-            await playCallee(call.provider, stream, call.id).catch(() => {});
+            await playCallee(call.provider, stream, call.id, this.accounts.get(call.accountId)?.calleeLines).catch(() => {});
             for (const c of rest) await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
           })(),
         );

@@ -16,6 +16,8 @@ export type Account = {
   secret: Record<string, unknown>;
   /** Provisioned applications (plivo, vobiz, telnyx, cloudonix). */
   applications: Array<{ id: string; name: string; url?: string }>;
+  /** What the callee says on answered calls with live audio, one line per turn (16-bit PCM at 8 kHz); none: a tone. */
+  calleeLines?: Int16Array[];
 };
 
 /** One HTTP request a carrier would make to us. */

@@ -1,7 +1,15 @@
 // The simulator as a running carrier plays the callee's side of a media stream: when an answer document connects
-// the call's audio to a WebSocket, it opens it, speaks for two seconds (a warbling tone, loud enough to count as
-// speech), stays quiet for one and hangs up, in real time, in the carrier's own protocol.
+// the call's audio to a WebSocket, it opens it and, in real time and the carrier's own protocol, either speaks for two
+// seconds (a warbling tone, loud enough to count as speech), stays quiet for one and hangs up, or, given the callee's
+// lines, holds a conversation: each line is said once the agent has finished talking, and the callee then waits for
+// the agent to end the call.
+import { Resampler, type SampleRate } from "../../../lib/audio/resample";
 import { CALLEE_PROTOCOLS, CalleeStream, type MediaProvider } from "./callee";
+
+/** The agent's silence (after it spoke) that gives the callee the turn. */
+const AGENT_DONE_MS = 800;
+/** A conversation the agent never ends is hung up after this long. */
+const MAX_CONVERSATION_MS = 60_000;
 
 /** The WebSocket URL an answer document (TwiML/CXML, Plivo XML or an NCCO) connects the call's audio to. */
 export function streamUrlIn(body: string): string | null {
@@ -20,7 +28,7 @@ export function streamUrlIn(body: string): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function playCallee(provider: string, url: string, callId: string): Promise<void> {
+export async function playCallee(provider: string, url: string, callId: string, lines?: Int16Array[]): Promise<void> {
   const protocol = CALLEE_PROTOCOLS[provider as MediaProvider];
   if (!protocol) return;
   const res = await fetch(url.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } });
@@ -29,12 +37,43 @@ export async function playCallee(provider: string, url: string, callId: string):
   const callee = new CalleeStream(res.webSocket, protocol);
   callee.open(callId);
   const rate = protocol.format.rate;
+  if (lines?.length) return converse(callee, lines, rate);
   const n = rate / 50;
   for (let i = 0; i < 150 && !callee.closed; i++) {
     if (i < 100) {
       const hz = i % 20 < 10 ? 300 : 450;
       callee.speak(Int16Array.from({ length: n }, (_, k) => Math.round(6000 * Math.sin((2 * Math.PI * hz * (i * n + k)) / rate))));
     } else callee.silence(20);
+    await sleep(20);
+  }
+  if (!callee.closed) callee.hangup();
+}
+
+/** Says each line when the agent has had its say, 20 ms at a time in real time, keeping the line's clock running. */
+async function converse(callee: CalleeStream, lines: Int16Array[], rate: SampleRate): Promise<void> {
+  const n = rate / 50;
+  const queue = lines.map((l) => (rate === 8000 ? l : new Resampler(8000, rate).convert(l)));
+  let heard = 0;
+  let quietMs = 0;
+  let saying: Int16Array | null = null;
+  let at = 0;
+  for (let t = 0; t < MAX_CONVERSATION_MS && !callee.closed; t += 20) {
+    if (saying) {
+      callee.speak(saying.subarray(at, at + n));
+      at += n;
+      if (at >= saying.length) saying = null;
+    } else {
+      callee.silence(20);
+      const now = callee.received.length;
+      quietMs = now > heard ? 0 : quietMs + 20;
+      heard = now;
+      // The agent spoke and has been quiet a moment: the callee's turn.
+      if (heard > 0 && quietMs >= AGENT_DONE_MS && queue.length) {
+        saying = queue.shift()!;
+        at = 0;
+        quietMs = 0;
+      }
+    }
     await sleep(20);
   }
   if (!callee.closed) callee.hangup();
