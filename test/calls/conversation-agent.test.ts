@@ -94,4 +94,99 @@ describe("the conversation agent's turn-taking", () => {
     expect(noise.asked()).toBe(0);
     expect(noise.turns.map((t) => t.role)).toEqual(["agent"]);
   });
+
+  it("a streaming engine: the turn's audio is pushed as it is spoken and finished at its end; speech plays piece by piece", async () => {
+    const pushed: number[] = [];
+    let opened = 0;
+    let finished = 0;
+    let aborted = 0;
+    const said: number[] = [];
+    const turns: Turn[] = [];
+    let clock = 0;
+    let release: () => void = () => {};
+    const noGreeting = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help." } }], edges: [] };
+    const agent = new ConversationAgent(new Conversation(noGreeting, {}), {
+      model: {
+        async *stream(): AsyncIterable<ChatEvent> {
+          yield { type: "text", text: "Sure thing." };
+        },
+      },
+      stt: {
+        transcribe: async () => {
+          throw new Error("a streaming engine is not asked per turn");
+        },
+        open: () => {
+          opened++;
+          return {
+            push: (samples) => pushed.push(samples.length),
+            finish: async () => {
+              finished++;
+              return "Can you help me?";
+            },
+            abort: () => aborted++,
+          };
+        },
+      },
+      tts: {
+        synthesize: async () => {
+          throw new Error("a streaming engine is not asked for whole sentences");
+        },
+        async *stream(text) {
+          // Two pieces; the second only once the test lets it come.
+          yield { samples: new Int16Array(80), rate: 8000 };
+          if (text.includes("Sure")) {
+            await new Promise<void>((r) => {
+              release = r;
+            });
+          }
+          yield { samples: new Int16Array(40), rate: 8000 };
+        },
+      },
+    });
+    const marks: string[] = [];
+    const controls: AgentControls = {
+      say: (samples) => said.push(samples.length),
+      mark: (name) => marks.push(name),
+      clear: () => [],
+      transfer: async () => false,
+      hangup: () => {},
+      machine: () => {},
+      log: (t) => turns.push(t),
+      now: () => clock,
+    };
+    const feed = async (frames: number, voiced: boolean) => {
+      for (let i = 0; i < frames; i++) {
+        clock += 20;
+        agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
+        await tick();
+      }
+    };
+    await agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, controls);
+    await tick();
+    // No greeting: the model opens ("Sure thing."), its first piece plays before the second exists.
+    expect(said).toEqual([80]);
+    expect(marks).toEqual([]);
+    release();
+    await feed(2, false);
+    expect(said).toEqual([80, 40]);
+    expect(marks).toHaveLength(1);
+    agent.onMark(marks[0]);
+    // A noise burst opens a stream and drops it; a real turn streams every frame, silence to its end included.
+    await feed(5, true);
+    await feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false);
+    expect([opened, aborted, finished]).toEqual([1, 1, 0]);
+    pushed.length = 0;
+    await feed(25, true);
+    await feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false);
+    expect([opened, finished]).toEqual([2, 1]);
+    expect(pushed).toHaveLength(25 + DEFAULT_TURN_SETTINGS.endOfTurnMs / 20);
+    expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Can you help me?"]);
+    // The reply's first piece plays; the callee talks over it before the second exists: nothing more is queued.
+    await feed(1, false);
+    expect(said).toEqual([80, 40, 80]);
+    await feed(1, true);
+    release();
+    await feed(3, false);
+    expect(said).toEqual([80, 40, 80]);
+  });
 });
