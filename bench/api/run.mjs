@@ -1,0 +1,169 @@
+// bench/api: edgedial's API throughput against a bare Hono Worker, side by side in one wrangler dev server (one
+// workerd: wrangler's multi-worker dev harness, requests routed by host). autocannon drives each target in turn, in
+// alternating rounds, so both see the same machine; every figure is a ratio to bare Hono measured in the same run.
+//
+//   npm run bench:api                           # 10 connections, 2 rounds of 8 s per target
+//   npm run bench:api -- --seconds 5 --rounds 1
+//   npm run bench:api -- --rev HEAD~3           # edgedial as committed at a revision (before/after a change, or
+//                                               # to leave out others' unfinished edits in a shared working tree)
+import { execSync } from "node:child_process";
+import { request } from "node:http";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { createTestHarness, unstable_splitSqlQuery } from "wrangler";
+import { localBindings } from "../../scripts/lib/local-bindings.ts";
+import { newApiKey } from "../../scripts/lib/wrangler.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const OUT = `${ROOT}bench/out/api`;
+const { values: opts } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "8" },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "10" },
+    rev: { type: "string" },
+  },
+});
+mkdirSync(OUT, { recursive: true });
+
+/** The tree to run (src/ and migrations/): the working tree, or a revision's extracted under bench/out/api/tree. */
+function sourceTree() {
+  if (!opts.rev) return ROOT;
+  const tree = `${OUT}/tree`;
+  rmSync(tree, { recursive: true, force: true });
+  mkdirSync(tree);
+  execSync(`git archive ${JSON.stringify(opts.rev)} src migrations package.json | tar -x -C ${JSON.stringify(tree)}`, { cwd: ROOT });
+  symlinkSync(`${ROOT}node_modules`, `${tree}/node_modules`);
+  return `${tree}/`;
+}
+const TREE = sourceTree();
+
+// edgedial's own wrangler.jsonc, paths made absolute, observability off (as bench/media: it logs every request).
+const config = readFileSync(`${ROOT}wrangler.jsonc`, "utf8")
+  .replace(/^(\s*)"main": .*$/m, `$1"main": "${TREE}src/index.ts",`)
+  .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${TREE}migrations"`)
+  .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
+  .replace(/^(\s*)"\$schema": .*$/m, "")
+  .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
+writeFileSync(`${OUT}/wrangler.jsonc`, config);
+
+const server = createTestHarness({
+  workers: [
+    {
+      configPath: `${OUT}/wrangler.jsonc`,
+      secrets: localBindings("b1"),
+      // The per-key request limit (20/s by default) would measure the limiter's 429s, not the API.
+      vars: { RATE_LIMIT_REQUESTS_PER_KEY: "1000000,1000000" },
+    },
+    { configPath: `${ROOT}bench/api/bare/wrangler.jsonc` },
+  ],
+});
+
+/** One request over a real socket; `host` picks the Worker (bare.bench is the bare one). */
+function get(url, { host, method = "GET", headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { ...headers, ...(host ? { host } : {}) } }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode,
+          headers: res.headers,
+          text,
+          json: text && /json/.test(res.headers["content-type"] ?? "") ? JSON.parse(text) : undefined,
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function api(base, key, method, path, body) {
+  const headers = { "X-API-Key": key, ...(body ? { "Content-Type": "application/json" } : {}) };
+  const res = await get(`${base}/api/v1${path}`, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+/** The schema, an organization with its key, a telephony configuration, an agent and a campaign. */
+async function seed(base) {
+  const env = await server.getWorker().getEnv();
+  for (const file of readdirSync(`${TREE}migrations`)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()) {
+    const statements = unstable_splitSqlQuery(readFileSync(`${TREE}migrations/${file}`, "utf8"));
+    await env.DB.batch(statements.map((s) => env.DB.prepare(s)));
+  }
+  const { key, hash, last4 } = newApiKey();
+  const org = await env.DB.prepare("INSERT INTO organizations (name) VALUES ('bench') RETURNING id").first();
+  await env.DB.prepare("INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (?, 'bench', ?, ?)").bind(org.id, hash, last4).run();
+  await api(base, key, "PUT", "/organizations/calling-policy", { allowed_countries: ["US"] });
+  const cfg = await api(base, key, "POST", "/organizations/telephony-configs", {
+    name: "twilio-main",
+    is_default_outbound: true,
+    config: { provider: "twilio", account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "bench-token" },
+  });
+  const nodes = [
+    { id: "s", type: "startCall", data: { prompt: "Say hi", greeting: "Hi {{first_name}}" } },
+    { id: "e", type: "endCall", data: { prompt: "Say bye" } },
+  ];
+  const edges = [{ id: "s-e", source: "s", target: "e", data: { label: "bye", condition: "always" } }];
+  const agent = await api(base, key, "POST", "/workflow/create", { name: "bench", workflow_definition: { nodes, edges } });
+  const csv = "phone_number,first_name\n+14155550101,Ada\n+14155550102,Grace\n";
+  const up = await api(base, key, "POST", "/s3/presigned-upload-url", { file_name: "c.csv", file_size: csv.length, content_type: "text/csv" });
+  const put = await get(up.upload_url, { method: "PUT", headers: { "Content-Type": "text/csv" }, body: csv });
+  if (put.status !== 200) throw new Error(`upload: ${put.status} ${put.text}`);
+  const campaign = await api(base, key, "POST", "/campaign/create", { name: "bench", workflow_id: agent.id, source_url: up.file_key });
+  return { key, configId: cfg.id, campaignId: campaign.id };
+}
+
+function cannon(url, host, headers, seconds) {
+  return autocannon({ url, connections: Number(opts.connections), duration: seconds, headers: { ...headers, ...(host ? { host } : {}) } });
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+try {
+  const { url } = await server.listen();
+  const base = url.origin;
+  const { key, configId, campaignId } = await seed(base);
+  const targets = [
+    { name: "bare Hono  GET /api/v1/health", path: "/api/v1/health", host: "bare.bench" },
+    { name: "edgedial   GET /api/v1/health", path: "/api/v1/health" },
+    { name: "edgedial   GET /api/v1/campaign/{id}/progress", path: `/api/v1/campaign/${campaignId}/progress`, key },
+    { name: "edgedial   GET /api/v1/organizations/telephony-configs/{id}", path: `/api/v1/organizations/telephony-configs/${configId}`, key },
+  ];
+  for (const t of targets) {
+    const res = await get(`${base}${t.path}`, { host: t.host, headers: t.key ? { "X-API-Key": t.key } : {} });
+    // The bare Worker sets no X-Request-Id; edgedial sets one on every response: proof each host reached its Worker.
+    if (res.status !== 200 || Boolean(res.headers["x-request-id"]) === Boolean(t.host)) throw new Error(`${t.name}: ${res.status} ${res.text}`);
+    await cannon(`${base}${t.path}`, t.host, t.key ? { "X-API-Key": t.key } : {}, 2); // warm-up
+  }
+  const seconds = Number(opts.seconds);
+  for (let r = 0; r < Number(opts.rounds); r++) {
+    for (const t of targets) {
+      const res = await cannon(`${base}${t.path}`, t.host, t.key ? { "X-API-Key": t.key } : {}, seconds);
+      if (res.non2xx || res.errors || res.timeouts) throw new Error(`${t.name}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
+      t.runs = [...(t.runs ?? []), { rps: res.requests.average, p99: res.latency.p99 }];
+    }
+  }
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const bare = mean(targets[0].runs.map((x) => x.rps));
+  console.log(
+    `\n${cpus().length} × ${cpus()[0].model}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
+      `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route (mean of rounds; p99 the worst round)\n`,
+  );
+  console.log(`${pad("route", 62)}${lpad("req/s", 8)}${lpad("p99 ms", 8)}${lpad("vs bare", 9)}`);
+  for (const t of targets) {
+    const rps = mean(t.runs.map((x) => x.rps));
+    const p99 = Math.max(...t.runs.map((x) => x.p99));
+    console.log(`${pad(t.name, 62)}${lpad(rps.toFixed(0), 8)}${lpad(p99, 8)}${lpad(`${((rps / bare) * 100).toFixed(0)} %`, 9)}`);
+  }
+} finally {
+  await server.close();
+}
