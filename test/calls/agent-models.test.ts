@@ -239,6 +239,54 @@ describe("Workers AI speech (faked at the binding)", () => {
   });
 });
 
+describe("Workers AI live transcription (the binding's WebSocket, Deepgram's live protocol)", () => {
+  /** A binding whose Deepgram models answer `websocket: true` with a socket that speaks Deepgram's live protocol. */
+  function liveAi() {
+    const asked: Array<{ model: string; inputs: any; options: any }> = [];
+    const ai = {
+      async run(model: string, inputs: any, options?: any) {
+        asked.push({ model, inputs, options });
+        const pair = new WebSocketPair();
+        const [client, server] = Object.values(pair);
+        server.accept();
+        let bytes = 0;
+        server.addEventListener("message", (e) => {
+          if (typeof e.data !== "string") bytes += (e.data as { byteLength?: number; size?: number }).byteLength ?? (e.data as Blob).size;
+          else if (JSON.parse(e.data).type === "CloseStream") {
+            server.send(JSON.stringify({ type: "Results", is_final: true, channel: { alternatives: [{ transcript: `heard ${bytes} bytes` }] } }));
+            server.close(1000, "done");
+          }
+        });
+        return new Response(null, { status: 101, webSocket: client });
+      },
+    };
+    return { ai, asked };
+  }
+
+  it("streams the turn's audio as it is pushed and answers with the final results; only Deepgram's models stream", async () => {
+    const { ai, asked } = liveAi();
+    const stt = new WorkersAiSpeechToText(ai);
+    const live = stt.open!(8000);
+    for (let i = 0; i < 3; i++) live.push(new Int16Array(160));
+    expect(await live.finish()).toBe("heard 960 bytes");
+    expect(asked).toEqual([
+      {
+        model: "@cf/deepgram/nova-3",
+        inputs: { encoding: "linear16", sample_rate: "8000", punctuate: "true", smart_format: "true" },
+        options: { websocket: true },
+      },
+    ]);
+    expect(new WorkersAiSpeechToText(ai, "@cf/openai/whisper-large-v3-turbo").open).toBeUndefined();
+  });
+
+  it("a binding that answers no socket is a provider error, not a hang", async () => {
+    const stt = new WorkersAiSpeechToText({ run: async () => ({ text: "not a socket" }) });
+    const live = stt.open!(8000);
+    live.push(new Int16Array(160));
+    await expect(live.finish()).rejects.toThrow("Workers AI live speech-to-text answered no WebSocket");
+  });
+});
+
 describe("an agent's engines (workflow_configurations.voice_agent)", () => {
   const asked: Array<{ model: string; inputs: any }> = [];
   const ai = {

@@ -189,4 +189,15 @@ describe("the conversation agent's turn-taking", () => {
     await feed(3, false);
     expect(said).toEqual([80, 40, 80]);
   });
+
+  it("a live transcription that fails mid-turn: the turn is transcribed whole instead", async () => {
+    const h = harness("Can you help me?");
+    const stt = (h.agent as unknown as { engines: { stt: Record<string, unknown> } }).engines.stt;
+    stt.open = () => ({ push: () => {}, finish: async () => Promise.reject(new Error("socket closed (1011)")), abort: () => {} });
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, h.controls);
+    await h.feed(25, true);
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20 + 1, false);
+    expect(h.turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Can you help me?"]);
+    expect(h.asked()).toBe(1);
+  });
 });

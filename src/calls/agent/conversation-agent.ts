@@ -249,9 +249,7 @@ export class ConversationAgent implements VoiceAgent {
       try {
         if (turn) {
           this.usage.sttSeconds += turn.samples.length / this.rate;
-          const text = (
-            turn.stream ? await turn.stream.finish() : await this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, signal)
-          ).trim();
+          const text = (await this.transcribe(turn, signal)).trim();
           if (signal.aborted) return;
           this.carried = null;
           if (!text) {
@@ -303,6 +301,19 @@ export class ConversationAgent implements VoiceAgent {
         await this.goodbye(this.settings.errorText, "error");
       }
     })();
+  }
+
+  /** The turn's words: from its live transcription where one ran (the whole turn again should that fail), else whole. */
+  private async transcribe(turn: CalleeTurn, signal: AbortSignal): Promise<string> {
+    const whole = () => this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, signal);
+    if (!turn.stream) return whole();
+    try {
+      return await turn.stream.finish();
+    } catch (err) {
+      if (signal.aborted) throw err;
+      log("warning", "live_transcription_failed", { error: String((err as Error)?.message ?? err) });
+      return whole();
+    }
   }
 
   /** The reply's last sentence is queued: it is complete once heard (and the call ends then, if it was the last). */

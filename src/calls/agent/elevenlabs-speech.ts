@@ -2,7 +2,7 @@
 // an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
 import type { SampleRate } from "../../lib/audio/resample";
 import { wavFile } from "../../lib/audio/wav";
-import { joinSpeech, ProviderCall } from "./deepgram-speech";
+import { joinSpeech, ProviderCall } from "./provider-call";
 import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
 
 export type ElevenLabsSettings = {

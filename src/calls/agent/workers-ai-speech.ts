@@ -3,17 +3,23 @@
 import { pcm16FromBytes } from "../../lib/audio/pcm";
 import type { SampleRate } from "../../lib/audio/resample";
 import { readWav, wavFile } from "../../lib/audio/wav";
-import type { Speech, SpeechToText, TextToSpeech } from "./speech";
+import { DeepgramLive } from "./deepgram-live";
+import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import type { AiRunner } from "./workers-ai-model";
 
 export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
 export const WORKERS_AI_TTS_MODEL = "@cf/deepgram/aura-1";
 
 export class WorkersAiSpeechToText implements SpeechToText {
+  /** Present for the models that stream (see `live`). */
+  readonly open?: (rate: SampleRate, signal?: AbortSignal) => SpeechStream;
+
   constructor(
     private readonly ai: AiRunner,
     private readonly model = WORKERS_AI_STT_MODEL,
-  ) {}
+  ) {
+    if (streamsLive(model)) this.open = (rate, signal) => this.live(rate, signal);
+  }
 
   async transcribe(audio: Speech): Promise<string> {
     const wav = wavFile(audio.samples, audio.rate);
@@ -26,7 +32,33 @@ export class WorkersAiSpeechToText implements SpeechToText {
     const transcript = out?.results?.channels?.[0]?.alternatives?.[0]?.transcript;
     return typeof transcript === "string" ? transcript : "";
   }
+
+  /**
+   * The turn transcribed while it is spoken: the binding opens a WebSocket to the model (`websocket: true`), which
+   * speaks Deepgram's live protocol. Only the Deepgram models stream; another model transcribes each turn whole.
+   */
+  private live(rate: SampleRate, signal?: AbortSignal): SpeechStream {
+    return new DeepgramLive(
+      "Workers AI live speech-to-text",
+      { apiKey: "" },
+      async (call) => {
+        let out: unknown;
+        try {
+          const query = { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
+          out = await this.ai.run(this.model, query, { websocket: true });
+        } catch (err) {
+          throw call.failed(err);
+        }
+        if (!(out instanceof Response)) throw call.error("answered no WebSocket");
+        return out;
+      },
+      signal,
+    );
+  }
 }
+
+/** Whether a Workers AI speech-to-text model streams over the binding's WebSocket (Deepgram's do). */
+export const streamsLive = (model: string) => model.startsWith("@cf/deepgram/");
 
 /** The audio bytes of whatever shape the binding answers in: a stream, bytes, a Response, or base64 text. */
 async function bytesOf(out: unknown): Promise<Uint8Array> {

@@ -1,0 +1,149 @@
+// A turn transcribed on Deepgram's live protocol while it is spoken: binary 16-bit PCM in, `Results` out, ended by
+// `Finalize` and `CloseStream`. Deepgram's own API and Workers AI's Deepgram models (the binding's WebSocket) speak it;
+// each provides the socket.
+import { pcm16ToBytes } from "../../lib/audio/pcm";
+import { ProviderCall } from "./provider-call";
+import type { SpeechStream } from "./speech";
+
+/** Opens the socket (a 101 Response carrying it) under the handshake's signal; refusals are the call's errors. */
+export type LiveOpener = (call: ProviderCall, signal: AbortSignal) => Promise<Response>;
+
+/** What Deepgram says in an error body. */
+export const deepgramSays = (body: any) => body?.err_msg ?? body?.message;
+
+/**
+ * One turn on Deepgram's live API. Audio pushed before the socket opens waits in order; at the end `Finalize` flushes
+ * what Deepgram still holds and `CloseStream` makes it send the last results and close, so the close is the answer.
+ */
+export class DeepgramLive implements SpeechStream {
+  private ws: WebSocket | null = null;
+  private waiting: Uint8Array[] = [];
+  private finals: string[] = [];
+  private ending = false;
+  private done = false;
+  private failure: unknown = null;
+  private settle: { resolve(text: string): void; reject(err: unknown): void } | null = null;
+  private readonly call: ProviderCall;
+  private readonly onAbort = () => this.abort();
+
+  constructor(
+    what: string,
+    settings: { apiKey: string; timeoutMs?: number },
+    private readonly openSocket: LiveOpener,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.call = new ProviderCall(what, settings, deepgramSays, signal);
+    signal?.addEventListener("abort", this.onAbort, { once: true });
+    this.connect().catch((err) => this.fail(err));
+  }
+
+  private async connect(): Promise<void> {
+    // The opener's signal would cut the open socket too (a close 1006), so it is only the handshake's: it follows
+    // the call's until the answer.
+    const handshake = new AbortController();
+    const stop = () => handshake.abort(this.call.signal.reason);
+    this.call.signal.addEventListener("abort", stop, { once: true });
+    let res: Response;
+    try {
+      res = await this.openSocket(this.call, handshake.signal);
+    } finally {
+      this.call.signal.removeEventListener("abort", stop);
+    }
+    const ws = res.webSocket;
+    if (!ws) throw await this.call.refusal(res);
+    ws.accept();
+    if (this.done) return ws.close(1000, "aborted");
+    this.ws = ws;
+    ws.addEventListener("message", (e) => this.onMessage(e.data));
+    ws.addEventListener("close", (e) => this.onClose(e.code, e.reason));
+    ws.addEventListener("error", () => this.fail(this.call.error("the stream failed")));
+    for (const bytes of this.waiting) this.send(bytes);
+    this.waiting = [];
+    if (this.ending) this.sendEnd();
+  }
+
+  push(samples: Int16Array): void {
+    if (this.done || this.ending) return;
+    const bytes = pcm16ToBytes(samples);
+    if (this.ws) this.send(bytes);
+    else this.waiting.push(bytes);
+  }
+
+  finish(): Promise<string> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ending) return Promise.reject(new Error("finish() was already called"));
+    this.ending = true;
+    const answer = new Promise<string>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    // The connection's own limit covered the handshake; this one covers Deepgram's last answer.
+    const timer = setTimeout(() => this.fail(this.call.error(`timed out after ${this.call.timeoutMs} ms`)), this.call.timeoutMs);
+    answer.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
+    if (this.ws) this.sendEnd();
+    return answer;
+  }
+
+  abort(): void {
+    if (this.done) return;
+    this.fail(this.signal?.aborted ? this.signal.reason : new DOMException("The transcription was aborted", "AbortError"));
+  }
+
+  private sendEnd(): void {
+    this.send(JSON.stringify({ type: "Finalize" }));
+    this.send(JSON.stringify({ type: "CloseStream" }));
+  }
+
+  /** Sends on the open socket; a socket that went away fails the turn (push never throws). */
+  private send(data: Uint8Array | string): void {
+    try {
+      this.ws?.send(data);
+    } catch (err) {
+      this.fail(this.call.error(`the stream failed: ${(err as Error)?.message ?? err}`));
+    }
+  }
+
+  private onMessage(data: unknown): void {
+    if (typeof data !== "string") return;
+    let msg: any;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return;
+    }
+    // Interim results are revised later; only final ones make the turn's text.
+    const text = msg?.type === "Results" && msg.is_final ? msg.channel?.alternatives?.[0]?.transcript : undefined;
+    if (typeof text === "string" && text.trim()) this.finals.push(text.trim());
+  }
+
+  private onClose(code: number, reason: string): void {
+    if (this.done) return;
+    this.ws = null;
+    // A close after CloseStream is the answer; any other (Deepgram's DATA-/NET- errors, a close before the turn
+    // ended) is a failure.
+    if (this.ending && (code === 1000 || code === 1005)) {
+      this.done = true;
+      this.signal?.removeEventListener("abort", this.onAbort);
+      this.settle?.resolve(this.finals.join(" "));
+      return;
+    }
+    this.fail(this.call.error(`closed the stream (${code}${reason ? ` ${reason}` : ""})`));
+  }
+
+  private fail(err: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.failure = err;
+    this.waiting = [];
+    this.signal?.removeEventListener("abort", this.onAbort);
+    try {
+      this.ws?.close(1000, "done");
+    } catch {
+      // already closing
+    }
+    this.ws = null;
+    this.settle?.reject(err);
+  }
+}
