@@ -117,6 +117,36 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     return streamPcm(res, pcmFor(sent.text), rec);
   }
 
+  // An OpenAI-compatible chat-completions endpoint: Authorization: Bearer <key>; the reply streamed as server-sent
+  // events in uneven pieces (text, then a tool call whose arguments arrive in fragments, then usage).
+  if (url.pathname === "/v1/chat/completions" && req.method === "POST") {
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
+    const sent = JSON.parse((await body(req)).toString() || "null");
+    note(`chat:${bearer}`, { method: "POST", path: url.pathname, headers, body: sent });
+    if (bearer.startsWith("deny")) return json(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error" } });
+    if (bearer.startsWith("fail")) return json(res, 503, { error: { message: "The server is overloaded.", type: "server_error" } });
+    if (bearer.startsWith("slow")) await sleep(2000);
+    if (!sent?.model || !Array.isArray(sent.messages) || sent.stream !== true) return json(res, 400, { error: { message: "bad request" } });
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    const chunk = (delta: unknown, extra: Record<string, unknown> = {}) => `data: ${JSON.stringify({ choices: [{ index: 0, delta }], ...extra })}\n\n`;
+    const events = [
+      chunk({ role: "assistant", content: "Hello " }),
+      chunk({ content: "there. How " }),
+      chunk({ content: "are you?" }),
+      chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "interested", arguments: "" } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"sea' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: 'ts": 12}' } }] }),
+      `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 42, completion_tokens: 7 } })}\n\n`,
+      "data: [DONE]\n\n",
+    ].join("");
+    // Cut anywhere, events split across writes.
+    for (let i = 0; i < events.length && !res.destroyed; i += 37) {
+      res.write(events.slice(i, i + 37));
+      await sleep(5);
+    }
+    return res.end();
+  }
+
   // ElevenLabs: xi-api-key.
   const elKey = String(req.headers["xi-api-key"] ?? "");
   const voice = /^\/v1\/text-to-speech\/([^/]+)\/stream$/.exec(url.pathname)?.[1];

@@ -18,7 +18,8 @@ export class OpenAiModel implements ChatModel {
     const timeout = AbortSignal.timeout(this.settings.timeoutMs ?? OPENAI_TIMEOUT_MS);
     let res: Response;
     try {
-      res = await this.fetcher(`${baseUrl.replace(/\/+$/, "")}/chat/completions`, {
+      // Called unbound: the runtime's fetch refuses a `this` other than the global (it did, as a method of this model).
+      res = await this.fetcher.call(undefined, `${baseUrl.replace(/\/+$/, "")}/chat/completions`, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream", ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
         body: JSON.stringify({
