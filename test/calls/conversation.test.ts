@@ -112,6 +112,15 @@ async function wholeConversation(callee: CalleeStream) {
   expect(callee.closed).not.toBeNull();
 }
 
+/** The callee hears the greeting, answers once, and listens until the call ends: the session's record of it. */
+async function answerOnce(callee: CalleeStream, runId: number) {
+  await listenUntil(callee, () => callee.marks.length >= 1);
+  await listen(callee, 200);
+  callee.speak(SURE.samples);
+  await listenUntil(callee, () => callee.closed !== null);
+  return callSessionStub(env, runId).snapshot();
+}
+
 describe("a conversation on the media path", () => {
   it("greeting → answer → edge → second node → extraction → endCall with a disposition → hang-up; all of it on the run", async () => {
     const s = await setup("twilio");
@@ -179,11 +188,7 @@ describe("a conversation on the media path", () => {
   ] as Array<[string, ScriptStep[], string[]]>)("%s: the agent apologises and ends the call, with no long dead air", async (_what, script, ttsFailsOn) => {
     const s = await setup("twilio");
     const { runId, callee } = await conversationCall(s, script, { ttsFailsOn });
-    await listenUntil(callee, () => callee.marks.length >= 1);
-    await listen(callee, 200);
-    callee.speak(SURE.samples);
-    await listenUntil(callee, () => callee.closed !== null);
-    const snap = await callSessionStub(env, runId).snapshot();
+    const snap = await answerOnce(callee, runId);
     expect(snap.endReason).toBe("agent_hangup");
     const texts = snap.turns.map((t) => t.text);
     expect(texts[0]).toBe("Hi Ada!");
@@ -199,11 +204,7 @@ describe("a conversation on the media path", () => {
     const { runId, callee, agentId } = await conversationCall(s, [{ user: "tell me more", stall: true }], {
       configurations: { voice_agent: { turn: { max_wait_ms: 3000 } } },
     });
-    await listenUntil(callee, () => callee.marks.length >= 1);
-    await listen(callee, 200);
-    callee.speak(SURE.samples);
-    await listenUntil(callee, () => callee.closed !== null);
-    const snap = await callSessionStub(env, runId).snapshot();
+    const snap = await answerOnce(callee, runId);
     expect(snap.endReason).toBe("agent_hangup");
     const last = snap.turns[snap.turns.length - 1];
     expect(last.text).toBe("One moment. I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!");

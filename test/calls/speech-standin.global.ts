@@ -122,7 +122,7 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   if (url.pathname === "/v1/chat/completions" && req.method === "POST") {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
     const sent = JSON.parse((await body(req)).toString() || "null");
-    note(`chat:${bearer}`, { method: "POST", path: url.pathname, headers, body: sent });
+    note(`chat:${bearer}`, { method: "POST", path: url.pathname, query, headers, body: sent });
     if (bearer.startsWith("deny")) return json(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error" } });
     if (bearer.startsWith("fail")) return json(res, 503, { error: { message: "The server is overloaded.", type: "server_error" } });
     if (bearer.startsWith("slow")) await sleep(2000);

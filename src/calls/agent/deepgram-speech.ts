@@ -1,23 +1,13 @@
 // Deepgram's own API: Nova transcribes an utterance (pre-recorded REST) or a turn while it is spoken (live
 // WebSocket); Aura speaks a sentence as raw 16-bit PCM, read as it is generated. Aura's voice is part of its model
-// name. The request helpers at the end are shared with the ElevenLabs module.
+// name.
 import { pcm16ToBytes } from "../../lib/audio/pcm";
 import type { SampleRate } from "../../lib/audio/resample";
 import { DeepgramLive, deepgramSays } from "./deepgram-live";
-import { base, joinSpeech, ProviderCall } from "./provider-call";
+import { base, joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 
-export type DeepgramSettings = {
-  apiKey: string;
-  model?: string;
-  /** An Aura model name ("aura-2-thalia-en") when no model is given; anything else is ignored. */
-  voice?: string;
-  baseUrl?: string;
-  language?: string;
-  /** Text-to-speech output rate (default 16 kHz). */
-  sampleRate?: SampleRate;
-  timeoutMs?: number;
-};
+export type DeepgramSettings = SpeechSettings;
 
 export const DEEPGRAM_STT_MODEL = "nova-3";
 export const DEEPGRAM_TTS_MODEL = "aura-2-thalia-en";

@@ -1,22 +1,10 @@
 // ElevenLabs' own API: a sentence spoken by a chosen voice (voice_id) as raw 16-bit PCM, read as it is generated;
 // an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
-import type { SampleRate } from "../../lib/audio/resample";
 import { wavFile } from "../../lib/audio/wav";
-import { joinSpeech, ProviderCall } from "./provider-call";
+import { joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
 import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
 
-export type ElevenLabsSettings = {
-  apiKey: string;
-  model?: string;
-  /** The voice_id; text-to-speech needs one. */
-  voice?: string;
-  baseUrl?: string;
-  /** An ISO 639 code, when known: skips ElevenLabs' language detection. */
-  language?: string;
-  /** Text-to-speech output rate (default 16 kHz). */
-  sampleRate?: SampleRate;
-  timeoutMs?: number;
-};
+export type ElevenLabsSettings = SpeechSettings;
 
 export const ELEVENLABS_TTS_MODEL = "eleven_flash_v2_5";
 export const ELEVENLABS_STT_MODEL = "scribe_v1";

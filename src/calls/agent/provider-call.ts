@@ -6,6 +6,19 @@ import { type Speech, SpeechError } from "./speech";
 
 export const SPEECH_TIMEOUT_MS = 10_000;
 
+/** A speech provider's settings (Deepgram, ElevenLabs): each module reads the fields it has. */
+export type SpeechSettings = {
+  apiKey: string;
+  model?: string;
+  /** Deepgram: an Aura model name, used when no model is given. ElevenLabs: the voice_id (speech needs one). */
+  voice?: string;
+  baseUrl?: string;
+  language?: string;
+  /** Text-to-speech output rate (default 16 kHz). */
+  sampleRate?: SampleRate;
+  timeoutMs?: number;
+};
+
 export const base = (url: string) => url.replace(/\/+$/, "");
 
 /** All of a streamed answer as one Speech. */
