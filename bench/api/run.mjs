@@ -6,6 +6,7 @@
 //   npm run bench:api -- --seconds 5 --rounds 1
 //   npm run bench:api -- --rev HEAD~3           # edgedial as committed at a revision (before/after a change, or
 //                                               # to leave out others' unfinished edits in a shared working tree)
+//   npm run bench:api -- --tree /tmp/exp        # edgedial from another checkout's src/ and migrations/ (experiments)
 import { execSync } from "node:child_process";
 import { request } from "node:http";
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { createTestHarness, unstable_splitSqlQuery } from "wrangler";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
+import { cpuOf, descendants } from "../lib/shared.mjs";
 import { newApiKey } from "../../scripts/lib/wrangler.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -25,12 +27,14 @@ const { values: opts } = parseArgs({
     rounds: { type: "string", default: "2" },
     connections: { type: "string", default: "10" },
     rev: { type: "string" },
+    tree: { type: "string" },
   },
 });
 mkdirSync(OUT, { recursive: true });
 
 /** The tree to run (src/ and migrations/): the working tree, or a revision's extracted under bench/out/api/tree. */
 function sourceTree() {
+  if (opts.tree) return `${opts.tree.replace(/\/$/, "")}/`;
   if (!opts.rev) return ROOT;
   const tree = `${OUT}/tree`;
   rmSync(tree, { recursive: true, force: true });
@@ -147,22 +151,34 @@ try {
   const seconds = Number(opts.seconds);
   for (let r = 0; r < Number(opts.rounds); r++) {
     for (const t of targets) {
+      // workerd's CPU per request (the wrangler proxy and the runtime): steadier than req/s when others share the cores.
+      const pids = descendants(process.pid)
+        .filter((p) => /workerd/.test(p.args))
+        .map((p) => p.pid);
+      const cpu0 = cpuOf(pids);
       const res = await cannon(`${base}${t.path}`, t.host, t.key ? { "X-API-Key": t.key } : {}, seconds);
+      const cpuMs = ((cpuOf(pids) - cpu0) * 1000) / res.requests.total;
       if (res.non2xx || res.errors || res.timeouts) throw new Error(`${t.name}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
-      t.runs = [...(t.runs ?? []), { rps: res.requests.average, p99: res.latency.p99 }];
+      t.runs = [...(t.runs ?? []), { rps: res.requests.average, p99: res.latency.p99, cpuMs }];
     }
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const bare = mean(targets[0].runs.map((x) => x.rps));
+  const bareCpu = mean(targets[0].runs.map((x) => x.cpuMs));
   console.log(
     `\n${cpus().length} × ${cpus()[0].model}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
-      `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route (mean of rounds; p99 the worst round)\n`,
+      `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route (mean of rounds; p99 the worst round; ` +
+      `CPU: workerd's user+system time per request, "bare/this" the throughput it allows relative to bare Hono)\n`,
   );
-  console.log(`${pad("route", 62)}${lpad("req/s", 8)}${lpad("p99 ms", 8)}${lpad("vs bare", 9)}`);
+  console.log(`${pad("route", 62)}${lpad("req/s", 8)}${lpad("p99 ms", 8)}${lpad("vs bare", 9)}${lpad("CPU ms/req", 12)}${lpad("bare/this", 11)}`);
   for (const t of targets) {
     const rps = mean(t.runs.map((x) => x.rps));
     const p99 = Math.max(...t.runs.map((x) => x.p99));
-    console.log(`${pad(t.name, 62)}${lpad(rps.toFixed(0), 8)}${lpad(p99, 8)}${lpad(`${((rps / bare) * 100).toFixed(0)} %`, 9)}`);
+    const cpu = mean(t.runs.map((x) => x.cpuMs));
+    console.log(
+      `${pad(t.name, 62)}${lpad(rps.toFixed(0), 8)}${lpad(p99, 8)}${lpad(`${((rps / bare) * 100).toFixed(0)} %`, 9)}` +
+        `${lpad(cpu.toFixed(2), 12)}${lpad(`${((bareCpu / cpu) * 100).toFixed(0)} %`, 11)}`,
+    );
   }
 } finally {
   await server.close();
