@@ -6,8 +6,8 @@ import type { ValidationItem } from "../../lib/errors";
 import type { NumberReading } from "../../telephony/numbers";
 import type { ContactInput } from "../object-api";
 import { isBlankRecord, MAX_ROWS, PHONE, readHeader, readRow, type Header, type Problem } from "./contacts";
-import { CsvRecords } from "./records";
-import { Utf8Chunks } from "./utf8";
+import { CsvRecords, type Newline } from "./records";
+import { Utf8Chunks, utf8Length } from "./utf8";
 
 export type ImportSink = {
   importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }>;
@@ -67,86 +67,177 @@ export function toItems(problems: Problem[], total: number, loc: (string | numbe
   });
 }
 
-export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOptions): Promise<ImportOutcome> {
-  // Big chunks: each call to the campaign object costs a transaction whose price grows with the table, so fewer
-  // calls import much faster (measured in bench/csv-import); the character bound keeps a chunk to a few MB.
-  const chunkRows = o.chunkRows ?? 25_000;
-  const chunkChars = o.chunkChars ?? 4 * 1024 * 1024;
-  const maxRows = o.maxRows ?? MAX_ROWS;
-  const loc = o.loc ?? ["body", "source_url"];
-  const report = new ProblemReport(o.maxItems ?? 100);
-  const utf8 = new Utf8Chunks();
-  const csv = new CsvRecords();
+/** Where a stopped import stands, to go on from there later (JSON): everything before `offset` has been read and
+ *  its contacts stored. */
+export type ImportCheckpoint = {
+  /** Byte offset in the file of the next record (a record boundary). */
+  offset: number;
+  /** That record's row. */
+  row: number;
+  newline: Newline | null;
+  /** The header row's cells as read (null: not read yet), and its row. */
+  header: string[] | null;
+  headerRow: number;
+  dataRows: number;
+  inserted: number;
+  problems: Problem[];
+  totalProblems: number;
+};
 
-  let header = null as Header | null; // (assigned in closures: no narrowing to null)
-  let headerRow = 0;
-  let dataRows = 0;
-  let inserted = 0;
-  let stopped = false;
-  // Contacts being filled, and problems of the same rows: they are reported together, in row order,
-  // once the sink has judged the chunk's duplicates.
-  let batch: ContactInput[] = [];
-  let batchChars = 0;
-  let pending: Problem[] = [];
-  let inFlight: Promise<Problem[]> | null = null;
+/**
+ * The import's state between chunks of text: decode and split are the caller's; this reads records, checks rows and
+ * hands contacts to the sink. `feed` flushes by itself once a chunk is full (chunkRows/chunkChars), keeping one
+ * chunk in flight; a caller that checkpoints passes Infinity for both and calls `flush` + `settle` itself.
+ */
+export class CsvImport {
+  private readonly chunkRows: number;
+  private readonly chunkChars: number;
+  private readonly maxRows: number;
+  private readonly loc: (string | number)[];
+  private readonly report: ProblemReport;
+  private readonly csv: CsvRecords;
+  private header: Header | null = null;
+  private headerCells: string[] | null = null;
+  private headerRow = 0;
+  private dataRows = 0;
+  private inserted = 0;
+  /** Set once no further record can change the outcome (a fatal problem, or too many rows). */
+  stopped = false;
+  // Contacts being filled, and problems of the same rows: they are reported together, in row order, once the sink
+  // has judged the chunk's duplicates.
+  private batch: ContactInput[] = [];
+  private batchChars = 0;
+  private pending: Problem[] = [];
+  private inFlight: Promise<Problem[]> | null = null;
 
-  const send = (contacts: ContactInput[], problems: Problem[]): Promise<Problem[]> =>
-    contacts.length === 0
-      ? Promise.resolve(problems)
-      : o.sink.importContacts(contacts).then((res) => {
-          inserted += res.inserted;
-          const phoneColumn = header ? header.names[header.phone] : PHONE;
-          for (const d of res.duplicates) {
-            problems.push({
-              row: d.row,
-              column: phoneColumn,
-              msg: `Duplicate phone number: ${d.phone_number} is already in row ${d.first_row}`,
-              type: "phone_number_duplicate",
-              input: d.phone_number,
-              ctx: { first_row: d.first_row },
-            });
-          }
-          return problems;
+  constructor(
+    private readonly o: ImportOptions,
+    from?: ImportCheckpoint,
+  ) {
+    // Big chunks: each call to the campaign object costs a transaction whose price grows with the table, so fewer
+    // calls import much faster (measured in bench/csv-import); the character bound keeps a chunk to a few MB.
+    this.chunkRows = o.chunkRows ?? 25_000;
+    this.chunkChars = o.chunkChars ?? 4 * 1024 * 1024;
+    this.maxRows = o.maxRows ?? MAX_ROWS;
+    this.loc = o.loc ?? ["body", "source_url"];
+    this.report = new ProblemReport(o.maxItems ?? 100);
+    this.csv = new CsvRecords(from && { row: from.row, newline: from.newline });
+    if (from) {
+      if (from.header) this.readHeader(from.header, from.headerRow);
+      this.dataRows = from.dataRows;
+      this.inserted = from.inserted;
+      this.report.kept.push(...from.problems);
+      this.report.total = from.totalProblems;
+    }
+  }
+
+  /** Contacts stored so far (as the sink reported). */
+  get insertedRows(): number {
+    return this.inserted;
+  }
+
+  /** Data rows read so far (good or not). */
+  get rowsRead(): number {
+    return this.dataRows;
+  }
+
+  /** Contacts waiting in the chunk being filled. */
+  get batchRows(): number {
+    return this.batch.length;
+  }
+
+  /** Where the import stands. Only between chunks: nothing in the batch or in flight. `offset` is the file offset
+   *  just after the last text fed. */
+  checkpoint(offset: number): ImportCheckpoint {
+    if (this.batch.length || this.pending.length || this.inFlight) throw new Error("checkpoint with contacts in flight");
+    return {
+      offset: offset - utf8Length(this.csv.pendingText),
+      row: this.csv.pendingRow,
+      newline: this.csv.lineEnding,
+      header: this.headerCells,
+      headerRow: this.headerRow,
+      dataRows: this.dataRows,
+      inserted: this.inserted,
+      problems: this.report.kept,
+      totalProblems: this.report.total,
+    };
+  }
+
+  private readHeader(cells: string[], row: number): Problem[] {
+    const h = readHeader(cells, row, this.o.pbx);
+    if (h.header) {
+      this.header = h.header;
+      this.headerCells = cells;
+      this.headerRow = row;
+    }
+    return h.problems;
+  }
+
+  private send(contacts: ContactInput[], problems: Problem[]): Promise<Problem[]> {
+    if (contacts.length === 0) return Promise.resolve(problems);
+    return this.o.sink.importContacts(contacts).then((res) => {
+      this.inserted += res.inserted;
+      const phoneColumn = this.header ? this.header.names[this.header.phone] : PHONE;
+      for (const d of res.duplicates) {
+        problems.push({
+          row: d.row,
+          column: phoneColumn,
+          msg: `Duplicate phone number: ${d.phone_number} is already in row ${d.first_row}`,
+          type: "phone_number_duplicate",
+          input: d.phone_number,
+          ctx: { first_row: d.first_row },
         });
+      }
+      return problems;
+    });
+  }
 
   /** Hands the current chunk to the sink, after the previous one has been judged (one in flight at a time). */
-  const flush = async () => {
-    const previous = inFlight;
-    inFlight = send(batch, pending);
-    batch = [];
-    batchChars = 0;
-    pending = [];
-    if (previous) report.addSorted(await previous);
-  };
-  const fail = (p: Problem) => {
-    pending.push(p);
-    stopped = true;
-  };
+  async flush(): Promise<void> {
+    const previous = this.inFlight;
+    this.inFlight = this.send(this.batch, this.pending);
+    this.batch = [];
+    this.batchChars = 0;
+    this.pending = [];
+    if (previous) this.report.addSorted(await previous);
+  }
+
+  /** Waits for the chunk in flight and reports its problems. */
+  async settle(): Promise<void> {
+    const last = this.inFlight;
+    this.inFlight = null;
+    if (last) this.report.addSorted(await last);
+  }
+
+  private fail(p: Problem): void {
+    this.pending.push(p);
+    this.stopped = true;
+  }
 
   /** Reads records in order; a record the parser found broken is reported in its place instead of being read. */
-  const take = async (records: { row: number; fields: string[] }[], broken: Map<number, Problem[]>) => {
+  private async take(records: { row: number; fields: string[] }[], broken: Map<number, Problem[]>): Promise<void> {
+    const o = this.o;
     for (const { row, fields } of records) {
-      if (stopped) return;
+      if (this.stopped) return;
       const found = broken.get(row);
       if (found) {
-        for (const p of found) pending.push(p);
+        for (const p of found) this.pending.push(p);
         broken.delete(row);
         continue;
       }
       if (isBlankRecord(fields)) continue;
+      const header = this.header;
       if (!header) {
-        const h = readHeader(fields, row, o.pbx);
-        if (!h.header) {
-          for (const p of h.problems) pending.push(p);
-          stopped = true; // rows can't be read without their columns
+        const problems = this.readHeader(fields, row);
+        if (!this.header) {
+          for (const p of problems) this.pending.push(p);
+          this.stopped = true; // rows can't be read without their columns
           return;
         }
-        header = h.header;
-        headerRow = row;
         continue;
       }
-      if (++dataRows > maxRows) {
-        fail({ row, msg: `The file has more than ${maxRows} contacts`, type: "csv_too_many_rows", ctx: { max_rows: maxRows } });
+      if (++this.dataRows > this.maxRows) {
+        this.fail({ row, msg: `The file has more than ${this.maxRows} contacts`, type: "csv_too_many_rows", ctx: { max_rows: this.maxRows } });
         return;
       }
       const r = readRow(header, fields, row, o.pbx, o.numbers);
@@ -154,9 +245,9 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
       const refused = r.contact && o.destination ? o.destination(r.contact.phone_number) : null;
       const greeting = r.contact?.greeting_override;
       if (refused) {
-        pending.push({ row, column: header.names[header.phone], msg: refused.message, type: refused.type, input: fields[header.phone], ctx: refused.ctx });
+        this.pending.push({ row, column: header.names[header.phone], msg: refused.message, type: refused.type, input: fields[header.phone], ctx: refused.ctx });
       } else if (greeting?.type === "audio" && o.recordings && !o.recordings.has(greeting.recordingId)) {
-        pending.push({
+        this.pending.push({
           row,
           column: header.names[header.gRecording],
           msg: "No audio greeting of the organization has this id (upload one with POST /api/v1/greeting-recordings)",
@@ -164,77 +255,90 @@ export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOpt
           input: greeting.recordingId,
         });
       } else if (r.contact) {
-        batch.push(r.contact);
-        for (const f of fields) batchChars += f.length;
-        if (batch.length >= chunkRows || batchChars >= chunkChars) await flush();
-      } else for (const p of r.problems) pending.push(p);
+        this.batch.push(r.contact);
+        for (const f of fields) this.batchChars += f.length;
+        if (this.batch.length >= this.chunkRows || this.batchChars >= this.chunkChars) await this.flush();
+      } else for (const p of r.problems) this.pending.push(p);
     }
-  };
+  }
 
-  const feed = async (text: string, final: boolean) => {
-    const { records, problems } = csv.push(text, final);
+  /** Reads decoded text; `final` marks the end of the file. */
+  async feed(text: string, final: boolean): Promise<void> {
+    const { records, problems } = this.csv.push(text, final);
     const broken = new Map<number, Problem[]>();
     let fatal = false;
     for (const p of problems) {
       broken.set(p.row, [...(broken.get(p.row) ?? []), { row: p.row, msg: p.msg, type: p.type }]);
       fatal ||= p.fatal;
     }
-    await take(records, broken);
+    await this.take(records, broken);
     // Problems about text that never became a record (a row that is too long) come after every record read.
-    if (!stopped) for (const list of broken.values()) for (const p of list) pending.push(p);
-    if (fatal) stopped = true;
-  };
+    if (!this.stopped) for (const list of broken.values()) for (const p of list) this.pending.push(p);
+    if (fatal) this.stopped = true;
+  }
 
+  /** The file's bytes stop being UTF-8 at `byteOffset`, inside the record being read (after feeding the text before). */
+  failEncoding(byteOffset: number): void {
+    if (this.stopped) return;
+    const field = this.csv.pendingField;
+    const column = this.header ? (this.header.names[field] ?? field + 1) : field + 1;
+    this.fail({
+      row: this.csv.pendingRow,
+      column,
+      msg: "The file is not valid UTF-8 text (save it as CSV UTF-8)",
+      type: "csv_encoding",
+      ctx: { byte_offset: byteOffset },
+    });
+  }
+
+  /** After the whole file (or a stop): the file-level checks, the last chunk, and the outcome. */
+  async finish(): Promise<ImportOutcome> {
+    if (!this.stopped) {
+      if (!this.header)
+        this.pending.push({ row: 1, msg: "The file is empty: it needs a header row with a phone_number column and one row per contact", type: "csv_empty" });
+      else if (this.dataRows === 0) this.pending.push({ row: this.headerRow + 1, msg: "The file has no contact rows after the header", type: "csv_no_rows" });
+    }
+    await this.flush();
+    await this.settle();
+    const { report, loc } = this;
+    if (report.total > 0) return { ok: false, items: toItems(report.kept, report.total, loc), total: report.total };
+    const h = this.header;
+    if (!h) throw new Error("unreachable: a file without a header has a problem");
+
+    const missing = this.o.requiredVariables.filter((v) => !h.lower.has(v.toLowerCase()));
+    if (missing.length) {
+      const problems: Problem[] = missing.map((v) => ({
+        row: this.headerRow,
+        column: v,
+        msg: `The agent uses the template variable {{${v}}}, but the file has no column "${v}"`,
+        type: "missing_template_variable",
+        ctx: { columns: h.names },
+      }));
+      return { ok: false, items: toItems(problems, problems.length, loc), total: problems.length };
+    }
+    return { ok: true, rows: this.dataRows, inserted: this.inserted, columns: h.names };
+  }
+}
+
+export async function importCsv(stream: ReadableStream<Uint8Array>, o: ImportOptions): Promise<ImportOutcome> {
+  const imp = new CsvImport(o);
+  const utf8 = new Utf8Chunks();
   const reader = stream.getReader();
   try {
-    while (!stopped) {
+    while (!imp.stopped) {
       const { done, value } = await reader.read();
       const decoded = utf8.push(done ? new Uint8Array(0) : value, done);
       if ("invalidAt" in decoded) {
-        await feed(decoded.text, false);
-        if (!stopped) {
-          const field = csv.pendingField;
-          const column = header ? (header.names[field] ?? field + 1) : field + 1;
-          fail({
-            row: csv.pendingRow,
-            column,
-            msg: "The file is not valid UTF-8 text (save it as CSV UTF-8)",
-            type: "csv_encoding",
-            ctx: { byte_offset: decoded.invalidAt },
-          });
-        }
+        await imp.feed(decoded.text, false);
+        imp.failEncoding(decoded.invalidAt);
         break;
       }
-      await feed(decoded.text, done);
+      await imp.feed(decoded.text, done);
       if (done) break;
     }
   } finally {
-    if (stopped) await reader.cancel().catch(() => {});
+    if (imp.stopped) await reader.cancel().catch(() => {});
     else reader.releaseLock();
   }
-
-  if (!stopped) {
-    if (!header)
-      pending.push({ row: 1, msg: "The file is empty: it needs a header row with a phone_number column and one row per contact", type: "csv_empty" });
-    else if (dataRows === 0) pending.push({ row: headerRow + 1, msg: "The file has no contact rows after the header", type: "csv_no_rows" });
-  }
-  await flush();
-  report.addSorted(await inFlight!);
-
-  if (report.total > 0) return { ok: false, items: toItems(report.kept, report.total, loc), total: report.total };
-  const h = header as Header | null;
-  if (!h) throw new Error("unreachable: a file without a header has a problem");
-
-  const missing = o.requiredVariables.filter((v) => !h.lower.has(v.toLowerCase()));
-  if (missing.length) {
-    const problems: Problem[] = missing.map((v) => ({
-      row: headerRow,
-      column: v,
-      msg: `The agent uses the template variable {{${v}}}, but the file has no column "${v}"`,
-      type: "missing_template_variable",
-      ctx: { columns: h.names },
-    }));
-    return { ok: false, items: toItems(problems, problems.length, loc), total: problems.length };
-  }
-  return { ok: true, rows: dataRows, inserted, columns: h.names };
+  return imp.finish();
 }

@@ -34,11 +34,31 @@ export function detectNewline(text: string): "\n" | "\r\n" | "\r" | null {
   return null;
 }
 
+export type Newline = "\n" | "\r\n" | "\r";
+
 export class CsvRecords {
   private tail = "";
-  private newline: "\n" | "\r\n" | "\r" | null = null;
+  private newline: Newline | null = null;
   private nextRow = 1;
   private done = false;
+
+  /** Reads from a record boundary: `row` is the next record's row, `newline` the file's line ending if known. */
+  constructor(from?: { row: number; newline: Newline | null }) {
+    if (from) {
+      this.nextRow = from.row;
+      this.newline = from.newline;
+    }
+  }
+
+  /** The line ending the file was found to use (null until a line ends). */
+  get lineEnding(): Newline | null {
+    return this.newline;
+  }
+
+  /** The text read but not yet returned as records: the start of the next record. */
+  get pendingText(): string {
+    return this.tail;
+  }
 
   /** The row number the next record will get (the row an error in the unfinished tail belongs to). */
   get pendingRow(): number {

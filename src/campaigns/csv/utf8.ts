@@ -51,7 +51,19 @@ export class Utf8Chunks {
   private carry: Uint8Array = new Uint8Array(0);
   private offset = 0; // stream offset of carry[0]
   private first = true;
+  private textStart = 0;
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+  /** Decodes a stream that starts at byte `offset` of the file (a BOM is only looked for at 0). */
+  constructor(offset = 0) {
+    this.offset = offset;
+    this.first = offset === 0;
+  }
+
+  /** File offset of the first byte of the text the last `push` returned. */
+  get lastTextStart(): number {
+    return this.textStart;
+  }
 
   push(chunk: Uint8Array, final = false): Decoded {
     let data = chunk;
@@ -73,6 +85,7 @@ export class Utf8Chunks {
     const cut = final ? data.length : Math.max(start, completePrefixLength(data));
     const body = data.subarray(start, cut);
     const base = this.offset + start;
+    this.textStart = base;
     this.carry = data.slice(cut);
     this.offset += cut;
     try {
@@ -83,4 +96,14 @@ export class Utf8Chunks {
       return { text: this.decoder.decode(body.subarray(0, bad)), invalidAt: base + bad };
     }
   }
+}
+
+/** Bytes `text` takes in UTF-8 (a surrogate pair is one 4-byte character). */
+export function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return n;
 }
