@@ -13,6 +13,8 @@ import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from ".
 import type { LeaseResult } from "../organizations/leases";
 import { completeSettings, mergeSettings, validateSettings, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
+import { BackgroundImport } from "./csv/background";
+import type { ImportSpec } from "./csv/rules";
 import { contactsPage, dispositionCounts, recordDisposition, type RunOutcome } from "./engine/contact-runs";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
@@ -56,6 +58,7 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly timers: Timers;
   private readonly window: CallingWindow;
   private readonly summary: SummaryMirror;
+  private readonly imports: BackgroundImport;
   private readonly pace = new PaceWindow();
   private dispatching = false;
   private settingsCache: { json: string; value: CampaignSettings } | null = null;
@@ -75,6 +78,14 @@ export class CampaignObject extends DurableObject<Env> {
       (c) => this.settings(c).schedule_config,
     );
     this.summary = new SummaryMirror(this.db, this.timers, env);
+    this.imports = new BackgroundImport({
+      db: this.db,
+      storage: ctx.storage,
+      env,
+      log: this.log,
+      timers: this.timers,
+      changed: () => this.summary.force(),
+    });
     this.ready = migrateOnStart(ctx, this.db, MIGRATIONS, async () => {
       this.loadPace();
       try {
@@ -95,15 +106,28 @@ export class CampaignObject extends DurableObject<Env> {
       if (existing.campaign_id !== meta.campaignId) throw engineConflict("This campaign object already belongs to another campaign");
       return this.snapshot();
     }
-    const settings = completeSettings(meta.settings as Record<string, unknown> | undefined);
-    this.db.tx(() => {
-      this.db
-        .run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
-        VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId},
-          ${meta.parentCampaignId ?? null}, 'draft', ${JSON.stringify(settings)}, ${iso(clock.now())})`;
-      this.log.write("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
-    });
+    this.db.tx(() => this.create(meta, "draft"));
     return this.snapshot();
+  }
+
+  /** Creates the campaign in `importing` and starts importing its file here, in the background (csv/background.ts). */
+  async beginImport(meta: CampaignMeta, spec: ImportSpec): Promise<CampaignSnapshot> {
+    if (this.campaign()) throw engineConflict("This campaign object already belongs to a campaign");
+    this.db.tx(() => {
+      this.create(meta, "importing");
+      this.imports.begin(spec);
+    });
+    await this.settle();
+    return this.snapshot();
+  }
+
+  private create(meta: CampaignMeta, state: "draft" | "importing"): void {
+    const settings = completeSettings(meta.settings as Record<string, unknown> | undefined);
+    this.db
+      .run`INSERT INTO campaign (id, campaign_id, org_id, name, workflow_id, telephony_configuration_id, source_id, parent_campaign_id, state, settings, created_at)
+      VALUES (1, ${meta.campaignId}, ${meta.orgId}, ${meta.name}, ${meta.workflowId}, ${meta.telephonyConfigurationId}, ${meta.sourceId},
+        ${meta.parentCampaignId ?? null}, ${state}, ${JSON.stringify(settings)}, ${iso(clock.now())})`;
+    this.log.write("info", "campaign_created", `Campaign '${meta.name}' created`, meta.parentCampaignId ? { parent_campaign_id: meta.parentCampaignId } : {});
   }
 
   /** Adds one chunk of validated contacts; a phone number already in the campaign is reported, not inserted. */
@@ -181,6 +205,7 @@ export class CampaignObject extends DurableObject<Env> {
       counts: this.counts(),
       next_window_at: this.window.nextOpening(c),
       logs: this.log.newest(100),
+      import_error: this.imports.failure(),
     };
   }
 
@@ -193,6 +218,7 @@ export class CampaignObject extends DurableObject<Env> {
       campaign_id: c.campaign_id,
       state: c.state,
       total_rows: k.total,
+      imported_rows: k.total,
       processed_rows: k.processed,
       failed_calls: k.failed_calls,
       progress_percentage: pct,
@@ -432,6 +458,9 @@ export class CampaignObject extends DurableObject<Env> {
     // Taken off first: an alarm delivered twice finds nothing left to do.
     if (!this.timers.take(t)) return;
     switch (t.kind) {
+      case "import":
+        await this.imports.run();
+        return;
       case "summary":
         this.summary.timerGone();
         return; // the summary is written after the timers anyway

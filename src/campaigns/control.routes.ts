@@ -22,7 +22,7 @@ import { CONFIG_GONE, redialCampaign } from "./redial";
 import { nextState, refusal } from "./transitions";
 import type { CampaignState } from "./object-api";
 import { campaignStub } from "./stub";
-import { CAMPAIGN_STATES, Campaign, CampaignLog, IMPORTING, campaignView } from "./view";
+import { CAMPAIGN_STATES, Campaign, CampaignLog, CREATING, campaignView } from "./view";
 
 const tags = ["campaigns"];
 const params = idParam("campaign_id");
@@ -44,6 +44,7 @@ const Progress = z
     campaign_id: z.number().int(),
     state: z.enum(CAMPAIGN_STATES),
     total_rows: z.number().int(),
+    imported_rows: z.number().int().openapi({ description: "Contacts imported so far: counts up while the state is `importing`" }),
     processed_rows: z.number().int(),
     failed_calls: z.number().int(),
     progress_percentage: z.number(),
@@ -165,7 +166,7 @@ async function owned(env: Env, orgId: number, id: number): Promise<Owned> {
   const row = await getDb(env)
     .select({ id: campaigns.id, workflowId: campaigns.workflowId, telephonyConfigurationId: campaigns.telephonyConfigurationId, state: campaigns.state })
     .from(campaigns)
-    .where(and(eq(campaigns.id, id), eq(campaigns.orgId, orgId), ne(campaigns.state, IMPORTING)))
+    .where(and(eq(campaigns.id, id), eq(campaigns.orgId, orgId), ne(campaigns.state, CREATING)))
     .get();
   if (!row) throw notFound("Campaign");
   return row;

@@ -1,23 +1,26 @@
-// POST /campaign/create: the checks in their order, then the campaign made in one piece. The D1
-// summary row is written first as `importing` (invisible to every read), the contacts stream into the campaign's
-// object, and only a complete import turns the row into a `draft`. Any failure removes both.
-import { and, eq } from "drizzle-orm";
+// POST /campaign/create: the checks in their order, then the campaign made in one piece. Synchronously (the default)
+// the D1 summary row is written first as `creating` (invisible to every read), the contacts stream into the
+// campaign's object, and only a complete import turns the row into a `draft`; any failure removes both. With
+// `import: "background"` the campaign answers at once as `importing` and its object imports the file itself
+// (csv/background.ts), ending as `draft`, or `failed` with the reason and the rows' problems.
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { campaigns } from "../db/schema";
 import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
-import { getDb } from "../lib/db";
+import { getDb, type Db } from "../lib/db";
 import { invalid, unprocessable } from "../lib/errors";
 import { loadCallingPolicy } from "../telephony/calling-policy";
-import { checkDestination, REFUSED_TYPE } from "../telephony/destination-policy";
 import { classifyE164 } from "../telephony/numbers";
 import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { greetingIds } from "../uploads/greetings";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables } from "../workflows";
 import { importCsv } from "./csv/import";
+import { rulesOf, specPolicy, type ImportSpec } from "./csv/rules";
+import type { CampaignMeta } from "./object-api";
 import { packContacts } from "./packed";
 import type { CampaignSettings } from "./settings";
-import { IMPORTING } from "./view";
+import { CREATING } from "./view";
 import { campaignStub } from "./stub";
 
 export type CreateInput = {
@@ -27,6 +30,8 @@ export type CreateInput = {
   telephony_configuration_id?: number | null;
   /** ISO 3166 alpha-2: the file's national numbers are read as this country's and stored in E.164. */
   default_country?: string | null;
+  /** "background": answer at once as `importing` and import in the campaign's object. */
+  import?: "sync" | "background";
   settings: CampaignSettings;
 };
 
@@ -50,12 +55,17 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   const config = await resolveTelephonyConfig(env, orgId, input.telephony_configuration_id);
   // 3. The file exists under the organization. Another organization's key is refused without reading it.
   if (!keyBelongsTo(orgId, input.source_url)) throw fileNotFound(input.source_url);
-  const file = await env.UPLOADS.get(input.source_url);
+  const background = input.import === "background";
+  // In the background the campaign's object reads the file; here only its existence is checked.
+  const file = background ? await env.UPLOADS.head(input.source_url) : await env.UPLOADS.get(input.source_url);
   if (!file) throw fileNotFound(input.source_url);
+  const body = "body" in file ? (file as R2ObjectBody).body : null;
 
   // 4 and 5 (the CSV, then the agent's template variables) need the campaign's storage for duplicates.
+  let spec: ImportSpec;
   let campaignId: number;
   try {
+    spec = await importSpec(env, db, orgId, input, config, templateVariables(workflow.definition));
     const row = await db
       .insert(campaigns)
       .values({
@@ -63,7 +73,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         name: input.name,
         workflowId: workflow.id,
         telephonyConfigurationId: config.id,
-        state: IMPORTING,
+        state: background ? "importing" : CREATING,
         sourceType: "csv",
         sourceId: input.source_url,
         settings: input.settings,
@@ -73,62 +83,89 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
       .get();
     campaignId = row.id;
   } catch (err) {
-    await file.body.cancel().catch(() => {});
+    await body?.cancel().catch(() => {});
     throw err;
+  }
+  const meta: CampaignMeta = {
+    campaignId,
+    orgId,
+    name: input.name,
+    workflowId: workflow.id,
+    telephonyConfigurationId: config.id,
+    sourceId: input.source_url,
+    settings: input.settings,
+  };
+  const audited = (extra: Record<string, unknown>, when?: SQL) =>
+    auditStatement(
+      db,
+      actor,
+      {
+        action: "create",
+        resourceType: "campaign",
+        resourceId: campaignId,
+        summary: { name: input.name, workflow_id: workflow.id, telephony_configuration_id: config.id, source_url: input.source_url, ...extra },
+      },
+      when,
+    );
+
+  if (background) {
+    try {
+      await campaignStub(env, campaignId).beginImport(meta, spec);
+      await audited({ import: "background" }, sql`1`);
+      return campaignId;
+    } catch (err) {
+      await discardCampaign(env, campaignId, "importing");
+      throw err;
+    }
   }
 
   const stub = campaignStub(env, campaignId);
   try {
-    await stub.initialize({
-      campaignId,
-      orgId,
-      name: input.name,
-      workflowId: workflow.id,
-      telephonyConfigurationId: config.id,
-      sourceId: input.source_url,
-      settings: input.settings,
-    });
-    const policy = (await loadCallingPolicy(db, orgId)).effective;
-    // Without default_country, a national number's row error suggests its form in the caller ID's country.
-    const from = input.default_country || config.provider.pbx ? null : await callerIdFor(env, config.id);
-    const outcome = await importCsv(file.body, {
-      pbx: config.provider.pbx,
-      numbers: { defaultCountry: input.default_country, suggestCountry: from ? classifyE164(from)?.country : null },
-      destination: (phone) => {
-        const refused = checkDestination(phone, policy);
-        return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
-      },
-      recordings: await greetingIds(db, orgId),
-      requiredVariables: templateVariables(workflow.definition),
-      sink: { importContacts: (chunk) => stub.importPacked(packContacts(chunk)) },
-    });
+    await stub.initialize(meta);
+    const outcome = await importCsv(body!, { ...rulesOf(spec), sink: { importContacts: (chunk) => stub.importPacked(packContacts(chunk)) } });
     if (!outcome.ok) throw unprocessable(outcome.items);
     const { total } = await stub.finishImport();
-    // Committed: from here on the campaign is visible. Guarded on `importing` so nothing else's write is undone.
+    // Committed: from here on the campaign is visible. Guarded on `creating` so nothing else's write is undone.
     const [[done]] = await db.batch([
       db
         .update(campaigns)
         .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
-        .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
+        .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, CREATING)))
         .returning({ id: campaigns.id }),
-      auditStatement(db, actor, {
-        action: "create",
-        resourceType: "campaign",
-        resourceId: campaignId,
-        summary: { name: input.name, workflow_id: workflow.id, telephony_configuration_id: config.id, source_url: input.source_url, total_rows: total },
-      }),
+      audited({ total_rows: total }),
     ]);
     if (!done) throw new Error(`campaign ${campaignId} summary row vanished during import`);
     return campaignId;
   } catch (err) {
-    await file.body.cancel().catch(() => {});
-    await discardCampaign(env, campaignId);
+    await body?.cancel().catch(() => {});
+    await discardCampaign(env, campaignId, CREATING);
     throw err;
   }
 }
 
-/** Undoes a create that did not finish: the object's storage wiped, the hidden summary row deleted. */
-async function discardCampaign(env: Env, campaignId: number): Promise<void> {
+/** The rules the file is checked by, decided now (the background import applies them later). */
+async function importSpec(
+  env: Env,
+  db: Db,
+  orgId: number,
+  input: CreateInput,
+  config: Awaited<ReturnType<typeof resolveTelephonyConfig>>,
+  requiredVariables: string[],
+): Promise<ImportSpec> {
+  // Without default_country, a national number's row error suggests its form in the caller ID's country.
+  const from = input.default_country || config.provider.pbx ? null : await callerIdFor(env, config.id);
+  return {
+    key: input.source_url,
+    pbx: config.provider.pbx,
+    numbers: { defaultCountry: input.default_country, suggestCountry: from ? classifyE164(from)?.country : null },
+    policy: specPolicy((await loadCallingPolicy(db, orgId)).effective),
+    recordings: [...(await greetingIds(db, orgId))],
+    requiredVariables,
+  };
+}
+
+/** Undoes a create that did not finish: the object's storage wiped, the summary row (still in `state`) deleted. */
+async function discardCampaign(env: Env, campaignId: number, state: string): Promise<void> {
   try {
     await campaignStub(env, campaignId).discard();
   } catch (err) {
@@ -137,6 +174,6 @@ async function discardCampaign(env: Env, campaignId: number): Promise<void> {
   }
   await getDb(env)
     .delete(campaigns)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, IMPORTING)))
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, state)))
     .run();
 }

@@ -15,6 +15,7 @@ export function isFault(value: unknown): value is Fault {
 /** The methods of the campaign object callers reach through its stub and whose refusals are expected. */
 export const FAULT_RETURNING_METHODS = [
   "initialize",
+  "beginImport",
   "importContacts",
   "importPacked",
   "finishImport",

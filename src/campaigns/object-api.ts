@@ -5,7 +5,8 @@ import type { CampaignSettings } from "./settings";
 
 export type { GreetingOverride };
 
-export type CampaignState = "draft" | "running" | "paused" | "completed" | "cancelled" | "failed";
+/** `importing`: contacts are being imported in the background (create with `import: "background"`); then `draft`. */
+export type CampaignState = "importing" | "draft" | "running" | "paused" | "completed" | "cancelled" | "failed";
 
 /** What the campaign object is created with (from POST /campaign/create). */
 export type CampaignMeta = {

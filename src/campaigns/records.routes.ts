@@ -24,7 +24,7 @@ import {
   type CampaignSettings,
   type SettingsPatch,
 } from "./settings";
-import { CAMPAIGN_STATES, Campaign, IMPORTING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
+import { CAMPAIGN_STATES, Campaign, CREATING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
 import { campaignStub } from "./stub";
 
 const tags = ["campaigns"];
@@ -50,6 +50,10 @@ const CreateCampaign = z
       example: "US",
       description:
         "ISO 3166 alpha-2. A phone_number without + in the file is read as a national number of this country and stored in E.164 (carriers only; a PBX's short numbers stay extensions). Without it, such a row's error suggests the E.164 form in the caller ID's country.",
+    }),
+    import: z.enum(["sync", "background"]).default("sync").openapi({
+      description:
+        "`sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). For big files: a 1,000,000-row file answers in well under a second.",
     }),
     ...SETTINGS_FIELDS,
   })
@@ -102,9 +106,9 @@ const create = createRoute({
   method: "post",
   path: "/campaign/create",
   tags,
-  summary: "Create a campaign from an uploaded CSV (all or nothing)",
+  summary: "Create a campaign from an uploaded CSV (all or nothing; or imported in the background)",
   description:
-    'Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization\'s calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item\'s `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails.',
+    'Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization\'s calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item\'s `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails. With `import: "background"` the file\'s rows and columns are checked by the background import instead (see `import`).',
   request: {
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
@@ -157,7 +161,7 @@ async function listCampaigns(env: Env, orgId: number, q: z.infer<typeof ListQuer
   const before = decodeCursor(q.cursor);
   const rows = await selectSummaries(env)
     .where(
-      and(eq(campaigns.orgId, orgId), q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, IMPORTING), before ? lt(campaigns.id, before) : undefined),
+      and(eq(campaigns.orgId, orgId), q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, CREATING), before ? lt(campaigns.id, before) : undefined),
     )
     .orderBy(desc(campaigns.id))
     .limit(q.limit + 1)
@@ -188,6 +192,7 @@ export const campaignRecordsRouter = createRouter()
           source_url: source,
           telephony_configuration_id: body.telephony_configuration_id,
           default_country: body.default_country,
+          import: body.import,
           settings: completeSettings(Object.fromEntries(SETTING_NAMES.map((n) => [n, body[n]]))),
         },
         actorOf(c),

@@ -7,7 +7,7 @@ import { auditStatement } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { getDb } from "../lib/db";
 import { conflict } from "../lib/errors";
-import { IMPORTING } from "./view";
+import { CREATING } from "./view";
 import { campaignStub } from "./stub";
 
 const PAGE = 1000;
@@ -30,7 +30,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       name,
       workflowId: plan.meta.workflowId,
       telephonyConfigurationId: configId,
-      state: IMPORTING,
+      state: CREATING,
       sourceType: "csv",
       sourceId: plan.meta.sourceId,
       settings: plan.meta.settings,
@@ -60,7 +60,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
       db
         .update(campaigns)
         .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
-        .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING))),
+        .where(and(eq(campaigns.id, childId), eq(campaigns.state, CREATING))),
       auditStatement(
         db,
         { orgId: plan.meta.orgId, apiKeyId },
@@ -73,7 +73,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
     await child.discard().catch(() => undefined);
     await db
       .delete(campaigns)
-      .where(and(eq(campaigns.id, childId), eq(campaigns.state, IMPORTING)))
+      .where(and(eq(campaigns.id, childId), eq(campaigns.state, CREATING)))
       .run();
     throw err;
   }

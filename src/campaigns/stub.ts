@@ -8,6 +8,7 @@ import { FAULT_RETURNING_METHODS, isFault, type Fault } from "./faults";
 export type CampaignRpc = Pick<
   CampaignObject,
   | "initialize"
+  | "beginImport"
   | "importContacts"
   | "importPacked"
   | "finishImport"

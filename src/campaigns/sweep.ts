@@ -1,10 +1,11 @@
-// The cron's cleanup of abandoned imports. Create and redial write a hidden `importing` row and clean it up
+// The cron's cleanup of abandoned imports. Create and redial write a hidden `creating` row and clean it up
 // themselves on failure, but a Worker killed mid-import (CPU limit, eviction) leaves the row and the campaign
-// object's storage behind. This removes both once the row is older than any import can be.
+// object's storage behind. This removes both once the row is older than any import can be. A background import
+// (visible as `importing`) is its object's own work and never swept.
 import { and, asc, eq, lt } from "drizzle-orm";
 import { campaigns } from "../db/schema";
 import { getDb } from "../lib/db";
-import { IMPORTING } from "./view";
+import { CREATING } from "./view";
 import { campaignStub } from "./stub";
 
 /** Far beyond the longest import (cpu_ms caps a create at 5 minutes of CPU), so a live import is never swept. */
@@ -14,7 +15,7 @@ const SWEEP_BATCH = 100;
 
 export type SweepResult = { removed: number[]; failed: number[] };
 
-/** Discards the object and deletes the row of every `importing` campaign created before `now - ABANDONED_IMPORT_AGE_MS`. */
+/** Discards the object and deletes the row of every `creating` campaign created before `now - ABANDONED_IMPORT_AGE_MS`. */
 export async function sweepAbandonedImports(env: Env, now: number): Promise<SweepResult> {
   const db = getDb(env);
   // created_at is the same ISO-8601 UTC text as toISOString(), so text order is time order.
@@ -22,7 +23,7 @@ export async function sweepAbandonedImports(env: Env, now: number): Promise<Swee
   const rows = await db
     .select({ id: campaigns.id })
     .from(campaigns)
-    .where(and(eq(campaigns.state, IMPORTING), lt(campaigns.createdAt, cutoff)))
+    .where(and(eq(campaigns.state, CREATING), lt(campaigns.createdAt, cutoff)))
     .orderBy(asc(campaigns.id))
     .limit(SWEEP_BATCH)
     .all();
@@ -32,10 +33,10 @@ export async function sweepAbandonedImports(env: Env, now: number): Promise<Swee
     try {
       // The object first: if its discard fails the row stays, and the next run retries both.
       await campaignStub(env, id).discard();
-      // Guarded on `importing` so a campaign that did become visible is never deleted.
+      // Guarded on `creating` so a campaign that did become visible is never deleted.
       await db
         .delete(campaigns)
-        .where(and(eq(campaigns.id, id), eq(campaigns.state, IMPORTING)))
+        .where(and(eq(campaigns.id, id), eq(campaigns.state, CREATING)))
         .run();
       result.removed.push(id);
     } catch (err) {

@@ -1,23 +1,26 @@
 // The campaign state machine, as data. Anything the table does not list is refused (409).
 import type { CampaignState } from "./object-api";
 
-export type Trigger = "start" | "resume" | "pause" | "breaker_trip" | "complete" | "cancel" | "source_failed" | "redial" | "update";
+export type Trigger = "imported" | "start" | "resume" | "pause" | "breaker_trip" | "complete" | "cancel" | "source_failed" | "redial" | "update";
 
-export const STATES: readonly CampaignState[] = ["draft", "running", "paused", "completed", "cancelled", "failed"];
+export const STATES: readonly CampaignState[] = ["importing", "draft", "running", "paused", "completed", "cancelled", "failed"];
 export const FINISHED_STATES: ReadonlySet<CampaignState> = new Set(["completed", "cancelled", "failed"]);
 
 const TABLE: Record<Trigger, Partial<Record<CampaignState, CampaignState>>> = {
+  // A background import's last contact stored.
+  imported: { importing: "draft" },
   start: { draft: "running", paused: "running" },
   resume: { paused: "running" },
   pause: { running: "paused" },
   breaker_trip: { running: "paused" },
   complete: { running: "completed" },
-  cancel: { draft: "cancelled", running: "cancelled", paused: "cancelled" },
-  source_failed: { draft: "failed", running: "failed" },
+  cancel: { importing: "cancelled", draft: "cancelled", running: "cancelled", paused: "cancelled" },
+  // For an import: the file could not be read, or its rows did not pass (its contacts are removed).
+  source_failed: { importing: "failed", draft: "failed", running: "failed" },
   // Redial leaves the parent as it is and creates a new draft child.
   redial: { completed: "completed", cancelled: "cancelled" },
   // Settings may change until the campaign is finished.
-  update: { draft: "draft", running: "running", paused: "paused" },
+  update: { importing: "importing", draft: "draft", running: "running", paused: "paused" },
 };
 
 /** The state `trigger` leads to from `from`, or null when the table does not allow it. */
@@ -26,6 +29,7 @@ export function nextState(from: CampaignState, trigger: Trigger): CampaignState 
 }
 
 const VERB: Record<Trigger, string> = {
+  imported: "finish importing",
   start: "start",
   resume: "resume",
   pause: "pause",

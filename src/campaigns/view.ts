@@ -5,16 +5,20 @@ import { and, eq, ne } from "drizzle-orm";
 import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
+import { ValidationErrorSchema } from "../lib/schemas";
 import type { CampaignObject } from "./campaign-object";
 import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";
 import { SETTINGS_VIEW, completeSettings } from "./settings";
 
-/** State of a summary row whose contacts are still being imported by create: hidden from every read. */
-export const IMPORTING = "importing";
+/**
+ * State of a summary row whose campaign a request is still creating (its contacts imported before it answers):
+ * hidden from every read. Not a campaign state; a background import is visible as `importing`.
+ */
+export const CREATING = "creating";
 
-export const CAMPAIGN_STATES = ["draft", "running", "paused", "completed", "cancelled", "failed"] as const satisfies readonly CampaignState[];
+export const CAMPAIGN_STATES = ["importing", "draft", "running", "paused", "completed", "cancelled", "failed"] as const satisfies readonly CampaignState[];
 
 export const CampaignLog = z
   .object({
@@ -27,6 +31,16 @@ export const CampaignLog = z
   .openapi("CampaignLog");
 export type CampaignLog = z.infer<typeof CampaignLog>;
 
+export const CampaignImportError = z
+  .object({
+    message: z.string().openapi({ description: "Why the import failed, in one sentence" }),
+    errors: ValidationErrorSchema.shape.detail.openapi({
+      description:
+        'The file\'s problems located as a synchronous create reports them in its 422 (`loc: ["body", "source_url", row, column]`, at most 100, the total in the first item\'s `ctx.total_errors`); empty when the failure was not about the file\'s content',
+    }),
+  })
+  .openapi("CampaignImportError");
+
 export const Campaign = z
   .object({
     id: z.number().int(),
@@ -37,6 +51,12 @@ export const Campaign = z
     source_type: z.string(),
     source_id: z.string().openapi({ description: "The uploaded file's key (given as `source_url` on create)" }),
     total_rows: z.number().int(),
+    imported_rows: z.number().int().openapi({
+      description: "Contacts imported so far: counts up while the state is `importing` (a background import), then equals total_rows",
+    }),
+    import_error: CampaignImportError.nullable().openapi({
+      description: "Why a background import failed (the campaign is then `failed`, with no contacts); null otherwise",
+    }),
     processed_rows: z.number().int(),
     failed_rows: z.number().int(),
     created_at: z.string(),
@@ -69,6 +89,8 @@ export function summaryView(r: SummaryRow): Campaign {
     source_type: r.sourceType,
     source_id: r.sourceId,
     total_rows: r.totalRows,
+    imported_rows: r.totalRows,
+    import_error: (r.importError as Campaign["import_error"]) ?? null,
     processed_rows: r.processedRows,
     failed_rows: r.failedRows,
     created_at: r.createdAt,
@@ -93,6 +115,8 @@ export function withSnapshot(base: Campaign, snap: CampaignSnapshot): Campaign {
     name: snap.name,
     state: snap.state,
     total_rows: snap.counts.total,
+    imported_rows: snap.counts.total,
+    import_error: snap.import_error ?? null,
     processed_rows: snap.counts.processed,
     failed_rows: snap.counts.failed,
     executed_count: snap.counts.executed,
@@ -131,7 +155,7 @@ export const flattenSummary = (r: { c: typeof campaigns.$inferSelect; workflowNa
  */
 export async function campaignView(env: Env, orgId: number, campaignId: number): Promise<Campaign> {
   const row = await selectSummaries(env)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.orgId, orgId), ne(campaigns.state, IMPORTING)))
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.orgId, orgId), ne(campaigns.state, CREATING)))
     .get();
   if (!row) throw notFound("Campaign");
   const base = summaryView(flattenSummary(row));

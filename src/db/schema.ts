@@ -164,6 +164,8 @@ export const campaigns = sqliteTable(
     redialedCampaignId: integer("redialed_campaign_id"),
     // The API key that created it (by create or redial); null when made outside the API.
     createdByKeyId: integer("created_by_key_id"),
+    // Why a background import failed (message and located problems), for listings; the campaign object has it too.
+    importError: text("import_error", { mode: "json" }).$type<{ message: string; errors: unknown[] }>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     startedAt: text("started_at"),

@@ -136,7 +136,7 @@ function saveConflict(err: unknown, name: string): never {
   throw err;
 }
 
-const IN_USE_STATES = sql`('draft', 'running', 'paused')`;
+const IN_USE_STATES = sql`('importing', 'draft', 'running', 'paused')`;
 // A call not yet final still needs its configuration: the carrier's callbacks are verified with its secrets, and
 // only a final status releases the call's slot. Matches the partial index workflow_runs_live_config_idx.
 const LIVE_STATUSES = sql`('queued', 'initiated', 'ringing', 'in_progress')`;

@@ -109,6 +109,7 @@ describe("campaign operations over HTTP", () => {
       campaign_id: id,
       state: "running",
       total_rows: 4,
+      imported_rows: 4,
       processed_rows: 4,
       failed_calls: 1,
       progress_percentage: 100,

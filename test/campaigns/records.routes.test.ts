@@ -15,6 +15,8 @@ const CAMPAIGN_FIELDS = [
   "source_type",
   "source_id",
   "total_rows",
+  "imported_rows",
+  "import_error",
   "processed_rows",
   "failed_rows",
   "created_at",

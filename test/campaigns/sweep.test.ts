@@ -1,4 +1,4 @@
-// The cron's sweep of abandoned imports: an `importing` row older than ABANDONED_IMPORT_AGE_MS loses its row and its
+// The cron's sweep of abandoned imports: a hidden `creating` row older than ABANDONED_IMPORT_AGE_MS loses its row and its
 // object's storage; a fresh import and campaigns in every visible state are left alone.
 import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
@@ -7,7 +7,7 @@ import worker from "../../src/index";
 import { CampaignObject } from "../../src/campaigns/campaign-object";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { ABANDONED_IMPORT_AGE_MS, sweepAbandonedImports } from "../../src/campaigns/sweep";
-import { CAMPAIGN_STATES, IMPORTING } from "../../src/campaigns/view";
+import { CAMPAIGN_STATES, CREATING } from "../../src/campaigns/view";
 import { clock } from "../../src/lib/clock";
 import { T0, campaignStub, contacts, sqlOf } from "./engine-harness";
 import { seedCampaign, setupOrg, type OrgWorld } from "./support";
@@ -21,10 +21,10 @@ afterEach(() => {
 });
 
 /** A D1 summary row in `state`, created `ageMs` before the clock, and its object holding `n` contacts. Unless the
- *  row is `importing`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
+ *  row is `creating`, the import is finished, as create leaves it (the sweep reads only the D1 row's state). */
 async function campaign(o: OrgWorld, state: string, ageMs: number, n = 3) {
   const createdAt = new Date(clock.now() - ageMs).toISOString();
-  const { id } = await seedCampaign(o, { n, name: `sweep ${state}`, createdAt, finish: state !== IMPORTING });
+  const { id } = await seedCampaign(o, { n, name: `sweep ${state}`, createdAt, finish: state !== CREATING });
   // Set last: finishing the import writes the object's own summary (a draft) over the row.
   await env.DB.prepare("UPDATE campaigns SET state = ? WHERE id = ?").bind(state, id).run();
   return id;
@@ -36,8 +36,8 @@ const contactCount = async (id: number) => (await sqlOf<{ n: number }>(campaignS
 describe("sweep of abandoned imports (the cron)", () => {
   it("removes an old importing row and empties its object; fresh imports and visible campaigns are untouched", async () => {
     const o = await setupOrg();
-    const old = await campaign(o, IMPORTING, ABANDONED_IMPORT_AGE_MS + MINUTE);
-    const fresh = await campaign(o, IMPORTING, 10 * MINUTE);
+    const old = await campaign(o, CREATING, ABANDONED_IMPORT_AGE_MS + MINUTE);
+    const fresh = await campaign(o, CREATING, 10 * MINUTE);
     // Every visible state, each far older than the cutoff.
     const visible = new Map<string, number>();
     for (const state of CAMPAIGN_STATES) visible.set(state, await campaign(o, state, 30 * 24 * 60 * MINUTE));
@@ -52,7 +52,7 @@ describe("sweep of abandoned imports (the cron)", () => {
     expect((await sqlOf(campaignStub(old), "SELECT * FROM campaign")).length).toBe(0);
 
     expect(result.removed).not.toContain(fresh);
-    expect(await rowState(fresh)).toBe(IMPORTING);
+    expect(await rowState(fresh)).toBe(CREATING);
     expect(await contactCount(fresh)).toBe(3);
     for (const [state, id] of visible) {
       expect(result.removed).not.toContain(id);
@@ -69,7 +69,7 @@ describe("sweep of abandoned imports (the cron)", () => {
 
   it("runs from the Worker's scheduled export", async () => {
     const o = await setupOrg();
-    const old = await campaign(o, IMPORTING, 2 * ABANDONED_IMPORT_AGE_MS);
+    const old = await campaign(o, CREATING, 2 * ABANDONED_IMPORT_AGE_MS);
     const draft = await campaign(o, "draft", 2 * ABANDONED_IMPORT_AGE_MS);
 
     const ctx = createExecutionContext();
@@ -84,8 +84,8 @@ describe("sweep of abandoned imports (the cron)", () => {
 
   it("a failing discard is logged and skipped: the rest are swept, and the failed row stays for the next run", async () => {
     const o = await setupOrg();
-    const first = await campaign(o, IMPORTING, 2 * ABANDONED_IMPORT_AGE_MS);
-    const second = await campaign(o, IMPORTING, 2 * ABANDONED_IMPORT_AGE_MS);
+    const first = await campaign(o, CREATING, 2 * ABANDONED_IMPORT_AGE_MS);
+    const second = await campaign(o, CREATING, 2 * ABANDONED_IMPORT_AGE_MS);
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const real = CampaignObject.prototype.discard;
     vi.spyOn(CampaignObject.prototype, "discard").mockImplementation(async function (this: CampaignObject) {
@@ -97,7 +97,7 @@ describe("sweep of abandoned imports (the cron)", () => {
     const result = await sweepAbandonedImports(env, clock.now());
     expect(result.failed).toEqual([first]);
     expect(result.removed).toContain(second);
-    expect(await rowState(first)).toBe(IMPORTING);
+    expect(await rowState(first)).toBe(CREATING);
     expect(await rowState(second)).toBeNull();
     expect(await contactCount(second)).toBe(0);
     expect(errors.mock.calls.some(([line]) => String(line).includes("abandoned_import_sweep_failed") && String(line).includes(String(first)))).toBe(true);

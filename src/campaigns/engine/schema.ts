@@ -60,7 +60,7 @@ export type AttemptRow = {
   error: string | null;
 };
 
-export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary";
+export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary" | "import";
 export type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 export type LogRow = { id: number; ts: string; level: string; event: string; message: string; details: string };

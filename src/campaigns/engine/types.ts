@@ -1,4 +1,5 @@
 // What the campaign object hands back over RPC: plain JSON-able values in the API's field names.
+import type { ImportFailure } from "../csv/background";
 import type { CampaignState } from "../object-api";
 import type { CampaignSettings } from "../settings";
 
@@ -41,6 +42,7 @@ export type CampaignSnapshot = {
   counts: CampaignCounts;
   next_window_at: string | null;
   logs: LogEntry[]; // newest 100, newest first
+  import_error?: ImportFailure | null; // why a background import failed
 };
 
 /** GET /campaign/{id}/progress: both field sets. */
@@ -50,6 +52,7 @@ export type CampaignProgress = {
   campaign_id: number;
   state: CampaignState;
   total_rows: number;
+  imported_rows: number;
   processed_rows: number;
   failed_calls: number;
   progress_percentage: number;

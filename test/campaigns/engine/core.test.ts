@@ -8,6 +8,10 @@ import { CircuitBreaker, RetryConfig } from "../../../src/campaigns/settings";
 
 describe("transition table", () => {
   const allowed: Record<string, string> = {
+    "importing imported": "draft",
+    "importing cancel": "cancelled",
+    "importing source_failed": "failed",
+    "importing update": "importing",
     "draft start": "running",
     "paused start": "running",
     "paused resume": "running",
@@ -25,7 +29,7 @@ describe("transition table", () => {
     "running update": "running",
     "paused update": "paused",
   };
-  const triggers: Trigger[] = ["start", "resume", "pause", "breaker_trip", "complete", "cancel", "source_failed", "redial", "update"];
+  const triggers: Trigger[] = ["imported", "start", "resume", "pause", "breaker_trip", "complete", "cancel", "source_failed", "redial", "update"];
   it("allows exactly the listed transitions", () => {
     for (const from of STATES) for (const t of triggers) expect([from, t, nextState(from, t)]).toEqual([from, t, allowed[`${from} ${t}`] ?? null]);
   });

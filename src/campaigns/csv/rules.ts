@@ -1,0 +1,52 @@
+// What a campaign's import checks the file against, decided once by create: plain data, so a background import
+// stored in the campaign's object applies exactly the rules a request would have.
+import { checkDestination, REFUSED_TYPE, type DestinationType, type EffectivePolicy } from "../../telephony/destination-policy";
+import type { NumberReading } from "../../telephony/numbers";
+import type { ImportOptions } from "./import";
+
+export type ImportSpec = {
+  /** The uploaded file's key in the uploads bucket. */
+  key: string;
+  pbx: boolean;
+  numbers: NumberReading;
+  /** The organization's destination policy when the campaign was created. */
+  policy: {
+    allowedCountries: string[];
+    countriesSource: EffectivePolicy["countriesSource"];
+    blockedTypes: DestinationType[];
+    allowedNumbers: string[];
+  };
+  /** The organization's audio greeting ids. */
+  recordings: string[];
+  /** Template variables the agent uses. */
+  requiredVariables: string[];
+};
+
+export function specPolicy(p: EffectivePolicy): ImportSpec["policy"] {
+  return {
+    allowedCountries: [...p.allowedCountries],
+    countriesSource: p.countriesSource,
+    blockedTypes: [...p.blockedTypes],
+    allowedNumbers: [...p.allowedNumbers],
+  };
+}
+
+/** The import's options from its spec (all but the sink). */
+export function rulesOf(spec: ImportSpec): Omit<ImportOptions, "sink"> {
+  const policy: EffectivePolicy = {
+    allowedCountries: new Set(spec.policy.allowedCountries),
+    countriesSource: spec.policy.countriesSource,
+    blockedTypes: new Set(spec.policy.blockedTypes),
+    allowedNumbers: new Set(spec.policy.allowedNumbers),
+  };
+  return {
+    pbx: spec.pbx,
+    numbers: spec.numbers,
+    destination: (phone) => {
+      const refused = checkDestination(phone, policy);
+      return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
+    },
+    recordings: new Set(spec.recordings),
+    requiredVariables: spec.requiredVariables,
+  };
+}
