@@ -9,6 +9,30 @@ import type { AgentControls, Turn } from "../../src/calls/session/voice-agent";
 const DEF = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help.", greeting: "Hi!" } }], edges: [] };
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+/** Controls that log turns (and whatever `extra` does), on a clock the test drives 20 ms a frame with `feed`. */
+function fakeCall(agent: ConversationAgent, turns: Turn[], extra: Partial<AgentControls> = {}) {
+  let clock = 0;
+  const controls: AgentControls = {
+    say: () => {},
+    mark: () => {},
+    clear: () => [],
+    transfer: async () => false,
+    hangup: () => {},
+    machine: () => {},
+    log: (t) => turns.push(t),
+    now: () => clock,
+    ...extra,
+  };
+  const feed = async (frames: number, voiced: boolean) => {
+    for (let i = 0; i < frames; i++) {
+      clock += 20;
+      agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
+      await tick();
+    }
+  };
+  return { controls, feed };
+}
+
 function harness(transcript: string) {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
@@ -22,7 +46,6 @@ function harness(transcript: string) {
   };
   const said: string[] = [];
   const turns: Turn[] = [];
-  let clock = 0;
   const agent = new ConversationAgent(new Conversation(DEF, {}), {
     model,
     stt: { transcribe: async () => transcript },
@@ -33,23 +56,7 @@ function harness(transcript: string) {
       },
     },
   });
-  const controls: AgentControls = {
-    say: () => {},
-    mark: (name) => queueMicrotask(() => agent.onMark(name)),
-    clear: () => [],
-    transfer: async () => false,
-    hangup: () => {},
-    machine: () => {},
-    log: (t) => turns.push(t),
-    now: () => clock,
-  };
-  const feed = async (frames: number, voiced: boolean) => {
-    for (let i = 0; i < frames; i++) {
-      clock += 20;
-      agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
-      await tick();
-    }
-  };
+  const { controls, feed } = fakeCall(agent, turns, { mark: (name) => queueMicrotask(() => agent.onMark(name)) });
   return { agent, controls, said, turns, feed, release, asked: () => asked };
 }
 
@@ -102,7 +109,6 @@ describe("the conversation agent's turn-taking", () => {
     let aborted = 0;
     const said: number[] = [];
     const turns: Turn[] = [];
-    let clock = 0;
     let release: () => void = () => {};
     const noGreeting = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help." } }], edges: [] };
     const agent = new ConversationAgent(new Conversation(noGreeting, {}), {
@@ -144,23 +150,7 @@ describe("the conversation agent's turn-taking", () => {
       },
     });
     const marks: string[] = [];
-    const controls: AgentControls = {
-      say: (samples) => said.push(samples.length),
-      mark: (name) => marks.push(name),
-      clear: () => [],
-      transfer: async () => false,
-      hangup: () => {},
-      machine: () => {},
-      log: (t) => turns.push(t),
-      now: () => clock,
-    };
-    const feed = async (frames: number, voiced: boolean) => {
-      for (let i = 0; i < frames; i++) {
-        clock += 20;
-        agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
-        await tick();
-      }
-    };
+    const { controls, feed } = fakeCall(agent, turns, { say: (samples) => said.push(samples.length), mark: (name) => marks.push(name) });
     await agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, controls);
     await tick();
     // No greeting: the model opens ("Sure thing."), its first piece plays before the second exists.
