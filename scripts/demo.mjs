@@ -113,36 +113,16 @@ try {
     recordings.push({ text: l.text, recording_id: rec.recording_id });
   }
 
+  // The seats agent (three nodes, an extraction, a disposition) and its scripted model, shared with the tests.
+  const seats = JSON.parse(readFileSync(`${ROOT}test/fixtures/seats-agent.json`, "utf8"));
   step("an agent (a graph of three nodes on the scripted model), a telephony configuration on the simulator, a caller ID");
   const agent = await api("POST", "/workflow/create", {
     name: "Seats offer",
-    workflow_definition: {
-      nodes: [
-        { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} if they want to hear about the offer.", greeting: "Hi {{first_name}}!" } },
-        {
-          id: "pitch",
-          type: "agentNode",
-          data: { prompt: "Ask how many seats they need.", extraction_variables: [{ name: "seats", type: "number", prompt: "How many seats" }] },
-        },
-        { id: "bye", type: "endCall", data: { prompt: "Thank them and say goodbye." } },
-      ],
-      edges: [
-        { id: "e1", source: "start", target: "pitch", data: { label: "interested", condition: "They want to hear about it" } },
-        { id: "e2", source: "pitch", target: "bye", data: { label: "done", condition: "They said how many seats" } },
-      ],
-    },
-    call_disposition_codes: { disposition_codes: ["interested", "not_interested"] },
+    workflow_definition: seats.definition,
+    call_disposition_codes: { disposition_codes: seats.disposition_codes },
     workflow_configurations: {
       voice_agent: {
-        llm: {
-          provider: "scripted",
-          script: [
-            { user: "tell me more", prompt: "Ask", call: { name: "interested" } },
-            { user: "tell me more", prompt: "how many seats", say: "Great. How many seats do you need?" },
-            { user: "twelve seats", prompt: "how many seats", call: { name: "done", arguments: { seats: 12 } } },
-            { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: "end_call", arguments: { disposition: "interested" } } },
-          ],
-        },
+        llm: { provider: "scripted", script: seats.script },
         stt: { provider: "scripted", clips: recordings },
         tts: { provider: "scripted" },
       },

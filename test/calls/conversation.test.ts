@@ -13,6 +13,7 @@ import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import type { SampleRate } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
+import seats from "../fixtures/seats-agent.json";
 import { seedCampaign, setupOrg } from "../campaigns/support";
 import { connect } from "./media-support";
 import { CALLEE, setup, type Setup } from "./support";
@@ -25,28 +26,10 @@ const SURE = clip("callee-sure-8k.wav", "Sure, tell me more.");
 const SEATS = clip("callee-seats-8k.wav", "We need twelve seats.");
 const MACHINE = clip("callee-voicemail-8k.wav", "Hi, you have reached Ada. I can't take your call right now. Please leave a message after the tone.");
 
-const DEFINITION = {
-  nodes: [
-    { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} if they want to hear about the offer.", greeting: "Hi {{first_name}}!" } },
-    {
-      id: "pitch",
-      type: "agentNode",
-      data: { prompt: "Ask how many seats they need.", extraction_variables: [{ name: "seats", type: "number", prompt: "How many seats" }] },
-    },
-    { id: "bye", type: "endCall", data: { prompt: "Thank them and say goodbye." } },
-  ],
-  edges: [
-    { id: "e1", source: "start", target: "pitch", data: { label: "interested", condition: "They want to hear about it" } },
-    { id: "e2", source: "pitch", target: "bye", data: { label: "done", condition: "They said how many seats" } },
-  ],
-};
-
-const SCRIPT: ScriptStep[] = [
-  { user: "tell me more", prompt: "Ask Ada", call: { name: "interested" } },
-  { user: "tell me more", prompt: "how many seats", say: "Great. How many seats do you need?" },
-  { user: "twelve seats", prompt: "how many seats", call: { name: "done", arguments: { seats: 12 } } },
-  { prompt: "Thank them", say: "Thank you, goodbye!", call: { name: END_CALL_TOOL, arguments: { disposition: "interested" } } },
-];
+// The seats agent and its scripted model, shared with `npm run demo`.
+const DEFINITION = seats.definition;
+const SCRIPT: ScriptStep[] = seats.script;
+expect(SCRIPT.at(-1)?.call?.name).toBe(END_CALL_TOOL);
 
 type CallOptions = {
   ttsFailsOn?: string[];
