@@ -329,3 +329,48 @@ export const greetingRecordings = sqliteTable(
   },
   (t) => [uniqueIndex("greeting_recordings_org_recording_uq").on(t.orgId, t.recordingId)],
 );
+
+// Webhook endpoints (src/webhooks): where an organization wants events sent, and the secret their deliveries are
+// signed with (a SecretBox envelope; the plaintext is shown once, at create and at rotation).
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    url: text("url").notNull(),
+    description: text("description"),
+    // The subscribed event types, as a JSON array.
+    events: text("events", { mode: "json" }).notNull().$type<string[]>(),
+    enabled: bool("enabled").notNull().default(true),
+    secret: text("secret", { mode: "json" }).notNull().$type<{ kid: string; iv: string; ct: string }>(),
+    secretLast4: text("secret_last4").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("webhook_endpoints_org_idx").on(t.orgId, t.id)],
+);
+
+// One event for one endpoint: the exact body and webhook-id, kept so a redelivery sends the same message.
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    endpointId: integer("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    // The Standard Webhooks message id (webhook-id), the receiver's idempotency key.
+    messageId: text("message_id").notNull(),
+    event: text("event").notNull(),
+    payload: text("payload").notNull(),
+    status: text("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastResponseStatus: integer("last_response_status"),
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+);
