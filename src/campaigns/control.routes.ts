@@ -84,14 +84,18 @@ const Contact = z
   })
   .openapi("CampaignContact");
 
-const contacts = createRoute({
-  method: "get",
-  path: "/campaign/{campaign_id}/contacts",
-  tags,
-  summary: "The campaign's contacts in row order, each with its calls (runs) and disposition",
-  request: { params, query: pageQuery },
-  responses: { 200: json(pageOf(Contact)), ...errors(401, 404, 422) },
-});
+/** A paged list under the campaign (cursor and limit). */
+const listRoute = <T extends z.ZodType>(path: string, summary: string, item: T) =>
+  createRoute({
+    method: "get",
+    path: `/campaign/{campaign_id}/${path}`,
+    tags,
+    summary,
+    request: { params, query: pageQuery },
+    responses: { 200: json(pageOf(item)), ...errors(401, 404, 422) },
+  });
+
+const contacts = listRoute("contacts", "The campaign's contacts in row order, each with its calls (runs) and disposition", Contact);
 
 const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: string) =>
   createRoute({
@@ -141,23 +145,9 @@ const progress = createRoute({
   responses: { 200: json(Progress), ...errors(401, 404, 422) },
 });
 
-const logs = createRoute({
-  method: "get",
-  path: "/campaign/{campaign_id}/logs",
-  tags,
-  summary: "The campaign's log, newest first",
-  request: { params, query: pageQuery },
-  responses: { 200: json(pageOf(CampaignLog)), ...errors(401, 404, 422) },
-});
+const logs = listRoute("logs", "The campaign's log, newest first", CampaignLog);
 
-const runs = createRoute({
-  method: "get",
-  path: "/campaign/{campaign_id}/runs",
-  tags,
-  summary: "The campaign's calls (workflow runs), newest first",
-  request: { params, query: pageQuery },
-  responses: { 200: json(pageOf(WorkflowRun)), ...errors(401, 404, 422) },
-});
+const runs = listRoute("runs", "The campaign's calls (workflow runs), newest first", WorkflowRun);
 
 type Owned = { id: number; workflowId: number; telephonyConfigurationId: number | null; state: string };
 
