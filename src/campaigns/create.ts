@@ -65,7 +65,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   let spec: ImportSpec;
   let campaignId: number;
   try {
-    spec = await importSpec(env, db, orgId, input, config, templateVariables(workflow.definition));
+    spec = { ...(await importSpec(env, db, orgId, input, config, templateVariables(workflow.definition))), etag: file.etag };
     const row = await db
       .insert(campaigns)
       .values({

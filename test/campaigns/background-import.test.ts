@@ -106,6 +106,7 @@ describe("background import", () => {
       "+1 555 0100,Spaces",
       `${phone(3)},Dup`,
       "12,Short",
+      `+${"9".repeat(300)},Long`, // echoed cut short, as a 422 does
     ].join("\n");
     const key = await upload(w, csv);
     const sync = await createCampaign(w, { source_url: key });
@@ -123,8 +124,10 @@ describe("background import", () => {
       [["body", "source_url", 11, "phone_number"], "phone_number_invalid"],
       [["body", "source_url", 12, "phone_number"], "phone_number_duplicate"],
       [["body", "source_url", 13, "phone_number"], "phone_number_invalid"],
+      [["body", "source_url", 14, "phone_number"], "phone_number_invalid"],
     ]);
-    expect(c.import_error.message).toMatch(/^The file has 3 problems, so nothing was imported; the first is at row 11, column phone_number: /);
+    expect(c.import_error.errors[3].input).toMatch(/truncated; 301 characters/);
+    expect(c.import_error.message).toMatch(/^The file has 4 problems, so nothing was imported; the first is at row 11, column phone_number: /);
     expect(c.logs.map((l: { event: string }) => l.event)).toEqual(expect.arrayContaining(["source_sync_failed", "campaign_failed"]));
     const p = (await progress(w, id)).json;
     expect(p).toMatchObject({ state: "failed", imported_rows: 0, source_sync: { status: "failed", error: c.import_error.message } });
@@ -135,7 +138,7 @@ describe("background import", () => {
     expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(409);
   });
 
-  it("a missing template variable, and a file deleted before it is read, fail with their reasons", async () => {
+  it("a missing template variable, a file deleted before it is read, and a file replaced fail with their reasons", async () => {
     const w = await world();
     const noName = await createCampaign(w, { source_url: await upload(w, "phone_number,name\n+14155550100,Ada\n"), import: "background" });
     await drain(noName.json.id);
@@ -149,6 +152,13 @@ describe("background import", () => {
     await drain(gone.json.id);
     const b = (await get(w, gone.json.id)).json;
     expect(b).toMatchObject({ state: "failed", import_error: { message: expect.stringMatching(/file is gone/), errors: [] } });
+
+    // Replaced through its still valid upload URL after the create: not imported as something else.
+    const again = await upload(w, goodCsv(5));
+    const replaced = await createCampaign(w, { source_url: again, import: "background" });
+    await env.UPLOADS.put(again, goodCsv(6, 100));
+    await drain(replaced.json.id);
+    expect((await get(w, replaced.json.id)).json).toMatchObject({ state: "failed", import_error: { message: expect.stringMatching(/replaced/) } });
   });
 
   it("a slice that throws is retried after a backoff; a slice lost midway is read again without duplicates", async () => {

@@ -39,9 +39,10 @@ const JOB = "background_import";
 
 /** How much one slice does; tests make slices small to watch them. */
 export const importSlices = {
-  /** Rows read per slice at most, and wall time (whichever comes first; checked between chunks). */
-  rows: 250_000,
-  ms: 3_000,
+  /** Rows read per slice at most, and wall time (whichever comes first): reads of the campaign wait for a slice to
+   *  end, so a slice stays around half a second. */
+  rows: 50_000,
+  ms: 1_000,
   /** Contacts stored per transaction (and checkpoint). */
   chunkRows: 25_000,
   /** Characters parsed at a time, so a chunk holds at most about chunkRows plus one piece of rows. */
@@ -53,6 +54,7 @@ export const importSlices = {
 };
 
 class Stopped extends Error {}
+/** The file cannot be read as it was: not worth retrying. */
 class FileGone extends Error {}
 
 type Deps = {
@@ -105,7 +107,7 @@ export class BackgroundImport {
       const fails = job.fails + 1;
       const gone = err instanceof FileGone;
       if (gone || fails > importSlices.retries) {
-        const why = gone ? "The uploaded file is gone (it was deleted, or its key is wrong)" : `The import stopped after ${fails} attempts: ${String(err)}`;
+        const why = gone ? err.message : `The import stopped after ${fails} attempts: ${String(err)}`;
         return await this.fail({ message: why, errors: [] });
       }
       console.warn(JSON.stringify({ level: "warning", event: "background_import_retry", fails, error: String(err) }));
@@ -132,6 +134,7 @@ export class BackgroundImport {
         ...rulesOf(job.spec),
         chunkRows: Infinity,
         chunkChars: Infinity,
+        boundInputs: true,
         sink: {
           importContacts: async (chunk) => {
             if (this.state() !== "importing") throw new Stopped();
@@ -142,8 +145,10 @@ export class BackgroundImport {
       from ?? undefined,
     );
     const start = from?.offset ?? 0;
-    const file = await this.d.env.UPLOADS.get(job.spec.key, start ? { range: { offset: start } } : undefined);
-    if (!file) throw new FileGone();
+    // The same file as when the campaign was created (a still valid upload URL could replace it).
+    const file = await this.d.env.UPLOADS.get(job.spec.key, { range: { offset: start }, onlyIf: job.spec.etag ? { etagMatches: job.spec.etag } : undefined });
+    if (!file) throw new FileGone("The uploaded file is gone (it was deleted, or its key is wrong)");
+    if (!("body" in file)) throw new FileGone("The uploaded file was replaced after the campaign was created");
     const utf8 = new Utf8Chunks(start);
     const reader = file.body.getReader();
     const began = Date.now();

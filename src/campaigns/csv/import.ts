@@ -2,7 +2,7 @@
 // (contacts.ts), and hand valid contacts to the sink in chunks while later rows are still being read. Memory stays
 // flat: one text chunk, one contact chunk in flight, one being filled, and at most `maxItems` problems.
 // Duplicates are judged by the sink (the campaign object holds every number already imported).
-import type { ValidationItem } from "../../lib/errors";
+import { boundedInput, type ValidationItem } from "../../lib/errors";
 import type { NumberReading } from "../../telephony/numbers";
 import type { ContactInput } from "../object-api";
 import { isBlankRecord, MAX_ROWS, PHONE, readHeader, readRow, type Header, type Problem } from "./contacts";
@@ -26,6 +26,8 @@ export type ImportOptions = {
   chunkChars?: number;
   /** Problems reported (the total is counted regardless). */
   maxItems?: number;
+  /** Echoed inputs kept as a 422 answer bounds them (for problems stored rather than answered at once). */
+  boundInputs?: boolean;
   /** Contacts allowed in one file. */
   maxRows?: number;
   /** Where the file is named in the request: loc prefix of every item. */
@@ -42,7 +44,10 @@ export type ImportOutcome = { ok: true; rows: number; inserted: number; columns:
 class ProblemReport {
   readonly kept: Problem[] = [];
   total = 0;
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly bound: boolean,
+  ) {}
 
   /** Adds problems of rows after every row already added (sorted among themselves here). */
   addSorted(problems: Problem[]): void {
@@ -52,7 +57,7 @@ class ProblemReport {
     problems.sort((a, b) => a.row - b.row);
     for (const p of problems) {
       if (this.kept.length >= this.max) break;
-      this.kept.push(p);
+      this.kept.push(this.bound && p.input !== undefined ? { ...p, input: boundedInput(p.input) as string } : p);
     }
   }
 }
@@ -120,7 +125,7 @@ export class CsvImport {
     this.chunkChars = o.chunkChars ?? 4 * 1024 * 1024;
     this.maxRows = o.maxRows ?? MAX_ROWS;
     this.loc = o.loc ?? ["body", "source_url"];
-    this.report = new ProblemReport(o.maxItems ?? 100);
+    this.report = new ProblemReport(o.maxItems ?? 100, o.boundInputs ?? false);
     this.csv = new CsvRecords(from && { row: from.row, newline: from.newline });
     if (from) {
       if (from.header) this.readHeader(from.header, from.headerRow);

@@ -5,8 +5,9 @@ import type { NumberReading } from "../../telephony/numbers";
 import type { ImportOptions } from "./import";
 
 export type ImportSpec = {
-  /** The uploaded file's key in the uploads bucket. */
+  /** The uploaded file's key in the uploads bucket, and its etag when the campaign was created. */
   key: string;
+  etag?: string;
   pbx: boolean;
   numbers: NumberReading;
   /** The organization's destination policy when the campaign was created. */
