@@ -243,9 +243,9 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   /** Contacts in row order with their attempts' runs and dispositions, a page after contact id `after`. */
-  async contacts(after: number, limit: number): Promise<ReturnType<typeof contactsPage>> {
+  async contacts(after: number, limit: number, withContext = false): Promise<ReturnType<typeof contactsPage>> {
     this.need();
-    return contactsPage(this.db, after, limit);
+    return contactsPage(this.db, after, limit, withContext);
   }
 
   /** Logs newest first, `limit` per page, continuing below log id `before`. */

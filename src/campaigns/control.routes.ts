@@ -16,9 +16,10 @@ import { WorkflowRun } from "../calls/runs";
 import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
-import { AgentConflict, loadUsableWorkflow } from "../workflows";
+import { AgentConflict, getWorkflow, loadUsableWorkflow } from "../workflows";
 import { DEFAULT_REDIAL_OUTCOMES } from "./outcomes";
 import { CONFIG_GONE, redialCampaign } from "./redial";
+import { resultsCsv } from "./results-csv";
 import { nextState, refusal } from "./transitions";
 import type { CampaignState } from "./object-api";
 import { campaignStub } from "./stub";
@@ -96,6 +97,17 @@ const listRoute = <T extends z.ZodType>(path: string, summary: string, item: T) 
   });
 
 const contacts = listRoute("contacts", "The campaign's contacts in row order, each with its calls (runs) and disposition", Contact);
+
+const resultsCsvRoute = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/results.csv",
+  tags,
+  summary: "The campaign's results as CSV, streamed: one row per contact",
+  description:
+    "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, and `run_ids` (`;`-separated). Text a spreadsheet would run as a formula is prefixed with `'`.",
+  request: { params },
+  responses: { 200: { description: "CSV (RFC 4180, CRLF)", content: { "text/csv": { schema: z.string() } } }, ...errors(401, 404, 422) },
+});
 
 const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: string) =>
   createRoute({
@@ -263,6 +275,17 @@ export const campaignControlRouter = createRouter()
     await owned(c.env, c.get("orgId"), campaign_id);
     const page = await campaignStub(c.env, campaign_id).contacts(decodeCursor(cursor) ?? 0, limit);
     return c.json({ items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null }, 200);
+  })
+  .openapi(resultsCsvRoute, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const orgId = c.get("orgId");
+    const row = await owned(c.env, orgId, campaign_id);
+    const agent = await getWorkflow(getDb(c.env), orgId, row.workflowId);
+    const body = resultsCsv(c.env, orgId, campaignStub(c.env, campaign_id), agent?.definition ?? null);
+    return c.body(body, 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="campaign-${campaign_id}-results.csv"`,
+    }) as never;
   })
   .openapi(runs, async (c) => {
     const { campaign_id } = c.req.valid("param");

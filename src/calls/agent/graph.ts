@@ -41,6 +41,14 @@ function extraction(data: Obj): ExtractionVariable[] {
   return out;
 }
 
+/** Every variable the graph's nodes extract, once each, in node order: the columns of a campaign's results. */
+export function extractedNames(definition: unknown): string[] {
+  const nodes = isObj(definition) && Array.isArray(definition.nodes) ? definition.nodes : [];
+  const names = new Set<string>();
+  for (const n of nodes) if (isObj(n) && isObj(n.data)) for (const v of extraction(n.data)) names.add(v.name);
+  return [...names];
+}
+
 /** A tool name the model APIs accept (letters, digits, `_` and `-`, at most 64), unique among a node's tools. */
 function toolName(label: string, taken: Set<string>): string {
   const base =

@@ -43,6 +43,8 @@ export type ContactView = {
   outcome: string | null;
   disposition: string | null;
   runs: { attempt: number; run_id: number | null; status: string; disposition: string | null }[];
+  /** The contact's CSV columns (exports ask for them). */
+  context?: Record<string, string>;
 };
 
 const STATUS: Record<ContactRow["status"], ContactView["status"]> = {
@@ -54,7 +56,7 @@ const STATUS: Record<ContactRow["status"], ContactView["status"]> = {
 };
 
 /** Contacts in row order after contact id `after`, each with its attempts' runs (two queries a page). */
-export function contactsPage(db: DoSql, after: number, limit: number): { items: ContactView[]; next: number | null } {
+export function contactsPage(db: DoSql, after: number, limit: number, withContext = false): { items: ContactView[]; next: number | null } {
   const rows = db.all<ContactRow>`SELECT * FROM contacts WHERE id > ${after} ORDER BY id LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const ids = JSON.stringify(page.map((r) => r.id));
@@ -77,6 +79,7 @@ export function contactsPage(db: DoSql, after: number, limit: number): { items: 
       outcome: r.outcome,
       disposition: [...runs].reverse().find((x) => x.disposition)?.disposition ?? null,
       runs,
+      ...(withContext ? { context: JSON.parse(r.initial_context) as Record<string, string> } : {}),
     };
   });
   return { items, next: rows.length > limit ? page[page.length - 1].id : null };

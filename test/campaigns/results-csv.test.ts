@@ -1,0 +1,83 @@
+// GET /campaign/{id}/results.csv: one row per contact with its columns, attempts, outcome, disposition, the agent's
+// gathered values and its run ids; pages of contacts streamed in row order; cells a spreadsheet would run defused.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import Papa from "papaparse";
+import { describe, expect, it } from "vitest";
+import { EXPORT_PAGE, safeCell } from "../../src/campaigns/results-csv";
+import seats from "../fixtures/seats-agent.json";
+import { call } from "../helpers";
+import { resetWorld, tick } from "./engine-harness";
+import { seedCampaign, setupOrg } from "./support";
+
+const parse = (text: string) => Papa.parse<string[]>(text.trimEnd(), { header: false }).data;
+
+describe("campaign results as CSV", () => {
+  it("a cell a spreadsheet would run as a formula is defused; numbers and phone numbers stay as they are", () => {
+    expect(["=1+2", "+cmd|' /C calc'!A0", "-2+3+cmd", "@SUM(A1)", "\t=x", "plain", "+44 20 7946 0958", "-3.5", 12, true, null].map(safeCell)).toEqual([
+      "'=1+2",
+      "'+cmd|' /C calc'!A0",
+      "'-2+3+cmd",
+      "'@SUM(A1)",
+      "'\t=x",
+      "plain",
+      "+44 20 7946 0958",
+      "-3.5",
+      "12",
+      "true",
+      "",
+    ]);
+  });
+
+  it("one row per contact: columns, status, attempts, outcome, disposition, gathered values and run ids", async () => {
+    const carrier = resetWorld();
+    const o = await setupOrg();
+    // The agent extracts `seats`: a column of its own.
+    expect((await call("PUT", `/api/v1/workflow/${o.workflowId}`, { key: o.org.key, body: { workflow_definition: seats.definition } })).status).toBe(200);
+    const { id, stub } = await seedCampaign(o, { n: 3 });
+    await stub.start();
+    await tick(stub);
+    const [first, second] = carrier.open(id);
+    // The first contact's call is a real run in D1 with what the agent gathered (one value written to defuse).
+    const run = await env.DB.prepare(
+      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, gathered_context, disposition)
+       VALUES (?, ?, ?, 'u', ?, 'completed', ?, 'interested') RETURNING id`,
+    )
+      .bind(o.org.id, `WR-X${first.runId}-${id}`, o.workflowId, first.req.phoneNumber, JSON.stringify({ seats: 12, note: "=HYPERLINK(x)" }))
+      .first<{ id: number }>();
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE attempts SET run_id = ? WHERE contact_id = ?", run!.id, first.req.contactId);
+    });
+    await carrier.report({ ...first, runId: run!.id }, "completed");
+    await stub.onRunOutcome({ runId: run!.id, contactId: first.req.contactId, attempt: 1, disposition: "interested" });
+    await carrier.report(second, "busy");
+
+    const res = await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: o.org.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="campaign-${id}-results.csv"`);
+    const rows = parse(res.text);
+    expect(rows[0]).toEqual(["row", "phone_number", "i", "status", "attempts", "outcome", "disposition", "gathered.seats", "run_ids"]);
+    expect(rows.slice(1)).toEqual([
+      ["2", first.req.phoneNumber, "0", "done", "1", "completed", "interested", "12", String(run!.id)],
+      ["3", second.req.phoneNumber, "1", "retry_waiting", "1", "busy", "", "", String(second.runId)],
+      ["4", carrier.open(id)[0].req.phoneNumber, "2", "in_progress", "1", "", "", "", String(carrier.open(id)[0].runId)],
+    ]);
+    expect(res.text.endsWith("\r\n")).toBe(true);
+
+    const other = await setupOrg();
+    expect((await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: other.org.key })).status).toBe(404);
+  });
+
+  it("a campaign larger than a page comes out whole, in row order, page after page", async () => {
+    resetWorld();
+    const o = await setupOrg();
+    const n = EXPORT_PAGE * 2 + 7;
+    const { id } = await seedCampaign(o, { n });
+    const res = await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: o.org.key });
+    const rows = parse(res.text);
+    expect(rows).toHaveLength(n + 1);
+    expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(Array.from({ length: n }, (_, i) => i + 2));
+    expect(new Set(rows.slice(1).map((r) => r[3]))).toEqual(new Set(["pending"]));
+  });
+});
