@@ -30,14 +30,15 @@ export function analyzeE164Full(raw: string): E164Info | null {
 // (e164-classes.ts). The last answer is kept too, because a CSV row's number is checked and then classified by the
 // destination policy right after.
 const classes = new ClassCache(analyzeE164Full, (info, raw) => ({ ...info, number: raw }));
-let last: { raw: string; info: E164Info | null } | null = null;
+let lastRaw: string | null = null;
+let lastInfo: E164Info | null = null;
 
 /** `analyzeE164Full`, answered from the class cache where it can be. */
 export function analyzeE164(raw: string): E164Info | null {
-  if (last?.raw === raw) return last.info;
-  const info = classes.get(raw);
-  last = { raw, info };
-  return info;
+  if (lastRaw === raw) return lastInfo;
+  lastInfo = classes.get(raw);
+  lastRaw = raw;
+  return lastInfo;
 }
 
 /** The region and type of a valid E.164 number (as normalized by parseE164); null for anything else. */

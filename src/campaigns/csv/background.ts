@@ -44,7 +44,7 @@ export const importSlices = {
   rows: 50_000,
   ms: 1_000,
   /** Contacts stored per transaction (and checkpoint). */
-  chunkRows: 25_000,
+  chunkRows: 5_000,
   /** Characters parsed at a time, so a chunk holds at most about chunkRows plus one piece of rows. */
   pieceChars: 256 * 1024,
   /** A slice that threw is retried this many times (after 1, 2, 4, ... s), then the import fails. */

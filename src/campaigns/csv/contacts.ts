@@ -115,6 +115,9 @@ export function unknownVariables(text: string, h: Header): string[] {
   return extractVariables(text).filter((v) => !h.lower.has(v.toLowerCase()));
 }
 
+/** Cell `i` trimmed ("" for a column the row does not reach, or none). */
+const cellOf = (fields: string[], i: number) => (i >= 0 && i < fields.length ? fields[i].trim() : "");
+
 /** One data row: the contact it becomes, or its problems (each about one cell). */
 export function readRow(
   h: Header,
@@ -144,7 +147,7 @@ export function readRow(
     return { contact: null, problems };
   }
 
-  const cell = (i: number) => (i >= 0 && i < fields.length ? fields[i].trim() : "");
+  const cell = (i: number) => cellOf(fields, i);
   const rawPhone = fields[h.phone] ?? "";
   const phone = readDialable(rawPhone, pbx, how);
   if (!phone.ok) {
@@ -193,7 +196,7 @@ export function readRow(
   const initial_context: Record<string, string> = {};
   let bound = h.contextNameBytes;
   for (const c of h.context) {
-    const v = cell(c.index);
+    const v = cellOf(fields, c.index);
     initial_context[c.name] = v;
     // JSON escapes make a character at most 6 bytes: only a row that might pass the cap is measured exactly.
     bound += v.length * 6;

@@ -220,9 +220,11 @@ export class CsvImport {
   }
 
   /** Reads records in order; a record the parser found broken is reported in its place instead of being read. */
-  private async take(records: { row: number; fields: string[] }[], broken: Map<number, Problem[]>): Promise<void> {
+  private async take(firstRow: number, records: string[][], broken: Map<number, Problem[]>): Promise<void> {
     const o = this.o;
-    for (const { row, fields } of records) {
+    for (let i = 0; i < records.length; i++) {
+      const row = firstRow + i;
+      const fields = records[i];
       if (this.stopped) return;
       const found = broken.get(row);
       if (found) {
@@ -269,14 +271,14 @@ export class CsvImport {
 
   /** Reads decoded text; `final` marks the end of the file. */
   async feed(text: string, final: boolean): Promise<void> {
-    const { records, problems } = this.csv.push(text, final);
+    const { firstRow, records, problems } = this.csv.push(text, final);
     const broken = new Map<number, Problem[]>();
     let fatal = false;
     for (const p of problems) {
       broken.set(p.row, [...(broken.get(p.row) ?? []), { row: p.row, msg: p.msg, type: p.type }]);
       fatal ||= p.fatal;
     }
-    await this.take(records, broken);
+    await this.take(firstRow, records, broken);
     // Problems about text that never became a record (a row that is too long) come after every record read.
     if (!this.stopped) for (const list of broken.values()) for (const p of list) this.pending.push(p);
     if (fatal) this.stopped = true;

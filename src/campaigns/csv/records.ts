@@ -3,9 +3,9 @@
 // spreadsheet row number (the first record is row 1; blank lines count as rows, as a spreadsheet shows them).
 import Papa from "papaparse";
 
-export type CsvRecord = { row: number; fields: string[] };
 export type RecordProblem = { row: number; msg: string; type: string; fatal: boolean };
-export type RecordBatch = { records: CsvRecord[]; problems: RecordProblem[] };
+/** Records in order, the first of them at row `firstRow` (one object per batch, not per record). */
+export type RecordBatch = { firstRow: number; records: string[][]; problems: RecordProblem[] };
 
 /** A record still unfinished after this many characters is refused: no single row is that long. */
 export const MAX_RECORD_CHARS = 1 << 20;
@@ -85,7 +85,7 @@ export class CsvRecords {
 
   /** Feeds text; `final` marks the end of the file (the tail then becomes the last record). */
   push(text: string, final = false): RecordBatch {
-    if (this.done) return { records: [], problems: [] };
+    if (this.done) return { firstRow: this.nextRow, records: [], problems: [] };
     let input = this.tail + text;
     this.tail = "";
     if (this.newline === null) {
@@ -94,7 +94,7 @@ export class CsvRecords {
       this.newline ??= "\n";
     }
     if (final) this.done = true;
-    if (!input) return { records: [], problems: [] };
+    if (!input) return { firstRow: this.nextRow, records: [], problems: [] };
 
     const parser = new Papa.Parser({ delimiter: ",", newline: this.newline, quoteChar: '"' });
     const res = parser.parse(input, 0, !final) as {
@@ -103,16 +103,14 @@ export class CsvRecords {
       meta: { cursor: number };
     };
     const stripCr = this.newline === "\n";
-    const records: CsvRecord[] = new Array(res.data.length);
+    const records = res.data;
     const firstRow = this.nextRow;
-    for (let i = 0; i < res.data.length; i++) {
-      const fields = res.data[i];
-      // A CRLF line in a file that began with LF: the CR is line ending, not data.
-      if (stripCr) {
+    // A CRLF line in a file that began with LF: the CR is line ending, not data.
+    if (stripCr) {
+      for (const fields of records) {
         const last = fields[fields.length - 1];
         if (last.length && last.charCodeAt(last.length - 1) === 13) fields[fields.length - 1] = last.slice(0, -1);
       }
-      records[i] = { row: firstRow + i, fields };
     }
     this.nextRow += res.data.length;
 
@@ -143,13 +141,14 @@ export class CsvRecords {
       } else this.tail = rest;
     }
     input = "";
-    return { records, problems };
+    return { firstRow, records, problems };
   }
 
   private keep(input: string): RecordBatch {
     if (input.length > MAX_RECORD_CHARS) {
       this.done = true;
       return {
+        firstRow: this.nextRow,
         records: [],
         problems: [
           {
@@ -162,6 +161,6 @@ export class CsvRecords {
       };
     }
     this.tail = input;
-    return { records: [], problems: [] };
+    return { firstRow: this.nextRow, records: [], problems: [] };
   }
 }
