@@ -15,6 +15,7 @@ import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
 import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
+import { webhooksRouter } from "./webhooks/webhooks.routes";
 
 export const app = createApp();
 // After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
@@ -34,6 +35,7 @@ const ROUTERS = [
   runsRouter,
   publicCallsRouter,
   campaignControlRouter,
+  webhooksRouter,
 ];
 for (const router of ROUTERS) app.route("/api/v1", router);
 mountOpenApi(app);

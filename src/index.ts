@@ -4,6 +4,7 @@ import { sweepAbandonedImports } from "./campaigns/sweep";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./calls/call-length";
 import { sweepOverdueRuns } from "./calls/run-sweep";
 import { clock } from "./lib/clock";
+import { deliverWebhooks } from "./webhooks/deliver";
 
 export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
@@ -12,6 +13,8 @@ export { CallSession } from "./calls/session/call-session";
 
 export default {
   fetch: app.fetch,
+  // The WEBHOOKS queue (wrangler.jsonc): signed deliveries to organizations' webhook endpoints.
+  queue: (batch, env) => deliverWebhooks(batch, env),
   // The cron in wrangler.jsonc (triggers): removes campaign imports a dead Worker left half done, and hangs up
   // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held).
   async scheduled(_controller, env, _ctx) {

@@ -8,7 +8,15 @@ import type { Db } from "./db";
 import type { AppEnv } from "./types";
 
 export type AuditAction = "create" | "update" | "delete" | "revoke" | "set_status" | "start" | "pause" | "resume" | "cancel" | "redial";
-export type AuditResource = "api_key" | "telephony_config" | "phone_number" | "workflow" | "campaign" | "calling_policy" | "greeting_recording";
+export type AuditResource =
+  | "api_key"
+  | "telephony_config"
+  | "phone_number"
+  | "workflow"
+  | "campaign"
+  | "calling_policy"
+  | "greeting_recording"
+  | "webhook_endpoint";
 
 /** Who acts: the organization, and the API key authentication found (null outside a request, e.g. a script). */
 export type Actor = { orgId: number; apiKeyId: number | null };

@@ -1,0 +1,26 @@
+// run.completed: what a receiver learns about a call that reached its final status.
+import type { workflowRuns } from "../db/schema";
+import { emitSafely } from "./emit";
+
+type Run = typeof workflowRuns.$inferSelect;
+
+export function runCompletedData(run: Run): Record<string, unknown> {
+  return {
+    run_id: run.id,
+    run_name: run.name,
+    workflow_id: run.workflowId,
+    workflow_uuid: run.workflowUuid,
+    campaign_id: run.campaignId,
+    phone_number: run.phoneNumber,
+    status: run.status,
+    answered_by: run.answeredBy,
+    error: run.error,
+    started_at: run.startedAt,
+    answered_at: run.answeredAt,
+    ended_at: run.endedAt,
+    duration_seconds: run.durationSeconds,
+  };
+}
+
+/** Never throws: a webhook problem must not break status processing. */
+export const emitRunCompleted = (env: Env, run: Run) => emitSafely(env, run.orgId, "run.completed", runCompletedData(run));

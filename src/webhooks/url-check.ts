@@ -1,0 +1,27 @@
+// Where deliveries may go: https only, and never a metadata, private or loopback address (SSRF). Local development
+// (LOCAL_DEV) also allows http and local addresses, for a receiver on the developer's machine. Checked at save and
+// again before every delivery.
+import { localDev } from "../lib/deployment";
+import { checkOutboundUrl } from "../lib/url-guard";
+
+/** Why `url` may not receive webhooks, or null when it may. */
+export function webhookUrlProblem(env: { LOCAL_DEV?: string; PUBLIC_BASE_URL?: string }, url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "Must be a valid URL";
+  }
+  const local = localDev(env);
+  if (u.protocol !== "https:" && !(local && u.protocol === "http:")) return "Must be an https:// URL";
+  if (u.username || u.password) return "Must not carry credentials";
+  // The service never posts to itself (a loop, or a way into its own API).
+  let ownHost: string | null = null;
+  try {
+    ownHost = env.PUBLIC_BASE_URL ? new URL(env.PUBLIC_BASE_URL).hostname : null;
+  } catch {
+    // an unusable PUBLIC_BASE_URL is health's concern
+  }
+  const verdict = checkOutboundUrl(url, { allowPrivate: local, ownHost });
+  return verdict.ok ? null : verdict.message;
+}
