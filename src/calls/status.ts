@@ -10,6 +10,7 @@ import type { CallStatus, StatusUpdate } from "../telephony/providers/types";
 import type { CampaignCallStatus } from "./campaign-calls";
 import { organizationStub } from "../organizations/organization-object";
 import { RANK, isFinal, type RunRow } from "./runs";
+import { emitRunCompleted } from "../webhooks/run-events";
 
 export type ApplyResult = { applied: boolean; status: string; run: RunRow };
 
@@ -125,6 +126,7 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
   }
 
   if (isFinal(status)) await releaseLease(env, row);
+  if (isFinal(status)) await emitRunCompleted(env, row); // never throws: a webhook problem must not break status processing
   await notifyCampaign(env, row, status, at);
   return { applied: true, status, run: row };
 }
