@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { campaigns } from "../../db/schema";
 import { clock } from "../../lib/clock";
 import { getDb } from "../../lib/db";
+import { emitCampaignStateChange } from "../../webhooks/campaign-events";
 import type { DoSql } from "../../lib/do-sql";
 import { readCounts } from "./counts";
 import type { CampaignRow } from "./schema";
@@ -57,24 +58,30 @@ export class SummaryMirror {
     this.timers.clear("summary");
     this.timerAt = null;
     try {
-      await getDb(this.env)
-        .update(campaigns)
-        .set({
-          name: c.name,
-          state: c.state,
-          totalRows: k.total,
-          processedRows: k.processed,
-          failedRows: k.failed,
-          executedCount: k.executed,
-          totalQueuedCount: k.queued,
-          settings: JSON.parse(c.settings),
-          startedAt: c.started_at,
-          completedAt: c.completed_at,
-          // A redial child is linked here; the row's own value stays when the object has none.
-          ...(c.redialed_campaign_id != null ? { redialedCampaignId: c.redialed_campaign_id } : {}),
-          updatedAt: iso(now),
-        })
-        .where(eq(campaigns.id, c.campaign_id));
+      const db = getDb(this.env);
+      // The state D1 showed before this write, in the same batch: a change is a webhook event.
+      const [[before]] = await db.batch([
+        db.select({ state: campaigns.state, orgId: campaigns.orgId }).from(campaigns).where(eq(campaigns.id, c.campaign_id)),
+        db
+          .update(campaigns)
+          .set({
+            name: c.name,
+            state: c.state,
+            totalRows: k.total,
+            processedRows: k.processed,
+            failedRows: k.failed,
+            executedCount: k.executed,
+            totalQueuedCount: k.queued,
+            settings: JSON.parse(c.settings),
+            startedAt: c.started_at,
+            completedAt: c.completed_at,
+            // A redial child is linked here; the row's own value stays when the object has none.
+            ...(c.redialed_campaign_id != null ? { redialedCampaignId: c.redialed_campaign_id } : {}),
+            updatedAt: iso(now),
+          })
+          .where(eq(campaigns.id, c.campaign_id)),
+      ]);
+      if (before) await emitCampaignStateChange(this.env, before.orgId, c.campaign_id, before.state, c.state);
     } catch (err) {
       console.warn(JSON.stringify({ level: "warning", event: "campaign_summary_failed", campaign_id: c.campaign_id, error: String(err) }));
       this.db.run`UPDATE campaign SET summary_dirty = 1`;
