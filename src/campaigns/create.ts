@@ -114,7 +114,8 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
       await audited({ import: "background" }, sql`1`);
       return campaignId;
     } catch (err) {
-      await discardCampaign(env, campaignId, "importing");
+      // Not announced yet, but its object may already have moved it on (a tiny file): removed whatever its state.
+      await discardCampaign(env, campaignId, null);
       throw err;
     }
   }
@@ -164,8 +165,8 @@ async function importSpec(
   };
 }
 
-/** Undoes a create that did not finish: the object's storage wiped, the summary row (still in `state`) deleted. */
-async function discardCampaign(env: Env, campaignId: number, state: string): Promise<void> {
+/** Undoes a create that did not finish: the object's storage wiped, the summary row deleted (if still in `state`). */
+async function discardCampaign(env: Env, campaignId: number, state: string | null): Promise<void> {
   try {
     await campaignStub(env, campaignId).discard();
   } catch (err) {
@@ -174,6 +175,6 @@ async function discardCampaign(env: Env, campaignId: number, state: string): Pro
   }
   await getDb(env)
     .delete(campaigns)
-    .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, state)))
+    .where(and(eq(campaigns.id, campaignId), state === null ? undefined : eq(campaigns.state, state)))
     .run();
 }

@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { CampaignObject } from "../../src/campaigns/campaign-object";
 import { importSlices } from "../../src/campaigns/csv/background";
 import { CsvImport } from "../../src/campaigns/csv/import";
 import { clock } from "../../src/lib/clock";
@@ -208,6 +209,16 @@ describe("background import", () => {
     expect((await contacts(id)).length).toBe(stored);
     expect((await get(w, id)).json.state).toBe("cancelled");
     expect(await alarmAt(campaignStub(id))).toBeNull();
+  });
+
+  it("a create whose object cannot start the import leaves nothing behind", async () => {
+    const w = await world();
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    vi.spyOn(CampaignObject.prototype, "beginImport").mockRejectedValue(new Error("object unavailable"));
+    const res = await createCampaign(w, { source_url: await upload(w, goodCsv(3)), import: "background" });
+    expect(res.status).toBe(500);
+    const rows = await env.DB.prepare("SELECT id FROM campaigns WHERE org_id = ?").bind(w.id).all();
+    expect(rows.results).toEqual([]);
   });
 
   it("a synchronous create still answers a file's problems with a 422 and leaves nothing", async () => {
