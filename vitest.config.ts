@@ -55,7 +55,12 @@ export default defineConfig(async () => {
       exclude: ["test/integration/**", "test/browser/**"],
       setupFiles: ["./test/setup.ts"],
       // Run in Node: the requests the Plivo and Vonage SDKs send (for the originate comparison), and the speech clips.
-      globalSetup: ["./test/calls/sdk-requests.global.ts", "./test/calls/audio-clips.global.ts", "./test/calls/speech-standin.global.ts"],
+      globalSetup: [
+        "./test/calls/sdk-requests.global.ts",
+        "./test/calls/audio-clips.global.ts",
+        "./test/calls/speech-standin.global.ts",
+        "./test/webhooks/receiver.global.ts",
+      ],
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,
       hookTimeout: 30_000,
