@@ -1,7 +1,7 @@
 // Campaign events: the D1 summary mirror sees each state change and emits campaign.state_changed, and
 // campaign.completed when a campaign finishes.
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, inject, it } from "vitest";
 import { call } from "../helpers";
 import { type FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
 import { draftCampaign, setupOrg } from "../campaigns/support";
@@ -23,7 +23,9 @@ async function events(endpointId: number) {
 describe("campaign webhook events", () => {
   it("each state change is campaign.state_changed; finishing is also campaign.completed", async () => {
     const o = await setupOrg();
-    const ep = await createEndpoint(o.org, { events: ["campaign.state_changed", "campaign.completed"] });
+    // The campaign object emits with the real queue: its deliveries go to the local receiver (receiver.global.ts).
+    const url = `http://127.0.0.1:${inject("webhookReceiverPort")}/hook/${crypto.randomUUID()}`;
+    const ep = await createEndpoint(o.org, { url, events: ["campaign.state_changed", "campaign.completed"] });
     const { id, stub } = await draftCampaign(o, 1);
     await stub.updateSettings({ retry_config: { enabled: false } });
     expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { applyStatus } from "../../src/calls/status";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
+import { redeliver } from "../../src/webhooks/deliveries";
 import { backoffSeconds, deliverWebhooks, MAX_ATTEMPTS } from "../../src/webhooks/deliver";
 import { emitEvent } from "../../src/webhooks/emit";
 import { createAgent } from "../calls/support";
@@ -115,7 +116,7 @@ describe("webhook deliveries", () => {
     expect((await deliveryRow(again))!.last_error).toMatch(/^URL refused/);
   });
 
-  it("redelivery queues the same webhook-id and body again (202)", async () => {
+  it("redelivery queues the same webhook-id and body again; another organization's delivery is a 404", async () => {
     const org = await createOrg();
     const ep = await createEndpoint(org);
     const { env: fake } = recordingEnv();
@@ -124,9 +125,10 @@ describe("webhook deliveries", () => {
     await deliverWebhooks(fakeBatch([id]).batch, env, fetcher);
     expect((await deliveryRow(id))!.status).toBe("succeeded");
 
-    const res = await call("POST", `/api/v1/webhooks/${ep.id}/deliveries/${id}/redeliver`, { key: org.key });
-    expect(res.status, res.text).toBe(202);
-    expect(res.json).toMatchObject({ id, status: "pending" });
+    // Through the store with a recording queue (queue.test.ts goes through the route and the real queue).
+    const { env: fake2, sent } = recordingEnv();
+    expect(await redeliver(fake2, getDb(env), org.id, ep.id, id)).toMatchObject({ id, status: "pending" });
+    expect(sent).toEqual([{ deliveryId: id }]);
     await deliverWebhooks(fakeBatch([id]).batch, env, fetcher);
     expect(received).toHaveLength(2);
     expect(received[1].headers["webhook-id"]).toBe(received[0].headers["webhook-id"]);
