@@ -67,8 +67,10 @@ describe("every body-taking operation refuses an unknown field", () => {
   it("the document says so too: every object in a request body is closed unless it is declared free-form", async () => {
     const { doc, bodies } = await requestBodies();
     const resolve = (s: Schema): Schema => (s.$ref ? resolve(doc.components.schemas[s.$ref.split("/").pop()]) : s);
-    // Objects that are open on purpose: the agent definition keeps the editor's own keys (positions, labels).
+    // Objects that are open on purpose: the agent definition keeps the editor's own keys (positions, labels), and an
+    // agent's settings keep keys of their own beside `voice_agent` (which is closed, and checked below it).
     const OPEN = new Set(["WorkflowDefinition", "WorkflowDefinitionUpdate", "WorkflowNode", "WorkflowNodeData", "WorkflowEdge", "CallDispositionCodes"]);
+    const OPEN_BUT_CHECKED = new Set(["WorkflowConfigurations"]);
     const open: string[] = [];
     const seen = new Set<Schema>();
     const walk = (s: Schema | undefined, where: string) => {
@@ -81,7 +83,7 @@ describe("every body-taking operation refuses an unknown field", () => {
       if (seen.has(s)) return;
       seen.add(s);
       if (s.properties) {
-        if (s.additionalProperties !== false) open.push(where);
+        if (s.additionalProperties !== false && !OPEN_BUT_CHECKED.has(where.split("<").pop()?.replace(">", "") ?? "")) open.push(where);
         for (const [k, v] of Object.entries<Schema>(s.properties)) walk(v, `${where}.${k}`);
       }
       for (const key of ["anyOf", "oneOf", "allOf"]) for (const [i, v] of (s[key] ?? []).entries()) walk(v, `${where}|${i}`);

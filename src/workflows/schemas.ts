@@ -104,7 +104,9 @@ export const DispositionCodes = z
 const Configurations = z
   .looseObject({ voice_agent: VoiceAgentSettings.optional() })
   .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
-  .openapi({ description: "Agent settings: `voice_agent` chooses the model and speech providers; other keys are kept as sent" });
+  .openapi("WorkflowConfigurations", {
+    description: "Agent settings: `voice_agent` chooses the model and speech providers; other keys are kept as sent",
+  });
 
 // The request bodies are strict; the definition, its nodes and the free-form objects inside stay open.
 export const CreateWorkflow = z

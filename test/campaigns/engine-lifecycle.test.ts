@@ -133,7 +133,11 @@ describe("campaign object: storage schema", () => {
     await runInDurableObject(stub, async (_i, state) => {
       const sql = state.storage.sql;
       // Back to an empty database at v1 with some history in it.
-      for (const t of ["counters", "contacts", "attempts", "timers", "logs", "campaign", "schema_meta"]) sql.exec(`DROP TABLE IF EXISTS ${t}`);
+      // Every table the migrations made (later versions add their own), not the runtime's.
+      const tables = sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'")
+        .toArray();
+      for (const { name } of tables) sql.exec(`DROP TABLE IF EXISTS "${name}"`);
       sql.exec(`CREATE TABLE schema_meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
       for (const stmt of MIGRATIONS[0]) sql.exec(stmt);
       sql.exec(`INSERT INTO schema_meta VALUES ('version', 1)`);
