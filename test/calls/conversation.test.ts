@@ -170,7 +170,7 @@ describe("a conversation on the media path", () => {
     ["text-to-speech fails on a sentence", SCRIPT, ["Great."]],
   ] as Array<[string, ScriptStep[], string[]]>)("%s: the agent apologises and ends the call, with no long dead air", async (_what, script, ttsFailsOn) => {
     const s = await setup("twilio");
-    const { runId, callee } = await conversationCall(s, script, { ttsFailsOn });
+    const { runId, callee, agentId } = await conversationCall(s, script, { ttsFailsOn });
     const snap = await answerOnce(callee, runId);
     expect(snap.endReason).toBe("agent_hangup");
     const texts = snap.turns.map((t) => t.text);
@@ -180,6 +180,11 @@ describe("a conversation on the media path", () => {
     // From the end of the callee's words to the apology: the end-of-turn wait and a frame or two, not dead air.
     const apology = snap.turns[snap.turns.length - 1];
     expect(apology.startMs - snap.turns[1].endMs).toBeLessThanOrEqual(1000);
+    // The reason is on the run.
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.notes).toMatch(
+      /^The agent ended the call after a provider failure: (The model endpoint answered HTTP 503: overloaded|text-to-speech answered HTTP 503)$/,
+    );
   });
 
   it("a model that never answers: a filler, then at the dead-air limit an apology and the end, with the reason on the run", async () => {
