@@ -158,6 +158,8 @@ export class BackgroundImport {
       await imp.settle();
       if (this.state() !== "importing") throw new Stopped();
       this.save({ ...(this.job() ?? job), checkpoint: imp.checkpoint(at), fails: 0 });
+      // Listings read the D1 row: it follows the count (at most every few seconds).
+      db.run`UPDATE campaign SET summary_dirty = 1 WHERE summary_dirty = 0`;
     };
     try {
       for (;;) {
