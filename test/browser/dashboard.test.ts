@@ -1,0 +1,288 @@
+// The dashboard (public/dashboard/, static assets of the same Worker) in headless Chromium against `wrangler dev`,
+// with the carrier simulator (src/dev/simulator, as `npm run demo` uses it) answering the campaign's calls. Signs in
+// by keyboard (a wrong key first: the API's 401 message is shown), lists campaigns and agents, starts a campaign
+// through its button and confirmation dialog, watches the counters, log and outcome chart until it completes, opens
+// a call, and signs out. No console error beyond the deliberate 401, and no request leaves the Worker's origin.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
+import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
+import { localBindings } from "../../scripts/lib/local-bindings.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(process.cwd(), "test-artifacts");
+
+type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+const workers: Worker[] = [];
+let context: BrowserContext;
+let origin: string;
+let simUrl: string;
+let key: string;
+let accountId: string;
+let campaignId: number;
+const scratch = mkdtempSync(join(tmpdir(), "edgedial-dashboard-"));
+const requested = new Set<string>();
+const consoleErrors: string[] = [];
+
+const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function http(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  const res = await fetch(url, {
+    method,
+    headers: { ...(typeof body === "object" ? { "Content-Type": "application/json" } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+const api = (method: string, path: string, body?: unknown) => http(method, `${origin}/api/v1${path}`, body, { "X-API-Key": key });
+
+beforeAll(async () => {
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+  const state = join(scratch, "state");
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
+  key = createOrganization("Dashboard", { persistTo: state }).key;
+
+  const sim = await unstable_startWorker({
+    config: "src/dev/simulator/wrangler.toml",
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: join(scratch, "sim"), watch: false, logLevel: "warn" },
+  });
+  workers.push(sim);
+  await sim.ready;
+  simUrl = String(await sim.url).replace(/\/$/, "");
+
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  const app = await unstable_startWorker({
+    config: "wrangler.jsonc",
+    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }) }),
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
+  });
+  workers.push(app);
+  await app.ready;
+
+  // An agent, a configuration on the simulator with a caller ID, and a draft campaign of three contacts.
+  const agent = await api("POST", "/workflow/create", {
+    name: "Reminder agent",
+    workflow_definition: {
+      nodes: [
+        { id: "start", type: "startCall", data: { prompt: "Remind {{first_name}}", greeting: "Hi {{first_name}}, this is a reminder." } },
+        { id: "end", type: "endCall", data: { prompt: "Say goodbye" } },
+      ],
+      edges: [{ id: "e", source: "start", target: "end", data: { label: "done", condition: "always" } }],
+    },
+  });
+  const account = await http("POST", `${simUrl}/_sim/accounts`, { provider: "twilio" });
+  accountId = account.id;
+  const config = await api("POST", "/organizations/telephony-configs", {
+    name: "Simulated Twilio",
+    is_default_outbound: true,
+    config: { provider: "twilio", ...account.credentials },
+  });
+  await api("POST", `/organizations/telephony-configs/${config.id}/phone-numbers`, { address: "+14155550100", is_default_caller_id: true });
+  const csv = "phone_number,first_name\n+14155552001,Ada\n+14155552002,Grace\n+14155552003,Alan\n";
+  const presign = await api("POST", "/s3/presigned-upload-url", { file_name: "dashboard.csv", file_size: Buffer.byteLength(csv), content_type: "text/csv" });
+  await http("PUT", presign.upload_url, csv, { "Content-Type": "text/csv" });
+  const campaign = await api("POST", "/campaign/create", {
+    name: "Dashboard reminders",
+    workflow_id: agent.id,
+    source_url: presign.file_key,
+    max_concurrency: 3,
+  });
+  campaignId = campaign.id;
+
+  context = await chromium.launchPersistentContext(join(scratch, "profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  context.on("request", (r) => requested.add(r.url()));
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function openPage(): Promise<Page> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Network.enable");
+  cdp.on("Network.requestWillBeSent", (e) => requested.add(e.request.url));
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  return page;
+}
+
+/** Presses Tab until the element with this id has focus (at most `max` times); true when it got there. */
+async function tabTo(page: Page, id: string, max = 10): Promise<boolean> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    if ((await page.evaluate("document.activeElement?.id || document.activeElement?.textContent?.trim()")) === id) return true;
+  }
+  return false;
+}
+
+/** Plays the carrier's side: every call the simulator holds is answered (the greeting is spoken, then it hangs up). */
+async function answerCalls(played: Set<string>): Promise<void> {
+  const calls = (await http("GET", `${simUrl}/_sim/accounts/${accountId}/calls`)) as { id: string; state: string }[];
+  for (const call of calls) {
+    if (played.has(call.id) || call.state === "ended") continue;
+    played.add(call.id);
+    await http("POST", `${simUrl}/_sim/calls/${encodeURIComponent(call.id)}/outcome`, { outcome: "answered", deliver: true });
+  }
+}
+
+describe("dashboard in a browser", () => {
+  it("signs in by keyboard, lists campaigns and agents, starts a campaign with confirmation, follows it to the end, opens a call, signs out", async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const page = await openPage();
+    const res = await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
+    expect(res?.status()).toBe(200);
+    await expect.poll(() => page.getByRole("heading", { name: "Sign in", level: 1 }).isVisible()).toBe(true);
+
+    // Keyboard: Tab reaches the key field; a wrong key shows the API's 401 message in the alert region.
+    expect(await tabTo(page, "api-key")).toBe(true);
+    await page.keyboard.type("edk_wrong");
+    await page.keyboard.press("Enter");
+    const alert = page.getByRole("alert");
+    await expect.poll(() => alert.textContent()).toContain("Invalid API key");
+    expect(await alert.getAttribute("aria-live")).toBe("assertive");
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-sign-in-error.png") });
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+
+    await page.getByLabel("API key").fill(key);
+    expect(await tabTo(page, "Sign in")).toBe(true);
+    await page.keyboard.press("Enter");
+
+    // The campaigns list.
+    await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
+    const link = page.getByRole("link", { name: "Dashboard reminders" });
+    await expect.poll(() => link.isVisible()).toBe(true);
+    expect(await page.getByRole("row", { name: /Dashboard reminders/ }).textContent()).toContain("draft");
+    expect(await alert.isHidden()).toBe(true);
+    // The key is in this tab's session only: nothing in localStorage, no cookie.
+    expect(await page.evaluate('[sessionStorage.getItem("edgedial.apiKey"), localStorage.length, document.cookie]')).toEqual([key, 0, ""]);
+    expect(await context.cookies()).toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaigns.png"), fullPage: true });
+
+    // The campaign page: counters, controls for a draft (start and cancel, not pause or resume).
+    await link.click();
+    await expect.poll(() => page.getByRole("heading", { name: "Dashboard reminders", level: 1 }).isVisible()).toBe(true);
+    const counter = (name: string) => page.locator(`[data-counter="${name}"] dd`);
+    await expect.poll(() => counter("pending").textContent()).toBe("3");
+    expect(await counter("total").textContent()).toBe("3");
+    const controls = page.getByRole("group", { name: "Campaign controls" });
+    expect(await controls.getByRole("button").allTextContents()).toEqual(["Start", "Cancel campaign"]);
+    await expect.poll(() => page.locator("#log").textContent()).toContain("campaign_created");
+
+    // Start: the confirmation dialog first; "Keep as it is" changes nothing, Confirm starts it.
+    await controls.getByRole("button", { name: "Start" }).click();
+    const dialog = page.getByRole("dialog");
+    await expect.poll(() => dialog.isVisible()).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-confirm-start.png") });
+    await page.keyboard.press("Escape");
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    expect((await api("GET", `/campaign/${campaignId}`)).state).toBe("draft");
+    await controls.getByRole("button", { name: "Start" }).click();
+    await dialog.getByRole("button", { name: "Start" }).click();
+    await expect.poll(() => page.locator("#campaign-state").textContent()).toBe("running");
+    expect(await controls.getByRole("button").allTextContents()).toEqual(["Pause", "Cancel campaign"]);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-running.png"), fullPage: true });
+
+    // The simulator answers every call; the page follows the campaign by polling until it completes.
+    const played = new Set<string>();
+    await expect
+      .poll(
+        async () => {
+          await answerCalls(played);
+          return page.locator("#campaign-state").textContent();
+        },
+        { timeout: 90_000, interval: 1000 },
+      )
+      .toBe("completed");
+    await expect.poll(() => counter("completed").textContent(), { timeout: 10_000 }).toBe("3");
+    expect(await counter("pending").textContent()).toBe("0");
+    await expect.poll(() => page.getByRole("img", { name: /Call outcomes: completed 3/ }).isVisible(), { timeout: 10_000 }).toBe(true);
+    expect(await page.getByRole("img", { name: /Processed contacts over time/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#log").textContent()).toContain("campaign_completed");
+    expect(await page.locator("#log").textContent()).toContain("campaign_started");
+    expect(await controls.getByRole("button").count()).toBe(0);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-completed.png"), fullPage: true });
+
+    // A call: status, times, no transcript or recording (the greeting was spoken by the carrier).
+    await page
+      .getByRole("link", { name: /^WR-\d+$/ })
+      .first()
+      .click();
+    await expect.poll(() => page.getByRole("heading", { name: /^Call WR-\d+$/, level: 1 }).isVisible()).toBe(true);
+    const facts = await page.locator("dl.facts").textContent();
+    expect(facts).toContain("completed");
+    expect(facts).toMatch(/\+1415555200[123]/);
+    expect(await page.getByText("No transcript for this call.").isVisible()).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-run.png"), fullPage: true });
+
+    // Agents.
+    await page.getByRole("link", { name: "Agents" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Agents", level: 1 }).isVisible()).toBe(true);
+    const agentRow = await page.getByRole("row", { name: /Reminder agent/ }).textContent();
+    expect(agentRow).toContain("active");
+    expect(agentRow).toContain("3");
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-agents.png"), fullPage: true });
+
+    // Sign out by keyboard: the key is gone and the sign-in form is back.
+    await page.getByRole("button", { name: "Sign out" }).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByRole("heading", { name: "Sign in", level: 1 }).isVisible()).toBe(true);
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+
+    await page.waitForLoadState("networkidle");
+    // The one console error is Chromium's note of the deliberate 401 of the wrong key.
+    expect(consoleErrors.filter((m) => !m.includes("status of 401"))).toEqual([]);
+    const offOrigin = [...requested].filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"));
+    expect(offOrigin).toEqual([]);
+    await page.close();
+  });
+
+  it("serves the dashboard's files as static assets and leaves the API's routes to the Worker", async () => {
+    const index = await fetch(`${origin}/dashboard/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-type")).toContain("text/html");
+    const redirect = await fetch(`${origin}/dashboard`, { redirect: "manual" });
+    expect([301, 307, 308]).toContain(redirect.status);
+    expect(new URL(redirect.headers.get("location") ?? "", origin).pathname).toBe("/dashboard/");
+    expect((await fetch(`${origin}/dashboard/app.js`)).headers.get("content-type")).toContain("javascript");
+    const health = await fetch(`${origin}/api/v1/health`);
+    expect(health.status).toBe(200);
+    expect((await fetch(`${origin}/api/v1/campaign`)).status).toBe(401);
+  });
+});
