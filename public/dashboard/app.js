@@ -114,6 +114,16 @@ function confirmAction(title, text, danger) {
 
 /** Cleanup of the current page (stops its progress source). */
 let leavePage = () => {};
+/** Counts navigations: a page whose data arrives after the user went elsewhere does not render. */
+let navigation = 0;
+class Superseded extends Error {}
+/** The API's answer for the page being shown; throws Superseded when another navigation happened meanwhile. */
+async function load(path) {
+  const mine = navigation;
+  const body = await api(path);
+  if (mine !== navigation) throw new Superseded();
+  return body;
+}
 
 function page(title, ...children) {
   const heading = h("h1", { tabindex: "-1" }, title);
@@ -170,7 +180,7 @@ function stateBadge(state) {
 
 async function campaignsPage() {
   const heading = page("Campaigns", h("p", {}, "Loading…"));
-  const list = await api("/campaign?limit=100");
+  const list = await load("/campaign?limit=100");
   const rows = list.items.map((c) =>
     h(
       "tr",
@@ -206,7 +216,7 @@ async function campaignsPage() {
 
 async function agentsPage() {
   const heading = page("Agents", h("p", {}, "Loading…"));
-  const list = await api("/workflow/fetch?limit=100");
+  const list = await load("/workflow/fetch?limit=100");
   const table = h(
     "table",
     {},
@@ -324,11 +334,12 @@ function barChart(counts, label) {
 
 async function campaignPage(id) {
   const heading = page("Campaign", h("p", {}, "Loading…"));
-  let campaign = await api(`/campaign/${id}`);
+  let campaign = await load(`/campaign/${id}`);
   heading.textContent = campaign.name;
   document.title = `${campaign.name} · edgedial`;
 
   const stateEl = h("span", { class: "state", id: "campaign-state" }, campaign.state);
+  const started = h("span", { id: "campaign-started" }, fmtTime(campaign.started_at));
   const facts = h(
     "dl",
     { class: "facts" },
@@ -339,7 +350,7 @@ async function campaignPage(id) {
     h("dt", {}, "Created"),
     h("dd", {}, fmtTime(campaign.created_at)),
     h("dt", {}, "Started"),
-    h("dd", { id: "campaign-started" }, fmtTime(campaign.started_at)),
+    h("dd", {}, started),
   );
   const controls = h("div", { class: "controls", role: "group", "aria-label": "Campaign controls" });
   const counters = h("dl", { class: "counters", "aria-label": "Progress" });
@@ -432,6 +443,7 @@ async function campaignPage(id) {
     samples.push({ t: Date.now(), v: p.processed });
     if (samples.length > 900) samples.shift();
     overTime.replaceChildren(overTime.firstChild, lineChart(samples, `Processed contacts over time: ${p.processed} of ${p.total} now`));
+    if (p.started_at) started.textContent = fmtTime(p.started_at);
     if (p.state !== stateEl.textContent) {
       stateEl.textContent = p.state;
       renderControls(p.state);
@@ -507,7 +519,7 @@ function fact(dl, label, value) {
 
 async function runPage(workflowId, runId) {
   const heading = page("Call", h("p", {}, "Loading…"));
-  const run = await api(`/workflow/${workflowId}/runs/${runId}`);
+  const run = await load(`/workflow/${workflowId}/runs/${runId}`);
   heading.textContent = `Call ${run.name}`;
   document.title = `${run.name} · edgedial`;
   const facts = h("dl", { class: "facts" });
@@ -577,6 +589,7 @@ async function runPage(workflowId, runId) {
 // ---- routing --------------------------------------------------------------------------------------------------
 
 async function route() {
+  navigation++;
   leavePage();
   leavePage = () => {};
   if (!getKey()) {
@@ -593,6 +606,7 @@ async function route() {
     else if (path === "/agents") await agentsPage();
     else await campaignsPage();
   } catch (err) {
+    if (err instanceof Superseded) return;
     showError(err);
     if (err instanceof ApiError && err.status === 401) {
       // The key stopped working (revoked): back to the sign-in form, the API's message stays visible.

@@ -273,10 +273,110 @@ describe("dashboard in a browser", () => {
     await page.close();
   });
 
+  it("pause, resume and cancel are each confirmed and offered only in the states that allow them", async () => {
+    const page = await openPage();
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
+    const first = await api("GET", `/campaign/${campaignId}`);
+    const csv = "phone_number,first_name\n+14155553001,Radia\n";
+    const presign = await api("POST", "/s3/presigned-upload-url", { file_name: "second.csv", file_size: Buffer.byteLength(csv), content_type: "text/csv" });
+    await http("PUT", presign.upload_url, csv, { "Content-Type": "text/csv" });
+    const second = await api("POST", "/campaign/create", { name: "Paused reminders", workflow_id: first.workflow_id, source_url: presign.file_key });
+    await api("POST", `/campaign/${second.id}/start`);
+
+    await page.goto(`${origin}/dashboard/#/campaigns/${second.id}`);
+    const controls = page.getByRole("group", { name: "Campaign controls" });
+    const dialog = page.getByRole("dialog");
+    const state = page.locator("#campaign-state");
+    const act = async (label: string, next: string) => {
+      await controls.getByRole("button", { name: label }).click();
+      await expect.poll(() => dialog.isVisible()).toBe(true);
+      // The dialog's focus starts on the harmless choice.
+      expect(await page.evaluate("document.activeElement?.id")).toBe("confirm-no");
+      await dialog.getByRole("button", { name: label }).click();
+      await expect.poll(() => state.textContent()).toBe(next);
+    };
+    await expect.poll(() => state.textContent()).toBe("running");
+    await act("Pause", "paused");
+    expect(await controls.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel campaign"]);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-paused.png"), fullPage: true });
+    await act("Resume", "running");
+    await act("Cancel campaign", "cancelled");
+    expect(await controls.getByRole("button").count()).toBe(0);
+    expect((await api("GET", `/campaign/${second.id}`)).state).toBe("cancelled");
+    await expect.poll(() => page.locator("#log").textContent()).toContain("campaign_cancelled");
+
+    // An unknown campaign: the API's 404 detail in the alert region.
+    await page.goto(`${origin}/dashboard/#/campaigns/999999`);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Campaign not found");
+    await page.close();
+  });
+
+  it("a run page shows the transcript, gathered values, disposition and a recording player (run answer stubbed in the browser)", async () => {
+    // The calls above have no conversation (the carrier spoke the greeting), so the run's answer is replaced in the
+    // browser by one with every field the contract allows, to check how the page renders them.
+    const page = await openPage();
+    const run = {
+      id: 4242,
+      name: "WR-4242",
+      workflow_id: 7,
+      workflow_uuid: "00000000-0000-4000-8000-000000000007",
+      campaign_id: campaignId,
+      phone_number: "+14155559999",
+      from_number: "+14155550100",
+      initial_context: { first_name: "Ada" },
+      telephony_configuration_id: 1,
+      provider: "twilio",
+      provider_call_id: "CA123",
+      status: "completed",
+      answered_by: "human",
+      error: null,
+      notes: null,
+      created_at: "2026-11-25T09:00:00.000Z",
+      started_at: "2026-11-25T09:00:01.000Z",
+      answered_at: "2026-11-25T09:00:05.000Z",
+      ended_at: "2026-11-25T09:00:35.000Z",
+      duration_seconds: 30,
+      transcript: [
+        { role: "agent", text: "Hi Ada, how many seats do you need?", start_ms: 0, end_ms: 2500, interrupted: true },
+        { role: "callee", text: "We need twelve seats.", start_ms: 2100, end_ms: 3900, interrupted: false },
+      ],
+      gathered_context: { seats: 12 },
+      disposition: "interested",
+      usage: null,
+      recording_url: `${origin}/api/v1/recordings/4242?sig=stub`,
+      created_by_key_id: 1,
+    };
+    await page.route("**/api/v1/workflow/7/runs/4242", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(run) }));
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
+    await page.goto(`${origin}/dashboard/#/runs/7/4242`);
+    await expect.poll(() => page.getByRole("heading", { name: "Call WR-4242", level: 1 }).isVisible()).toBe(true);
+    const items = await page.locator("ol.transcript li").allTextContents();
+    expect(items).toEqual(["Agent (0.0 s–2.5 s) [interrupted]: Hi Ada, how many seats do you need?", "Callee (2.1 s–3.9 s): We need twelve seats."]);
+    expect(await page.getByRole("row", { name: /seats/ }).textContent()).toContain("12");
+    expect(await page.locator("dl.facts").textContent()).toContain("interested");
+    const audio = page.locator("audio");
+    expect(await audio.getAttribute("src")).toBe(run.recording_url);
+    expect(await audio.getAttribute("controls")).not.toBeNull();
+    expect(await page.getByRole("link", { name: "← Campaign" }).getAttribute("href")).toBe(`#/campaigns/${campaignId}`);
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-run-transcript.png"), fullPage: true });
+    await page.close();
+  });
+
   it("serves the dashboard's files as static assets and leaves the API's routes to the Worker", async () => {
     const index = await fetch(`${origin}/dashboard/`);
     expect(index.status).toBe(200);
     expect(index.headers.get("content-type")).toContain("text/html");
+    // public/_headers: the dashboard may load and ask only its own origin.
+    expect(index.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(index.headers.get("content-security-policy")).toContain("connect-src 'self'");
+    expect(index.headers.get("x-content-type-options")).toBe("nosniff");
+    expect((await fetch(`${origin}/_headers`)).status).not.toBe(200);
     const redirect = await fetch(`${origin}/dashboard`, { redirect: "manual" });
     expect([301, 307, 308]).toContain(redirect.status);
     expect(new URL(redirect.headers.get("location") ?? "", origin).pathname).toBe("/dashboard/");
