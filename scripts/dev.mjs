@@ -46,6 +46,7 @@ const key = ensureDevKey();
 console.log(`
   edgedial is starting on ${plan.url}
   development API key: ${key}
+  dashboard: ${plan.url}/dashboard/   API reference: ${plan.url}/api/v1/docs
 
   curl ${plan.url}/api/v1/health
   curl -H "X-API-Key: ${key}" ${plan.url}/api/v1/organizations/api-keys

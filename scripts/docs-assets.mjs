@@ -1,6 +1,6 @@
 // Copies the API reference's browser build (@scalar/api-reference, from node_modules) into public/, which
 // wrangler serves as static assets (assets in wrangler.jsonc), so /api/v1/docs needs no CDN. Runs on
-// `npm install` / `npm ci` (the `prepare` script); public/ is generated, never committed.
+// `npm install` / `npm ci` (the `prepare` script); public/api/ is generated, never committed (public/dashboard/ is source).
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
