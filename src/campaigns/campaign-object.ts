@@ -15,6 +15,7 @@ import { completeSettings, mergeSettings, validateSettings, type CampaignSetting
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
 import { BackgroundImport } from "./csv/background";
 import type { ImportSpec } from "./csv/rules";
+import { CampaignEvents } from "./engine/events";
 import { contactsPage, dispositionCounts, recordDisposition, type RunOutcome } from "./engine/contact-runs";
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
@@ -58,6 +59,7 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly timers: Timers;
   private readonly window: CallingWindow;
   private readonly summary: SummaryMirror;
+  private readonly events: CampaignEvents;
   private readonly imports: BackgroundImport;
   private readonly pace = new PaceWindow();
   private dispatching = false;
@@ -78,6 +80,7 @@ export class CampaignObject extends DurableObject<Env> {
       (c) => this.settings(c).schedule_config,
     );
     this.summary = new SummaryMirror(this.db, this.timers, env);
+    this.events = new CampaignEvents(ctx);
     this.imports = new BackgroundImport({
       db: this.db,
       storage: ctx.storage,
@@ -235,6 +238,7 @@ export class CampaignObject extends DurableObject<Env> {
       completed: k.completed,
       failed: k.failed,
       pending: k.pending,
+      retry_waiting: k.awaiting_retry,
       in_progress: k.in_progress,
       completion_percentage: pct,
       next_window_at: this.window.nextOpening(c),
@@ -923,6 +927,23 @@ export class CampaignObject extends DurableObject<Env> {
   private async settle(): Promise<void> {
     await this.summary.flush();
     await this.timers.rearm();
+    await this.events.publish(() => this.progress());
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Pushed progress (engine/events.ts): the Worker's events route hands the upgrade here.
+
+  async fetch(request: Request): Promise<Response> {
+    if (!this.campaign()) return new Response("Campaign not found", { status: 404 });
+    return this.events.accept(request, await this.progress());
+  }
+
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.events.onMessage(ws, message);
+  }
+
+  async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.events.onClose(ws, code, reason);
   }
 }
 

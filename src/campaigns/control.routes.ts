@@ -58,7 +58,10 @@ const Progress = z
     completed: z.number().int().openapi({ description: "Contacts whose final outcome was successful" }),
     failed: z.number().int().openapi({ description: "Contacts with no attempts left and no success" }),
     pending: z.number().int().openapi({ description: "Contacts not attempted yet" }),
-    in_progress: z.number().int().openapi({ description: "Calls being started or in progress" }),
+    retry_waiting: z.number().int().openapi({ description: "Contacts called at least once whose next attempt waits (its delay, or the next window)" }),
+    in_progress: z.number().int().openapi({
+      description: "Calls being started or in progress. pending + retry_waiting + in_progress + completed + failed = total at every moment",
+    }),
     completion_percentage: z.number(),
     next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
     dispositions: z.record(z.string(), z.int()).openapi({ description: "Calls per disposition the voice agent chose (call_disposition_codes)" }),
@@ -107,6 +110,17 @@ const resultsCsvRoute = createRoute({
     "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, and `run_ids` (`;`-separated). Text a spreadsheet would run as a formula is prefixed with `'`.",
   request: { params },
   responses: { 200: { description: "CSV (RFC 4180, CRLF)", content: { "text/csv": { schema: z.string() } } }, ...errors(401, 404, 422) },
+});
+
+const eventsRoute = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/events",
+  tags,
+  summary: "Pushed progress: a WebSocket that sends the campaign's progress at once and after every change",
+  description:
+    'Upgrade with `Upgrade: websocket`. Each message is `{"type": "progress", "data": <the progress object>}`; `ping` is answered with `{"type": "pong"}`. A browser, which cannot set headers on a WebSocket, offers the subprotocols `edgedial.events` and its API key (`new WebSocket(url, ["edgedial.events", key])`); the answer selects `edgedial.events`. Idle watchers cost nothing (the campaign\'s object hibernates them).',
+  request: { params },
+  responses: { 101: { description: "Switching Protocols: the progress follows as messages" }, ...errors(401, 404, 422, 426) },
 });
 
 const operation = (verb: "start" | "pause" | "resume" | "cancel", summary: string) =>
@@ -275,6 +289,12 @@ export const campaignControlRouter = createRouter()
     await owned(c.env, c.get("orgId"), campaign_id);
     const page = await campaignStub(c.env, campaign_id).contacts(decodeCursor(cursor) ?? 0, limit);
     return c.json({ items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null }, 200);
+  })
+  .openapi(eventsRoute, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade", { Upgrade: "websocket" });
+    await owned(c.env, c.get("orgId"), campaign_id);
+    return (await c.env.CAMPAIGN.get(c.env.CAMPAIGN.idFromName(String(campaign_id))).fetch(c.req.raw)) as never;
   })
   .openapi(resultsCsvRoute, async (c) => {
     const { campaign_id } = c.req.valid("param");

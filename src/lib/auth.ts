@@ -23,7 +23,11 @@ export function presentedKey(headers: Headers): string | null {
   if (direct) return direct;
   const auth = headers.get("authorization")?.trim();
   const m = auth ? /^Bearer\s+(.+)$/i.exec(auth) : null;
-  return m ? m[1].trim() : null;
+  if (m) return m[1].trim();
+  // A browser cannot set headers on a WebSocket: it offers `edgedial.events, <key>` as its subprotocols instead.
+  if (headers.get("upgrade")?.toLowerCase() !== "websocket") return null;
+  const [name, key] = (headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
+  return name === "edgedial.events" && key ? key : null;
 }
 
 const unauthenticated = (msg: string) => new ApiError(401, msg, { "WWW-Authenticate": "Bearer" });

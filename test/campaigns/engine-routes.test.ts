@@ -122,6 +122,8 @@ describe("campaign operations over HTTP", () => {
       completed: 1,
       failed: 0,
       pending: 0,
+      // The busy contact waits for its retry: every contact is counted somewhere (4 = 0 + 1 + 2 + 1 + 0).
+      retry_waiting: 1,
       in_progress: 2,
       completion_percentage: 100,
       next_window_at: null,

@@ -65,6 +65,7 @@ export type CampaignProgress = {
   completed: number;
   failed: number;
   pending: number;
+  retry_waiting: number;
   in_progress: number;
   completion_percentage: number;
   next_window_at: string | null;
