@@ -6,13 +6,14 @@ import { campaigns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
-import { ApiError, conflict, invalid, zodIssuesToItems, type ValidationItem } from "../lib/errors";
+import { ApiError, conflict, invalid, notFound, zodIssuesToItems, type ValidationItem } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
+import { deleteCampaign } from "./delete";
 import { isFinished, refusal } from "./transitions";
 import {
   SETTINGS_FIELDS,
@@ -147,6 +148,17 @@ const patch = createRoute({
   responses: { 200: json(Campaign), ...errors(401, 404, 409, 422) },
 });
 
+const remove = createRoute({
+  method: "delete",
+  path: "/campaign/{campaign_id}",
+  tags,
+  summary: "Delete a campaign that is not running (draft, completed, cancelled or failed)",
+  description:
+    "Its contacts, its uploaded CSV (unless another campaign was made from the same file) and its calls' recordings go; its runs stay as call history. A running, paused or importing campaign, or one whose calls are still in progress, is a 409.",
+  request: { params: idParam("campaign_id") },
+  responses: { 204: { description: "Deleted" }, ...errors(401, 404, 409, 422) },
+});
+
 /** The merged settings must still be valid as a whole (e.g. a schedule patched onto none needs its slots). */
 function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): void {
   const check = validateSettings(merged);
@@ -206,6 +218,28 @@ export const campaignRecordsRouter = createRouter()
   .openapi(get, async (c) => {
     const { campaign_id } = c.req.valid("param");
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
+  })
+  .openapi(remove, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const orgId = c.get("orgId");
+    const db = getDb(c.env);
+    const row = await db
+      .select({ id: campaigns.id, state: campaigns.state, sourceId: campaigns.sourceId, name: campaigns.name })
+      .from(campaigns)
+      .where(and(eq(campaigns.id, campaign_id), eq(campaigns.orgId, orgId), ne(campaigns.state, CREATING)))
+      .get();
+    if (!row) throw notFound("Campaign");
+    // The object's state is the truth (D1 mirrors it a moment later).
+    // A campaign whose contacts went before a failure (a second DELETE finishing the first) has only its D1 row.
+    const state = await campaignStub(c.env, campaign_id)
+      .snapshot()
+      .then(
+        (s) => s.state,
+        (err) => (err instanceof ApiError && err.status === 404 ? row.state : Promise.reject(err)),
+      );
+    const done = await deleteCampaign(c.env, db, orgId, { ...row, state }, campaignStub(c.env, campaign_id));
+    await audit(c, db, { action: "delete", resourceType: "campaign", resourceId: campaign_id, summary: { name: row.name, ...done } });
+    return c.body(null, 204);
   })
   .openapi(patch, async (c) => {
     const { campaign_id } = c.req.valid("param");
