@@ -215,6 +215,8 @@ async function runOne(
           all: async () => ({ results: [] }),
         }),
       }),
+      // The summary's write goes in a batch beside a read of the row's state (webhook events).
+      batch: async (statements: { run: () => Promise<unknown> }[]) => Promise.all(statements.map((st) => st.run())),
     } as unknown as D1Database,
   } as Env;
 
