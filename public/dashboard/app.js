@@ -250,10 +250,51 @@ async function agentsPage() {
 }
 
 /**
- * Where a campaign's progress comes from. Today: polling GET /campaign/{id}/progress every 2 s. A pushed source
- * (WebSocket or server-sent events) can replace it with the same shape: call onProgress(progress) per update,
- * onError(err) on failure, and return a stop function.
+ * Where a campaign's progress comes from. Each source has one shape: it calls onProgress(progress) per update and
+ * onError(err) on failure, and returns a stop function. pushedProgressSource is the WebSocket GET /campaign/{id}/events;
+ * when it cannot connect or closes, pollingProgressSource (GET /campaign/{id}/progress every 2 s) takes over.
  */
+function pushedProgressSource(campaignId, onProgress, onError, onSource) {
+  let stopped = false;
+  let fallback = null;
+  const poll = () => {
+    if (stopped || fallback) return;
+    fallback = pollingProgressSource(campaignId, onProgress, onError);
+    onSource("polled every 2 s");
+  };
+  let socket;
+  try {
+    const url = new URL(`${API}/campaign/${campaignId}/events`, location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    // A browser cannot set X-API-Key on a WebSocket: the API takes the key as the second subprotocol offered.
+    socket = new WebSocket(url, ["edgedial.events", getKey() ?? ""]);
+  } catch {
+    poll();
+    return () => {
+      stopped = true;
+      fallback?.();
+    };
+  }
+  socket.addEventListener("message", (e) => {
+    let msg;
+    try {
+      msg = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    if (!stopped && msg?.type === "progress" && msg.data) {
+      onSource("pushed live");
+      onProgress(msg.data);
+    }
+  });
+  socket.addEventListener("close", poll);
+  return () => {
+    stopped = true;
+    socket.close();
+    fallback?.();
+  };
+}
+
 function pollingProgressSource(campaignId, onProgress, onError) {
   let stopped = false;
   let timer = 0;
@@ -344,7 +385,7 @@ async function campaignPage(id) {
     "dl",
     { class: "facts" },
     h("dt", {}, "State"),
-    h("dd", {}, stateEl),
+    h("dd", { "aria-live": "polite" }, stateEl),
     h("dt", {}, "Agent"),
     h("dd", {}, campaign.workflow_name),
     h("dt", {}, "Created"),
@@ -354,7 +395,8 @@ async function campaignPage(id) {
   );
   const controls = h("div", { class: "controls", role: "group", "aria-label": "Campaign controls" });
   const counters = h("dl", { class: "counters", "aria-label": "Progress" });
-  const status = h("p", { class: "hint", "aria-live": "polite", id: "progress-note" });
+  // Updated every tick, so not a live region; state changes are announced by the state's own (polite) region.
+  const status = h("p", { class: "hint", id: "progress-note" });
   const overTime = h("figure", {}, h("figcaption", {}, "Processed contacts over time"));
   const outcomes = h("figure", {}, h("figcaption", {}, "Call outcomes"));
   const runsBody = h("tbody");
@@ -439,7 +481,7 @@ async function campaignPage(id) {
     );
     status.textContent = `${p.processed} of ${p.total} contacts processed (${Math.round(p.completion_percentage ?? p.progress_percentage ?? 0)}%)${
       p.next_window_at ? `; outside the schedule until ${fmtTime(p.next_window_at)}` : ""
-    }. Updated ${new Date().toLocaleTimeString()}.`;
+    }. Updated ${new Date().toLocaleTimeString()} (${source}).`;
     samples.push({ t: Date.now(), v: p.processed });
     if (samples.length > 900) samples.shift();
     overTime.replaceChildren(overTime.firstChild, lineChart(samples, `Processed contacts over time: ${p.processed} of ${p.total} now`));
@@ -498,7 +540,8 @@ async function campaignPage(id) {
 
   renderControls(campaign.state);
   refresh(false);
-  const stop = pollingProgressSource(
+  let source = "connecting";
+  const stop = pushedProgressSource(
     id,
     (p) => {
       renderProgress(p);
@@ -509,6 +552,9 @@ async function campaignPage(id) {
       }
     },
     showError,
+    (how) => {
+      source = how;
+    },
   );
   return stop;
 }

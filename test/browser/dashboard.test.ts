@@ -29,6 +29,8 @@ let campaignId: number;
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-dashboard-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
+/** WebSockets the pages opened (CDP's requestWillBeSent does not see them). */
+const sockets: string[] = [];
 
 const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
 
@@ -140,6 +142,7 @@ async function openPage(): Promise<Page> {
     if (m.type() === "error") consoleErrors.push(m.text());
   });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  page.on("websocket", (ws) => sockets.push(ws.url()));
   return page;
 }
 
@@ -200,6 +203,10 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Dashboard reminders", level: 1 }).isVisible()).toBe(true);
     const counter = (name: string) => page.locator(`[data-counter="${name}"] dd`);
     await expect.poll(() => counter("pending").textContent()).toBe("3");
+    // The progress comes pushed over the campaign's events WebSocket (same origin, the key as a subprotocol).
+    await expect.poll(() => page.locator("#progress-note").textContent()).toContain("pushed live");
+    expect(sockets).toContain(`${origin.replace(/^http/, "ws")}/api/v1/campaign/${campaignId}/events`);
+    expect(await counter("retry_waiting").textContent()).toBe("0");
     expect(await counter("total").textContent()).toBe("3");
     const controls = page.getByRole("group", { name: "Campaign controls" });
     expect(await controls.getByRole("button").allTextContents()).toEqual(["Start", "Cancel campaign"]);
@@ -268,13 +275,16 @@ describe("dashboard in a browser", () => {
     await page.waitForLoadState("networkidle");
     // The one console error is Chromium's note of the deliberate 401 of the wrong key.
     expect(consoleErrors.filter((m) => !m.includes("status of 401"))).toEqual([]);
+    expect(sockets.every((url) => url.startsWith(`${origin.replace(/^http/, "ws")}/`))).toBe(true);
     const offOrigin = [...requested].filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"));
     expect(offOrigin).toEqual([]);
     await page.close();
   });
 
-  it("pause, resume and cancel are each confirmed and offered only in the states that allow them", async () => {
+  it("pause, resume and cancel are each confirmed and offered only in the states that allow them (progress polled when no WebSocket connects)", async () => {
     const page = await openPage();
+    // No pushed progress on this page: the events WebSocket is closed at once, and the page falls back to polling.
+    await page.routeWebSocket(/\/events$/, (ws) => ws.close());
     await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
     await page.getByLabel("API key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -299,6 +309,7 @@ describe("dashboard in a browser", () => {
       await expect.poll(() => state.textContent()).toBe(next);
     };
     await expect.poll(() => state.textContent()).toBe("running");
+    await expect.poll(() => page.locator("#progress-note").textContent()).toContain("polled every 2 s");
     await act("Pause", "paused");
     expect(await controls.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel campaign"]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-paused.png"), fullPage: true });
