@@ -5,9 +5,9 @@ import { DurableObject } from "cloudflare:workers";
 import type { LeaseRequest, LeaseResult } from "./leases";
 import { clock } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
-import { take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";
+import { refill, take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";
 import { ORGANIZATION_MIGRATIONS, type RateLimitOverrideRow, type WaiterRow } from "./organization-schema";
-import { DEFAULT_RATE_LIMITS, rateLimitsOf, type RateLimits, type RequestDecision } from "./rate-limits";
+import { DEFAULT_RATE_LIMITS, maxRequestBatch, rateLimitsOf, type RateLimits, type RequestDecision } from "./rate-limits";
 
 export const DEFAULT_ORG_MAX_CONCURRENT_CALLS = 20;
 
@@ -54,13 +54,31 @@ export class OrganizationObject extends DurableObject<Env> {
     this.buckets.set(name, state);
   }
 
-  /** One authenticated API request by `keyId`: a token from the key's request bucket (request-limit.ts). */
-  takeRequest(keyId: number): RequestDecision {
+  /**
+   * An authenticated API request by `keyId`: a token from the key's request bucket (request-limit.ts), plus up to
+   * `want - 1` more for the asking isolate to hold (at most maxRequestBatch, and only what the bucket has). `giveBack`
+   * returns tokens an earlier batch left unspent (capped at the burst, as if never taken).
+   */
+  takeRequest(keyId: number, want = 1, giveBack = 0): RequestDecision {
     const limit = this.limits().requestsPerKey;
     const name = `req:${keyId}`;
-    const r = take(this.buckets.get(name), limit, clock.now());
-    this.keep(name, r.state);
-    return { ok: r.ok, retryAfterSeconds: r.retryAfterSeconds, state: r.state, limit };
+    const now = clock.now();
+    const batch = maxRequestBatch(limit);
+    let state = this.buckets.get(name);
+    const back = Math.min(batch - 1, Math.max(0, Math.floor(giveBack) || 0));
+    if (back > 0) {
+      const filled = refill(state, limit, now);
+      state = { tokens: Math.min(limit.burst, filled.tokens + back), at: filled.at };
+    }
+    const r = take(state, limit, now);
+    if (!r.ok) {
+      this.keep(name, r.state);
+      return { ok: false, granted: 0, retryAfterSeconds: r.retryAfterSeconds, state: r.state, limit };
+    }
+    const extra = Math.max(0, Math.min((Math.floor(want) || 1) - 1, batch - 1, Math.floor(r.state.tokens)));
+    const after = { tokens: r.state.tokens - extra, at: r.state.at };
+    this.keep(name, after);
+    return { ok: true, granted: 1 + extra, retryAfterSeconds: 0, state: after, limit };
   }
 
   /** A call start's tokens from the organization's and the key's buckets, both or neither; spent on `commit()`. */

@@ -43,5 +43,17 @@ export function rateLimitsOf(env: LimitVars): RateLimits {
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, RATE_LIMIT_EXCEEDED, { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 
-/** What the organization's object answers for one API request. */
-export type RequestDecision = { ok: boolean; retryAfterSeconds: number; state: BucketState; limit: BucketLimit };
+/**
+ * Request tokens are handed to an isolate in batches (request-limit.ts): it may hold the extra ones this long, and at
+ * most REQUEST_BATCH_MAX - 1 of them (fewer at low rates: maxRequestBatch). Unspent ones go back at its next ask.
+ */
+export const REQUEST_HOLD_MS = 1_000;
+export const REQUEST_BATCH_MAX = 32;
+
+/** The most tokens one ask takes for `limit`: at most a second's worth, so a key limited to 1/s is never batched. */
+export function maxRequestBatch(limit: BucketLimit): number {
+  return Math.max(1, Math.min(REQUEST_BATCH_MAX, Math.floor((limit.rate * REQUEST_HOLD_MS) / 1000)));
+}
+
+/** What the organization's object answers for an API request: `granted` tokens (this request's and any extra to hold). */
+export type RequestDecision = { ok: boolean; granted: number; retryAfterSeconds: number; state: BucketState; limit: BucketLimit };

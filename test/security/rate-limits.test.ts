@@ -6,7 +6,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { organizationStub } from "../../src/organizations/organization-object";
-import { DEFAULT_RATE_LIMITS, rateLimitsOf } from "../../src/organizations/rate-limits";
+import { DEFAULT_RATE_LIMITS, maxRequestBatch, rateLimitsOf, REQUEST_BATCH_MAX, type RequestDecision } from "../../src/organizations/rate-limits";
 import { call, createOrg, type Org } from "../helpers";
 import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup, CONTEXT } from "../calls/support";
 
@@ -20,6 +20,10 @@ async function secondKey(org: Org): Promise<string> {
   const res = await call("POST", "/api/v1/organizations/api-keys", { key: org.key, body: { name: "second" } });
   expect(res.status, res.text).toBe(200);
   return res.json.key;
+}
+
+function expectRefused(d: RequestDecision) {
+  expect([d.ok, d.granted, d.retryAfterSeconds]).toEqual([false, 0, 1]);
 }
 
 function expectRateLimited(res: Awaited<ReturnType<typeof call>>, retryAfter?: number) {
@@ -134,6 +138,45 @@ describe("API requests per key", () => {
     expectRateLimited(await call("GET", "/api/v1/workflow/fetch", { key: org.key }));
     expect((await call("GET", "/api/v1/workflow/fetch", { key: "edk_nope" })).status).toBe(401);
     for (let i = 0; i < 3; i++) expect((await call("GET", "/api/v1/health")).status).toBe(200);
+  });
+});
+
+describe("API requests per key, in batches per isolate", () => {
+  it("a busy key asks its organization's object once per batch; admissions, 429 and Retry-After stay the exact bucket's", async () => {
+    const org = await createOrg();
+    const stub = organizationStub(env, org.id);
+    await stub.setRateLimits({ requestsPerKey: { rate: 10, burst: 100 } }); // batches of up to 10 (a second's worth)
+    const t0 = Date.now();
+    clock.set(t0);
+    const list = () => call("GET", "/api/v1/workflow/fetch", { key: org.key });
+    for (let i = 0; i < 50; i++) expect((await list()).status).toBe(200);
+    // The object has lent this isolate tokens it has not spent yet: the bucket shows less than the 50 left.
+    const seen = await stub.takeRequest(999_999_999); // another key: reads the limit without touching this one
+    expect(maxRequestBatch(seen.limit)).toBe(10);
+    // A quiet 1.1 s: the batch's unspent tokens expire here and go back with the next ask, so exactly
+    // 50 + 11 requests pass, then 429 with the exact bucket's Retry-After.
+    clock.set(t0 + 1_100);
+    for (let i = 0; i < 61; i++) expect((await list()).status, `request ${i}`).toBe(200);
+    expectRateLimited(await list(), 1);
+    clock.set(t0 + 1_200);
+    expect((await list()).status).toBe(200);
+    expectRateLimited(await list(), 1);
+  });
+
+  it("the object grants at most a batch, never more than the bucket holds, and takes unspent tokens back up to the burst", async () => {
+    const org = await createOrg();
+    const stub = organizationStub(env, org.id);
+    await stub.setRateLimits({ requestsPerKey: { rate: 20, burst: 25 } });
+    clock.set(Date.now());
+    const first = await stub.takeRequest(7, REQUEST_BATCH_MAX);
+    expect([first.ok, first.granted, first.state.tokens]).toEqual([true, 20, 5]); // a second's worth: 20
+    const second = await stub.takeRequest(7, REQUEST_BATCH_MAX);
+    expect([second.ok, second.granted, second.state.tokens]).toEqual([true, 5, 0]); // what is left
+    expectRefused(await stub.takeRequest(7, REQUEST_BATCH_MAX));
+    const back = await stub.takeRequest(7, 1, 4); // four unspent tokens returned, one of them taken at once
+    expect([back.ok, back.granted, back.state.tokens]).toEqual([true, 1, 3]);
+    const capped = await stub.takeRequest(8, 1, 1_000); // a return never lifts the bucket past its burst
+    expect(capped.state.tokens).toBe(24);
   });
 });
 
