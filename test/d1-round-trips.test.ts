@@ -5,6 +5,7 @@ import { clock } from "../src/lib/clock";
 import { clearKeyCache } from "../src/lib/key-cache";
 import { seedCampaign, setupOrg } from "./campaigns/support";
 import { countedCall } from "./d1-counter";
+import { call } from "./helpers";
 
 const rows: string[] = [];
 afterAll(() => console.log(`D1 round trips per request\n${rows.join("\n")}`));
@@ -16,8 +17,10 @@ describe("D1 round trips per request", () => {
     const routes: [string, string, number, number][] = [
       // path, label, expected trips with the key read from D1, and from the cache
       ["/api/v1/health", "GET /api/v1/health", 1, 1],
-      [`/api/v1/campaign/${campaign.id}/progress`, "GET /api/v1/campaign/{id}/progress", 2, 1],
-      [`/api/v1/organizations/telephony-configs/${o.configId}`, "GET /api/v1/organizations/telephony-configs/{id}", 3, 2],
+      // progress: D1 only until this isolate has seen the campaign exist; then the campaign's object alone
+      [`/api/v1/campaign/${campaign.id}/progress`, "GET /api/v1/campaign/{id}/progress", 2, 0],
+      // the configuration and its numbers: one batch
+      [`/api/v1/organizations/telephony-configs/${o.configId}`, "GET /api/v1/organizations/telephony-configs/{id}", 2, 1],
     ];
     clock.set(Date.now()); // last_used_at already written this minute by the setup: no write in the counts
     try {
@@ -33,5 +36,25 @@ describe("D1 round trips per request", () => {
     } finally {
       clock.set(null);
     }
+  });
+});
+
+describe("progress without D1", () => {
+  it("another organization's campaign and one still being created stay 404 once the isolate knows the id", async () => {
+    const a = await setupOrg();
+    const b = await setupOrg();
+    const campaign = await seedCampaign(a);
+    const path = `/api/v1/campaign/${campaign.id}/progress`;
+    expect((await call("GET", path, { key: a.org.key })).status).toBe(200); // the id is known from here on
+    const other = await countedCall("GET", path, b.org.key);
+    expect(other.status).toBe(404);
+    expect(other.trips).toBe(0); // refused by the campaign's object itself
+    expect((await call("GET", path, { key: b.org.key })).json).toEqual({ detail: "Campaign not found" });
+    // The object refuses a campaign whose contacts are still being imported by a create, whatever the isolate knows.
+    const creating = await seedCampaign(a, { finish: false });
+    expect(await creating.stub.progressFor(a.org.id)).toBeNull();
+    expect(await campaign.stub.progressFor(b.org.id)).toBeNull();
+    expect((await campaign.stub.progressFor(a.org.id))?.campaign_id).toBe(campaign.id);
+    expect((await call("GET", `/api/v1/campaign/${creating.id}/progress`, { key: a.org.key })).status).toBe(404);
   });
 });

@@ -246,6 +246,16 @@ export class CampaignObject extends DurableObject<Env> {
     };
   }
 
+  /**
+   * progress() for the Worker's route without a D1 lookup first: null (the route's 404, as for an unknown campaign)
+   * unless the campaign is `orgId`'s and no longer being created (a create or redial fills a `draft` until finishImport).
+   */
+  async progressFor(orgId: number): Promise<CampaignProgress | null> {
+    const c = this.campaign();
+    if (!c || c.org_id !== orgId || (c.state === "draft" && !c.import_done)) return null;
+    return this.progress();
+  }
+
   /** Contacts in row order with their attempts' runs and dispositions, a page after contact id `after`. */
   async contacts(after: number, limit: number, withContext = false): Promise<ReturnType<typeof contactsPage>> {
     this.need();

@@ -1,12 +1,12 @@
 // Telephony configurations: providers, configurations, and (in phone-numbers.routes.ts) their numbers.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
+import { and, asc, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { clock, isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
-import { ApiError, conflict, zodIssuesToItems } from "../lib/errors";
+import { ApiError, conflict, notFound, zodIssuesToItems } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
@@ -241,8 +241,30 @@ const configsRouter = createRouter()
   )
   .openapi(getOne, async (c) => {
     const db = getDb(c.env);
-    const row = await getConfig(db, c.get("orgId"), c.req.valid("param").config_id);
-    return c.json(await viewOf(db, row), 200);
+    const orgId = c.get("orgId");
+    const id = c.req.valid("param").config_id;
+    // One D1 round trip: the configuration and its active numbers (in activeNumbersOf's order) in one batch.
+    const [rows, numbers] = await db.batch([
+      db
+        .select()
+        .from(telephonyConfigs)
+        .where(and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId))),
+      db
+        .select({ address: phoneNumbers.address })
+        .from(phoneNumbers)
+        .where(and(eq(phoneNumbers.configId, id), eq(phoneNumbers.orgId, orgId), eq(phoneNumbers.isActive, true)))
+        .orderBy(desc(phoneNumbers.isDefaultCallerId), asc(phoneNumbers.id)),
+    ]);
+    const row = rows[0];
+    if (!row) throw notFound(CONFIG_NOT_FOUND);
+    return c.json(
+      configView(
+        getProvider(row.provider),
+        row,
+        numbers.map((n) => n.address),
+      ),
+      200,
+    );
   })
   .openapi(verify, async (c) => {
     const db = getDb(c.env);
