@@ -178,26 +178,64 @@ function stateBadge(state) {
   return h("span", { class: "state" }, state);
 }
 
+/**
+ * A table body of one list's rows with a "Show more" button while the API has another page (next_cursor).
+ * Returns [tbody, button or null]; the caption counts the rows shown.
+ */
+function pagedRows(list, path, rowOf, caption, noun) {
+  const body = h("tbody", {}, list.items.map(rowOf));
+  let shown = list.items.length;
+  const count = () => {
+    caption.textContent = `${shown} ${noun}${shown === 1 ? "" : "s"}${more.hidden ? "" : " shown"}, newest first`;
+  };
+  const more = h(
+    "button",
+    {
+      type: "button",
+      onclick: async () => {
+        try {
+          const next = await api(`${path}&cursor=${encodeURIComponent(cursor)}`);
+          body.append(...next.items.map(rowOf));
+          shown += next.items.length;
+          cursor = next.next_cursor;
+          more.hidden = !cursor;
+          count();
+        } catch (err) {
+          showError(err);
+        }
+      },
+    },
+    `Show more ${noun}s`,
+  );
+  let cursor = list.next_cursor;
+  more.hidden = !cursor;
+  count();
+  return [body, more];
+}
+
+const campaignRow = (c) =>
+  h(
+    "tr",
+    {},
+    h("td", {}, h("a", { href: `#/campaigns/${c.id}` }, c.name)),
+    h("td", {}, stateBadge(c.state)),
+    h("td", { class: "num" }, c.total_rows),
+    h("td", { class: "num" }, c.processed_rows),
+    h("td", { class: "num" }, c.failed_rows),
+    h("td", {}, c.workflow_name),
+    h("td", {}, fmtTime(c.created_at)),
+  );
+
 async function campaignsPage() {
   const heading = page("Campaigns", h("p", {}, "Loading…"));
-  const list = await load("/campaign?limit=100");
-  const rows = list.items.map((c) =>
-    h(
-      "tr",
-      {},
-      h("td", {}, h("a", { href: `#/campaigns/${c.id}` }, c.name)),
-      h("td", {}, stateBadge(c.state)),
-      h("td", { class: "num" }, c.total_rows),
-      h("td", { class: "num" }, c.processed_rows),
-      h("td", { class: "num" }, c.failed_rows),
-      h("td", {}, c.workflow_name),
-      h("td", {}, fmtTime(c.created_at)),
-    ),
-  );
+  const path = "/campaign?limit=50";
+  const list = await load(path);
+  const caption = h("caption");
+  const [body, more] = pagedRows(list, path, campaignRow, caption, "campaign");
   const table = h(
     "table",
     {},
-    h("caption", {}, `${list.items.length} campaign${list.items.length === 1 ? "" : "s"}, newest first`),
+    caption,
     h(
       "thead",
       {},
@@ -209,18 +247,35 @@ async function campaignsPage() {
         ),
       ),
     ),
-    h("tbody", {}, rows),
+    body,
   );
-  main.replaceChildren(heading, list.items.length ? table : h("p", {}, "No campaigns yet. Create one through the API (POST /api/v1/campaign/create)."));
+  main.replaceChildren(
+    heading,
+    ...(list.items.length ? [table, more] : [h("p", {}, "No campaigns yet. Create one through the API (POST /api/v1/campaign/create).")]),
+  );
 }
+
+const agentRow = (a) =>
+  h(
+    "tr",
+    {},
+    h("td", {}, a.name),
+    h("td", {}, stateBadge(a.status)),
+    h("td", { class: "num" }, a.version_number),
+    h("td", { class: "num" }, a.total_runs),
+    h("td", {}, fmtTime(a.updated_at)),
+  );
 
 async function agentsPage() {
   const heading = page("Agents", h("p", {}, "Loading…"));
-  const list = await load("/workflow/fetch?limit=100");
+  const path = "/workflow/fetch?limit=50";
+  const list = await load(path);
+  const caption = h("caption");
+  const [body, more] = pagedRows(list, path, agentRow, caption, "agent");
   const table = h(
     "table",
     {},
-    h("caption", {}, `${list.items.length} agent${list.items.length === 1 ? "" : "s"}, newest first`),
+    caption,
     h(
       "thead",
       {},
@@ -230,23 +285,9 @@ async function agentsPage() {
         ["Name", "Status", "Version", "Total runs", "Updated"].map((t, i) => h("th", { scope: "col", class: i === 2 || i === 3 ? "num" : null }, t)),
       ),
     ),
-    h(
-      "tbody",
-      {},
-      list.items.map((a) =>
-        h(
-          "tr",
-          {},
-          h("td", {}, a.name),
-          h("td", {}, stateBadge(a.status)),
-          h("td", { class: "num" }, a.version_number),
-          h("td", { class: "num" }, a.total_runs),
-          h("td", {}, fmtTime(a.updated_at)),
-        ),
-      ),
-    ),
+    body,
   );
-  main.replaceChildren(heading, list.items.length ? table : h("p", {}, "No agents yet."));
+  main.replaceChildren(heading, ...(list.items.length ? [table, more] : [h("p", {}, "No agents yet.")]));
 }
 
 /**

@@ -175,6 +175,8 @@ describe("dashboard in a browser", () => {
 
     // Keyboard: Tab reaches the key field; a wrong key shows the API's 401 message in the alert region.
     expect(await tabTo(page, "api-key")).toBe(true);
+    // Keyboard focus is visible (:focus-visible outline).
+    expect(await page.evaluate("getComputedStyle(document.activeElement).outlineStyle")).toBe("solid");
     await page.keyboard.type("edk_wrong");
     await page.keyboard.press("Enter");
     const alert = page.getByRole("alert");
@@ -295,6 +297,16 @@ describe("dashboard in a browser", () => {
     await http("PUT", presign.upload_url, csv, { "Content-Type": "text/csv" });
     const second = await api("POST", "/campaign/create", { name: "Paused reminders", workflow_id: first.workflow_id, source_url: presign.file_key });
     await api("POST", `/campaign/${second.id}/start`);
+
+    // Paging: with the list's page size cut to 1 (the request rewritten in the browser), "Show more" fetches the next page.
+    await page.route("**/api/v1/campaign?limit=50*", (route) => route.continue({ url: route.request().url().replace("limit=50", "limit=1") }));
+    await page.reload();
+    await expect.poll(() => page.getByRole("link", { name: "Paused reminders" }).isVisible()).toBe(true);
+    expect(await page.getByRole("link", { name: "Dashboard reminders" }).count()).toBe(0);
+    await page.getByRole("button", { name: "Show more campaigns" }).click();
+    await expect.poll(() => page.getByRole("link", { name: "Dashboard reminders" }).isVisible()).toBe(true);
+    expect(await page.getByRole("button", { name: "Show more campaigns" }).isHidden()).toBe(true);
+    expect(await page.locator("caption").textContent()).toBe("2 campaigns, newest first");
 
     await page.goto(`${origin}/dashboard/#/campaigns/${second.id}`);
     const controls = page.getByRole("group", { name: "Campaign controls" });
