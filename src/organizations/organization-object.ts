@@ -101,7 +101,8 @@ export class OrganizationObject extends DurableObject<Env> {
 
   /**
    * Overrides this organization's rate limits (tests, or an organization allowed more); null clears every override,
-   * a limit set to null clears that one. Effective at once.
+   * a limit set to null clears that one. Effective at once for every ask from then on; request tokens an isolate
+   * already holds (less than a batch, request-limit.ts) are still spent within the second.
    */
   setRateLimits(overrides: { [K in keyof RateLimits]?: BucketLimit | null } | null): void {
     for (const name of Object.keys(DEFAULT_RATE_LIMITS) as (keyof RateLimits)[]) {
