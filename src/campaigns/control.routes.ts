@@ -21,7 +21,6 @@ import { DEFAULT_REDIAL_OUTCOMES } from "./outcomes";
 import { CONFIG_GONE, redialCampaign } from "./redial";
 import { resultsCsv } from "./results-csv";
 import { nextState, refusal } from "./transitions";
-import type { CampaignObject } from "./campaign-object";
 import type { CampaignState } from "./object-api";
 import { campaignStub } from "./stub";
 import { CAMPAIGN_STATES, Campaign, CampaignLog, CREATING, campaignView } from "./view";
@@ -290,7 +289,7 @@ export const campaignControlRouter = createRouter()
       if (knownCampaigns.size >= MAX_KNOWN_CAMPAIGNS) knownCampaigns.clear();
       knownCampaigns.add(campaign_id);
     }
-    const answer = await (campaignStub(c.env, campaign_id) as unknown as Pick<CampaignObject, "progressFor">).progressFor(orgId);
+    const answer = await campaignStub(c.env, campaign_id).progressFor(orgId);
     if (!answer) throw notFound("Campaign");
     return c.json(answer, 200);
   })

@@ -16,6 +16,7 @@ export type CampaignRpc = Pick<
   | "discard"
   | "snapshot"
   | "progress"
+  | "progressFor"
   | "logs"
   | "contacts"
   | "onRunOutcome"
