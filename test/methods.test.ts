@@ -29,7 +29,7 @@ describe("methods a path does not support", () => {
 
     const campaign = await call("PUT", "/api/v1/campaign/1", { key: org.key, body: {} });
     expect(campaign.status).toBe(405);
-    expect(campaign.headers.get("allow")).toBe("GET, HEAD, PATCH");
+    expect(campaign.headers.get("allow")).toBe("DELETE, GET, HEAD, PATCH");
   });
 
   it("every documented path answers 405 for each method it does not document, with Allow matching the document", async () => {

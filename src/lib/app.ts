@@ -2,7 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
-import { notFoundOrNotAllowed } from "./allowed-methods";
+import { allowedMethods, notFoundOrNotAllowed } from "./allowed-methods";
 import { requireApiKey } from "./auth";
 import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
@@ -10,6 +10,9 @@ import { ApiErrorWithFields } from "./error-fields";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
 import { NOT_FOUND_ISSUE } from "./schemas";
 import type { AppEnv } from "./types";
+
+/** A path parameter that names nothing: the resource's 404, unless a literal route owns the path (then 405). */
+class PathNamesNothing extends ApiError {}
 
 const LOC_OF_TARGET: Record<string, string> = { json: "body", form: "body", param: "path", query: "query", header: "header", cookie: "cookie" };
 
@@ -20,7 +23,7 @@ const defaultHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
     // A path that names nothing (a malformed id) is the resource's 404, not a validation error.
     if (r.target === "param") {
       const named = r.error.issues.find((i) => i.code === "custom" && i.params?.type === NOT_FOUND_ISSUE);
-      throw new ApiError(404, named ? named.message : "Not Found");
+      throw new PathNamesNothing(404, named ? named.message : "Not Found");
     }
     const prefix: Loc = [LOC_OF_TARGET[r.target] ?? r.target];
     throw new ApiError(422, zodIssuesToItems(r.error.issues, prefix, r.data));
@@ -95,8 +98,17 @@ export function createApp() {
   });
 
   app.notFound(notFoundOrNotAllowed(app.routes));
+  const allowedFor = allowedMethods(app.routes);
 
   app.onError((err, c) => {
+    // `DELETE /campaign/create` reaches `DELETE /campaign/{campaign_id}` first; the literal path is POST's alone.
+    if (err instanceof PathNamesNothing) {
+      const allowed = allowedFor(c.req.path);
+      if (allowed.length > 0 && !allowed.includes(c.req.method.toUpperCase())) {
+        logClientError(c, 405, "Method Not Allowed");
+        return c.json({ detail: "Method Not Allowed" }, 405, { Allow: allowed.join(", ") });
+      }
+    }
     if (err instanceof ApiError) {
       if (err.status < 500) logClientError(c, err.status, err.detail);
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
