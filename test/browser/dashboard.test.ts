@@ -7,14 +7,14 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
+import { launchChromium } from "./chromium";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
 
 type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
@@ -110,21 +110,7 @@ beforeAll(async () => {
   });
   campaignId = campaign.id;
 
-  context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  context.on("request", (r) => requested.add(r.url()));
+  context = await launchChromium(join(scratch, "profile"), requested);
 }, 180_000);
 
 afterAll(async () => {

@@ -4,11 +4,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
+import { launchChromium } from "./chromium";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
 
 type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
@@ -40,21 +40,7 @@ beforeAll(async () => {
   await worker.ready;
   origin = new URL(String(await worker.url)).origin;
 
-  context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  context.on("request", (r) => requested.add(r.url()));
+  context = await launchChromium(join(scratch, "profile"), requested);
 }, 180_000);
 
 afterAll(async () => {
