@@ -9,7 +9,7 @@ import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError, conflict, notFound } from "../lib/errors";
-import { decodeCursor, encodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, encodeCursor, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { runsPage } from "../calls/recordings";
 import { WorkflowRun } from "../calls/runs";

@@ -6,7 +6,7 @@ import { campaigns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
-import { ApiError, conflict, invalid, notFound, zodIssuesToItems, type ValidationItem } from "../lib/errors";
+import { ApiError, conflict, invalid, notFound, zodIssuesToItems } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";

@@ -6,7 +6,6 @@ import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { ValidationErrorSchema } from "../lib/schemas";
-import type { CampaignObject } from "./campaign-object";
 import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";

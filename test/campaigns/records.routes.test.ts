@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { call, createOrg } from "../helpers";
-import { CAMPAIGNS, createCampaign, createConfig, createWorkflow, definition, goodCsv, phone, upload, world, type World } from "./support";
+import { CAMPAIGNS, createCampaign, createConfig, createWorkflow, goodCsv, phone, upload, world, type World } from "./support";
 
 const CAMPAIGN_FIELDS = [
   "id",

@@ -5,11 +5,10 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { CampaignObject } from "../../src/campaigns/campaign-object";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { ABANDONED_IMPORT_AGE_MS, sweepAbandonedImports } from "../../src/campaigns/sweep";
 import { CAMPAIGN_STATES, CREATING } from "../../src/campaigns/view";
 import { clock } from "../../src/lib/clock";
-import { T0, campaignStub, contacts, sqlOf } from "./engine-harness";
+import { T0, campaignStub, sqlOf } from "./engine-harness";
 import { seedCampaign, setupOrg, type OrgWorld } from "./support";
 
 const MINUTE = 60_000;

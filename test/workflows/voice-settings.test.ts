@@ -66,7 +66,7 @@ describe("voice_agent providers", () => {
 
     const echoed = await put(created.json.workflow_configurations.voice_agent);
     expect(echoed.status).toBe(200);
-    const { stt, tts, llm } = created.json.workflow_configurations.voice_agent;
+    const { tts, llm } = created.json.workflow_configurations.voice_agent;
     const omitted = await put({ llm: { ...llm, api_key: undefined, model: "m2" }, stt: { provider: "deepgram" }, tts });
     expect(omitted.status).toBe(200);
     let opened = await openVoiceSettings(SecretBox.fromEnv(env), org.id, await storedConfigurations(id));

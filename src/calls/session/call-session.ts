@@ -24,7 +24,6 @@ import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
 import { ConversationAgent } from "../agent/conversation-agent";
 import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
-import type { AiRunner } from "../agent/workers-ai-model";
 import { enginesFor } from "../agent/engines";
 import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
 import { Recorder } from "./recorder";
