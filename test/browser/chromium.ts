@@ -1,7 +1,7 @@
 // Debian's headless Chromium, as every browser test launches it: a fresh profile, no network of its own (no QUIC,
 // sync, updates or background fetches), and every URL the pages request noted so a test can check none left the
 // Worker's origin.
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -22,4 +22,17 @@ export async function launchChromium(profileDir: string, requested: Set<string>)
   });
   context.on("request", (r) => requested.add(r.url()));
   return context;
+}
+
+/** A new page whose every request (seen by Chromium itself, sockets included) and console error are noted. */
+export async function watchedPage(context: BrowserContext, requested: Set<string>, consoleErrors: string[]): Promise<Page> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Network.enable");
+  cdp.on("Network.requestWillBeSent", (e) => requested.add(e.request.url));
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  return page;
 }

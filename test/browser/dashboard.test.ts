@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
-import { launchChromium } from "./chromium";
+import { launchChromium, watchedPage } from "./chromium";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
@@ -120,14 +120,7 @@ afterAll(async () => {
 });
 
 async function openPage(): Promise<Page> {
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("Network.enable");
-  cdp.on("Network.requestWillBeSent", (e) => requested.add(e.request.url));
-  page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(m.text());
-  });
-  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  const page = await watchedPage(context, requested, consoleErrors);
   page.on("websocket", (ws) => sockets.push(ws.url()));
   return page;
 }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
-import { launchChromium } from "./chromium";
+import { launchChromium, watchedPage } from "./chromium";
 
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
 
@@ -49,17 +49,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function openPage(): Promise<Page> {
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("Network.enable");
-  cdp.on("Network.requestWillBeSent", (e) => requested.add(e.request.url));
-  page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(m.text());
-  });
-  page.on("pageerror", (e) => consoleErrors.push(String(e)));
-  return page;
-}
+const openPage = (): Promise<Page> => watchedPage(context, requested, consoleErrors);
 
 async function operations(): Promise<Operation[]> {
   const doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as {
