@@ -12,6 +12,7 @@ import {
   ariAuth,
   ariBase,
   ariCalls,
+  ariChannelAlive,
   ariEndpointRefusal,
   mapAriEvent,
   PBX_UNREACHABLE,
@@ -24,6 +25,7 @@ import { bridgeAriMedia, endAriMedia, runChannelOfMedia, startAriMedia } from ".
 import { str } from "../telephony/providers/kit";
 import type { ConfigContext } from "../telephony/providers/types";
 import { log } from "../lib/log";
+import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { callbackToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
@@ -38,6 +40,12 @@ export const ARI_BACKOFF_MS = [1000, 2000, 5000, 10_000, 30_000];
 /** A tracked call with no final event after this long is given up on (the run is left to the engine's timeout). */
 export const ARI_TRACK_TTL_MS = 2 * 3600 * 1000;
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * While calls are in flight the object wakes this often, so a socket lost without a close event is reopened soon
+ * and an object with calls to follow is never idle long enough to be evicted.
+ */
+export const ARI_HEARTBEAT_MS = 5000;
+export const ARI_UNSEEN_END = "The call ended while the ARI events connection was down; its outcome is unknown";
 export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
 export const ARI_MEDIA_FAILED_NOTE = "The call's audio could not be connected to its voice agent, and the answered call was ended";
 
@@ -62,6 +70,7 @@ export class AriEventsObject extends DurableObject<Env> {
     this.db.run`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (${runId}, ${clock.now()})`;
     const result = await this.ensureConnected();
     if (!result.connected) this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
+    else if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
     return result;
   }
 
@@ -103,10 +112,7 @@ export class AriEventsObject extends DurableObject<Env> {
       if (refusal) return { connected: false, error: refusal };
       const { user, password } = ariAuth(ctx);
       const url = `${ariBase(ctx)}/events?${new URLSearchParams({ app: String(ctx.config.app_name ?? "") })}`;
-      const res = await fetch(url, {
-        headers: { Upgrade: "websocket", Authorization: basicAuth(user, password) },
-        signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS),
-      });
+      const res = await openWebSocket(url, { Authorization: basicAuth(user, password) }, CONNECT_TIMEOUT_MS);
       ws = res.webSocket;
       if (!ws) error = `the PBX answered HTTP ${res.status} to the events WebSocket${res.status === 401 ? " (check app_name and app_password)" : ""}`;
     } catch (err) {
@@ -168,13 +174,39 @@ export class AriEventsObject extends DurableObject<Env> {
     }
   }
 
+  /** A reconnect after a failure (backoff), or the heartbeat while calls are in flight. */
   async alarm(): Promise<void> {
     this.db.run`DELETE FROM calls WHERE tracked_at < ${clock.now() - ARI_TRACK_TTL_MS}`;
     if (this.inFlight() === 0) {
       this.closeSocket();
       return;
     }
-    await this.ensureConnected();
+    const wasDown = this.socket === null;
+    const { connected } = await this.ensureConnected();
+    if (!connected) return; // noteFailure set the backoff alarm
+    if (wasDown) await this.reconcile();
+    if (this.inFlight() > 0) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
+  }
+
+  /**
+   * Events sent while the socket was down are lost: each tracked call whose channel the PBX no longer has ended
+   * unseen. An answered one completed; for the others the outcome cannot be known.
+   */
+  private async reconcile(): Promise<void> {
+    const ctx = await this.configContext();
+    if (!ctx) return;
+    const db = getDb(this.env);
+    for (const row of this.db.all<CallRow>`SELECT * FROM calls`) {
+      const run = await getRun(db, row.run_id);
+      if (!run?.providerCallId) continue;
+      if ((await ariChannelAlive(ctx, providerEnvOf(this.env), run.providerCallId)) !== false) continue;
+      this.db.run`DELETE FROM calls WHERE run_id = ${row.run_id}`;
+      if (isFinal(run.status)) continue;
+      await applyStatus(this.env, run, row.answered ? { status: "completed" } : { status: "unknown", error: ARI_UNSEEN_END });
+      if (row.answered && liveAgent(this.env) !== null) await this.endLive(row.run_id, run.providerCallId);
+      log("warning", "ari_call_ended_unseen", { run_id: row.run_id, answered: !!row.answered });
+    }
+    if (this.inFlight() === 0) this.closeSocket();
   }
 
   private closeSocket(): void {

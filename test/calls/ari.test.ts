@@ -4,9 +4,10 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE } from "../../src/calls/ari-events";
+import { ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE, ARI_UNSEEN_END } from "../../src/calls/ari-events";
 import { ariEventsStub } from "../../src/telephony/providers/ari/lifecycle";
 import { hangupRun } from "../../src/calls/start";
+import { openWebSocket } from "../../src/lib/websocket-open";
 import { call } from "../helpers";
 import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";
 
@@ -167,6 +168,50 @@ describe("ari", () => {
 
     await play(channelId, "busy");
     expect(await until(runId, "busy")).toBe("busy");
+  });
+
+  it("wakes on a heartbeat while calls are in flight, and after a drop learns which calls ended unseen", async () => {
+    const s = await setup("ari");
+    const stub = ariEventsStub(env, s.configId);
+    const ended = await startCall(s);
+    const ringing = await startCall(s);
+    // The heartbeat keeps the object (and its socket) alive while calls are in flight.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.status()).toMatchObject({ connected: true, inFlight: 2 });
+
+    await sim("POST", `/accounts/${s.acct.id}/drop`, { code: 1011 });
+    await eventually(
+      () => stub.status(),
+      (st) => !st.connected,
+    );
+    // The PBX ends one call while nobody listens: its ChannelDestroyed is lost.
+    await play((await runRow(ended)).providerCallId!, "no_answer");
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.status()).toMatchObject({ connected: true, inFlight: 1 });
+    expect(await runRow(ended)).toMatchObject({ status: "unknown", error: ARI_UNSEEN_END });
+    // The other is still ringing and is still followed to its end.
+    expect((await runRow(ringing)).status).not.toBe("unknown");
+    await play((await runRow(ringing)).providerCallId!, "busy");
+    expect(await until(ringing, "busy")).toBe("busy");
+    // Nothing in flight: the next wake closes the socket and schedules nothing more.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.status()).toMatchObject({ connected: false, inFlight: 0 });
+    expect(await runDurableObjectAlarm(stub)).toBe(false);
+  });
+
+  it("an opened socket outlives the handshake's time limit (which once cut the events socket 10 s in)", async () => {
+    const s = await setup("ari");
+    const { app_name, app_password } = s.acct.credentials;
+    const res = await openWebSocket(`http://sim.test/ari/${s.acct.id}/ari/events?app=${app_name}&api_key=${app_name}:${app_password}`, {}, 100);
+    expect(res.status).toBe(101);
+    const ws = res.webSocket!;
+    ws.accept();
+    const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+    await new Promise((r) => setTimeout(r, 300));
+    // Still open three limits later: it is the simulator's own close that ends it, not an abort (1006).
+    await sim("POST", `/accounts/${s.acct.id}/drop`, { code: 1011 });
+    expect(await closed).toBe(1011);
   });
 
   it("a configuration whose events socket keeps failing becomes inactive with its reason", async () => {

@@ -17,6 +17,7 @@ import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
 import { Resampler, type SampleRate } from "../../lib/audio/resample";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
+import { openWebSocket } from "../../lib/websocket-open";
 import { getProvider } from "../../telephony/providers/registry";
 import { loadGreeting } from "../../uploads/greetings";
 import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
@@ -151,7 +152,7 @@ export class CallSession extends DurableObject<Env> {
     let ws: WebSocket | null = null;
     let error = "";
     try {
-      const res = await fetch(url, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": "media" }, signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
+      const res = await openWebSocket(url, { "Sec-WebSocket-Protocol": "media" }, CONNECT_TIMEOUT_MS);
       ws = res.webSocket;
       if (!ws) error = `the media socket answered HTTP ${res.status}`;
     } catch (err) {

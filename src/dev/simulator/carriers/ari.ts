@@ -1,5 +1,5 @@
 // Asterisk ARI: originate with query parameters (Basic auth or api_key), 200 Channel,
-// DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
+// GET a live channel, DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
 import { basicCredentials } from "../sign";
 import { json, randomHex, type Account, type Carrier, type SimCall } from "../types";
 
@@ -99,9 +99,10 @@ export function ari(sockets: AriSockets): Carrier {
       }
 
       if (m[3]) {
-        if (req.method !== "DELETE") return err(405, "Method not allowed");
+        if (req.method !== "DELETE" && req.method !== "GET") return err(405, "Method not allowed");
         const call = state.calls.get(decodeURIComponent(m[3]));
         if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Channel not found");
+        if (req.method === "GET") return json(200, channelOf(call, call.state === "answered" ? "Up" : "Ringing"));
         const answered = call.state === "answered";
         call.state = "ended";
         sockets.send(account.id, [

@@ -2,7 +2,7 @@
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
 import { pbxUrlRefusal } from "../../pbx-urls";
 import { ariLifecycle } from "./lifecycle";
-import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, StatusUpdate } from "../types";
+import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../kit";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
@@ -137,6 +137,22 @@ export const PBX_UNREACHABLE = "Could not reach the PBX";
 function unreachable(msg: string, ids: Record<string, unknown>, res: CarrierResponse): { ok: false; message: string } {
   console.error(JSON.stringify({ level: "error", msg, ...ids, error: res.text }));
   return { ok: false, message: PBX_UNREACHABLE };
+}
+
+/**
+ * Whether the PBX still has a channel (GET /channels/{id}): true, false once it is gone (404), null when the PBX
+ * could not say. Used after the events socket was down, to learn which calls ended unseen.
+ */
+export async function ariChannelAlive(ctx: ConfigContext, env: ProviderEnv, id: string): Promise<boolean | null> {
+  if (ariEndpointRefusal(ctx)) return null;
+  const { user, password } = ariAuth(ctx);
+  const res = await carrierFetch(
+    `${ariBase(ctx)}/channels/${encodeURIComponent(id)}`,
+    { method: "GET", headers: { Authorization: basicAuth(user, password), Accept: "application/json" } },
+    env,
+  );
+  if (res.status >= 200 && res.status < 300) return true;
+  return res.status === 404 ? false : null;
 }
 
 export const ariCalls: ProviderCalls = {
