@@ -1,0 +1,41 @@
+// The recipient's local hours over one or several zones: open only when every zone is within hours, the next
+// opening and closing as instants (DST included), and the setting turned off.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LOCAL_HOURS, ZoneHours } from "../../src/campaigns/engine/local-hours";
+
+const at = (iso: string) => Date.parse(iso);
+
+describe("local hours", () => {
+  it("one zone: 08:00 to 21:00 local, start inclusive, end exclusive", () => {
+    const ny = new ZoneHours("America/New_York", DEFAULT_LOCAL_HOURS);
+    // January: New York is UTC-5.
+    expect(ny.isOpen(at("2030-01-07T12:59:59Z"))).toBe(false);
+    expect(ny.isOpen(at("2030-01-07T13:00:00Z"))).toBe(true);
+    expect(ny.isOpen(at("2030-01-08T01:59:59Z"))).toBe(true);
+    expect(ny.isOpen(at("2030-01-08T02:00:00Z"))).toBe(false);
+    expect(ny.at(at("2030-01-07T10:00:00Z"))).toEqual({ open: false, change: at("2030-01-07T13:00:00Z") });
+    expect(ny.at(at("2030-01-07T15:00:00Z"))).toEqual({ open: true, change: at("2030-01-08T02:00:00Z") });
+    // July: UTC-4.
+    expect(ny.at(at("2030-07-08T10:00:00Z")).change).toBe(at("2030-07-08T12:00:00Z"));
+  });
+
+  it("several zones: only the hours they share", () => {
+    // New York 08:00–21:00 is 13:00–02:00 UTC; Los Angeles 16:00–05:00 UTC: together 16:00–02:00 UTC.
+    const both = new ZoneHours("America/Los_Angeles&America/New_York", DEFAULT_LOCAL_HOURS);
+    expect(both.isOpen(at("2030-01-07T14:00:00Z"))).toBe(false);
+    expect(both.at(at("2030-01-07T14:00:00Z"))).toEqual({ open: false, change: at("2030-01-07T16:00:00Z") });
+    expect(both.at(at("2030-01-07T20:00:00Z"))).toEqual({ open: true, change: at("2030-01-08T02:00:00Z") });
+    // Zones whose hours never meet (Honolulu 18:00–20:00 UTC, Paris 07:00–09:00 UTC): never open.
+    const apart = new ZoneHours("Europe/Paris&Pacific/Honolulu", { enabled: true, start: "08:00", end: "10:00" });
+    expect(apart.at(at("2030-01-07T00:00:00Z"))).toEqual({ open: false, change: null });
+  });
+
+  it("custom hours, and off: always open", () => {
+    const paris = new ZoneHours("Europe/Paris", { enabled: true, start: "09:30", end: "18:00" });
+    expect(paris.isOpen(at("2030-01-07T08:29:00Z"))).toBe(false);
+    expect(paris.isOpen(at("2030-01-07T08:30:00Z"))).toBe(true);
+    const off = new ZoneHours("Europe/Paris", { ...DEFAULT_LOCAL_HOURS, enabled: false });
+    expect(off.at(at("2030-01-07T03:00:00Z"))).toEqual({ open: true, change: null });
+    expect(new ZoneHours("", DEFAULT_LOCAL_HOURS).at(0)).toEqual({ open: true, change: null });
+  });
+});
