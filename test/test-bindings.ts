@@ -27,6 +27,11 @@ export async function testWorker(bindings: Record<string, string>, miniflare: Om
   return cloudflareTest({
     wrangler: { configPath: "./wrangler.jsonc" },
     // LOCAL_DEV: the suites' Worker is local development (an http:// PUBLIC_BASE_URL is allowed; see src/lib/settings.ts).
-    miniflare: { bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...TEST_RATE_LIMITS, LOCAL_DEV: "true", ...bindings }, ...miniflare },
+    // CALLING_RULES_DEFAULTS off: the suites' clocks run at any hour and dial the same numbers again and again; the
+    // calling-rules tests turn the rules on through the organization's calling policy.
+    miniflare: {
+      bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...TEST_RATE_LIMITS, LOCAL_DEV: "true", CALLING_RULES_DEFAULTS: "off", ...bindings },
+      ...miniflare,
+    },
   });
 }

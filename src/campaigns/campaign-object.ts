@@ -36,9 +36,15 @@ import { SummaryMirror } from "./engine/summary";
 import { Timers } from "./engine/timers";
 import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
 import { CallingWindow } from "./engine/window";
+import { RecipientHours } from "./engine/recipient-hours";
+import { getDb } from "../lib/db";
+import { loadCallingRules } from "../telephony/calling-policy";
+import { defaultRules, type CallingRules } from "../telephony/calling-rules";
 
 /** When the organization refuses a lease and no wake-up comes, ask again after this long. */
 const ORG_RETRY_FALLBACK_MS = 5000;
+/** How long the calling rules read from D1 are used before they are read again. */
+const RULES_TTL_MS = 60_000;
 /** Dials started per dispatch round at most (each round awaits its leases and starts together). */
 const MAX_ROUND = 25;
 /**
@@ -62,6 +68,9 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly events: CampaignEvents;
   private readonly imports: BackgroundImport;
   private readonly pace = new PaceWindow();
+  private readonly hours: RecipientHours;
+  /** The organization's calling rules, read from D1 at most once a minute (changes apply within that). */
+  private rules: { at: number; value: CallingRules } | null = null;
   private dispatching = false;
   private settingsCache: { json: string; value: CampaignSettings } | null = null;
   /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
@@ -71,6 +80,7 @@ export class CampaignObject extends DurableObject<Env> {
     super(ctx, env);
     this.db = new DoSql(ctx.storage);
     this.log = new CampaignLog(this.db);
+    this.hours = new RecipientHours(this.db, this.log);
     this.timers = new Timers(this.db, ctx.storage);
     this.window = new CallingWindow(
       this.db,
@@ -243,6 +253,7 @@ export class CampaignObject extends DurableObject<Env> {
       completion_percentage: pct,
       next_window_at: this.window.nextOpening(c),
       dispositions: dispositionCounts(this.db),
+      calling_rules: { held_local_hours: this.hours.held(), skipped: this.hours.skips() },
     };
   }
 
@@ -564,8 +575,20 @@ export class CampaignObject extends DurableObject<Env> {
       this.timers.atMost("dispatch", 0, this.pace.nextAt(s.rate_limit, now));
       return false;
     }
-    const picks = this.db
-      .all<ContactRow>`SELECT id, attempts FROM contacts WHERE status = 'queued' ORDER BY queue_key, id LIMIT ${Math.min(room, budget, MAX_ROUND)}`;
+    const rules = await this.callingRules(c);
+    const want = Math.min(room, budget, MAX_ROUND);
+    // Only contacts whose local hours are open now; zones are given out in queue order until enough are found.
+    const pick = () =>
+      this.db.all<ContactRow>`SELECT id, attempts, phone_number FROM contacts WHERE status = 'queued'
+        AND zone_id IN (SELECT id FROM zones WHERE open = 1) ORDER BY queue_key, id LIMIT ${want}`;
+    const nextZone = this.hours.refresh(now, rules.localHours);
+    let picks = pick();
+    while (picks.length < want && this.hours.assign() > 0) {
+      this.hours.refresh(now, rules.localHours);
+      picks = pick();
+    }
+    const zoneOpens = this.hours.refresh(now, rules.localHours) ?? nextZone;
+    if (zoneOpens != null) this.timers.atMost("dispatch", 0, zoneOpens);
     if (!picks.length) {
       if (this.checkCompletion(now)) this.summary.force();
       return false;
@@ -574,10 +597,13 @@ export class CampaignObject extends DurableObject<Env> {
     const org = leaseClient(this.env, c.org_id);
     const ttlSeconds = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60;
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
-    const leases = await org.acquireMany(leaseIds.map((leaseId) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id }))).catch((err): LeaseResult[] => {
-      console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
-      return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
-    });
+    const cap = rules.attemptCap.enabled ? { max: rules.attemptCap.max_attempts, windowMs: rules.attemptCap.window_hours * 3_600_000 } : null;
+    const leases = await org
+      .acquireMany(leaseIds.map((leaseId, i) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id, dial: { number: picks[i].phone_number, cap } })))
+      .catch((err): LeaseResult[] => {
+        console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
+        return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
+      });
 
     // The world may have moved while the leases were requested: check everything again before recording.
     c = this.campaign();
@@ -590,8 +616,10 @@ export class CampaignObject extends DurableObject<Env> {
     let refused: LeaseResult | null = null;
     const chosen: { contactId: number; leaseId: string }[] = [];
     const unused: string[] = [];
+    const skipped: { contact: ContactRow; lease: LeaseResult }[] = [];
     picks.forEach((p, i) => {
-      if (!leases[i].granted) refused = leases[i];
+      if (leases[i].skip) skipped.push({ contact: p, lease: leases[i] });
+      else if (!leases[i].granted) refused = leases[i];
       else if (!go || room2 <= 0 || budget2 <= 0) unused.push(leaseIds[i]);
       else {
         chosen.push({ contactId: p.id, leaseId: leaseIds[i] });
@@ -609,12 +637,61 @@ export class CampaignObject extends DurableObject<Env> {
       }
       if (refused) this.noteBlocked("org_cap", refused);
       else if (out.length) this.noteBlocked(null);
+      this.applySkips(skipped, now);
       return out;
     });
     if (refused) this.timers.atMost("dispatch", 0, now + Math.max(1, (refused as LeaseResult).retryAfterSeconds ?? 5) * 1000);
-    for (const id of unused) await this.releaseLease(campaign.org_id, id);
+    for (const id of unused) await this.releaseLease(campaign.org_id, id, true);
     await Promise.all(started.map((x) => this.startOne(campaign, x.attempt, x.contact)));
-    return started.length > 0 && !refused;
+    return (started.length > 0 || skipped.length > 0) && !refused;
+  }
+
+  /**
+   * Dials a calling rule refused: a suppressed number is never called (final `suppressed`), one over the attempt
+   * cap waits until the cap allows it (no attempt used). Each is counted and logged with its reason.
+   */
+  private applySkips(skipped: { contact: ContactRow; lease: LeaseResult }[], now: number): void {
+    for (const { contact, lease } of skipped) {
+      const where = { contact_id: contact.id, phone_number: contact.phone_number };
+      if (lease.skip === "suppressed") {
+        if (!this.db.run`UPDATE contacts SET status = 'done', outcome = 'suppressed' WHERE id = ${contact.id} AND status = 'queued'`) continue;
+        this.log.write("info", "dial_skipped", `${contact.phone_number} is on the organization's suppression list; not called`, {
+          ...where,
+          reason: "suppressed",
+        });
+      } else {
+        const at = Math.max(now + 1000, lease.retryAt ?? now + ORG_RETRY_FALLBACK_MS);
+        if (!this.db.run`UPDATE contacts SET status = 'waiting' WHERE id = ${contact.id} AND status = 'queued'`) continue;
+        this.timers.set("retry", contact.id, at);
+        this.log.write(
+          "info",
+          "dial_skipped",
+          `${contact.phone_number} reached the organization's attempt cap; the call waits until ${new Date(at).toISOString()}`,
+          {
+            ...where,
+            reason: "attempt_cap",
+            retry_at: new Date(at).toISOString(),
+          },
+        );
+      }
+      this.hours.countSkip(lease.skip!, 1);
+      this.markDirty();
+    }
+    if (skipped.length && this.checkCompletion(now)) this.summary.force();
+  }
+
+  /** The organization's calling rules, cached for a minute; the last known (or the defaults) when D1 fails. */
+  private async callingRules(c: CampaignRow): Promise<CallingRules> {
+    const now = clock.now();
+    if (this.rules && now - this.rules.at < RULES_TTL_MS && now >= this.rules.at) return this.rules.value;
+    let value = this.rules?.value ?? defaultRules(this.env);
+    try {
+      value = await loadCallingRules(getDb(this.env), c.org_id, defaultRules(this.env));
+    } catch (err) {
+      console.warn(JSON.stringify({ level: "warning", event: "calling_rules_unreadable", campaign_id: c.campaign_id, error: String(err) }));
+    }
+    this.rules = { at: now, value };
+    return value;
   }
 
   /** The exactly-once step: the attempt exists as `dialing` (with its timeout) before anyone is asked to call. */
@@ -700,7 +777,7 @@ export class CampaignObject extends DurableObject<Env> {
         }
         return true;
       });
-      if (undone && a.lease_id) await this.releaseLease(c.org_id, a.lease_id);
+      if (undone && a.lease_id) await this.releaseLease(c.org_id, a.lease_id, true);
       return;
     }
     // The carrier refused or the number is invalid: a final `failed`, never retried, and a breaker failure.
@@ -749,9 +826,10 @@ export class CampaignObject extends DurableObject<Env> {
     return applied;
   }
 
-  private async releaseLease(orgId: number, leaseId: string): Promise<void> {
+  /** `undial`: the call never reached a carrier (it does not count towards the number's attempt cap). */
+  private async releaseLease(orgId: number, leaseId: string, undial = false): Promise<void> {
     try {
-      await leaseClient(this.env, orgId).release(leaseId);
+      await leaseClient(this.env, orgId).release(leaseId, undial);
     } catch (err) {
       // The lease expires by itself; a failed release costs capacity for a while, never correctness.
       console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_id: leaseId, error: String(err) }));

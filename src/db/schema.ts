@@ -273,6 +273,11 @@ export const callingPolicies = sqliteTable("calling_policies", {
   allowPrivatePbx: integer("allow_private_pbx", { mode: "boolean" }).notNull().default(false),
   // Whether answered calls are recorded (both sides, to R2).
   recordCalls: integer("record_calls", { mode: "boolean" }).notNull().default(true),
+  // Campaign calls only within the recipient's local hours: {enabled, start, end}, or null for 08:00–21:00 on.
+  localHours: text("local_hours", { mode: "json" }).$type<{ enabled: boolean; start: string; end: string } | null>(),
+  // Campaign dials to one number across campaigns in a rolling window: {enabled, max_attempts, window_hours}, or
+  // null for the default (3 in 24 hours).
+  attemptCap: text("attempt_cap", { mode: "json" }).$type<{ enabled: boolean; max_attempts: number; window_hours: number } | null>(),
   updatedAt: updatedAt(),
 });
 

@@ -10,6 +10,21 @@ export type LeaseRequest = {
    * buckets, checked before the cap. `keyId` null (no key known) counts against the organization only.
    */
   callStart?: { keyId: number | null };
+  /**
+   * The number this lease dials: refused (`skip: "suppressed"`) when it is on the organization's suppression list,
+   * and, with `cap`, when it was dialed `cap.max` times within `cap.windowMs` (`skip: "attempt_cap"`, `retryAt`).
+   * A granted dial is counted until its lease is released with `undial` (it never reached a carrier).
+   */
+  dial?: { number: string; cap?: { max: number; windowMs: number } | null };
 };
 /** `rateLimited`: refused by a call-start bucket (`Rate limit exceeded`), not by the cap. */
-export type LeaseResult = { granted: boolean; inUse: number; cap: number; retryAfterSeconds?: number; rateLimited?: boolean };
+export type LeaseResult = {
+  granted: boolean;
+  inUse: number;
+  cap: number;
+  retryAfterSeconds?: number;
+  rateLimited?: boolean;
+  /** Refused by a calling rule rather than by the cap; `retryAt` (epoch ms) is when the attempt cap allows it. */
+  skip?: "suppressed" | "attempt_cap";
+  retryAt?: number;
+};

@@ -6,10 +6,12 @@ import type { LeaseRequest, LeaseResult } from "./leases";
 import { clock } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
 import { refill, take, takeAll, type BucketLimit, type BucketState } from "../lib/token-bucket";
-import { ORGANIZATION_MIGRATIONS, type RateLimitOverrideRow, type WaiterRow } from "./organization-schema";
+import { ORGANIZATION_MIGRATIONS, type RateLimitOverrideRow, type SuppressionRow, type WaiterRow } from "./organization-schema";
 import { DEFAULT_RATE_LIMITS, maxRequestBatch, rateLimitsOf, type RateLimits, type RequestDecision } from "./rate-limits";
 
 export const DEFAULT_ORG_MAX_CONCURRENT_CALLS = 20;
+/** Dials are remembered this long: the longest attempt-cap window an organization may set (30 days). */
+const MAX_CAP_WINDOW_MS = 720 * 3_600_000;
 
 /** The organization's coordinator, addressed by its id. */
 export function organizationStub(env: Env, orgId: number): DurableObjectStub<OrganizationObject> {
@@ -126,6 +128,20 @@ export class OrganizationObject extends DurableObject<Env> {
 
   private sweep(now: number): void {
     this.db.run`DELETE FROM leases WHERE expires_at <= ${now}`;
+    this.db.run`DELETE FROM dials WHERE at < ${now - MAX_CAP_WINDOW_MS}`;
+  }
+
+  /** Why a dial to `dial.number` may not start now (suppression list, attempt cap), or null. */
+  private ruleRefusal(dial: NonNullable<LeaseRequest["dial"]>, now: number, inUse: number, cap: number): LeaseResult | null {
+    if (this.db.one`SELECT 1 AS x FROM suppressions WHERE number = ${dial.number}`) return { granted: false, inUse, cap, skip: "suppressed" };
+    if (!dial.cap) return null;
+    const since = now - dial.cap.windowMs;
+    const w = this.db.one<{
+      n: number;
+      first: number | null;
+    }>`SELECT count(*) AS n, min(at) AS first FROM dials WHERE number = ${dial.number} AND at > ${since}`!;
+    if (w.n < dial.cap.max) return null;
+    return { granted: false, inUse, cap, skip: "attempt_cap", retryAt: (w.first ?? now) + dial.cap.windowMs + 1 };
   }
 
   private inUse(): number {
@@ -144,6 +160,8 @@ export class OrganizationObject extends DurableObject<Env> {
     const held = this.db.run`UPDATE leases SET expires_at = ${expires} WHERE lease_id = ${req.leaseId}`;
     if (held) return { granted: true, inUse: this.inUse(), cap };
     const inUse = this.inUse();
+    const refusal = req.dial ? this.ruleRefusal(req.dial, now, inUse, cap) : null;
+    if (refusal) return refusal;
     const start = req.callStart ? this.takeCallStart(req.callStart.keyId, now) : null;
     if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
     if (inUse >= cap) {
@@ -154,6 +172,7 @@ export class OrganizationObject extends DurableObject<Env> {
       return { granted: false, inUse, cap, retryAfterSeconds };
     }
     this.db.run`INSERT INTO leases (lease_id, expires_at) VALUES (${req.leaseId}, ${expires})`;
+    if (req.dial) this.db.run`INSERT OR REPLACE INTO dials (lease_id, number, at) VALUES (${req.leaseId}, ${req.dial.number}, ${now})`;
     start?.commit();
     return { granted: true, inUse: inUse + 1, cap };
   }
@@ -163,8 +182,12 @@ export class OrganizationObject extends DurableObject<Env> {
     return reqs.map((r) => this.acquire(r));
   }
 
-  /** Frees a slot; unknown or already released ids are fine. Wakes campaigns that were waiting for one. */
-  release(leaseId: string): boolean {
+  /**
+   * Frees a slot; unknown or already released ids are fine. Wakes campaigns that were waiting for one. `undial`: the
+   * call never reached a carrier, so it does not count towards the number's attempt cap either.
+   */
+  release(leaseId: string, undial = false): boolean {
+    if (undial) this.db.run`DELETE FROM dials WHERE lease_id = ${leaseId}`;
     const freed = this.db.run`DELETE FROM leases WHERE lease_id = ${leaseId}` > 0;
     if (freed) this.wakeWaiters();
     return freed;
@@ -181,6 +204,34 @@ export class OrganizationObject extends DurableObject<Env> {
     this.capOverride = cap;
     if (cap == null) this.db.run`DELETE FROM settings WHERE k = 'cap'`;
     else this.db.run`INSERT INTO settings (k, v) VALUES ('cap', ${cap}) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
+  }
+
+  // The suppression list (do-not-call): numbers as the calls module normalizes them (E.164, or as dialed).
+
+  /** Adds numbers; those already listed keep their first reason. */
+  suppress(entries: { number: string; reason: string | null }[], source: string): { added: number; existing: number } {
+    const at = new Date(clock.now()).toISOString();
+    let added = 0;
+    this.db.tx(() => {
+      for (const e of entries)
+        added += this.db.changes`INSERT INTO suppressions (number, reason, source, created_at) VALUES (${e.number}, ${e.reason}, ${source}, ${at})
+        ON CONFLICT (number) DO NOTHING`;
+    });
+    return { added, existing: entries.length - added };
+  }
+
+  unsuppress(number: string): boolean {
+    return this.db.run`DELETE FROM suppressions WHERE number = ${number}` > 0;
+  }
+
+  suppression(number: string): SuppressionRow | null {
+    return this.db.one<SuppressionRow>`SELECT * FROM suppressions WHERE number = ${number}`;
+  }
+
+  /** A page in number order after `after`, and the list's size. */
+  suppressions(after: string | null, limit: number): { items: SuppressionRow[]; total: number } {
+    const items = this.db.all<SuppressionRow>`SELECT * FROM suppressions WHERE number > ${after ?? ""} ORDER BY number LIMIT ${limit}`;
+    return { items, total: this.db.value<number>`SELECT count(*) FROM suppressions` ?? 0 };
   }
 
   private wakeWaiters(): void {

@@ -5,6 +5,7 @@ import { actorOf } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { errors, json } from "../lib/schemas";
 import { loadCallingPolicy, updateCallingPolicy, type PolicyState } from "./calling-policy";
+import { DEFAULT_ATTEMPT_CAP, DEFAULT_LOCAL_HOURS, defaultRules } from "./calling-rules";
 import { COUNTRY_CODES, DEFAULT_BLOCKED_TYPES, NUMBER_TYPES } from "./destination-policy";
 import { parseE164 } from "./numbers";
 
@@ -43,6 +44,29 @@ const privatePbxDoc =
 const recordDoc = "Whether answered calls are recorded (both sides, a two-channel WAV on the run's recording_url); default true.";
 const numbersDoc = `E.164 numbers always allowed, whatever their country or type (at most ${MAX_ALLOWED_NUMBERS}).`;
 
+const TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
+const Time = (fallback: string) => z.string().regex(TIME, { message: "Use HH:MM, 00:00 to 24:00" }).default(fallback).openapi({ example: fallback });
+
+const localHoursDoc = `Campaign calls start only while it is between \`start\` (inclusive) and \`end\` (exclusive) where the recipient is: in the zone of the number's country, narrowed by its area code where the country has several (libphonenumber's zone map), or in every zone it may be in when the number does not say; a contact's \`timezone\` column overrides. Non-geographic numbers, extensions and dial strings are not judged. Combined with each campaign's own schedule. null = the default (on, ${DEFAULT_LOCAL_HOURS.start}–${DEFAULT_LOCAL_HOURS.end}). Applies to running campaigns within a minute.`;
+const attemptCapDoc = `At most \`max_attempts\` campaign dials to one number in any \`window_hours\`, across all the organization's campaigns (single calls through the API count towards it but are not refused by it). A dial over the cap waits until the oldest attempt leaves the window. null = the default (on, ${DEFAULT_ATTEMPT_CAP.max_attempts} in ${DEFAULT_ATTEMPT_CAP.window_hours} hours).`;
+
+const LocalHours = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    start: Time(DEFAULT_LOCAL_HOURS.start),
+    end: Time(DEFAULT_LOCAL_HOURS.end),
+  })
+  .refine((h) => h.start < h.end, { message: "start must be before end", path: ["end"] })
+  .openapi("LocalHours", { description: localHoursDoc });
+
+const AttemptCap = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    max_attempts: z.number().int().min(1).max(50).default(DEFAULT_ATTEMPT_CAP.max_attempts),
+    window_hours: z.number().int().min(1).max(720).default(DEFAULT_ATTEMPT_CAP.window_hours),
+  })
+  .openapi("AttemptCap", { description: attemptCapDoc });
+
 const CallingPolicy = z
   .object({
     allowed_countries: z
@@ -56,8 +80,12 @@ const CallingPolicy = z
     allowed_numbers: z.array(z.string()).openapi({ description: numbersDoc }),
     allow_private_pbx: z.boolean().openapi({ description: privatePbxDoc }),
     record_calls: z.boolean().openapi({ description: recordDoc }),
+    local_hours: LocalHours.nullable().openapi({ description: `As set. ${localHoursDoc}` }),
+    attempt_cap: AttemptCap.nullable().openapi({ description: `As set. ${attemptCapDoc}` }),
     effective: z
       .object({
+        local_hours: LocalHours,
+        attempt_cap: AttemptCap,
         allowed_countries: z.array(z.string()).openapi({ description: "The countries allowed now, defaults resolved", example: ["US"] }),
         allowed_countries_source: z.enum(["policy", "caller_ids"]).openapi({ description: "Where allowed_countries comes from" }),
         blocked_number_types: z.array(NumberType).openapi({ example: [...DEFAULT_BLOCKED_TYPES] }),
@@ -79,6 +107,12 @@ const UpdateCallingPolicy = z
       .openapi({ description: `${numbersDoc} null = [].` }),
     allow_private_pbx: z.boolean().optional().openapi({ description: privatePbxDoc }),
     record_calls: z.boolean().optional().openapi({ description: recordDoc }),
+    local_hours: LocalHours.nullable()
+      .optional()
+      .openapi({ description: `${localHoursDoc} Fields left out take their defaults.` }),
+    attempt_cap: AttemptCap.nullable()
+      .optional()
+      .openapi({ description: `${attemptCapDoc} Fields left out take their defaults.` }),
   })
   .strict()
   .openapi("UpdateCallingPolicy");
@@ -111,7 +145,11 @@ const view = (p: PolicyState) => ({
   allowed_numbers: p.stored?.allowedNumbers ?? [],
   allow_private_pbx: p.allowPrivatePbx,
   record_calls: p.recordCalls,
+  local_hours: p.localHours,
+  attempt_cap: p.attemptCap,
   effective: {
+    local_hours: p.rules.localHours,
+    attempt_cap: p.rules.attemptCap,
     allowed_countries: [...p.effective.allowedCountries].sort(),
     allowed_countries_source: p.effective.countriesSource,
     blocked_number_types: NUMBER_TYPES.filter((t) => p.effective.blockedTypes.has(t)),
@@ -122,7 +160,7 @@ const view = (p: PolicyState) => ({
 const uniq = <T>(list: T[]) => [...new Set(list)];
 
 export const callingPolicyRouter = createRouter()
-  .openapi(get, async (c) => c.json(view(await loadCallingPolicy(getDb(c.env), c.get("orgId"))), 200))
+  .openapi(get, async (c) => c.json(view(await loadCallingPolicy(getDb(c.env), c.get("orgId"), defaultRules(c.env))), 200))
   .openapi(put, async (c) => {
     const body = c.req.valid("json");
     const db = getDb(c.env);
@@ -134,6 +172,8 @@ export const callingPolicyRouter = createRouter()
       allowedNumbers: body.allowed_numbers === undefined ? undefined : uniq(body.allowed_numbers ?? []),
       allowPrivatePbx: body.allow_private_pbx,
       recordCalls: body.record_calls,
+      localHours: body.local_hours,
+      attemptCap: body.attempt_cap,
     });
-    return c.json(view(await loadCallingPolicy(db, c.get("orgId"))), 200);
+    return c.json(view(await loadCallingPolicy(db, c.get("orgId"), defaultRules(c.env))), 200);
   });

@@ -5,18 +5,23 @@ import { callingPolicies, phoneNumbers } from "../db/schema";
 import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
+import { defaultRules, effectiveRules, type AttemptCapConfig, type CallingRules, type LocalHoursConfig } from "./calling-rules";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
 
 export type PolicyState = {
   stored: StoredPolicy | null;
   allowPrivatePbx: boolean;
   recordCalls: boolean;
+  localHours: LocalHoursConfig | null;
+  attemptCap: AttemptCapConfig | null;
+  rules: CallingRules;
   updatedAt: string | null;
   callerIds: string[];
   effective: EffectivePolicy;
 };
 
-export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicyState> {
+/** `defaults`: the deployment's calling rules (defaultRules(env)); only `rules` depends on them. */
+export async function loadCallingPolicy(db: Db, orgId: number, defaults: CallingRules = defaultRules({})): Promise<PolicyState> {
   const [rows, numbers] = await db.batch([
     db.select().from(callingPolicies).where(eq(callingPolicies.orgId, orgId)).limit(1),
     db
@@ -37,6 +42,9 @@ export async function loadCallingPolicy(db: Db, orgId: number): Promise<PolicySt
     stored,
     allowPrivatePbx: row?.allowPrivatePbx ?? false,
     recordCalls: row?.recordCalls ?? true,
+    localHours: row?.localHours ?? null,
+    attemptCap: row?.attemptCap ?? null,
+    rules: effectiveRules(row ?? null, defaults),
     updatedAt: row?.updatedAt ?? null,
     callerIds,
     effective: effectivePolicy(stored, callerIds),
@@ -61,7 +69,19 @@ export type PolicyUpdate = {
   allowedNumbers?: string[];
   allowPrivatePbx?: boolean;
   recordCalls?: boolean;
+  localHours?: LocalHoursConfig | null;
+  attemptCap?: AttemptCapConfig | null;
 };
+
+/** The calling rules campaign dials follow (the recipient's local hours, the attempt cap): one row read. */
+export async function loadCallingRules(db: Db, orgId: number, defaults: CallingRules): Promise<CallingRules> {
+  const row = await db
+    .select({ localHours: callingPolicies.localHours, attemptCap: callingPolicies.attemptCap })
+    .from(callingPolicies)
+    .where(eq(callingPolicies.orgId, orgId))
+    .get();
+  return effectiveRules(row ?? null, defaults);
+}
 
 /** One yes/no setting of the organization's policy; `fallback` when it has never set a policy. */
 async function policyFlag(db: Db, orgId: number, flag: "allowPrivatePbx" | "recordCalls", fallback: boolean): Promise<boolean> {
@@ -87,6 +107,8 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     ...(u.allowedNumbers !== undefined ? { allowedNumbers: u.allowedNumbers } : {}),
     ...(u.allowPrivatePbx !== undefined ? { allowPrivatePbx: u.allowPrivatePbx } : {}),
     ...(u.recordCalls !== undefined ? { recordCalls: u.recordCalls } : {}),
+    ...(u.localHours !== undefined ? { localHours: u.localHours } : {}),
+    ...(u.attemptCap !== undefined ? { attemptCap: u.attemptCap } : {}),
     updatedAt: isoNow(),
   };
   const fields = Object.entries({
@@ -95,6 +117,8 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
     allowed_numbers: u.allowedNumbers,
     allow_private_pbx: u.allowPrivatePbx,
     record_calls: u.recordCalls,
+    local_hours: u.localHours,
+    attempt_cap: u.attemptCap,
   }).flatMap(([k, v]) => (v === undefined ? [] : [k]));
   await db.batch([
     db
@@ -113,6 +137,8 @@ export async function updateCallingPolicy(db: Db, actor: Actor, u: PolicyUpdate)
         ...(u.allowedNumbers !== undefined ? { allowed_numbers_count: u.allowedNumbers.length } : {}),
         ...(u.allowPrivatePbx !== undefined ? { allow_private_pbx: u.allowPrivatePbx } : {}),
         ...(u.recordCalls !== undefined ? { record_calls: u.recordCalls } : {}),
+        ...(u.localHours !== undefined ? { local_hours: u.localHours } : {}),
+        ...(u.attemptCap !== undefined ? { attempt_cap: u.attemptCap } : {}),
       },
     }),
   ]);

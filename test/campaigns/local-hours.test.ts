@@ -1,7 +1,8 @@
 // The recipient's local hours over one or several zones: open only when every zone is within hours, the next
 // opening and closing as instants (DST included), and the setting turned off.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LOCAL_HOURS, ZoneHours } from "../../src/campaigns/engine/local-hours";
+import { ZoneHours } from "../../src/campaigns/engine/local-hours";
+import { DEFAULT_LOCAL_HOURS } from "../../src/telephony/calling-rules";
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -7,13 +7,18 @@ import type { CampaignCounts } from "./types";
 
 const FAILED_CALL = `(${[...FAILED_CALL_STATUSES].map((s) => `'${s}'`).join(", ")})`;
 
+/** The contact was not called because its number is on the organization's suppression list. */
+const SUPPRESSED = (r: string) => `(${r}.status = 'done' AND coalesce(${r}.outcome, '') = 'suppressed')`;
+
 /** Each counter as an expression over one contacts row (`R`). */
 const CONTACT_TERMS: Record<string, (r: string) => string> = {
   total: () => `1`,
-  processed: (r) => `(${r}.attempts > 0)`,
+  // A suppressed contact is dealt with (never called): processed and not reached, not pending.
+  processed: (r) => `(${r}.attempts > 0 OR ${SUPPRESSED(r)})`,
   completed: (r) => `(${r}.status = 'done' AND ${r}.outcome = 'completed')`,
-  failed: (r) => `(${r}.status IN ('done', 'skipped') AND ${r}.attempts > 0 AND coalesce(${r}.outcome, '') <> 'completed')`,
-  pending: (r) => `(${r}.attempts = 0)`,
+  failed: (r) => `(${r}.status IN ('done', 'skipped') AND (${r}.attempts > 0 OR ${SUPPRESSED(r)}) AND coalesce(${r}.outcome, '') <> 'completed')`,
+  pending: (r) => `(${r}.attempts = 0 AND NOT ${SUPPRESSED(r)})`,
+  suppressed: (r) => SUPPRESSED(r),
   awaiting_retry: (r) => `(${r}.attempts > 0 AND ${r}.status IN ('queued', 'waiting'))`,
   waiting: (r) => `(${r}.status IN ('queued', 'waiting'))`,
 };
@@ -64,6 +69,15 @@ export function countersMigration(): string[] {
   ];
 }
 
+/** Migration v4: the counters again, with `suppressed` (the triggers are rebuilt from the terms above). */
+export function countersRebuild(): string[] {
+  return [
+    ...["contacts", "attempts"].flatMap((t) => ["ins", "del", "upd"].map((k) => `DROP TRIGGER IF EXISTS ${t}_counts_${k}`)),
+    `DROP TABLE counters`,
+    ...countersMigration(),
+  ];
+}
+
 type Raw = Record<(typeof COLUMNS)[number], number>;
 
 function toCounts(k: Raw): CampaignCounts {
@@ -78,6 +92,7 @@ function toCounts(k: Raw): CampaignCounts {
     executed: k.executed,
     queued: k.executed + k.waiting,
     failed_calls: k.failed_calls,
+    suppressed: k.suppressed,
   };
 }
 

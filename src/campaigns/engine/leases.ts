@@ -6,7 +6,7 @@ import type { LeaseRequest, LeaseResult } from "../../organizations/leases";
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
   acquireMany(reqs: LeaseRequest[]): Promise<LeaseResult[]>;
-  release(leaseId: string): Promise<unknown>;
+  release(leaseId: string, undial?: boolean): Promise<unknown>;
 };
 
 let factory: ((env: Env, orgId: number) => LeaseClient) | null = null;

@@ -1,11 +1,9 @@
 // The recipient's local hours: a call may start only while the local time lies within the organization's hours
 // (default 08:00–21:00) in every zone the number may be in. A number whose zone is uncertain (a country with several
 // zones and an area code that does not narrow it) is called only when it is a decent hour in all of them.
+import type { LocalHoursConfig } from "../../telephony/calling-rules";
 import type { ScheduleConfig } from "../settings";
 import { Schedule } from "./schedule";
-
-export type LocalHoursConfig = { enabled: boolean; start: string; end: string };
-export const DEFAULT_LOCAL_HOURS: LocalHoursConfig = { enabled: true, start: "08:00", end: "21:00" };
 
 const WEEK_MS = 7 * 86_400_000;
 const ROUNDS = 32;

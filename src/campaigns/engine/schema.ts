@@ -4,7 +4,8 @@
 import type { Migration } from "../../lib/do-sql";
 import type { CampaignState } from "../object-api";
 import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
-import { countersMigration } from "./counts";
+import { countersMigration, countersRebuild } from "./counts";
+import { RECIPIENT_HOURS_MIGRATION } from "./recipient-hours";
 
 /** The one `campaign` row (id 1): what the campaign is, its state (written only by state.ts) and bookkeeping. */
 export type CampaignRow = {
@@ -43,6 +44,7 @@ export type ContactRow = {
   attempts: number;
   queue_key: number;
   outcome: string | null;
+  zone_id?: number | null;
 };
 
 export type AttemptRow = {
@@ -146,6 +148,8 @@ export const MIGRATIONS: readonly Migration[] = [
   countersMigration(),
   // v3: the voice agent's dispositions, per attempt and counted.
   CONTACT_RUNS_MIGRATION,
+  // v4: calling rules: each contact's zone (the recipient's local hours), skipped dials counted, `suppressed` counted.
+  [...RECIPIENT_HOURS_MIGRATION, ...countersRebuild()],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

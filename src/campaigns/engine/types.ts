@@ -21,6 +21,15 @@ export type CampaignCounts = {
   executed: number; // attempts made (executed_count)
   queued: number; // attempts made plus attempts waiting (total_queued_count)
   failed_calls: number; // attempts that ended busy, no_answer, voicemail, declined, failed or unknown
+  suppressed: number; // not called: on the organization's suppression list when its turn came
+};
+
+/** What the calling rules are doing to a campaign (GET progress `calling_rules`). */
+export type CallingRulesProgress = {
+  /** Contacts ready to call but outside their local hours now. */
+  held_local_hours: number;
+  /** Dials skipped, by reason: `suppressed` (final), `attempt_cap` (deferred), `local_hours` (held). */
+  skipped: Record<string, number>;
 };
 
 /** Everything the campaign response object needs from the object. */
@@ -69,6 +78,7 @@ export type CampaignProgress = {
   in_progress: number;
   completion_percentage: number;
   next_window_at: string | null;
+  calling_rules: CallingRulesProgress;
 };
 
 /** A settings change (PATCH): any subset; nested objects are merged over the current values. */
