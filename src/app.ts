@@ -11,6 +11,7 @@ import { limitApiRequests } from "./organizations/request-limit";
 import { auditLogRouter } from "./organizations/audit-log.routes";
 import { telephonyRouter } from "./telephony/configs.routes";
 import { callingPolicyRouter } from "./telephony/calling-policy.routes";
+import { suppressionsRouter } from "./telephony/suppressions.routes";
 import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
 import { runsRouter } from "./calls/runs.routes";
@@ -27,6 +28,7 @@ const ROUTERS = [
   auditLogRouter,
   telephonyRouter,
   callingPolicyRouter,
+  suppressionsRouter,
   workflowsRouter,
   uploadsRouter,
   greetingsRouter,

@@ -111,7 +111,12 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
     leaseId,
     ttlSeconds: SINGLE_CALL_LEASE_SECONDS,
     callStart: { keyId: input.apiKeyId ?? null },
+    // Counted towards the number's attempt cap (which only campaign dials are refused by); refused when suppressed.
+    dial: { number: number.value },
   });
+  if (lease.skip === "suppressed") {
+    throw invalid(["body", "phone_number"], "The number is on the organization's suppression list", "number_suppressed", input.phoneNumber);
+  }
   if (lease.rateLimited) throw rateLimited(lease.retryAfterSeconds ?? 1);
   if (!lease.granted) {
     const retry = String(Math.max(1, lease.retryAfterSeconds ?? 1));

@@ -16,7 +16,8 @@ export type AuditResource =
   | "campaign"
   | "calling_policy"
   | "greeting_recording"
-  | "webhook_endpoint";
+  | "webhook_endpoint"
+  | "suppression_list";
 
 /** Who acts: the organization, and the API key authentication found (null outside a request, e.g. a script). */
 export type Actor = { orgId: number; apiKeyId: number | null };

@@ -1,0 +1,144 @@
+// The calling rules over HTTP: the suppression list (JSON and CSV, paged, per organization), a single call to a
+// suppressed number refused, and in campaigns: suppressed contacts never called, the attempt cap across campaigns,
+// and the recipient's local hours holding contacts until their zone opens. Each is counted and logged.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { clock } from "../../src/lib/clock";
+import { call, createOrg } from "../helpers";
+import { setup, simRequests, type Setup } from "../calls/support";
+import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
+
+const LIST = "/api/v1/organizations/suppressions";
+const POLICY = "/api/v1/organizations/calling-policy";
+const NY = "+12125550101";
+const NY2 = "+12125550102";
+const LA = "+14155550177";
+
+const world = (s: Setup) => ({ ...s.org, workflowId: s.agent.id, configId: s.configId });
+const csv = (numbers: string[]) => ["phone_number,first_name", ...numbers.map((n, i) => `${n},Name${i}`)].join("\n");
+const dialed = async (s: Setup) =>
+  (await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path)).map((r) => decodeURIComponent(new URLSearchParams(r.body).get("To") ?? ""));
+const stubOf = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
+const logs = async (s: Setup, id: number) =>
+  (await call("GET", `${CAMPAIGNS}/${id}/logs?limit=100`, { key: s.org.key })).json.items as { event: string; details: Record<string, unknown> }[];
+
+async function campaign(s: Setup, numbers: string[]): Promise<number> {
+  const created = await createCampaign(world(s), { source_url: await upload(s.org, csv(numbers)), rate_limit: 50, retry_config: { enabled: false } });
+  expect(created.status, created.text).toBe(200);
+  const id = created.json.id as number;
+  expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: s.org.key })).status).toBe(200);
+  return id;
+}
+
+async function drive(id: number, rounds = 6): Promise<void> {
+  for (let i = 0; i < rounds; i++) await runDurableObjectAlarm(stubOf(id));
+}
+
+afterEach(() => clock.set(null));
+
+describe("the suppression list", () => {
+  it("adds (JSON and CSV), pages, reads, removes; a bad number adds nothing; another organization sees none", async () => {
+    const org = await createOrg();
+    const bad = await call("POST", LIST, { key: org.key, body: { phone_numbers: [NY, "555-0100"], reason: "asked" } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail).toEqual([expect.objectContaining({ loc: ["body", "phone_numbers", 1], input: "555-0100" })]);
+    expect((await call("GET", LIST, { key: org.key })).json).toEqual({ items: [], total: 0, next_cursor: null });
+
+    const added = await call("POST", LIST, { key: org.key, body: { phone_numbers: [NY, NY, LA], reason: "asked" } });
+    expect(added.json).toEqual({ added: 2, already_listed: 0, total: 2 });
+    const fromCsv = await call("POST", `${LIST}/csv`, {
+      key: org.key,
+      headers: { "Content-Type": "text/csv" },
+      raw: `phone_number,reason\n${NY2},complaint\n${LA},again\n`,
+    });
+    expect(fromCsv.status, fromCsv.text).toBe(200);
+    expect(fromCsv.json).toEqual({ added: 1, already_listed: 1, total: 3 });
+    const badCsv = await call("POST", `${LIST}/csv`, { key: org.key, headers: { "Content-Type": "text/csv" }, raw: "number\n+12125550199\n" });
+    expect(badCsv.status).toBe(422);
+
+    const first = await call("GET", `${LIST}?limit=2`, { key: org.key });
+    expect(first.json.items.map((i: { phone_number: string }) => i.phone_number)).toEqual([NY, NY2]);
+    const second = await call("GET", `${LIST}?limit=2&cursor=${first.json.next_cursor}`, { key: org.key });
+    expect(second.json.items).toEqual([{ phone_number: LA, reason: "asked", source: "api", created_at: expect.any(String) }]);
+    expect((await call("GET", `${LIST}/${encodeURIComponent(NY2)}`, { key: org.key })).json).toMatchObject({ reason: "complaint", source: "csv" });
+
+    const other = await createOrg();
+    expect((await call("GET", `${LIST}/${encodeURIComponent(NY)}`, { key: other.key })).status).toBe(404);
+    expect((await call("DELETE", `${LIST}/${encodeURIComponent(NY)}`, { key: other.key })).status).toBe(404);
+    expect((await call("DELETE", `${LIST}/${encodeURIComponent(NY)}`, { key: org.key })).status).toBe(204);
+    expect((await call("GET", `${LIST}/${encodeURIComponent(NY)}`, { key: org.key })).status).toBe(404);
+  });
+
+  it("refuses a single call to a suppressed number with a located 422, and calls nobody", async () => {
+    const s = await setup("twilio");
+    expect((await call("POST", LIST, { key: s.org.key, body: { phone_numbers: [NY] } })).status).toBe(200);
+    const res = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: NY, initial_context: { first_name: "Ada" } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "phone_number"], type: "number_suppressed" })]);
+    expect(await dialed(s)).toEqual([]);
+  });
+
+  it("a campaign never calls a suppressed number: finished as suppressed, counted and logged", async () => {
+    const s = await setup("twilio");
+    expect((await call("POST", LIST, { key: s.org.key, body: { phone_numbers: [NY2] } })).status).toBe(200);
+    const id = await campaign(s, [NY, NY2]);
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY]);
+    const progress = (await call("GET", `${CAMPAIGNS}/${id}/progress`, { key: s.org.key })).json;
+    expect(progress).toMatchObject({ total: 2, processed: 2, pending: 0, calling_rules: { held_local_hours: 0, skipped: { suppressed: 1 } } });
+    const skipped = (await logs(s, id)).filter((l) => l.event === "dial_skipped");
+    expect(skipped.map((l) => l.details)).toEqual([expect.objectContaining({ phone_number: NY2, reason: "suppressed" })]);
+  });
+});
+
+describe("the attempt cap across campaigns", () => {
+  it("a number dialed up to the cap in one campaign waits in another until the window allows it", async () => {
+    const s = await setup("twilio");
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { attempt_cap: { max_attempts: 1, window_hours: 24 } } })).status).toBe(200);
+    const first = await campaign(s, [NY]);
+    await drive(first);
+    expect(await dialed(s)).toEqual([NY]);
+    const second = await campaign(s, [NY, NY2]);
+    await drive(second);
+    expect(await dialed(s)).toEqual([NY, NY2]);
+    const progress = (await call("GET", `${CAMPAIGNS}/${second}/progress`, { key: s.org.key })).json;
+    expect(progress.calling_rules.skipped).toEqual({ attempt_cap: 1 });
+    expect(progress).toMatchObject({ pending: 1, retry_waiting: 0 });
+    const skip = (await logs(s, second)).find((l) => l.event === "dial_skipped");
+    expect(skip?.details).toMatchObject({ phone_number: NY, reason: "attempt_cap", retry_at: expect.any(String) });
+    // A day later the cap allows it.
+    clock.set(Date.parse(String(skip!.details.retry_at)) + 1000);
+    await drive(second);
+    expect(await dialed(s)).toEqual([NY, NY2, NY]);
+  });
+});
+
+describe("the recipient's local hours", () => {
+  it("holds contacts whose local time is outside the hours, and calls them when their zone opens", async () => {
+    const s = await setup("twilio");
+    const put = await call("PUT", POLICY, { key: s.org.key, body: { local_hours: { start: "08:00", end: "21:00" } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.json.effective.local_hours).toEqual({ enabled: true, start: "08:00", end: "21:00" });
+    // 14:00 UTC in January: 09:00 in New York, 06:00 in Los Angeles.
+    clock.set(Date.parse("2031-01-07T14:00:00Z"));
+    const id = await campaign(s, [LA, NY]);
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY]);
+    const progress = (await call("GET", `${CAMPAIGNS}/${id}/progress`, { key: s.org.key })).json;
+    expect(progress.calling_rules).toEqual({ held_local_hours: 1, skipped: { local_hours: 1 } });
+    expect(progress.state).toBe("running");
+    const wait = (await logs(s, id)).find((l) => l.event === "local_hours_wait");
+    expect(wait?.details).toMatchObject({ zone: "America/Los_Angeles", contacts: 1, opens_at: "2031-01-07T16:00:00.000Z" });
+    // The object wakes itself when Los Angeles reaches 08:00.
+    const alarm = await stubOf(id).progress();
+    expect(alarm.calling_rules.held_local_hours).toBe(1);
+    clock.set(Date.parse("2031-01-07T16:00:00Z"));
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY, LA]);
+    expect((await stubOf(id).progress()).calling_rules.held_local_hours).toBe(0);
+  });
+});
