@@ -138,7 +138,17 @@ describe("GET and PUT /organizations/calling-policy", () => {
       allowed_numbers: [],
       allow_private_pbx: false,
       record_calls: true,
-      effective: { allowed_countries: ["US"], allowed_countries_source: "caller_ids", blocked_number_types: expect.arrayContaining(DEFAULT_BLOCKED) },
+      local_hours: null,
+      attempt_cap: null,
+      effective: {
+        allowed_countries: ["US"],
+        allowed_countries_source: "caller_ids",
+        blocked_number_types: expect.arrayContaining(DEFAULT_BLOCKED),
+        // The test suites run with the deployment's calling-rule defaults off (CALLING_RULES_DEFAULTS); a deployment
+        // that sets nothing has them on (test/telephony/calling-rules.test.ts).
+        local_hours: { enabled: false, start: "08:00", end: "21:00" },
+        attempt_cap: { enabled: false, max_attempts: 3, window_hours: 24 },
+      },
       updated_at: null,
     });
     expect(res.json.effective.blocked_number_types).toHaveLength(DEFAULT_BLOCKED.length);

@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
+import { defaultRules } from "../../src/telephony/calling-rules";
 import { call, createOrg } from "../helpers";
 import { setup, simRequests, type Setup } from "../calls/support";
 import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
@@ -36,6 +37,25 @@ async function drive(id: number, rounds = 6): Promise<void> {
 }
 
 afterEach(() => clock.set(null));
+
+describe("the defaults", () => {
+  it("are on where the deployment sets nothing: 08:00–21:00 local, 3 attempts a number in 24 hours", () => {
+    expect(defaultRules({})).toEqual({
+      localHours: { enabled: true, start: "08:00", end: "21:00" },
+      attemptCap: { enabled: true, max_attempts: 3, window_hours: 24 },
+    });
+    expect(defaultRules({ CALLING_RULES_DEFAULTS: "off" }).localHours.enabled).toBe(false);
+  });
+
+  it("rejects hours that are not HH:MM or that end before they start, located", async () => {
+    const org = await createOrg();
+    const res = await call("PUT", POLICY, { key: org.key, body: { local_hours: { start: "21:00", end: "08:00" }, attempt_cap: { max_attempts: 0 } } });
+    expect(res.status).toBe(422);
+    const locs = res.json.detail.map((d: { loc: (string | number)[] }) => d.loc.join("."));
+    expect(locs).toEqual(expect.arrayContaining(["body.local_hours.end", "body.attempt_cap.max_attempts"]));
+    expect((await call("PUT", POLICY, { key: org.key, body: { local_hours: { start: "8am" } } })).status).toBe(422);
+  });
+});
 
 describe("the suppression list", () => {
   it("adds (JSON and CSV), pages, reads, removes; a bad number adds nothing; another organization sees none", async () => {
