@@ -21,10 +21,10 @@ async function carrierSimulator() {
   };
 }
 
-// `npm run test:slow` (EDGEDIAL_SLOW=1): only the seeded engine simulation, at full length (10,000+ calls). `npm test`
+// `npm run test:slow` (EDGEDIAL_SLOW=1): only the seeded simulations (the engine's, the calling rules'), at full length (10,000+ calls). `npm test`
 // runs everything, the simulation at a fifth of that length.
 const SLOW = process.env.EDGEDIAL_SLOW === "1";
-const SIMULATION = "test/campaigns/engine-simulation.test.ts";
+const SIMULATIONS = ["test/campaigns/engine-simulation.test.ts", "test/campaigns/rules-simulation.test.ts"];
 
 export default defineConfig(async () => {
   const simulator = await carrierSimulator();
@@ -50,7 +50,7 @@ export default defineConfig(async () => {
       ),
     ],
     test: {
-      include: SLOW ? [SIMULATION] : ["test/**/*.test.ts"],
+      include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
       // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
       exclude: ["test/integration/**", "test/browser/**"],
       setupFiles: ["./test/setup.ts"],

@@ -16,28 +16,11 @@ import type { ScheduleConfig } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
 import type { CallStatus } from "../../src/telephony/providers/types";
 import { T0, makeCampaign } from "./engine-harness";
+import { prng } from "./prng";
 
 const SEED = 0x5eed2030;
 const ORG_CAP = 12;
 const MAX_RETRIES = 3;
-
-/** mulberry32: small, fast, reproducible. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    chance: (p: number) => next() < p,
-    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
-  };
-}
 
 const OUTCOMES: [CallStatus, number][] = [
   ["completed", 0.36],
