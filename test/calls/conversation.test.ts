@@ -11,8 +11,12 @@ import type { ScriptStep } from "../../src/calls/agent/scripted-model";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import type { SampleRate } from "../../src/lib/audio/resample";
-import { readWav } from "../../src/lib/audio/wav";
+import { fromWire } from "../../src/dev/simulator/media/callee";
+import { rms } from "../../src/lib/audio/level";
+import { Resampler } from "../../src/lib/audio/resample";
+import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
+import { exports } from "cloudflare:workers";
 import seats from "../fixtures/seats-agent.json";
 import { seedCampaign, setupOrg } from "../campaigns/support";
 import { connect } from "./media-support";
@@ -33,7 +37,7 @@ expect(SCRIPT.at(-1)?.call?.name).toBe(END_CALL_TOOL);
 
 type CallOptions = {
   ttsFailsOn?: string[];
-  run?: { voicemail_action?: string; answered_by?: string; campaign_id?: number };
+  run?: { voicemail_action?: string; answered_by?: string; campaign_id?: number; greeting_override?: Record<string, string> };
   configurations?: unknown;
 };
 
@@ -58,6 +62,9 @@ async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}):
   if (o.run?.voicemail_action) await env.DB.prepare("UPDATE workflow_runs SET voicemail_action = ? WHERE id = ?").bind(o.run.voicemail_action, runId).run();
   if (o.run?.campaign_id) {
     await env.DB.prepare("UPDATE workflow_runs SET campaign_id = ?, contact_id = 1, attempt = 1 WHERE id = ?").bind(o.run.campaign_id, runId).run();
+  }
+  if (o.run?.greeting_override) {
+    await env.DB.prepare("UPDATE workflow_runs SET greeting_override = ? WHERE id = ?").bind(JSON.stringify(o.run.greeting_override), runId).run();
   }
   if (o.run?.answered_by) await env.DB.prepare("UPDATE workflow_runs SET answered_by = ? WHERE id = ?").bind(o.run.answered_by, runId).run();
   await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn: o.ttsFailsOn ?? [] } });
@@ -245,6 +252,53 @@ describe("a conversation on the media path", () => {
     await wholeConversation(callee);
     for (let i = 0; i < 50 && !Object.keys((await stub.progress()).dispositions).length; i++) await new Promise((r) => setTimeout(r, 20));
     expect((await stub.progress()).dispositions).toEqual({ interested: 1 });
+  });
+
+  it("a contact's text greeting opens the call in place of the Start node's, and is the message left on a machine", async () => {
+    const s = await setup("twilio");
+    const override = { type: "text", text: "Hello {{ first_name }}, this is the seats desk." };
+    const { runId, callee } = await conversationCall(s, SCRIPT, { run: { greeting_override: override, voicemail_action: "leave_message" } });
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    callee.speak(MACHINE.samples);
+    await listenUntil(callee, () => callee.closed !== null, 30_000);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("voicemail");
+    expect(snap.turns.map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hello Ada, this is the seats desk."],
+      ["callee", MACHINE.text],
+      ["agent", "Hello Ada, this is the seats desk."],
+    ]);
+  });
+
+  it("a contact's audio greeting is played from the store as the opening, then the conversation goes on", async () => {
+    const s = await setup("twilio");
+    const greeting = readWav(Uint8Array.from(atob(inject("audioClips")["agent-16k.wav"]), (c) => c.charCodeAt(0)));
+    const up = await exports.default.fetch(
+      new Request("http://edgedial.test/api/v1/greeting-recordings?name=spring", {
+        method: "POST",
+        headers: { "X-API-Key": s.org.key, "Content-Type": "audio/wav" },
+        body: wavFile(greeting.samples, 16000),
+      }),
+    );
+    expect(up.status).toBe(201);
+    const { recording_id } = (await up.json()) as { recording_id: string };
+    const { runId, callee } = await conversationCall(s, SCRIPT, { run: { greeting_override: { type: "audio", recordingId: recording_id } } });
+    await listenUntil(callee, () => callee.marks.length >= 1);
+    // Everything before the first mark is the recording itself (resampled to Twilio's 8 kHz), not synthesized speech.
+    const reference = new Resampler(16000, 8000).convert(greeting.samples);
+    const heard = fromWire(callee.protocol.format, callee.receivedWire());
+    expect(Math.abs(heard.length - reference.length)).toBeLessThanOrEqual(160);
+    expect(rms(heard) / rms(reference)).toBeGreaterThan(0.95);
+    expect(rms(heard) / rms(reference)).toBeLessThan(1.05);
+    await listen(callee, 300);
+    callee.speak(SURE.samples);
+    await listenUntil(callee, () => callee.marks.length >= 3);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.turns.slice(0, 3).map((t) => [t.role, t.text])).toEqual([
+      ["agent", "[audio greeting: spring]"],
+      ["callee", "Sure, tell me more."],
+      ["agent", "Great. How many seats do you need?"],
+    ]);
   });
 
   it("the carrier's verdict (machine) at connect: no greeting, no conversation, the call ends as voicemail", async () => {

@@ -84,6 +84,8 @@ export class ConversationAgent implements VoiceAgent {
   /** Set once an answering machine is known: when, and when it last made a sound. */
   private machine: { sinceMs: number; lastSoundMs: number; messageQueued: boolean } | null = null;
   private rate: AgentContext["rate"] = 8000;
+  /** What the call opens with (and what a voicemail message says): the contact's override, else the graph's greeting. */
+  private opening: { text: string; audio: Speech | null } | null = null;
   /** Token and audio figures of the call, for its cost. */
   readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 };
 
@@ -97,12 +99,13 @@ export class ConversationAgent implements VoiceAgent {
     this.c = controls;
     this.rate = ctx.rate;
     this.voicemail = ctx.voicemail ?? "hang_up";
+    const text = ctx.greeting ?? this.conversation.greeting;
+    this.opening = text ? { text, audio: ctx.greetingAudio ?? null } : null;
     // The carrier's detection already said machine: no conversation at all.
     if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
-    const greeting = this.conversation.greeting;
-    if (greeting) {
-      this.conversation.said(greeting);
-      await this.speak([greeting], { complete: true, last: false });
+    if (this.opening) {
+      this.conversation.said(this.opening.text);
+      await this.speak([this.opening.text], { complete: true, last: false, audio: this.opening.audio });
     } else this.reply(null);
   }
 
@@ -330,16 +333,21 @@ export class ConversationAgent implements VoiceAgent {
 
   /**
    * Synthesizes and queues sentences (a streaming engine's audio as it comes), each followed by a mark. `complete`:
-   * nothing more follows in this reply; `signal`: the reply was cut off (nothing more of it is queued).
+   * nothing more follows in this reply; `signal`: the reply was cut off (nothing more of it is queued); `audio`: a
+   * recording that says the (one) sentence, played as it is.
    */
-  private async speak(sentences: string[], o: { complete: boolean; last: boolean; filler?: boolean; signal?: AbortSignal }) {
+  private async speak(sentences: string[], o: { complete: boolean; last: boolean; filler?: boolean; signal?: AbortSignal; audio?: Speech | null }) {
     const tts = this.engines.tts;
     for (const text of sentences) {
-      const pieces: AsyncIterable<Speech> = tts.stream ? tts.stream(text, o.signal) : once(tts.synthesize(text, o.signal));
+      const pieces: AsyncIterable<Speech> = o.audio
+        ? once(Promise.resolve(o.audio))
+        : tts.stream
+          ? tts.stream(text, o.signal)
+          : once(tts.synthesize(text, o.signal));
       let queued = false;
       for await (const speech of pieces) {
         if (this.ended || o.signal?.aborted) return;
-        this.usage.ttsSeconds += speech.samples.length / speech.rate;
+        if (!o.audio) this.usage.ttsSeconds += speech.samples.length / speech.rate;
         this.speaking ??= { byMark: new Map(), heard: [], startMs: this.c!.now(), complete: false, last: false };
         this.c!.say(speech.samples, speech.rate);
         queued = true;
@@ -398,7 +406,7 @@ export class ConversationAgent implements VoiceAgent {
     c.machine();
     this.endReason = "voicemail";
     this.machine = { sinceMs: atMs, lastSoundMs: atMs, messageQueued: false };
-    const leaving = this.voicemail === "leave_message" && !!this.conversation.greeting;
+    const leaving = this.voicemail === "leave_message" && !!this.opening;
     this.note = `An answering machine answered (${how}); ${leaving ? "the greeting was left as a message" : "the call was hung up"}`;
     log("info", "voice_agent_machine", { how, action: leaving ? "leave_message" : "hang_up" });
     if (!leaving) this.hangup();
@@ -412,8 +420,8 @@ export class ConversationAgent implements VoiceAgent {
     if (frame.atMs - m.sinceMs >= this.settings.maxMachineMs) return this.hangup();
     if (frame.atMs - m.lastSoundMs < this.settings.afterToneMs) return;
     m.messageQueued = true;
-    const message = this.conversation.greeting!;
-    void this.speak([message], { complete: true, last: true }).catch((err) => {
+    const message = this.opening!;
+    void this.speak([message.text], { complete: true, last: true, audio: message.audio }).catch((err) => {
       log("error", "voice_agent_message_failed", { error: String((err as Error)?.message ?? err) });
       this.hangup();
     });

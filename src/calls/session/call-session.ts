@@ -324,11 +324,16 @@ export class CallSession extends DurableObject<Env> {
         if (live.recorder) live.recorder = new Recorder(live.format.rate);
         this.db.putKv("stream_id", ev.streamId);
         const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
+        // The contact's audio greeting, for the voice agent to open with (the greeting agent has its clip already).
+        const recording = live.agent instanceof ConversationAgent ? this.db.getKv("greeting_recording") : null;
+        const greetingAudio = recording ? await loadGreeting(this.env.UPLOADS, recording) : null;
         await live.agent.onStart(
           {
             runId: Number(this.db.getKv("run_id")),
             variables,
-            greeting: this.db.getKv("greeting") || null,
+            // A recording gone since the call started: the agent's own greeting rather than the recording's name.
+            greeting: recording && !greetingAudio ? null : this.db.getKv("greeting") || null,
+            greetingAudio,
             rate: live.format.rate,
             answeredBy: this.db.getKv("answered_by"),
             voicemail: this.db.getKv("voicemail") === "leave_message" ? "leave_message" : "hang_up",

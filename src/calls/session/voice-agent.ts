@@ -17,8 +17,10 @@ export type AgentContext = {
   runId: number;
   /** The run's template variables (initial context). */
   variables: Record<string, string>;
-  /** The greeting the agent opens with (already rendered), or null. */
+  /** The greeting the agent opens with (already rendered: the contact's override, else the Start node's), or null. */
   greeting: string | null;
+  /** The contact's audio greeting, played instead of speaking `greeting` (which then names it in the transcript). */
+  greetingAudio?: { samples: Int16Array; rate: SampleRate } | null;
   /** The rate the agent's audio is heard at (the carrier's). */
   rate: SampleRate;
   /** The carrier's answering-machine verdict when the stream started (`human`, `machine_start`, ...), or null. */
