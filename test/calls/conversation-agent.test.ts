@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatEvent, ChatModel } from "../../src/calls/agent/chat";
 import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
 import { Conversation } from "../../src/calls/agent/graph";
+import { MACHINE_SPEECH_MS } from "../../src/calls/agent/voicemail";
 import type { AgentControls, Turn } from "../../src/calls/session/voice-agent";
 
 const DEF = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help.", greeting: "Hi!" } }], edges: [] };
@@ -189,5 +190,136 @@ describe("the conversation agent's turn-taking", () => {
     await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20 + 1, false);
     expect(h.turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Can you help me?"]);
     expect(h.asked()).toBe(1);
+  });
+});
+
+/** An agent whose model streams `parts` (each awaiting the test's `next()` after the first) and whose marks wait for the test. */
+function streaming(parts: string[], settings = DEFAULT_TURN_SETTINGS) {
+  const gates: Array<() => void> = [];
+  const model: ChatModel = {
+    async *stream(): AsyncIterable<ChatEvent> {
+      for (const [i, text] of parts.entries()) {
+        if (i > 0) await new Promise<void>((r) => gates.push(r));
+        yield { type: "text", text };
+      }
+    },
+  };
+  const said: string[] = [];
+  const turns: Turn[] = [];
+  const marks: string[] = [];
+  const ended: string[] = [];
+  let clears = 0;
+  let machine = 0;
+  const agent = new ConversationAgent(
+    new Conversation(DEF, {}),
+    {
+      model,
+      stt: { transcribe: async () => "Can you help me?" },
+      tts: {
+        synthesize: async (text) => {
+          said.push(text);
+          return { samples: new Int16Array(160), rate: 8000 };
+        },
+      },
+    },
+    settings,
+  );
+  const { controls, feed } = fakeCall(agent, turns, {
+    mark: (name) => marks.push(name),
+    clear: () => {
+      clears++;
+      return [];
+    },
+    hangup: (reason) => ended.push(reason ?? ""),
+    machine: () => machine++,
+  });
+  const next = async () => {
+    gates.shift()?.();
+    await tick();
+    await tick();
+  };
+  /** The callee hears every mark placed so far. */
+  const hearAll = () => {
+    for (const m of marks.splice(0)) agent.onMark(m);
+  };
+  return { agent, controls, feed, said, turns, next, hearAll, ended, clears: () => clears, machine: () => machine };
+}
+
+describe("the conversation agent's reply and barge-in", () => {
+  it("speaks each sentence as soon as the model has streamed it, before the rest of the reply exists", async () => {
+    const h = streaming(["Sure, I can help. ", "What is your ", "name? And your ", "company?"]);
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, h.controls);
+    h.hearAll();
+    await h.feed(25, true);
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false);
+    await tick();
+    // Only the first piece has arrived: its sentence is already being spoken.
+    expect(h.said).toEqual(["Hi!", "Sure, I can help."]);
+    await h.next();
+    expect(h.said).toEqual(["Hi!", "Sure, I can help."]); // "What is your" is no sentence yet
+    await h.next();
+    expect(h.said).toEqual(["Hi!", "Sure, I can help.", "What is your name?"]);
+    await h.next();
+    expect(h.said).toEqual(["Hi!", "Sure, I can help.", "What is your name?", "And your company?"]);
+  });
+
+  it("the callee's first voiced frame stops the agent in that frame; the unheard sentences leave the history", async () => {
+    const h = streaming(["Our offer has three parts. ", "The first is price. ", "The second is support."]);
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, h.controls);
+    h.hearAll();
+    await h.feed(25, true);
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false);
+    await h.next();
+    await h.next();
+    expect(h.said.slice(1)).toEqual(["Our offer has three parts.", "The first is price.", "The second is support."]);
+    // The callee heard the first sentence only, then speaks: one voiced frame is enough.
+    h.agent.onMark("say-2");
+    expect(h.clears()).toBe(0);
+    h.agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: h.controls.now() + 20, voiced: true });
+    expect(h.clears()).toBe(1);
+    expect(h.turns.at(-1)).toMatchObject({ role: "agent", text: "Our offer has three parts.", interrupted: true });
+    expect(h.agent.conversation.history.map((m) => [m.role, m.content])).toEqual([
+      ["assistant", "Hi!"],
+      ["user", "Can you help me?"],
+      ["assistant", "Our offer has three parts."],
+    ]);
+  });
+
+  it("a first utterance longer than a person's answer (no machine words) is an answering machine: hung up, model not asked", async () => {
+    const h = streaming(["Hello."]);
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000, voicemail: "hang_up" }, h.controls);
+    h.hearAll();
+    await h.feed(MACHINE_SPEECH_MS / 20 + 5, true);
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20 + 2, false);
+    expect(h.machine()).toBe(1);
+    expect(h.ended).toEqual(["voicemail"]);
+    expect(h.agent.outcome().note).toContain("answering machine");
+    expect(h.agent.outcome().usage.inputTokens).toBe(0);
+    // A person's short answer is not one.
+    const person = streaming(["Hello."]);
+    await person.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, person.controls);
+    person.hearAll();
+    await person.feed(MACHINE_SPEECH_MS / 20 - 50, true);
+    await person.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20 + 2, false);
+    expect(person.machine()).toBe(0);
+  });
+
+  it("leave_message: a machine that never stops talking is hung up on at maxMachineMs without a message", async () => {
+    const settings = { ...DEFAULT_TURN_SETTINGS, maxMachineMs: 8000 };
+    const h = streaming(["Hello."], settings);
+    await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000, voicemail: "leave_message" }, h.controls);
+    h.hearAll();
+    await h.feed(MACHINE_SPEECH_MS / 20 + 5, true);
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20 + 2, false);
+    expect(h.machine()).toBe(1);
+    expect(h.ended).toEqual([]);
+    // The machine talks on (no quiet for its tone) until the limit, counted from the end of its first utterance
+    // (the end-of-turn wait and two frames ago).
+    const since = DEFAULT_TURN_SETTINGS.endOfTurnMs + 2 * 20;
+    await h.feed((settings.maxMachineMs - since) / 20 - 5, true);
+    expect(h.ended).toEqual([]);
+    await h.feed(10, true);
+    expect(h.ended).toEqual(["voicemail"]);
+    expect(h.said).toEqual(["Hi!"]); // no message
   });
 });
