@@ -79,6 +79,8 @@ try {
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
       // Answered calls carry live audio: the callee and the agent converse, both sides are recorded.
       VOICE_AGENT: "conversation",
+      // The recipients' local hours would hold the demo's Los Angeles numbers at night: the demo runs at any hour.
+      CALLING_RULES_DEFAULTS: "off",
     }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
   });

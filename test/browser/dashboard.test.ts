@@ -74,7 +74,13 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${port}`;
   const app = await unstable_startWorker({
     config: "wrangler.jsonc",
-    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }) }),
+    // Calling rules' defaults off: the test's Los Angeles numbers must be callable at any hour CI runs.
+    bindings: plain({
+      ...localBindings("d1"),
+      PUBLIC_BASE_URL: origin,
+      CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
+      CALLING_RULES_DEFAULTS: "off",
+    }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
   });
   workers.push(app);
