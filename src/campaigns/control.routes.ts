@@ -65,6 +65,14 @@ const Progress = z
     completion_percentage: z.number(),
     next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
     dispositions: z.record(z.string(), z.int()).openapi({ description: "Calls per disposition the voice agent chose (call_disposition_codes)" }),
+    calling_rules: z
+      .object({
+        held_local_hours: z.number().int().openapi({ description: "Contacts ready to call but outside their local hours now" }),
+        skipped: z.record(z.string(), z.int()).openapi({
+          description: "Dials skipped by the organization's calling rules, by reason: suppressed (never called), attempt_cap (deferred), local_hours (held)",
+        }),
+      })
+      .openapi({ description: "What the organization's calling rules are doing to this campaign" }),
   })
   .openapi("CampaignProgress");
 

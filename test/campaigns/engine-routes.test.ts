@@ -128,6 +128,7 @@ describe("campaign operations over HTTP", () => {
       completion_percentage: 100,
       next_window_at: null,
       dispositions: {},
+      calling_rules: { held_local_hours: 0, skipped: {} },
     });
 
     const first = await call("GET", `/api/v1/campaign/${id}/logs?limit=2`, { key: o.org.key });
