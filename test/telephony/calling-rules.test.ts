@@ -162,3 +162,34 @@ describe("the recipient's local hours", () => {
     expect((await stubOf(id).progress()).calling_rules.held_local_hours).toBe(0);
   });
 });
+
+describe("a contact's own time zone", () => {
+  it("overrides the number's: a New York number whose contact lives in Los Angeles waits for Los Angeles' hours", async () => {
+    const s = await setup("twilio");
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { local_hours: { start: "08:00", end: "21:00" } } })).status).toBe(200);
+    // 14:00 UTC in January: 09:00 in New York, 06:00 in Los Angeles. The header's case does not matter.
+    clock.set(Date.parse("2031-01-07T14:00:00Z"));
+    const file = ["phone_number,first_name,TimeZone", `${NY},Ada,America/Los_Angeles`, `${NY2},Bo,`].join("\n");
+    const created = await createCampaign(world(s), { source_url: await upload(s.org, file), rate_limit: 50, retry_config: { enabled: false } });
+    expect(created.status, created.text).toBe(200);
+    const id = created.json.id as number;
+    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: s.org.key })).status).toBe(200);
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY2]);
+    expect((await call("GET", `${CAMPAIGNS}/${id}/progress`, { key: s.org.key })).json.calling_rules.held_local_hours).toBe(1);
+    clock.set(Date.parse("2031-01-07T16:00:00Z"));
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY2, NY]);
+  });
+
+  it("a time zone the runtime does not know is a located 422 at create, and nothing is created", async () => {
+    const s = await setup("twilio");
+    const file = ["phone_number,timezone", `${NY},America/New_York`, `${NY2},Mars/Olympus`, `${LA},EST5EDT`].join("\n");
+    const res = await createCampaign(world(s), { source_url: await upload(s.org, file) });
+    expect(res.status).toBe(422);
+    expect(res.json.detail).toEqual([
+      expect.objectContaining({ loc: ["body", "source_url", 3, "timezone"], type: "timezone_invalid", input: "Mars/Olympus" }),
+    ]);
+    expect((await call("GET", CAMPAIGNS, { key: s.org.key })).json.items).toEqual([]);
+  });
+});

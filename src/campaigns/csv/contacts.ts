@@ -2,6 +2,7 @@
 // cells are wrong. Phone numbers follow the configuration's family (E.164 for carriers; ari also extensions,
 // SIP URIs and dial strings). Cell text is stored as text: a formula-like cell is never evaluated.
 import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS, jsonBytes } from "../../lib/context-limits";
+import { isValidTimeZone } from "../../lib/time-zones";
 import { normalizeNumber, readDialable, type NumberReading } from "../../telephony/numbers";
 import { extractVariables } from "../../workflows/template";
 import type { ContactInput } from "../object-api";
@@ -15,6 +16,8 @@ export const PHONE = "phone_number";
 export const G_TYPE = "greeting_override_type";
 export const G_TEXT = "greeting_override_text";
 export const G_RECORDING = "greeting_override_recording_id";
+/** A contact's own IANA time zone: the calling rules' local hours follow it instead of the number's. */
+export const TIMEZONE = "timezone";
 const GREETING_COLUMNS = new Set([G_TYPE, G_TEXT, G_RECORDING]);
 
 /** One problem in the file: a row (header = 1) and the column's name as written, or its position when unnamed. */
@@ -36,6 +39,7 @@ export type Header = {
   gType: number;
   gText: number;
   gRecording: number;
+  timezone: number;
   /** Columns that become initial_context: every one but phone_number and the greeting override columns. */
   context: { index: number; name: string }[];
   /** At most the JSON bytes the context's keys and punctuation take (every character escaped), for a cheap upper bound. */
@@ -84,7 +88,11 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
       ctx: { columns: names },
     });
   }
-  const context = names.flatMap((name, index) => (index === phone || GREETING_COLUMNS.has(name.toLowerCase()) ? [] : [{ index, name }]));
+  const tz = seen.get(TIMEZONE) ?? -1;
+  // The time zone column is kept under its canonical name, where the calling rules look for it, whatever its case.
+  const context = names.flatMap((name, index) =>
+    index === phone || GREETING_COLUMNS.has(name.toLowerCase()) ? [] : [{ index, name: index === tz ? TIMEZONE : name }],
+  );
   // Every contact's initial_context has one key per such column: the single-call cap holds per file.
   if (context.length > MAX_CONTEXT_KEYS) {
     problems.push({
@@ -103,6 +111,7 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
       gType: seen.get(G_TYPE) ?? -1,
       gText: seen.get(G_TEXT) ?? -1,
       gRecording: seen.get(G_RECORDING) ?? -1,
+      timezone: tz,
       context,
       contextNameBytes: context.reduce((n, c) => n + c.name.length * 6 + 4, 2),
     },
@@ -113,6 +122,17 @@ export function readHeader(fields: string[], row: number, pbx: boolean): { heade
 /** Template variables of `text` that are not columns of the file. */
 export function unknownVariables(text: string, h: Header): string[] {
   return extractVariables(text).filter((v) => !h.lower.has(v.toLowerCase()));
+}
+
+/** Zones already judged: a million rows name a handful, and the runtime's check builds a formatter. */
+const zoneChecks = new Map<string, boolean>();
+function validZone(tz: string): boolean {
+  let ok = zoneChecks.get(tz);
+  if (ok === undefined) {
+    ok = isValidTimeZone(tz);
+    if (zoneChecks.size < 1000) zoneChecks.set(tz, ok);
+  }
+  return ok;
 }
 
 /** Cell `i` trimmed ("" for a column the row does not reach, or none). */
@@ -153,6 +173,17 @@ export function readRow(
   if (!phone.ok) {
     const ctx = "ctx" in phone ? phone.ctx : undefined;
     problems.push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone, ...(ctx ? { ctx } : {}) });
+  }
+
+  const tz = cell(h.timezone);
+  if (tz && !validZone(tz)) {
+    problems.push({
+      row,
+      column: h.names[h.timezone],
+      msg: `Unknown time zone "${tz}": use an IANA name such as America/New_York, or leave it empty for the number's own`,
+      type: "timezone_invalid",
+      input: tz,
+    });
   }
 
   let greeting: GreetingOverride = null;
