@@ -5,6 +5,7 @@ import { campaignControlRouter } from "./campaigns/control.routes";
 import { uploadsRouter } from "./uploads/uploads.routes";
 import { greetingsRouter } from "./uploads/greetings.routes";
 import { campaignRecordsRouter } from "./campaigns/records.routes";
+import { campaignAppendRouter } from "./campaigns/append.routes";
 import { healthRouter } from "./health/health.routes";
 import { apiKeysRouter } from "./organizations/api-keys.routes";
 import { limitApiRequests } from "./organizations/request-limit";
@@ -33,6 +34,7 @@ const ROUTERS = [
   uploadsRouter,
   greetingsRouter,
   campaignRecordsRouter,
+  campaignAppendRouter,
   callbacksRouter,
   runsRouter,
   publicCallsRouter,

@@ -8,7 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
 import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
-import type { CampaignMeta, ContactInput } from "./object-api";
+import type { CampaignMeta, CampaignState, ContactInput } from "./object-api";
 import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from "../calls/campaign-calls";
 import type { LeaseResult } from "../organizations/leases";
 import { completeSettings, mergeSettings, validateSettings, type CampaignSettings } from "./settings";
@@ -33,6 +33,7 @@ import { MIGRATIONS, type AttemptRow, type CampaignRow, type ContactRow, type Ti
 import { allowed, transition } from "./engine/state";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../calls/call-length";
 import { SummaryMirror } from "./engine/summary";
+import { StagedContacts, appendLimits, type CommitResult, type StageResult } from "./engine/staged";
 import { Timers } from "./engine/timers";
 import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
 import { CallingWindow } from "./engine/window";
@@ -67,6 +68,7 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly summary: SummaryMirror;
   private readonly events: CampaignEvents;
   private readonly imports: BackgroundImport;
+  private readonly staged: StagedContacts;
   private readonly pace = new PaceWindow();
   private readonly hours: RecipientHours;
   /** The organization's calling rules, read from D1 at most once a minute (changes apply within that). */
@@ -99,6 +101,7 @@ export class CampaignObject extends DurableObject<Env> {
       timers: this.timers,
       changed: () => this.summary.force(),
     });
+    this.staged = new StagedContacts(this.db, this.timers, this.log);
     this.ready = migrateOnStart(ctx, this.db, MIGRATIONS, async () => {
       this.loadPace();
       try {
@@ -193,6 +196,70 @@ export class CampaignObject extends DurableObject<Env> {
     this.pace.load([]);
     migrate(this.db, MIGRATIONS);
     return { discarded: true };
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Appending contacts (POST /campaign/{id}/contacts, ../append.ts): beginAppend, stageAppend (chunks),
+  // commitAppend or discardAppend. Staged rows are invisible until the commit adds them all at once (engine/staged.ts).
+
+  /** Opens an append for `orgId`'s campaign: 404 for another organization, 409 unless it takes contacts now. */
+  async beginAppend(orgId: number): Promise<{ token: string }> {
+    const c = this.need();
+    if (c.org_id !== orgId) throw new EngineError(404, "Campaign not found");
+    this.appendable(c);
+    const token = this.db.tx(() => this.staged.begin(clock.now(), Math.max(0, appendLimits.maxRows - this.counts().total)));
+    await this.timers.rearm();
+    return { token };
+  }
+
+  /** Stages one packed chunk of the appended file (row order); duplicates within the file are reported. */
+  async stageAppend(token: string, parts: PackedContacts): Promise<StageResult> {
+    this.need();
+    return this.db.tx(() => this.staged.stage(token, parts, clock.now()));
+  }
+
+  /** Adds every staged contact in one transaction and drops the batch; a running campaign dials them. */
+  async commitAppend(token: string, sourceUrl: string): Promise<CommitResult & { total_rows: number; state: CampaignState }> {
+    const c = this.need();
+    const now = clock.now();
+    try {
+      // The campaign may have finished (or been cancelled) while the file was read: nothing is added then.
+      this.appendable(c);
+    } catch (err) {
+      this.db.tx(() => this.staged.discard(token));
+      await this.timers.rearm();
+      throw err;
+    }
+    const r = this.db.tx(() => {
+      const res = this.staged.commit(token);
+      const total = this.counts().total;
+      const skipped = res.skipped_existing ? `; ${res.skipped_existing} already in the campaign skipped` : "";
+      this.log.write("info", "contacts_appended", `${res.added} contact${res.added === 1 ? "" : "s"} added${skipped}`, {
+        added: res.added,
+        skipped_existing: res.skipped_existing,
+        total,
+        source_url: sourceUrl,
+      });
+      this.markDirty();
+      if (c.state === "running") this.pokeDispatch(now);
+      return { ...res, total_rows: total, state: c.state };
+    });
+    this.summary.force();
+    await this.settle();
+    return r;
+  }
+
+  /** Drops the append `token` opened (its file did not pass, or its request failed). */
+  async discardAppend(token: string): Promise<{ discarded: boolean }> {
+    const discarded = this.db.tx(() => this.staged.discard(token));
+    await this.timers.rearm();
+    return { discarded };
+  }
+
+  /** 409 unless the campaign takes contacts now: draft (its first import done), running or paused. */
+  private appendable(c: CampaignRow): void {
+    allowed(c.state, "append");
+    if (!c.import_done) throw engineConflict("Cannot add contacts to a campaign whose contacts are still being imported");
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -485,6 +552,9 @@ export class CampaignObject extends DurableObject<Env> {
     switch (t.kind) {
       case "import":
         await this.imports.run();
+        return;
+      case "staged":
+        this.staged.expire(now);
         return;
       case "summary":
         this.summary.timerGone();

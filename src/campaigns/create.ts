@@ -35,7 +35,7 @@ export type CreateInput = {
   settings: CampaignSettings;
 };
 
-const fileNotFound = (key: string) =>
+export const fileNotFound = (key: string) =>
   invalid(
     ["body", "source_url"],
     "No uploaded file with this key in your organization: upload it first (POST /s3/presigned-upload-url)",
@@ -144,12 +144,12 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   }
 }
 
-/** The rules the file is checked by, decided now (the background import applies them later). */
-async function importSpec(
+/** The rules the file is checked by, decided now (the background import applies them later; an append, at once). */
+export async function importSpec(
   env: Env,
   db: Db,
   orgId: number,
-  input: CreateInput,
+  input: Pick<CreateInput, "source_url" | "default_country">,
   config: Awaited<ReturnType<typeof resolveTelephonyConfig>>,
   requiredVariables: string[],
 ): Promise<ImportSpec> {

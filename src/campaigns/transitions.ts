@@ -1,7 +1,7 @@
 // The campaign state machine, as data. Anything the table does not list is refused (409).
 import type { CampaignState } from "./object-api";
 
-export type Trigger = "imported" | "start" | "resume" | "pause" | "breaker_trip" | "complete" | "cancel" | "source_failed" | "redial" | "update";
+export type Trigger = "imported" | "start" | "resume" | "pause" | "breaker_trip" | "complete" | "cancel" | "source_failed" | "redial" | "update" | "append";
 
 export const STATES: readonly CampaignState[] = ["importing", "draft", "running", "paused", "completed", "cancelled", "failed"];
 export const FINISHED_STATES: ReadonlySet<CampaignState> = new Set(["completed", "cancelled", "failed"]);
@@ -21,6 +21,8 @@ const TABLE: Record<Trigger, Partial<Record<CampaignState, CampaignState>>> = {
   redial: { completed: "completed", cancelled: "cancelled" },
   // Settings may change until the campaign is finished.
   update: { importing: "importing", draft: "draft", running: "running", paused: "paused" },
+  // Contacts may be added (POST /campaign/{id}/contacts) once the first import is done and until the campaign ends.
+  append: { draft: "draft", running: "running", paused: "paused" },
 };
 
 /** The state `trigger` leads to from `from`, or null when the table does not allow it. */
@@ -39,6 +41,7 @@ const VERB: Record<Trigger, string> = {
   source_failed: "fail",
   redial: "redial",
   update: "update",
+  append: "add contacts to",
 };
 
 /** The 409 message for a refused trigger, e.g. "Cannot pause a campaign in state 'draft'". */

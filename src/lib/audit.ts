@@ -7,7 +7,7 @@ import { isoNow } from "./clock";
 import type { Db } from "./db";
 import type { AppEnv } from "./types";
 
-export type AuditAction = "create" | "update" | "delete" | "revoke" | "set_status" | "start" | "pause" | "resume" | "cancel" | "redial";
+export type AuditAction = "create" | "update" | "delete" | "revoke" | "set_status" | "start" | "pause" | "resume" | "cancel" | "redial" | "add_contacts";
 export type AuditResource =
   | "api_key"
   | "telephony_config"

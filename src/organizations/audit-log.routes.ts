@@ -11,7 +11,9 @@ const AuditEntry = z
   .object({
     id: z.number().int(),
     created_at: z.string(),
-    action: z.string().openapi({ example: "update", description: "create, update, delete, revoke, set_status, start, pause, resume, cancel or redial" }),
+    action: z
+      .string()
+      .openapi({ example: "update", description: "create, update, delete, revoke, set_status, start, pause, resume, cancel, redial or add_contacts" }),
     resource_type: z.string().openapi({
       example: "telephony_config",
       description: "api_key, telephony_config, phone_number, workflow, campaign or calling_policy (its id is the organization's)",

@@ -10,7 +10,8 @@ import { CsvRecords, type Newline } from "./records";
 import { Utf8Chunks, utf8Length } from "./utf8";
 
 export type ImportSink = {
-  importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[] }>;
+  /** `stop`: a problem that ends the import at its row (an append passing the campaign's row limit). */
+  importContacts(chunk: ContactInput[]): Promise<{ inserted: number; duplicates: { row: number; phone_number: string; first_row: number }[]; stop?: Problem }>;
 };
 
 export type ImportOptions = {
@@ -192,6 +193,10 @@ export class CsvImport {
           input: d.phone_number,
           ctx: { first_row: d.first_row },
         });
+      }
+      if (res.stop) {
+        problems.push(res.stop);
+        this.stopped = true;
       }
       return problems;
     });

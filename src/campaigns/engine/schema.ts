@@ -6,6 +6,7 @@ import type { CampaignState } from "../object-api";
 import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
 import { countersMigration, countersRebuild } from "./counts";
 import { RECIPIENT_HOURS_MIGRATION } from "./recipient-hours";
+import { STAGED_MIGRATION } from "./staged";
 
 /** The one `campaign` row (id 1): what the campaign is, its state (written only by state.ts) and bookkeeping. */
 export type CampaignRow = {
@@ -62,7 +63,7 @@ export type AttemptRow = {
   error: string | null;
 };
 
-export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary" | "import";
+export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary" | "import" | "staged";
 export type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 export type LogRow = { id: number; ts: string; level: string; event: string; message: string; details: string };
@@ -150,6 +151,8 @@ export const MIGRATIONS: readonly Migration[] = [
   CONTACT_RUNS_MIGRATION,
   // v4: calling rules: each contact's zone (the recipient's local hours), skipped dials counted, `suppressed` counted.
   [...RECIPIENT_HOURS_MIGRATION, ...countersRebuild()],
+  // v5: contacts appended to an existing campaign, staged until their whole file has passed.
+  STAGED_MIGRATION,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
