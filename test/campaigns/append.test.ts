@@ -2,6 +2,7 @@
 // the campaign's object and committed all at once. New contacts of a running campaign are dialed; numbers already
 // there are skipped and reported; a file that fails anywhere adds nothing; a batch left behind by a dead request is
 // never dialed and is dropped.
+import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendLimits } from "../../src/campaigns/engine/staged";
 import { packContacts } from "../../src/campaigns/packed";
@@ -234,6 +235,9 @@ describe("appending contacts to a campaign", () => {
     const again = await send();
     expect(again.json).toEqual(first.json); // replayed, not appended a second time (that would answer added: 0)
     expect(await progress(w, id)).toMatchObject({ total: 3, pending: 2, in_progress: 1 });
+    // Listings read the D1 summary row: it follows the new total at once.
+    const row = await env.DB.prepare("SELECT state, total_rows FROM campaigns WHERE id = ?").bind(id).first();
+    expect(row).toEqual({ state: "paused", total_rows: 3 });
 
     await tick(stub);
     expect(carrier.dialsOf(id, phone(30))).toHaveLength(0);
