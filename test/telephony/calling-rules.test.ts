@@ -187,9 +187,7 @@ describe("a contact's own time zone", () => {
     const file = ["phone_number,timezone", `${NY},America/New_York`, `${NY2},Mars/Olympus`, `${LA},EST5EDT`].join("\n");
     const res = await createCampaign(world(s), { source_url: await upload(s.org, file) });
     expect(res.status).toBe(422);
-    expect(res.json.detail).toEqual([
-      expect.objectContaining({ loc: ["body", "source_url", 3, "timezone"], type: "timezone_invalid", input: "Mars/Olympus" }),
-    ]);
+    expect(res.json.detail).toEqual([expect.objectContaining({ loc: ["body", "source_url", 3, "timezone"], type: "timezone_invalid", input: "Mars/Olympus" })]);
     expect((await call("GET", CAMPAIGNS, { key: s.org.key })).json.items).toEqual([]);
   });
 });
