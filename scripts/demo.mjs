@@ -82,7 +82,8 @@ try {
       // The recipients' local hours would hold the demo's Los Angeles numbers at night: the demo runs at any hour.
       CALLING_RULES_DEFAULTS: "off",
     }),
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
+    // remote: false: the demo's agent runs on the scripted engines; Workers AI (remote only) is not asked for.
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
   });
   workers.push(app);
   await app.ready;

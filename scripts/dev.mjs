@@ -50,6 +50,8 @@ console.log(`
 
   curl ${plan.url}/api/v1/health
   curl -H "X-API-Key: ${key}" ${plan.url}/api/v1/organizations/api-keys
+
+  answered calls: ${plan.workersAi ? "the voice agent on Workers AI (your Cloudflare account)" : "the carrier speaks the greeting (npm run dev -- --workers-ai for the voice agent on Workers AI)"}
 `);
 const child = wranglerLive(plan.wranglerArgs);
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -26,11 +26,22 @@ export async function testWorker(bindings: Record<string, string>, miniflare: Om
   const migrations = await readD1Migrations("./migrations");
   return cloudflareTest({
     wrangler: { configPath: "./wrangler.jsonc" },
+    // Workers AI is remote only: the suites fake it at the binding boundary, never reach Cloudflare.
+    remoteBindings: false,
     // LOCAL_DEV: the suites' Worker is local development (an http:// PUBLIC_BASE_URL is allowed; see src/lib/settings.ts).
     // CALLING_RULES_DEFAULTS off: the suites' clocks run at any hour and dial the same numbers again and again; the
-    // calling-rules tests turn the rules on through the organization's calling policy.
+    // calling-rules tests turn the rules on through the organization's calling policy. VOICE_AGENT empty: each
+    // media test prepares the agent its call gets (the deployed default, conversation, needs Workers AI).
     miniflare: {
-      bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, ...TEST_RATE_LIMITS, LOCAL_DEV: "true", CALLING_RULES_DEFAULTS: "off", ...bindings },
+      bindings: {
+        TEST_MIGRATIONS: migrations,
+        ...TEST_SECRETS,
+        ...TEST_RATE_LIMITS,
+        LOCAL_DEV: "true",
+        CALLING_RULES_DEFAULTS: "off",
+        VOICE_AGENT: "",
+        ...bindings,
+      },
       ...miniflare,
     },
   });

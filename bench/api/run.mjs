@@ -51,6 +51,8 @@ const config = readFileSync(`${ROOT}wrangler.jsonc`, "utf8")
   .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${TREE}migrations"`)
   .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
   .replace(/^(\s*)"\$schema": .*$/m, "")
+  // No remote bindings in the harness: Workers AI has no local simulation (nothing here calls it).
+  .replace(/^\s*"ai": .*\n/m, "")
   .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
 writeFileSync(`${OUT}/wrangler.jsonc`, config);
 

@@ -44,6 +44,7 @@ export function benchWorkerOptions(persist, extraBindings = {}) {
   return {
     build: { bundle: false },
     bindings: Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text", value }])),
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist, watch: false, logLevel: "warn" },
+    // remote: false: no remote bindings (Workers AI, which has no local simulation, would need a login).
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist, watch: false, logLevel: "warn", remote: false },
   };
 }

@@ -1,18 +1,26 @@
-// `npm run dev -- [--port N] [--ip ADDR] [other wrangler dev flags]`: the one place the port and address are
-// decided, so wrangler gets each once and the banner and the dev PUBLIC_BASE_URL follow them. Pure, for tests.
+// `npm run dev -- [--port N] [--ip ADDR] [--workers-ai] [other wrangler dev flags]`: the one place the port and
+// address are decided, so wrangler gets each once and the banner and the dev PUBLIC_BASE_URL follow them. Pure, for
+// tests. Local bindings only (`--local`: Workers AI has no local simulation, and asks for a login), unless
+// `--workers-ai`: the Worker still runs here, its AI binding reaches Cloudflare, and answered calls get the
+// conversation agent on it.
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_IP = "127.0.0.1";
 
-export type DevPlan = { port: number; ip: string; url: string; publicBaseUrl: string; wranglerArgs: string[] };
+export type DevPlan = { port: number; ip: string; url: string; publicBaseUrl: string; workersAi: boolean; wranglerArgs: string[] };
 
 /** Takes `--port N`, `--port=N`, `-p N` and `--ip ...` out of argv; everything else goes to wrangler unchanged. */
 export function planDev(argv: string[], env: Record<string, string | undefined> = {}): DevPlan {
   let port = DEFAULT_PORT;
   let ip = DEFAULT_IP;
+  let workersAi = false;
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    if (arg === "--workers-ai") {
+      workersAi = true;
+      continue;
+    }
     const m = /^(--port|-p|--ip)(?:=(.*))?$/.exec(arg);
     if (!m) {
       rest.push(arg);
@@ -37,7 +45,21 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
     ip,
     url,
     publicBaseUrl,
+    workersAi,
     // The user's flags before --var: yargs lets an array flag swallow the positional arguments that follow it.
-    wranglerArgs: ["dev", "--ip", ip, "--port", String(port), ...rest, "--var", `PUBLIC_BASE_URL:${publicBaseUrl}`, "--var", "LOCAL_DEV:true"],
+    wranglerArgs: [
+      "dev",
+      "--ip",
+      ip,
+      "--port",
+      String(port),
+      ...(workersAi ? [] : ["--local"]),
+      ...rest,
+      "--var",
+      `PUBLIC_BASE_URL:${publicBaseUrl}`,
+      "--var",
+      "LOCAL_DEV:true",
+      ...(workersAi ? ["--var", "VOICE_AGENT:conversation"] : []),
+    ],
   };
 }

@@ -10,6 +10,8 @@ export function localBindings(keyId = "l1"): Record<string, string> {
   return {
     ...freshSecrets(keyId),
     LOCAL_DEV: "true",
+    // Locally the carrier speaks the greeting: the default voice agent runs on Workers AI, which is remote only.
+    VOICE_AGENT: "",
     ...Object.fromEntries(OPTIONAL_R2_SETTINGS.map((name) => [name, ""])),
   };
 }

@@ -81,7 +81,8 @@ beforeAll(async () => {
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
       CALLING_RULES_DEFAULTS: "off",
     }),
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn" },
+    // remote: false: Workers AI (remote only) stays off; the agent on calls is VOICE_AGENT's local choice.
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
   });
   workers.push(app);
   await app.ready;

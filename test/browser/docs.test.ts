@@ -35,7 +35,7 @@ beforeAll(async () => {
       UPLOAD_SIGNING_SECRET: "browser-test",
     }),
     // Port 0: the system picks a free port.
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: join(scratch, "state"), watch: false, logLevel: "warn" },
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: join(scratch, "state"), watch: false, logLevel: "warn", remote: false },
   });
   await worker.ready;
   origin = new URL(String(await worker.url)).origin;

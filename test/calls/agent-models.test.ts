@@ -362,7 +362,9 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
   });
 
   it("says why there are no engines: Workers AI without the binding, an endpoint the organization's network policy refuses", async () => {
-    expect(await enginesFor(env, 1, {})).toEqual({
+    // A deployment whose wrangler config lost the binding (the suites' own env has a local stand-in for it).
+    const noAi = { ...env, AI: undefined } as unknown as Env;
+    expect(await enginesFor(noAi, 1, {})).toEqual({
       ok: false,
       reason: "The model is Workers AI, and this deployment has no AI binding",
       turn: DEFAULT_TURN_SETTINGS,

@@ -147,8 +147,18 @@ describe("npm run dev -- --port N", () => {
       ip: "127.0.0.1",
       url: "http://127.0.0.1:8787",
       publicBaseUrl: "http://127.0.0.1:8787",
-      wranglerArgs: ["dev", "--ip", "127.0.0.1", "--port", "8787", "--var", "PUBLIC_BASE_URL:http://127.0.0.1:8787", "--var", "LOCAL_DEV:true"],
+      workersAi: false,
+      // Local bindings only: Workers AI (remote only) would ask for a Cloudflare login.
+      wranglerArgs: ["dev", "--ip", "127.0.0.1", "--port", "8787", "--local", "--var", "PUBLIC_BASE_URL:http://127.0.0.1:8787", "--var", "LOCAL_DEV:true"],
     });
+  });
+
+  it("--workers-ai: the AI binding reaches Cloudflare and answered calls get the conversation agent", () => {
+    const plan = planDev(["--workers-ai", "--port", "9004"]);
+    expect(plan.workersAi).toBe(true);
+    expect(plan.wranglerArgs).not.toContain("--local");
+    expect(plan.wranglerArgs).not.toContain("--workers-ai");
+    expect(plan.wranglerArgs.slice(-2)).toEqual(["--var", "VOICE_AGENT:conversation"]);
   });
 
   it.each([[["--port", "9123"]], [["--port=9123"]], [["-p", "9123"]]])("%j gives wrangler one --port, and the base URL follows it", (argv) => {
@@ -168,6 +178,7 @@ describe("npm run dev -- --port N", () => {
       "127.0.0.1",
       "--port",
       "9001",
+      "--local",
       "--persist-to",
       "/tmp/x",
       "--log-level",
