@@ -11,6 +11,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { launchChromium, watchedPage } from "./chromium";
+import { contrastProblems } from "./contrast";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
@@ -158,6 +159,14 @@ describe("dashboard in a browser", () => {
     const res = await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
     expect(res?.status()).toBe(200);
     await expect.poll(() => page.getByRole("heading", { name: "Sign in", level: 1 }).isVisible()).toBe(true);
+    // The contrast check sees what falls short: grey #999 on white is 2.85:1.
+    // (Styled through the CSSOM: the page's Content-Security-Policy ignores inline style attributes.)
+    await page.evaluate(
+      `const p = document.createElement("p"); p.id = "faint"; p.textContent = "faint"; p.style.color = "#999"; p.style.background = "#fff"; document.body.append(p);`,
+    );
+    expect(await contrastProblems(page)).toEqual([expect.objectContaining({ text: "faint", ratio: 2.85, needed: 4.5 })]);
+    await page.evaluate(`document.getElementById("faint").remove()`);
+    expect(await contrastProblems(page)).toEqual([]);
 
     // Keyboard: Tab reaches the key field; a wrong key shows the API's 401 message in the alert region.
     expect(await tabTo(page, "api-key")).toBe(true);
@@ -169,6 +178,7 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => alert.textContent()).toContain("Invalid API key");
     expect(await alert.getAttribute("aria-live")).toBe("assertive");
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-sign-in-error.png") });
+    expect(await contrastProblems(page)).toEqual([]);
     expect(await page.evaluate("sessionStorage.length")).toBe(0);
 
     await page.getByLabel("API key").fill(key);
@@ -185,6 +195,7 @@ describe("dashboard in a browser", () => {
     expect(await page.evaluate('[sessionStorage.getItem("edgedial.apiKey"), localStorage.length, document.cookie]')).toEqual([key, 0, ""]);
     expect(await context.cookies()).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaigns.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
 
     // The campaign page: counters, controls for a draft (start and cancel, not pause or resume).
     await link.click();
@@ -205,6 +216,7 @@ describe("dashboard in a browser", () => {
     const dialog = page.getByRole("dialog");
     await expect.poll(() => dialog.isVisible()).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-confirm-start.png") });
+    expect(await contrastProblems(page)).toEqual([]);
     await page.keyboard.press("Escape");
     await expect.poll(() => dialog.isVisible()).toBe(false);
     expect((await api("GET", `/campaign/${campaignId}`)).state).toBe("draft");
@@ -213,6 +225,7 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => page.locator("#campaign-state").textContent()).toBe("running");
     expect(await controls.getByRole("button").allTextContents()).toEqual(["Pause", "Cancel campaign"]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-running.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
 
     // The simulator answers every call; the page follows the campaign by polling until it completes.
     const played = new Set<string>();
@@ -233,6 +246,7 @@ describe("dashboard in a browser", () => {
     expect(await page.locator("#log").textContent()).toContain("campaign_started");
     expect(await controls.getByRole("button").count()).toBe(0);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-completed.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
 
     // A call: status, times, no transcript or recording (the greeting was spoken by the carrier).
     await page
@@ -245,6 +259,7 @@ describe("dashboard in a browser", () => {
     expect(facts).toMatch(/\+1415555200[123]/);
     expect(await page.getByText("No transcript for this call.").isVisible()).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-run.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
 
     // Agents.
     await page.getByRole("link", { name: "Agents" }).click();
@@ -253,6 +268,7 @@ describe("dashboard in a browser", () => {
     expect(agentRow).toContain("active");
     expect(agentRow).toContain("3");
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-agents.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
 
     // Sign out by keyboard: the key is gone and the sign-in form is back.
     await page.getByRole("button", { name: "Sign out" }).focus();
@@ -311,6 +327,7 @@ describe("dashboard in a browser", () => {
     await act("Pause", "paused");
     expect(await controls.getByRole("button").allTextContents()).toEqual(["Resume", "Cancel campaign"]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-campaign-paused.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
     await act("Resume", "running");
     await act("Cancel campaign", "cancelled");
     expect(await controls.getByRole("button").count()).toBe(0);
@@ -374,6 +391,7 @@ describe("dashboard in a browser", () => {
     expect(await audio.getAttribute("controls")).not.toBeNull();
     expect(await page.getByRole("link", { name: "← Campaign" }).getAttribute("href")).toBe(`#/campaigns/${campaignId}`);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-run-transcript.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
     await page.close();
   });
 
