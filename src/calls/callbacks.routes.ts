@@ -27,6 +27,7 @@ import { loadConfigContext } from "../telephony/resolve";
 import { providerEnvOf } from "../telephony/provisioning";
 import { getConfig } from "../telephony/store";
 import { claimNonce, releaseNonce } from "../telephony/nonces";
+import { isMachine } from "../telephony/providers/kit";
 
 const tags = ["telephony callbacks"];
 
@@ -87,6 +88,18 @@ async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<ty
   }
 }
 
+/** A machine verdict the run did not have yet, while its call runs on the media path: its session's agent hears it. */
+async function machineToSession(env: Env, before: RunRow, run: RunRow, updates: StatusUpdate[]): Promise<void> {
+  const verdict = updates.find((u) => isMachine(u.answeredBy))?.answeredBy;
+  if (!verdict || isMachine(before.answeredBy) || isFinal(run.status) || !liveAgent(env)) return;
+  try {
+    await callSessionStub(env, run.id).machineDetected(verdict);
+  } catch (err) {
+    // The verdict is on the run; the agent still judges the callee's first words itself.
+    console.error(JSON.stringify({ level: "error", msg: "machine verdict not handed to the call session", run_id: run.id, error: String(err) }));
+  }
+}
+
 /** A verified callback: status updates checked against the run, applied, then the carrier's commands or answer document. */
 async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, ctx, provider }: Checked, request: Request, rawBody: string): Promise<Response> {
   const calls = provider.calls!;
@@ -102,6 +115,7 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
     run = r.run;
     changed ||= r.applied;
   }
+  await machineToSession(c.env, initial, run, updates);
 
   const db = getDb(c.env);
   // Commands react to news only: a redelivered call.answered must not speak the greeting twice. With a voice agent

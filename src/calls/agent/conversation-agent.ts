@@ -161,6 +161,15 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
+  /**
+   * The carrier's detection answered late (Telnyx, Vonage, Plivo report it while the call runs). Heeded only until
+   * the callee has spoken: by then the agent judged their first words itself, and a person is never hung up on.
+   */
+  onMachine(answeredBy: string) {
+    if (this.ended || this.machine || !this.c || !this.firstTurn || !isMachine(answeredBy)) return;
+    this.machineAnswered(this.c.now(), `the carrier reported ${answeredBy}`);
+  }
+
   onEnd() {
     this.ended = true;
     this.thinking?.abort();

@@ -182,6 +182,30 @@ export class CallSession extends DurableObject<Env> {
     return { ok: true };
   }
 
+  /**
+   * The carrier's answering-machine verdict, arrived while the call runs (asynchronous detection): handed to the
+   * agent in turn with the stream's messages. Before the stream starts the agent reads it at its start instead.
+   */
+  async machineDetected(answeredBy: string): Promise<boolean> {
+    this.ended ??= this.db.getKv("ended") === "1";
+    if (this.ended || this.db.getKv("run_id") === null) return false;
+    this.db.putKv("answered_by", answeredBy);
+    const ws = this.live?.ws ?? this.ctx.getWebSockets()[0];
+    if (!ws) return false;
+    const handled = this.inOrder.then(async () => {
+      const live = await this.liveFor(ws);
+      if (!live.started || this.ending || !live.agent.onMachine) return false;
+      await live.agent.onMachine(answeredBy);
+      if (!this.ending) this.pump(live);
+      return true;
+    });
+    this.inOrder = handled.then(
+      () => {},
+      () => {},
+    );
+    return handled;
+  }
+
   /** The carrier reports the call over (the callee hung up): the session ends without a hang-up request. */
   async carrierEnded(): Promise<void> {
     if (this.db.getKv("run_id") === null || this.db.getKv("ended") === "1") return;

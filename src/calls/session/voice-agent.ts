@@ -62,6 +62,8 @@ export interface VoiceAgent {
   onAudio(frame: AudioFrame): void | Promise<void>;
   onMark(name: string): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
+  /** The carrier's answering-machine verdict, when it arrives after the media started (asynchronous detection). */
+  onMachine?(answeredBy: string): void | Promise<void>;
   /** The agent's results (absent for agents that gather nothing). */
   outcome?(): AgentOutcome;
 }
