@@ -279,6 +279,43 @@ describe("Workers AI live transcription (the binding's WebSocket, Deepgram's liv
     expect(new WorkersAiSpeechToText(ai, "@cf/openai/whisper-large-v3-turbo").open).toBeUndefined();
   });
 
+  it("Flux: its turn protocol (the turn so far on each update, the whole at EndOfTurn), ended by CloseStream alone", async () => {
+    const asked: Array<{ model: string; inputs: any }> = [];
+    const controls: string[] = [];
+    const ai = {
+      async run(model: string, inputs: any, options?: any) {
+        asked.push({ model, inputs });
+        if (!options?.websocket) return { results: { channels: [{ alternatives: [{ transcript: "whole" }] }] } };
+        const [client, server] = Object.values(new WebSocketPair());
+        server.accept();
+        const turn = (event: string, transcript: string, turn_index: number) => JSON.stringify({ type: "TurnInfo", event, turn_index, transcript });
+        server.addEventListener("message", (e) => {
+          if (typeof e.data !== "string") return;
+          const type = JSON.parse(e.data).type;
+          controls.push(type);
+          if (type !== "CloseStream") return;
+          server.send(turn("StartOfTurn", "", 0));
+          server.send(turn("Update", "hello", 0));
+          server.send(turn("EndOfTurn", "Hello there.", 0));
+          server.send(turn("StartOfTurn", "", 1));
+          server.send(turn("Update", "we need twelve", 1));
+          server.close(1000, "done");
+        });
+        return new Response(null, { status: 101, webSocket: client });
+      },
+    };
+    const stt = new WorkersAiSpeechToText(ai, "@cf/deepgram/flux");
+    const live = stt.open!(16000);
+    live.push(new Int16Array(320));
+    // Flux ended one turn; the callee's words since (its turn not ended yet) still belong to ours.
+    expect(await live.finish()).toBe("Hello there. we need twelve");
+    expect(controls).toEqual(["CloseStream"]);
+    expect(asked).toEqual([{ model: "@cf/deepgram/flux", inputs: { encoding: "linear16", sample_rate: "16000" } }]);
+    // A whole utterance (the fallback) goes to Nova-3: Flux only streams.
+    expect(await stt.transcribe({ samples: new Int16Array(160), rate: 8000 })).toBe("whole");
+    expect(asked[1].model).toBe("@cf/deepgram/nova-3");
+  });
+
   it("a binding that answers no socket is a provider error, not a hang", async () => {
     const stt = new WorkersAiSpeechToText({ run: async () => ({ text: "not a socket" }) });
     const live = stt.open!(8000);

@@ -1,6 +1,7 @@
 // A turn transcribed on Deepgram's live protocol while it is spoken: binary 16-bit PCM in, `Results` out, ended by
 // `Finalize` and `CloseStream`. Deepgram's own API and Workers AI's Deepgram models (the binding's WebSocket) speak it;
-// each provides the socket.
+// each provides the socket. Flux, Deepgram's conversational model, speaks its turn protocol instead (`TurnInfo`
+// events: the turn so far on each update, the whole of it at `EndOfTurn`; `CloseStream` ends it).
 import { pcm16ToBytes } from "../../lib/audio/pcm";
 import { ProviderCall } from "./provider-call";
 import type { SpeechStream } from "./speech";
@@ -19,6 +20,8 @@ export class DeepgramLive implements SpeechStream {
   private ws: WebSocket | null = null;
   private waiting: Uint8Array[] = [];
   private finals: string[] = [];
+  /** Flux: the words of the turn it has not ended yet (each update carries the turn so far). */
+  private ongoing = "";
   private ending = false;
   private done = false;
   private failure: unknown = null;
@@ -31,6 +34,7 @@ export class DeepgramLive implements SpeechStream {
     settings: { apiKey: string; timeoutMs?: number },
     private readonly openSocket: LiveOpener,
     private readonly signal?: AbortSignal,
+    private readonly protocol: "live" | "flux" = "live",
   ) {
     this.call = new ProviderCall(what, settings, deepgramSays, signal);
     signal?.addEventListener("abort", this.onAbort, { once: true });
@@ -92,7 +96,7 @@ export class DeepgramLive implements SpeechStream {
   }
 
   private sendEnd(): void {
-    this.send(JSON.stringify({ type: "Finalize" }));
+    if (this.protocol === "live") this.send(JSON.stringify({ type: "Finalize" }));
     this.send(JSON.stringify({ type: "CloseStream" }));
   }
 
@@ -113,6 +117,16 @@ export class DeepgramLive implements SpeechStream {
     } catch {
       return;
     }
+    if (msg?.type === "TurnInfo") {
+      // Flux: our end of the callee's turn may come before its own, so the turn so far counts too.
+      const words = typeof msg.transcript === "string" ? msg.transcript.trim() : "";
+      if (msg.event !== "EndOfTurn") this.ongoing = words;
+      else {
+        if (words) this.finals.push(words);
+        this.ongoing = "";
+      }
+      return;
+    }
     // Interim results are revised later; only final ones make the turn's text.
     const text = msg?.type === "Results" && msg.is_final ? msg.channel?.alternatives?.[0]?.transcript : undefined;
     if (typeof text === "string" && text.trim()) this.finals.push(text.trim());
@@ -126,7 +140,7 @@ export class DeepgramLive implements SpeechStream {
     if (this.ending && (code === 1000 || code === 1005)) {
       this.done = true;
       this.signal?.removeEventListener("abort", this.onAbort);
-      this.settle?.resolve(this.finals.join(" "));
+      this.settle?.resolve([...this.finals, this.ongoing].filter(Boolean).join(" "));
       return;
     }
     this.fail(this.call.error(`closed the stream (${code}${reason ? ` ${reason}` : ""})`));

@@ -1,4 +1,4 @@
-// Speech on Workers AI through the `AI` binding: Deepgram Nova-3 transcribes an utterance (sent as a 16-bit WAV),
+// Speech on Workers AI through the `AI` binding: Deepgram Nova-3 (or Flux, live only) transcribes an utterance,
 // Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
 import { pcm16FromBytes } from "../../lib/audio/pcm";
 import type { SampleRate } from "../../lib/audio/resample";
@@ -25,7 +25,9 @@ export class WorkersAiSpeechToText implements SpeechToText {
     const wav = wavFile(audio.samples, audio.rate);
     let out: any;
     try {
-      out = await this.ai.run(this.model, { audio: { body: wav, contentType: "audio/wav" }, punctuate: true, smart_format: true });
+      // Flux only streams: a whole utterance (the fallback when a live turn failed) goes to Nova-3.
+      const model = isFlux(this.model) ? WORKERS_AI_STT_MODEL : this.model;
+      out = await this.ai.run(model, { audio: { body: wav, contentType: "audio/wav" }, punctuate: true, smart_format: true });
     } catch (err) {
       throw new Error(`Workers AI speech-to-text failed: ${String((err as Error)?.message ?? err)}`);
     }
@@ -38,13 +40,17 @@ export class WorkersAiSpeechToText implements SpeechToText {
    * speaks Deepgram's live protocol. Only the Deepgram models stream; another model transcribes each turn whole.
    */
   private live(rate: SampleRate, signal?: AbortSignal): SpeechStream {
+    const flux = isFlux(this.model);
     return new DeepgramLive(
       "Workers AI live speech-to-text",
       { apiKey: "" },
       async (call) => {
         let out: unknown;
         try {
-          const query = { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
+          // Flux formats its turns itself and takes no formatting options.
+          const query = flux
+            ? { encoding: "linear16", sample_rate: String(rate) }
+            : { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
           out = await this.ai.run(this.model, query, { websocket: true });
         } catch (err) {
           throw call.failed(err);
@@ -53,9 +59,13 @@ export class WorkersAiSpeechToText implements SpeechToText {
         return out;
       },
       signal,
+      flux ? "flux" : "live",
     );
   }
 }
+
+/** Deepgram's conversational model: its own turn protocol, and no whole-utterance requests. */
+export const isFlux = (model: string) => model.startsWith("@cf/deepgram/flux");
 
 /** Whether a Workers AI speech-to-text model streams over the binding's WebSocket (Deepgram's do). */
 export const streamsLive = (model: string) => model.startsWith("@cf/deepgram/");
