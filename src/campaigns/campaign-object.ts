@@ -226,8 +226,7 @@ export class CampaignObject extends DurableObject<Env> {
       // The campaign may have finished (or been cancelled) while the file was read: nothing is added then.
       this.appendable(c);
     } catch (err) {
-      this.db.tx(() => this.staged.discard(token));
-      await this.timers.rearm();
+      await this.discardAppend(token);
       throw err;
     }
     const r = this.db.tx(() => {
@@ -241,7 +240,8 @@ export class CampaignObject extends DurableObject<Env> {
         source_url: sourceUrl,
       });
       this.markDirty();
-      if (c.state === "running") this.pokeDispatch(now);
+      // Nothing new (every number was known): the completion this append held back may be due now.
+      if (c.state === "running" && !this.checkCompletion(now)) this.pokeDispatch(now);
       return { ...res, total_rows: total, state: c.state };
     });
     this.summary.force();
@@ -251,8 +251,12 @@ export class CampaignObject extends DurableObject<Env> {
 
   /** Drops the append `token` opened (its file did not pass, or its request failed). */
   async discardAppend(token: string): Promise<{ discarded: boolean }> {
-    const discarded = this.db.tx(() => this.staged.discard(token));
-    await this.timers.rearm();
+    const discarded = this.db.tx(() => {
+      const gone = this.staged.discard(token);
+      if (gone && this.checkCompletion(clock.now())) this.summary.force();
+      return gone;
+    });
+    await this.settle();
     return { discarded };
   }
 
@@ -555,6 +559,7 @@ export class CampaignObject extends DurableObject<Env> {
         return;
       case "staged":
         this.staged.expire(now);
+        if (this.checkCompletion(now)) this.summary.force();
         return;
       case "summary":
         this.summary.timerGone();
@@ -1045,6 +1050,8 @@ export class CampaignObject extends DurableObject<Env> {
   private checkCompletion(now: number): boolean {
     const c = this.need();
     if (c.state !== "running" || !c.import_done) return false;
+    // An append under way may still add contacts: completion waits for its commit, discard or expiry (engine/staged.ts).
+    if (this.staged.live(now)) return false;
     if (this.db.one`SELECT 1 AS x FROM contacts WHERE status IN ('queued', 'waiting', 'active') LIMIT 1`) return false;
     if (this.db.one`SELECT 1 AS x FROM attempts WHERE ${OPEN_ATTEMPT} LIMIT 1`) return false;
     transition(this.db, "complete", now);

@@ -247,6 +247,50 @@ describe("appending contacts to a campaign", () => {
     expect(carrier.dialsOf(id, phone(31))).toHaveLength(1);
   });
 
+  it("a running campaign whose last call ends during an append waits for it instead of completing under it", async () => {
+    const w = await setup();
+    const id = await create(w, goodCsv(1));
+    const stub = campaignStub(id);
+    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
+    await tick(stub);
+    const chunk = [{ row: 2, phone_number: phone(70), initial_context: { first_name: "Late" }, greeting_override: null }];
+
+    // The file is being read (opened and partly staged) when the campaign's only call ends.
+    const { token } = (await stub.beginAppend(w.org.id)) as { token: string };
+    await stub.stageAppend(token, packContacts(chunk));
+    await carrier.report(carrier.open(id)[0], "completed");
+    await tick(stub);
+    expect(await progress(w, id)).toMatchObject({ state: "running", total: 1, completed: 1 });
+    // The commit adds the contact, and the campaign dials it and then completes.
+    expect(await stub.commitAppend(token, "second.csv")).toMatchObject({ added: 1, state: "running", total_rows: 2 });
+    await tick(stub);
+    expect(carrier.dialsOf(id, phone(70))).toHaveLength(1);
+    await carrier.report(carrier.open(id)[0], "completed");
+    expect(await progress(w, id)).toMatchObject({ state: "completed", total: 2, completed: 2 });
+
+    // A discarded append lets a held completion happen at once.
+    const id2 = await create(w, goodCsv(1, 80));
+    const stub2 = campaignStub(id2);
+    expect((await call("POST", `${CAMPAIGNS}/${id2}/start`, { key: w.key })).status).toBe(200);
+    await tick(stub2);
+    const second = (await stub2.beginAppend(w.org.id)) as { token: string };
+    await carrier.report(carrier.open(id2)[0], "completed");
+    expect((await progress(w, id2)).state).toBe("running");
+    expect(await stub2.discardAppend(second.token)).toEqual({ discarded: true });
+    expect((await progress(w, id2)).state).toBe("completed");
+
+    // So does an abandoned one, when its timer drops it.
+    const id3 = await create(w, goodCsv(1, 90));
+    const stub3 = campaignStub(id3);
+    expect((await call("POST", `${CAMPAIGNS}/${id3}/start`, { key: w.key })).status).toBe(200);
+    await tick(stub3);
+    await stub3.beginAppend(w.org.id);
+    await carrier.report(carrier.open(id3)[0], "completed");
+    expect((await progress(w, id3)).state).toBe("running");
+    await advance(appendLimits.staleMs, stub3);
+    expect(await progress(w, id3)).toMatchObject({ state: "completed", total: 1 });
+  });
+
   it("stops at the campaign's row limit, counting only new numbers", async () => {
     appendLimits.maxRows = 5;
     const w = await setup();

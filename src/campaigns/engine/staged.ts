@@ -2,7 +2,9 @@
 // file has passed. They live in a table of their own that dispatch, the counters' triggers and every read ignore,
 // so a file refused halfway, or a Worker that dies mid-append, leaves nothing queued or dialing. One commit moves
 // them into `contacts` in a single transaction (the counters count them then, all at once). One batch at a time;
-// a batch untouched for STALE_MS is abandoned and dropped, by the next append or by its timer.
+// a batch untouched for a minute (appendLimits.staleMs) is abandoned and dropped, by the next append or by its
+// timer. While a batch is live, a running campaign whose calls are all done waits for it rather than completing
+// under the append (which would then be refused).
 import type { DoSql } from "../../lib/do-sql";
 import { MAX_ROWS, type Problem } from "../csv/contacts";
 import { engineConflict } from "../errors";
@@ -65,6 +67,12 @@ export class StagedContacts {
     const b = this.batch();
     if (!b || b.token !== token) throw engineConflict("This append was abandoned (it stayed idle too long) or is already finished; send the file again");
     return b;
+  }
+
+  /** Whether an append is under way (a batch touched within staleMs): a running campaign does not complete then. */
+  live(now: number): boolean {
+    const touched = this.db.value<number>`SELECT touched_at FROM staged_batch WHERE id = 1`;
+    return touched != null && now - touched < appendLimits.staleMs;
   }
 
   /** Opens a batch that may add `room` new contacts; refuses while another append is live, drops a stale one. */
