@@ -6,7 +6,7 @@ import { app } from "../src/app";
 
 export type Counted = { status: number; json: any; trips: number; sql: string[] };
 
-function countingDb(db: D1Database, log: string[]): D1Database {
+function countingDb(db: D1Database, record: (sql: string) => void): D1Database {
   const real = new WeakMap<object, D1PreparedStatement>();
   const wrap = (stmt: D1PreparedStatement, sql: string): D1PreparedStatement => {
     const proxy = new Proxy(stmt, {
@@ -16,7 +16,7 @@ function countingDb(db: D1Database, log: string[]): D1Database {
         if (prop === "bind") return (...args: unknown[]) => wrap(v.apply(target, args), sql);
         if (["first", "all", "run", "raw"].includes(prop as string)) {
           return (...args: unknown[]) => {
-            log.push(sql);
+            record(sql);
             return v.apply(target, args);
           };
         }
@@ -32,13 +32,13 @@ function countingDb(db: D1Database, log: string[]): D1Database {
       if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), sql);
       if (prop === "batch") {
         return (stmts: D1PreparedStatement[]) => {
-          log.push(`batch of ${stmts.length}`);
+          record(`batch of ${stmts.length}`);
           return target.batch(stmts.map((s) => real.get(s) ?? s));
         };
       }
       if (prop === "exec") {
         return (sql: string) => {
-          log.push(sql);
+          record(sql);
           return target.exec(sql);
         };
       }
@@ -47,12 +47,18 @@ function countingDb(db: D1Database, log: string[]): D1Database {
   });
 }
 
+// One counting binding for every call, as a Worker keeps one env.DB: what the isolate keeps per binding (the drizzle
+// instance, health's last good check) carries over from call to call as it would in production.
+let log: string[] = [];
+const counting = countingDb(env.DB, (sql) => log.push(sql));
+
 /** One request through the app with a counting D1; waits for work left running after the response. */
 export async function countedCall(method: string, path: string, key?: string): Promise<Counted> {
   const sql: string[] = [];
+  log = sql;
   const ctx = createExecutionContext();
   const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
-  const res = await app.fetch(new Request(`http://edgedial.test${path}`, { method, headers }), { ...env, DB: countingDb(env.DB, sql) }, ctx);
+  const res = await app.fetch(new Request(`http://edgedial.test${path}`, { method, headers }), { ...env, DB: counting }, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { status: res.status, json: text ? JSON.parse(text) : undefined, trips: sql.length, sql };

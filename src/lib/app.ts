@@ -8,6 +8,7 @@ import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
 import { ApiErrorWithFields } from "./error-fields";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
+import { MemoRouter } from "./memo-router";
 import { NOT_FOUND_ISSUE } from "./schemas";
 import type { AppEnv } from "./types";
 
@@ -66,7 +67,8 @@ function requestIdOf(incoming: string | undefined): string {
 }
 
 export function createApp() {
-  const app = createRouter();
+  // Feature routers' routes are copied into this one (app.route), so only its router ever matches (memo-router.ts).
+  const app = new OpenAPIHono<AppEnv>({ defaultHook, router: new MemoRouter() });
 
   app.use("*", async (c, next) => {
     const id = requestIdOf(c.req.header("x-request-id"));
