@@ -3,38 +3,18 @@
 // agent's own judgment stands and a late verdict changes nothing.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
-import type { KnownClip } from "../../src/calls/agent/clip-speech";
-import type { ScriptStep } from "../../src/calls/agent/scripted-model";
+import { describe, expect, it } from "vitest";
 import { callSessionStub } from "../../src/calls/session/stub";
-import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import worker from "../../src/index";
-import type { SampleRate } from "../../src/lib/audio/resample";
-import { readWav } from "../../src/lib/audio/wav";
-import seats from "../fixtures/seats-agent.json";
-import { call } from "../helpers";
-import { connect } from "./media-support";
-import { CALLEE, play, runRow, setup, type Setup } from "./support";
+import { conversationCall, listenUntil, SURE } from "./conversation-support";
+import { play, runRow, setup, type Setup } from "./support";
 
-const SURE = (() => {
-  const w = readWav(Uint8Array.from(atob(inject("audioClips")["callee-sure-8k.wav"]), (c) => c.charCodeAt(0)));
-  return { text: "Sure, tell me more.", samples: w.samples, rate: w.rate as SampleRate } satisfies KnownClip;
-})();
 // The Worker as deployed: answered calls run the conversation agent.
 const live = { ...env, VOICE_AGENT: "conversation" } as Env;
 
-async function telnyxConversation(s: Setup): Promise<{ runId: number; callee: CalleeStream; callId: string }> {
-  const wf = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: "seats", workflow_definition: seats.definition } });
-  expect(wf.status, wf.text).toBe(200);
-  const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-    key: s.org.key,
-    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-  });
-  expect(res.status, res.text).toBe(200);
-  const runId = res.json.workflow_run_id as number;
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script: seats.script as ScriptStep[], clips: [SURE], ttsFailsOn: [] } });
-  const callee = await connect("telnyx", runId);
-  return { runId, callee, callId: (await runRow(runId)).providerCallId! };
+async function telnyxConversation(s: Setup) {
+  const c = await conversationCall(s, undefined, { provider: "telnyx" });
+  return { ...c, callId: (await runRow(c.runId)).providerCallId! };
 }
 
 /** Telnyx's webhooks for a call it answered and judged a machine, delivered to the deployed Worker. */
@@ -44,13 +24,6 @@ async function deliverVerdict(callId: string) {
     const res = await worker.fetch(new Request(cb.url, { method: cb.method, headers: cb.headers, body: cb.body }), live, ctx);
     await waitOnExecutionContext(ctx);
     expect(res.status).toBeLessThan(300);
-  }
-}
-
-async function listenUntil(callee: CalleeStream, done: () => boolean, maxMs = 20_000) {
-  for (let t = 0; t < maxMs && !callee.closed && !done(); t += 20) {
-    callee.silence(20);
-    await new Promise((r) => setTimeout(r, 0));
   }
 }
 

@@ -3,90 +3,19 @@
 // chosen by the scripted model, the second node's question, the callee's answer with a number to extract, the
 // endCall goodbye with a disposition, and the hang-up once it was heard. Then barge-in and the silent callee.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import type { KnownClip } from "../../src/calls/agent/clip-speech";
-import { END_CALL_TOOL } from "../../src/calls/agent/graph";
-import type { ScriptStep } from "../../src/calls/agent/scripted-model";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
-import type { SampleRate } from "../../src/lib/audio/resample";
 import { fromWire } from "../../src/dev/simulator/media/callee";
 import { rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
-import { exports } from "cloudflare:workers";
-import seats from "../fixtures/seats-agent.json";
 import { seedCampaign, setupOrg } from "../campaigns/support";
-import { connect } from "./media-support";
-import { CALLEE, setup, type Setup } from "./support";
-
-const clip = (name: string, text: string): KnownClip => {
-  const w = readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
-  return { text, samples: w.samples, rate: w.rate as SampleRate };
-};
-const SURE = clip("callee-sure-8k.wav", "Sure, tell me more.");
-const SEATS = clip("callee-seats-8k.wav", "We need twelve seats.");
-const MACHINE = clip("callee-voicemail-8k.wav", "Hi, you have reached Ada. I can't take your call right now. Please leave a message after the tone.");
-
-// The seats agent and its scripted model, shared with `npm run demo`.
-const DEFINITION = seats.definition;
-const SCRIPT: ScriptStep[] = seats.script;
-expect(SCRIPT.at(-1)?.call?.name).toBe(END_CALL_TOOL);
-
-type CallOptions = {
-  ttsFailsOn?: string[];
-  run?: { voicemail_action?: string; answered_by?: string; campaign_id?: number; greeting_override?: Record<string, string> };
-  configurations?: unknown;
-};
-
-async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: {
-      name: "seats",
-      workflow_definition: DEFINITION,
-      call_disposition_codes: { disposition_codes: ["interested", "not_interested"] },
-      ...(o.configurations ? { workflow_configurations: o.configurations } : {}),
-    },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-    key: s.org.key,
-    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-  });
-  expect(res.status, res.text).toBe(200);
-  const runId = res.json.workflow_run_id as number;
-  // What a campaign or the carrier left on the run before its media connects (a campaign's voicemail_action, AMD).
-  if (o.run?.voicemail_action) await env.DB.prepare("UPDATE workflow_runs SET voicemail_action = ? WHERE id = ?").bind(o.run.voicemail_action, runId).run();
-  if (o.run?.campaign_id) {
-    await env.DB.prepare("UPDATE workflow_runs SET campaign_id = ?, contact_id = 1, attempt = 1 WHERE id = ?").bind(o.run.campaign_id, runId).run();
-  }
-  if (o.run?.greeting_override) {
-    await env.DB.prepare("UPDATE workflow_runs SET greeting_override = ? WHERE id = ?").bind(JSON.stringify(o.run.greeting_override), runId).run();
-  }
-  if (o.run?.answered_by) await env.DB.prepare("UPDATE workflow_runs SET answered_by = ? WHERE id = ?").bind(o.run.answered_by, runId).run();
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn: o.ttsFailsOn ?? [] } });
-  return { runId, callee: await connect("twilio", runId), agentId: wf.json.id };
-}
-
-/** The callee listens for `ms` (silence, 20 ms at a time), letting the session's clock run. */
-async function listen(callee: CalleeStream, ms: number) {
-  for (let t = 0; t < ms && !callee.closed; t += 20) {
-    callee.silence(20);
-    // Let the session take each frame before the next (and answer with its own audio).
-    await new Promise((r) => setTimeout(r, 0));
-  }
-}
-
-/** Keeps listening until the agent has sent `frames` frames in all (or the call closed). */
-async function listenUntil(callee: CalleeStream, test: () => boolean, maxMs = 20_000) {
-  for (let t = 0; t < maxMs && !callee.closed && !test(); t += 20) {
-    callee.silence(20);
-    await new Promise((r) => setTimeout(r, 0));
-  }
-}
+import { conversationCall, listen, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
+import type { ScriptStep } from "../../src/calls/agent/scripted-model";
+import { setup, type Setup } from "./support";
 
 /** The callee's side of the seats conversation, until the agent hangs up. */
 async function wholeConversation(callee: CalleeStream) {
