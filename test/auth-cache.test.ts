@@ -1,9 +1,9 @@
 // The API key cache (src/lib/key-cache.ts): hits skip D1, revocation holds within the TTL (at once through the API),
 // keys never cross organizations, and the cache stays bounded whatever is presented.
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../src/lib/clock";
-import { KEY_CACHE_MAX, KEY_CACHE_TTL_MS, cachedKey, clearKeyCache, keyCacheSize, rememberKey } from "../src/lib/key-cache";
+import { KEY_CACHE_MAX, KEY_CACHE_TTL_MS, cachedKey, clearKeyCache, forgetKey, keyCacheSize, rememberKey } from "../src/lib/key-cache";
 import { type Counted, countedCall } from "./d1-counter";
 import { call, createOrg } from "./helpers";
 
@@ -80,9 +80,33 @@ describe("API key cache", () => {
       expect(keyLookups(res)).toBe(1);
     }
     expect(keyCacheSize()).toBe(0);
-    for (let i = 0; i < KEY_CACHE_MAX + 500; i++) rememberKey(`h${i}`, { id: i, orgId: 1, lastUsedAt: null }, t0);
+    for (let i = 0; i < KEY_CACHE_MAX + 500; i++) rememberKey(`k${i}`, `h${i}`, { id: i, orgId: 1, lastUsedAt: null }, t0);
     expect(keyCacheSize()).toBe(KEY_CACHE_MAX);
-    expect(cachedKey("h0", t0)).toBeUndefined(); // the oldest went first
-    expect(cachedKey(`h${KEY_CACHE_MAX + 499}`, t0)?.id).toBe(KEY_CACHE_MAX + 499);
+    expect(cachedKey("k0", t0)).toBeUndefined(); // the oldest went first
+    expect(cachedKey(`k${KEY_CACHE_MAX + 499}`, t0)?.id).toBe(KEY_CACHE_MAX + 499);
+  });
+
+  it("expired keys leave memory with the next lookup, oldest first; forgetKey finds a key by its hash", () => {
+    rememberKey("k-old", "h-old", { id: 1, orgId: 1, lastUsedAt: null }, t0);
+    rememberKey("k-new", "h-new", { id: 2, orgId: 1, lastUsedAt: null }, t0 + 5);
+    expect(cachedKey("k-new", t0 + KEY_CACHE_TTL_MS)?.id).toBe(2);
+    expect(keyCacheSize()).toBe(1); // k-old expired and is gone, though nobody asked for it
+    forgetKey("h-new");
+    expect(cachedKey("k-new", t0)).toBeUndefined();
+    expect(keyCacheSize()).toBe(0);
+  });
+
+  it("a cached key is not hashed again", async () => {
+    const org = await createOrg();
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    try {
+      expect((await list(org.key)).status).toBe(200);
+      const first = digest.mock.calls.length;
+      expect(first).toBeGreaterThanOrEqual(1); // read from D1 by its hash
+      expect((await list(org.key)).status).toBe(200);
+      expect(digest.mock.calls.length).toBe(first);
+    } finally {
+      digest.mockRestore();
+    }
   });
 });

@@ -20,7 +20,7 @@ describe("D1 round trips per request", () => {
       ["/api/v1/health", "GET /api/v1/health", 1, 0],
       // progress: D1 only until this isolate has seen the campaign exist; then the campaign's object alone
       [`/api/v1/campaign/${campaign.id}/progress`, "GET /api/v1/campaign/{id}/progress", 2, 0],
-      // the configuration and its numbers: one batch
+      // the configuration and its numbers: one statement (a JSON subquery for the numbers)
       [`/api/v1/organizations/telephony-configs/${o.configId}`, "GET /api/v1/organizations/telephony-configs/{id}", 2, 1],
     ];
     clock.set(Date.now()); // last_used_at already written this minute by the setup: no write in the counts

@@ -6,7 +6,7 @@ import { clock } from "./clock";
 import { getDb } from "./db";
 import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
-import { cachedKey, rememberKey } from "./key-cache";
+import { cachedKey, markUsed, rememberKey } from "./key-cache";
 import type { AppEnv } from "./types";
 
 /** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads
@@ -51,24 +51,24 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (isPublicPath(c.req.path)) return next();
   const key = presentedKey(c.req.raw.headers);
   if (!key) throw unauthenticated("Not authenticated");
-  const hash = await sha256Hex(key);
   const now = clock.now();
-  // Within its TTL a key is served from this isolate's cache (key-cache.ts), without a D1 round trip.
-  let row = cachedKey(hash, now);
+  // Within its TTL a key is served from this isolate's cache (key-cache.ts): no hashing, no D1 round trip.
+  let row = cachedKey(key, now);
   if (!row) {
+    const hash = await sha256Hex(key);
     const found = await getDb(c.env)
       .select({ id: apiKeys.id, orgId: apiKeys.orgId, lastUsedAt: apiKeys.lastUsedAt })
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
       .get();
     if (!found) throw unauthenticated("Invalid API key");
-    row = rememberKey(hash, found, now);
+    row = rememberKey(key, hash, found, now);
   }
   c.set("orgId", row.orgId);
   c.set("apiKeyId", row.id);
-  const stale = !row.lastUsedAt || Date.parse(row.lastUsedAt) < now - LAST_USED_RESOLUTION_MS;
+  const stale = !(row.lastUsedMs >= now - LAST_USED_RESOLUTION_MS);
   // Marked before the write, so concurrent requests on a cached key write once, not each.
-  if (stale) row.lastUsedAt = new Date(now).toISOString();
+  if (stale) markUsed(row, now);
   const keyId = row.id;
   // Alongside the request rather than before it; a failure to note the use never fails the request.
   const noted = stale

@@ -1,6 +1,6 @@
 // Telephony configurations: providers, configurations, and (in phone-numbers.routes.ts) their numbers.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, asc, desc, eq, lt, ne, not, sql } from "drizzle-orm";
+import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
@@ -18,7 +18,7 @@ import { providerEnvOf, provisionOnSave, requireSaveSettings } from "./provision
 import { loadConfigContext } from "./resolve";
 import { getProvider, isProviderName, PROVIDER_LIST } from "./providers/registry";
 import { CreateConfigBody, DeletedConfig, ProviderInfo, TelephonyConfig, UpdateConfigBody, UpdateConfigBodyDoc } from "./schemas";
-import { activeNumbersOf, CONFIG_NOT_FOUND, findConfig, getConfig } from "./store";
+import { activeNumbersOf, CONFIG_NOT_FOUND, findConfig, findConfigWithNumbers, getConfig } from "./store";
 import { configView, type ConfigRow } from "./view";
 
 const tags = ["telephony"];
@@ -243,28 +243,10 @@ const configsRouter = createRouter()
     const db = getDb(c.env);
     const orgId = c.get("orgId");
     const id = c.req.valid("param").config_id;
-    // One D1 round trip: the configuration and its active numbers (in activeNumbersOf's order) in one batch.
-    const [rows, numbers] = await db.batch([
-      db
-        .select()
-        .from(telephonyConfigs)
-        .where(and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId))),
-      db
-        .select({ address: phoneNumbers.address })
-        .from(phoneNumbers)
-        .where(and(eq(phoneNumbers.configId, id), eq(phoneNumbers.orgId, orgId), eq(phoneNumbers.isActive, true)))
-        .orderBy(desc(phoneNumbers.isDefaultCallerId), asc(phoneNumbers.id)),
-    ]);
-    const row = rows[0];
-    if (!row) throw notFound(CONFIG_NOT_FOUND);
-    return c.json(
-      configView(
-        getProvider(row.provider),
-        row,
-        numbers.map((n) => n.address),
-      ),
-      200,
-    );
+    // One D1 round trip, one statement: the configuration and its active numbers (in activeNumbersOf's order).
+    const found = await findConfigWithNumbers(db, orgId, id);
+    if (!found) throw notFound(CONFIG_NOT_FOUND);
+    return c.json(configView(getProvider(found.row.provider), found.row, found.numbers), 200);
   })
   .openapi(verify, async (c) => {
     const db = getDb(c.env);

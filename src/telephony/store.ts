@@ -1,5 +1,5 @@
 // D1 reads shared by the routes and resolve.ts. Every query is scoped by organization.
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { phoneNumbers, telephonyConfigs } from "../db/schema";
 import type { Db } from "../lib/db";
 import { notFound } from "../lib/errors";
@@ -19,6 +19,38 @@ export async function getConfig(db: Db, orgId: number, id: number): Promise<Conf
   const row = await findConfig(db, orgId, id);
   if (!row) throw notFound(CONFIG_NOT_FOUND);
   return row;
+}
+
+/** The configuration and its active numbers in one statement; built once per drizzle instance (see withNumbers). */
+function prepareWithNumbers(db: Db) {
+  return db
+    .select({
+      ...getTableColumns(telephonyConfigs),
+      // activeNumbersOf's order, as one JSON array (an aggregate's ORDER BY: SQLite 3.44+, as D1 runs). The outer
+      // columns are named with their table: drizzle would render them bare, and bare `id` means p.id in here.
+      numbers: sql<string>`(SELECT json_group_array(p.address ORDER BY p.is_default_caller_id DESC, p.id ASC) FROM phone_numbers p
+        WHERE p.config_id = telephony_configs.id AND p.org_id = telephony_configs.org_id AND p.is_active = 1)`,
+    })
+    .from(telephonyConfigs)
+    .where(and(eq(telephonyConfigs.id, sql.placeholder("id")), eq(telephonyConfigs.orgId, sql.placeholder("orgId"))))
+    .prepare();
+}
+const withNumbersQuery = new WeakMap<Db, ReturnType<typeof prepareWithNumbers>>();
+
+/**
+ * A configuration with its active numbers (the default caller ID first, then oldest first), or undefined: one D1
+ * round trip, one statement, and its SQL built once per drizzle instance rather than per request.
+ */
+export async function findConfigWithNumbers(db: Db, orgId: number, id: number): Promise<{ row: ConfigRow; numbers: string[] } | undefined> {
+  let query = withNumbersQuery.get(db);
+  if (!query) {
+    query = prepareWithNumbers(db);
+    withNumbersQuery.set(db, query);
+  }
+  const found = await query.get({ id, orgId });
+  if (!found) return undefined;
+  const { numbers, ...row } = found;
+  return { row, numbers: JSON.parse(numbers) as string[] };
 }
 
 /** Active numbers per configuration, the default caller ID first, then oldest first. */

@@ -137,6 +137,29 @@ describe("phone numbers", () => {
     expect(await callerIdFor(env, c.id)).toBeNull();
   });
 
+  it("GET one shows the active numbers in the listing's order (default caller ID first, then oldest), and only its own", async () => {
+    const org = await createOrg();
+    const c = (await api("POST", CONFIGS, { key: org.key, body: { name: "order", config: config("twilio") } })).json;
+    const other = (await api("POST", CONFIGS, { key: org.key, body: { name: "other", config: config("twilio") } })).json;
+    const add = async (id: number, address: string, body: Record<string, unknown> = {}) =>
+      (await api("POST", numbersOf(id), { key: org.key, body: { address, ...body } })).json;
+    expect((await api("GET", `${CONFIGS}/${c.id}`, { key: org.key })).json.credentials.from_numbers).toEqual([]);
+    await add(c.id, "+14155550101");
+    const off = await add(c.id, "+14155550102");
+    await add(c.id, "+14155550103", { is_default_caller_id: true });
+    await add(c.id, "+14155550104");
+    await add(other.id, "+14155550199");
+    await api("PUT", `${numbersOf(c.id)}/${off.id}`, { key: org.key, body: { is_active: false } });
+    const one = (await api("GET", `${CONFIGS}/${c.id}`, { key: org.key })).json;
+    expect(one.credentials.from_numbers).toEqual(["+14155550103", "+14155550101", "+14155550104"]);
+    // The same list the configurations' listing shows (activeNumbersOf).
+    const listed = (await api("GET", CONFIGS, { key: org.key })).json.items.find((x: { id: number }) => x.id === c.id);
+    expect(listed.credentials.from_numbers).toEqual(one.credentials.from_numbers);
+    expect((await api("GET", `${CONFIGS}/${other.id}`, { key: org.key })).json.credentials.from_numbers).toEqual(["+14155550199"]);
+    const stranger = await createOrg();
+    expect((await api("GET", `${CONFIGS}/${c.id}`, { key: stranger.key })).json).toEqual({ detail: "Telephony configuration not found" });
+  });
+
   it("concurrent requests for default caller ID leave exactly one per configuration", async () => {
     const org = await createOrg();
     const c = (await api("POST", CONFIGS, { key: org.key, body: { name: "callers", config: config("twilio") } })).json;
