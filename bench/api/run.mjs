@@ -9,7 +9,7 @@
 //   npm run bench:api -- --tree /tmp/exp        # edgedial from another checkout's src/ and migrations/ (experiments)
 import { execSync } from "node:child_process";
 import { request } from "node:http";
-import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -39,14 +39,15 @@ function sourceTree() {
   const tree = `${OUT}/tree`;
   rmSync(tree, { recursive: true, force: true });
   mkdirSync(tree);
-  execSync(`git archive ${JSON.stringify(opts.rev)} src migrations package.json | tar -x -C ${JSON.stringify(tree)}`, { cwd: ROOT });
+  execSync(`git archive ${JSON.stringify(opts.rev)} src migrations package.json wrangler.jsonc | tar -x -C ${JSON.stringify(tree)}`, { cwd: ROOT });
   symlinkSync(`${ROOT}node_modules`, `${tree}/node_modules`);
   return `${tree}/`;
 }
 const TREE = sourceTree();
 
-// edgedial's own wrangler.jsonc, paths made absolute, observability off (as bench/media: it logs every request).
-const config = readFileSync(`${ROOT}wrangler.jsonc`, "utf8")
+// edgedial's own wrangler.jsonc (the revision's or the tree's when it has one: how requests reach the Worker is part
+// of what is measured), paths made absolute, observability off (as bench/media: it logs every request).
+const config = readFileSync(existsSync(`${TREE}wrangler.jsonc`) ? `${TREE}wrangler.jsonc` : `${ROOT}wrangler.jsonc`, "utf8")
   .replace(/^(\s*)"main": .*$/m, `$1"main": "${TREE}src/index.ts",`)
   .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${TREE}migrations"`)
   .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
