@@ -20,8 +20,12 @@ it(`object time per call, ${CONTACTS.toLocaleString("en")} contacts`, async () =
   const grant = (r: LeaseRequest) => (leases.add(r.leaseId), { granted: true, inUse: leases.size, cap: 1000 });
   setLeaseClient(() => ({
     acquire: async (r) => grant(r),
-    acquireMany: async (rs) => rs.map(grant),
+    acquireMany: async (rs, release) => {
+      for (const id of release ?? []) leases.delete(id);
+      return rs.map(grant);
+    },
     release: async (id) => leases.delete(id),
+    releaseMany: async (ids) => ids.filter((id) => leases.delete(id)).length,
   }));
   const finished: CampaignCallStatus[] = [];
   const dials: number[] = [];

@@ -1,52 +1,89 @@
 // bench/dispatch: the edgedial Worker with an instant simulated carrier behind the engine's call-starter seam.
-// The carrier accepts every call and its final status comes straight back to the campaign object over RPC, as the
-// calls module forwards callbacks. Bench-only routes create and observe a campaign; everything else is the app.
+// The carrier accepts every call and its final status comes straight back to the campaign object through the calls
+// module's forwarder, as callbacks' statuses do (batched per campaign). Bench-only routes create and observe a campaign; everything else is the app.
+// Rows written are counted where they happen: D1 at the binding, each Durable Object's SQLite at its cursors.
 import { app } from "../../src/app";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
+import { OrganizationObject as EngineOrganizationObject } from "../../src/organizations/organization-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
+import { forwardCampaignStatus } from "../../src/calls/status";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { SqlRowTally, countD1Writes, d1Tally } from "../../test/campaigns/rows-written";
 
-// Every Durable Object class of the Worker (this module's own CampaignObject takes precedence over the star export).
+// Every Durable Object class of the Worker (this module's own classes take precedence over the star export).
 export * from "../../src/index";
 
-type Stats = { dials: number[] };
+/**
+ * Per campaign, in the isolate rather than the object instance, so a restarted instance loses nothing: dial times,
+ * the times its final statuses arrived (the carrier's callback, before any queue or batching), both in the order
+ * they happened (`order`: a final's index, or ~index for a dial: Date.now() has millisecond steps), and where the
+ * rows counters stood when it started.
+ */
+type Stats = { dials: number[]; finals: number[]; order: number[]; d1At: number; orgAt: number; campaignAt: number };
 const byCampaign = new Map<number, Stats>();
-const statsOf = (id: number) => byCampaign.get(id) ?? (byCampaign.set(id, { dials: [] }).get(id) as Stats);
+const statsOf = (id: number) =>
+  byCampaign.get(id) ?? (byCampaign.set(id, { dials: [], finals: [], order: [], d1At: 0, orgAt: 0, campaignAt: 0 }).get(id) as Stats);
+const campaignRows = new Map<string, SqlRowTally>();
+const organizationRows = new SqlRowTally();
+const tallyOf = (id: string) => campaignRows.get(id) ?? (campaignRows.set(id, new SqlRowTally()).get(id) as SqlRowTally);
 let runSeq = 0;
 
 setCallStarter(async (env, req) => {
-  statsOf(req.campaignId).dials.push(Date.now());
+  const stats = statsOf(req.campaignId);
+  stats.dials.push(Date.now());
+  stats.order.push(~(stats.dials.length - 1));
   const runId = ++runSeq;
-  const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(req.campaignId)));
   const status: CampaignCallStatus = { runId, contactId: req.contactId, attempt: req.attempt, status: "completed", at: new Date().toISOString() };
-  // The instant carrier: the call is answered and over before anyone could blink; its status arrives as a callback.
-  void stub.onCallStatus(status).catch((err: unknown) => console.error("status failed", String(err)));
+  // The instant carrier: the call is answered and over before anyone could blink, and its final status arrives as a
+  // callback as soon as the start returned (after the round's other dials). Its time is taken as it arrives, before
+  // any queue or batching.
+  queueMicrotask(() => {
+    stats.finals.push(Date.now());
+    stats.order.push(stats.finals.length - 1);
+    // Through the calls module's forwarder, as a callback's status: batched with others of the campaign.
+    void forwardCampaignStatus(env, req.campaignId, status).catch((err: unknown) => console.error("status failed", String(err)));
+  });
   return { ok: true, runId, providerCallId: `bench-${runId}` };
 });
 
+/** Points an object's SQL helper (its DoSql, `db`) at counted storage. */
+const countRows = (o: object, rows: SqlRowTally, ctx: DurableObjectState) => {
+  (o as unknown as { db: { storage: DurableObjectStorage } }).db.storage = rows.wrap(ctx.storage);
+};
+
 const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : null);
 
-/** The engine's object plus two bench probes: when final statuses arrive, and the figures at the end. */
-export class CampaignObject extends EngineCampaignObject {
-  private finals: number[] = [];
+/** The organization object with its SQLite rows counted (leases, dials). */
+export class OrganizationObject extends EngineOrganizationObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    countRows(this, organizationRows, ctx);
+  }
+}
 
-  async onCallStatus(s: CampaignCallStatus) {
-    this.finals.push(Date.now());
-    return super.onCallStatus(s);
+/** The engine's object with its SQLite rows counted, plus a bench probe: the figures at the end. */
+export class CampaignObject extends EngineCampaignObject {
+  private readonly rows: SqlRowTally;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.rows = tallyOf(ctx.id.toString());
+    countRows(this, this.rows, ctx);
+    countD1Writes(env.DB);
   }
 
   async benchStats() {
     const snap = await this.snapshot();
-    const stats = { dials: statsOf(snap.id).dials, finals: this.finals };
-    // For each final status, the wait until the next dial after it (while contacts were left to dial).
+    const stats = statsOf(snap.id);
+    // For each final status, the wait until the first dial after it (while contacts were left to dial).
     const delays: number[] = [];
-    let j = 0;
-    const dials = [...stats.dials].sort((a, b) => a - b);
-    for (const f of [...stats.finals].sort((a, b) => a - b)) {
-      while (j < dials.length && dials[j] < f) j++;
-      if (j < dials.length) delays.push(dials[j] - f);
+    const waiting: number[] = [];
+    for (const e of stats.order) {
+      if (e >= 0) waiting.push(stats.finals[e]);
+      else for (const f of waiting.splice(0)) delays.push(stats.dials[~e] - f);
     }
+    const dials = stats.dials;
     delays.sort((a, b) => a - b);
     const events: Record<string, number> = {};
     for (let before: number | null = null; ; ) {
@@ -57,7 +94,6 @@ export class CampaignObject extends EngineCampaignObject {
     }
     return {
       events,
-      instanceFinals: this.finals.length,
       state: snap.state,
       counts: snap.counts,
       dials: stats.dials.length,
@@ -65,6 +101,8 @@ export class CampaignObject extends EngineCampaignObject {
       firstDial: dials[0] ?? null,
       lastDial: dials[dials.length - 1] ?? null,
       delay: { n: delays.length, p50: pct(delays, 50), p99: pct(delays, 99), max: delays[delays.length - 1] ?? null },
+      // From the start on: the import's rows (each contact written once, before any dial) are not counted.
+      rows: { d1: d1Tally.rowsWritten - stats.d1At, campaign: this.rows.total() - stats.campaignAt, organization: organizationRows.total() - stats.orgAt },
     };
   }
 }
@@ -74,6 +112,8 @@ export default {
     const url = new URL(request.url);
     if (url.pathname === "/bench/start" && request.method === "POST") {
       const o = (await request.json()) as { campaignId: number; orgId: number; contacts: number; maxConcurrency: number; rateLimit: number };
+      countD1Writes(env.DB);
+      Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total() });
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(o.campaignId)));
       await stub.initialize({
         campaignId: o.campaignId,
@@ -95,6 +135,7 @@ export default {
         await stub.importContacts(chunk);
       }
       await stub.finishImport();
+      statsOf(o.campaignId).campaignAt = tallyOf(env.CAMPAIGN.idFromName(String(o.campaignId)).toString()).total();
       await stub.start();
       return Response.json({ ok: true });
     }

@@ -1,5 +1,5 @@
 // Call records (workflow runs) in D1: creation with a unique readable name, the response view.
-import { eq, type SQL } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
@@ -48,13 +48,18 @@ export type NewRun = {
   createdByKeyId?: number | SQL | null;
 };
 
-/** Inserts a queued run, then names it after its id (`WR-<id>`): unique because the id is. */
+/**
+ * Inserts a queued run named after its id (`WR-<id>`: unique because the id is). The name is the id SQLite will give
+ * the row, max(id) + 1, in the insert itself (one write); should AUTOINCREMENT skip past a deleted top row, the row is
+ * renamed after its actual id.
+ */
 export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
   const inserted = await db
     .insert(workflowRuns)
-    .values({ ...input, name: `WR-pending-${crypto.randomUUID()}`, status: "queued" })
-    .returning({ id: workflowRuns.id })
+    .values({ ...input, name: sql`'WR-' || (SELECT coalesce(max(id), 0) + 1 FROM workflow_runs)`, status: "queued" })
+    .returning()
     .get();
+  if (inserted.name === runName(inserted.id)) return inserted;
   return db
     .update(workflowRuns)
     .set({ name: runName(inserted.id) })

@@ -1,6 +1,7 @@
 // The one place a call's status changes: monotonic (a status only moves forward, a final one is never
 // overwritten), idempotent (duplicates change nothing), then the side effects of a change: the lease is
-// freed on a final status and the owning campaign object hears every change.
+// freed on a final status and the owning campaign object hears every change. Statuses of one campaign forwarded
+// together reach its object in one RPC (forwardCampaignStatus).
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
@@ -35,13 +36,63 @@ function secondsBetween(fromIso: string | null, toIso: string): number | null {
   return Number.isFinite(d) ? Math.max(0, Math.round(d / 1000)) : null;
 }
 
-/** Forwards a status to the owning campaign's object (its RPC is idempotent). */
-async function notifyCampaign(env: Env, run: RunRow, status: string, at: string): Promise<void> {
-  if (run.campaignId == null || run.contactId == null || run.attempt == null) return;
-  const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(run.campaignId)));
-  const payload: CampaignCallStatus = { runId: run.id, contactId: run.contactId, attempt: run.attempt, status: status as CallStatus, at };
-  await stub.onCallStatus(payload);
+type Waiter = { status: CampaignCallStatus; resolve: (r: { applied: boolean }) => void; reject: (err: unknown) => void };
+/** Statuses waiting to go, per campaign namespace (tests bring their own) and campaign. */
+const waiting = new WeakMap<object, Map<number, Waiter[]>>();
+
+/** Sends what waits for `campaignId` in one RPC; every waiter hears its own result, or the batch's failure. */
+async function sendBatch(env: Env, campaignId: number): Promise<void> {
+  const byCampaign = waiting.get(env.CAMPAIGN);
+  const batch = byCampaign?.get(campaignId);
+  if (!batch?.length) return; // an earlier caller's microtask sent it
+  byCampaign!.delete(campaignId);
+  try {
+    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)));
+    const results = await stub.onCallStatuses(batch.map((w) => w.status));
+    batch.forEach((w, i) => w.resolve(results[i] ?? { applied: false }));
+  } catch (err) {
+    for (const w of batch) w.reject(err);
+  }
 }
+
+/**
+ * Forwards a status to its campaign's object. Statuses of one campaign forwarded in the same turn of the event loop
+ * (an ARI event carrying several channels, a sweep, a carrier's batched callbacks, the statuses of a dispatch round)
+ * go in one onCallStatuses RPC, which the object applies one by one (idempotently) and settles once. The batch is
+ * sent at the end of the turn (a microtask), so it never joins statuses of another request: a request's promise is
+ * settled only by its own I/O. Each caller learns its own status's result, or the batch's failure: then its callback
+ * fails, the carrier retries, and a repeated final status is forwarded again, as a lost single status was.
+ */
+export function forwardCampaignStatus(env: Env, campaignId: number, status: CampaignCallStatus): Promise<{ applied: boolean }> {
+  let byCampaign = waiting.get(env.CAMPAIGN);
+  if (!byCampaign) waiting.set(env.CAMPAIGN, (byCampaign = new Map()));
+  let batch = byCampaign.get(campaignId);
+  if (!batch) byCampaign.set(campaignId, (batch = []));
+  const list = batch;
+  const done = new Promise<{ applied: boolean }>((resolve, reject) => list.push({ status, resolve, reject }));
+  // Every caller schedules a send (the first to run takes the batch), so none waits on another's turn to come.
+  queueMicrotask(() => void sendBatch(env, campaignId));
+  return done;
+}
+
+/**
+ * Forwards a status to the owning campaign's object. `lease`: the run holds its campaign's lease, which the object
+ * releases when it applies the final status; released here when it did not (already final there, unknown to it)
+ * or could not be told.
+ */
+async function notifyCampaign(env: Env, run: RunRow, status: string, at: string, lease = false): Promise<void> {
+  if (run.campaignId == null || run.contactId == null || run.attempt == null) return;
+  const payload: CampaignCallStatus = { runId: run.id, contactId: run.contactId, attempt: run.attempt, status: status as CallStatus, at };
+  let applied = false;
+  try {
+    applied = (await forwardCampaignStatus(env, run.campaignId, payload)).applied;
+  } finally {
+    if (lease && !applied) await releaseLease(env, run);
+  }
+}
+
+/** The lease is the engine's own for this attempt (CampaignCallRequest.leaseId): the campaign's object frees it. */
+const campaignLease = (run: RunRow) => run.campaignId != null && run.leaseId === `campaign:${run.campaignId}:${run.contactId}:${run.attempt}`;
 
 async function releaseLease(env: Env, run: RunRow): Promise<void> {
   if (!run.leaseId) return;
@@ -62,27 +113,35 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
   const at = u.at ?? isoNow();
 
   // The carrier's call id: learned when unknown, or when it replaces the request id it was correlated on (Plivo, Vobiz).
-  if (u.providerCallId && u.providerCallId !== run.providerCallId && (run.providerCallId == null || (u.requestId && run.providerCallId === u.requestId))) {
+  // Written with the status when the status changes too (one write), on its own otherwise.
+  const learned =
+    u.providerCallId && u.providerCallId !== run.providerCallId && (run.providerCallId == null || (u.requestId && run.providerCallId === u.requestId))
+      ? u.providerCallId
+      : null;
+  const learnAlone = async () => {
+    if (!learned) return;
     const row = await db
       .update(workflowRuns)
-      .set({ providerCallId: u.providerCallId })
+      .set({ providerCallId: learned })
       .where(
         and(eq(workflowRuns.id, run.id), or(isNull(workflowRuns.providerCallId), eq(workflowRuns.providerCallId, u.requestId ?? run.providerCallId ?? ""))),
       )
       .returning()
       .get();
     if (row) run = row;
-  }
+  };
 
   const status = effectiveStatus(run, u);
 
   if (isFinal(run.status)) {
+    await learnAlone();
     // A repeated final status is re-forwarded so a campaign that missed it (an error on our side) still hears it.
     if (status === run.status) await notifyCampaign(env, run, status, run.endedAt ?? at);
     return { applied: false, status: run.status, run };
   }
 
   if (!isFinal(status) && RANK[status] <= RANK[run.status as CallStatus]) {
+    await learnAlone();
     // Late or duplicate progress: only an AMD verdict not yet recorded is kept.
     if (u.answeredBy && !run.answeredBy) {
       const row = await db
@@ -96,7 +155,19 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     return { applied: false, status: run.status, run };
   }
 
+  if (status === "ringing" && run.campaignId != null && !learned && !u.answeredBy) {
+    // A campaign's call does not record `ringing` in D1 (a write per attempt nobody reads there: its campaign keeps
+    // the attempt's progress); the campaign still hears it.
+    await notifyCampaign(env, run, status, at);
+    return { applied: false, status: run.status, run };
+  }
+
   const set: Partial<typeof workflowRuns.$inferInsert> = { status };
+  if (learned) {
+    const replaces = u.requestId ?? run.providerCallId ?? "";
+    set.providerCallId = sql`CASE WHEN ${workflowRuns.providerCallId} IS NULL OR ${workflowRuns.providerCallId} = ${replaces}
+      THEN ${learned} ELSE ${workflowRuns.providerCallId} END` as unknown as string;
+  }
   set.startedAt = sql`coalesce(${workflowRuns.startedAt}, ${at})` as unknown as string;
   if (u.answeredBy) set.answeredBy = u.answeredBy;
   if (status === "in_progress") set.answeredAt = sql`coalesce(${workflowRuns.answeredAt}, ${at})` as unknown as string;
@@ -120,13 +191,17 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     .returning()
     .get();
   if (!row) {
-    // Someone else moved the run first; re-read so the caller sees the truth.
+    // Someone else moved the run first; re-read so the caller sees the truth (and keep the call id learned).
+    await learnAlone();
     const fresh = await db.select().from(workflowRuns).where(eq(workflowRuns.id, run.id)).get();
     return { applied: false, status: fresh?.status ?? run.status, run: fresh ?? run };
   }
 
-  if (isFinal(status)) await releaseLease(env, row);
-  if (isFinal(status)) await emitRunCompleted(env, row); // never throws: a webhook problem must not break status processing
-  await notifyCampaign(env, row, status, at);
+  const final = isFinal(status);
+  // A campaign's lease is freed by its object (one call per batch of final statuses), or by notifyCampaign.
+  const byCampaign = final && campaignLease(row);
+  if (final && !byCampaign) await releaseLease(env, row);
+  if (final) await emitRunCompleted(env, row); // never throws: a webhook problem must not break status processing
+  await notifyCampaign(env, row, status, at, byCampaign);
   return { applied: true, status, run: row };
 }

@@ -20,7 +20,7 @@ import { contactsPage, dispositionCounts, recordDisposition, type RunOutcome } f
 import { readCounts } from "./engine/counts";
 import { startCampaignCallVia } from "./engine/call-starter";
 import { countFinished, finishedPage, insertContacts } from "./engine/contacts";
-import { leaseClient } from "./engine/leases";
+import { leaseClient, type LeaseClient } from "./engine/leases";
 import { EngineError, engineConflict } from "./errors";
 import { FAULT_RETURNING_METHODS, returnFaults } from "./faults";
 import { CampaignLog } from "./engine/logs";
@@ -46,8 +46,19 @@ import { defaultRules, type CallingRules } from "../telephony/calling-rules";
 const ORG_RETRY_FALLBACK_MS = 5000;
 /** How long the calling rules read from D1 are used before they are read again. */
 const RULES_TTL_MS = 60_000;
-/** Dials started per dispatch round at most (each round awaits its leases and starts together). */
-const MAX_ROUND = 25;
+/** Dials started per dispatch round at most (one organization RPC takes the round's leases). */
+const MAX_ROUND = 50;
+/**
+ * Call starts awaiting the carrier at most: a round does not wait for the previous round's starts (a slow carrier
+ * must not hold back the next dial), but no more than this many are outstanding at once.
+ */
+const MAX_STARTING = 50;
+/**
+ * A status batch dials into the slots it freed itself, before it answers, for this long at most (then the alarm
+ * carries on); the alarm it sets this much later is only a fallback.
+ */
+const KICK_MAX_MS = 250;
+const KICK_FALLBACK_MS = 1000;
 /**
  * Wall time one alarm invocation spends dialing at most (real time, not the clock: it bounds the invocation, well
  * inside the runtime's limits). Dispatch only runs this long when calls end as fast as they start.
@@ -73,7 +84,15 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly hours: RecipientHours;
   /** The organization's calling rules, read from D1 at most once a minute (changes apply within that). */
   private rules: { at: number; value: CallingRules } | null = null;
-  private dispatching = false;
+  /** The dispatch loop running now, if any: one at a time, whether the alarm or a status batch started it. */
+  private dispatchRun: Promise<void> | null = null;
+  /** Set when something freed a slot or queued a contact while the loop ran: it goes round once more. */
+  private dispatchAgain = false;
+  private orgLeases: { orgId: number; client: LeaseClient } | null = null;
+  /** Leases of attempts that ended, to give back to the organization (with the next round's acquire). */
+  private readonly toRelease: string[] = [];
+  /** Call starts waiting for the carrier's answer (at most MAX_STARTING): a round does not wait for them. */
+  private readonly starting = new Set<Promise<void>>();
   private settingsCache: { json: string; value: CampaignSettings } | null = null;
   /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
   readonly ready: Promise<void>;
@@ -447,10 +466,45 @@ export class CampaignObject extends DurableObject<Env> {
     await this.timers.rearm();
   }
 
-  /** A call status from the calls module. Duplicates, reorderings and unknown attempts change nothing. */
+  /** A call status from the calls module (onCallStatuses with one). */
   async onCallStatus(s: CampaignCallStatus): Promise<{ applied: boolean }> {
+    return (await this.onCallStatuses([s]))[0];
+  }
+
+  /**
+   * Call statuses from the calls module, several calls' callbacks in one RPC, in the order they arrived. Each is
+   * applied alone (duplicates, reorderings and unknown attempts change nothing; a final status is applied once);
+   * then, once for the batch: the leases are released in one call, the breaker and completion are checked, and the
+   * freed slots are dialed at once rather than at the next alarm.
+   */
+  async onCallStatuses(batch: CampaignCallStatus[]): Promise<{ applied: boolean }[]> {
     const c = this.campaign();
-    if (!c) return { applied: false };
+    if (!c) return batch.map(() => ({ applied: false }));
+    const now = clock.now();
+    const leases: string[] = [];
+    let finished = 0;
+    const results = this.db.tx(() => {
+      const out = batch.map((s) => {
+        const r = this.applyCallStatus(c, s, now, leases);
+        if (r === "finished") finished++;
+        return { applied: r !== false };
+      });
+      if (finished) this.afterFinish(now, true);
+      return out;
+    });
+    // The freed slots are dialed now (the carriers' answers are not awaited), not at the next alarm; a loop already
+    // running (the alarm's) goes round once more instead. The leases go back with the next round's acquire (one
+    // call to the organization object), or on their own if no round took them.
+    this.toRelease.push(...leases);
+    if (finished) await this.dispatchSafely(false, KICK_MAX_MS);
+    if (this.toRelease.length) await this.releaseLeases(c.org_id, this.toRelease.splice(0));
+    // No D1 write here (the summary's periodic refresh goes to the alarm), unless a transition needs it now.
+    await this.settle(false);
+    return results;
+  }
+
+  /** One status of a batch (inside its transaction). "finished": a final status ended the attempt. */
+  private applyCallStatus(c: CampaignRow, s: CampaignCallStatus, now: number, leases: string[]): "finished" | boolean {
     const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
     if (!a || (a.run_id != null && s.runId != null && a.run_id !== s.runId)) {
       this.log.write("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
@@ -459,23 +513,21 @@ export class CampaignObject extends DurableObject<Env> {
         attempt: s.attempt,
         status: s.status,
       });
-      return { applied: false };
+      return false;
     }
-    if (!(a.status === "dialing" || a.status === "in_flight")) return { applied: false }; // already final
+    if (!(a.status === "dialing" || a.status === "in_flight")) return false; // already final
     if (!isFinalStatus(s.status)) {
       const rank = PROGRESS_ORDER[s.status];
-      if (rank === undefined) return { applied: false };
+      if (rank === undefined) return false;
       const prev = a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1;
-      if (rank <= prev && a.run_id != null) return { applied: false };
+      if (rank <= prev && a.run_id != null) return false;
       this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${prev}, -1) THEN ${s.status} ELSE last_status END,
         run_id = coalesce(run_id, ${s.runId ?? null}) WHERE id = ${a.id}`;
-      return { applied: true };
+      return true;
     }
     if (a.run_id == null && s.runId != null) this.db.run`UPDATE attempts SET run_id = ${s.runId} WHERE id = ${a.id}`;
     const at = Date.parse(s.at);
-    const applied = await this.finishAttempt(a, s.status, Number.isFinite(at) ? Math.min(at, clock.now()) : clock.now(), {});
-    await this.settle();
-    return { applied };
+    return this.closeAttempt(c, a, s.status, Number.isFinite(at) ? Math.min(at, now) : now, {}, leases) ? "finished" : false;
   }
 
   /** A call's session ended with the agent's disposition (idempotent). */
@@ -541,12 +593,7 @@ export class CampaignObject extends DurableObject<Env> {
         this.timerFailed(t, err, now);
       }
     }
-    try {
-      await this.dispatch();
-    } catch (err) {
-      this.log.write("error", "dispatch_error", "Dispatching calls failed; retrying shortly", { error: String(err) });
-      this.timers.atMost("dispatch", 0, clock.now() + ORG_RETRY_FALLBACK_MS);
-    }
+    await this.dispatchSafely();
     await this.settle();
   }
 
@@ -618,26 +665,65 @@ export class CampaignObject extends DurableObject<Env> {
   // ---------------------------------------------------------------------------------------------------------------
   // Dispatch.
 
-  private async dispatch(): Promise<void> {
-    if (this.dispatching) return;
-    this.dispatching = true;
+  /** dispatch() with a failure logged and retried shortly (by the alarm). */
+  private async dispatchSafely(awaitStarts = true, maxMs = MAX_DISPATCH_MS): Promise<void> {
     try {
-      const since = Date.now();
+      await this.dispatch(awaitStarts, maxMs);
+    } catch (err) {
+      this.log.write("error", "dispatch_error", "Dispatching calls failed; retrying shortly", { error: String(err) });
+      this.timers.atMost("dispatch", 0, clock.now() + ORG_RETRY_FALLBACK_MS);
+    }
+  }
+
+  /**
+   * The dispatch loop, one at a time: a caller that finds it running marks it to go round once more and returns (it
+   * does not wait: that loop may be waiting on a carrier). `awaitStarts`: also wait for the carriers' answers to the
+   * calls this loop started, and look again after them. `maxMs`: wall time for the loop, after which the alarm (due at
+   * once) carries on.
+   */
+  private async dispatch(awaitStarts: boolean, maxMs: number): Promise<void> {
+    if (this.dispatchRun) {
+      this.dispatchAgain = true;
+      return;
+    }
+    const run = this.dispatchLoop(awaitStarts, maxMs).finally(() => {
+      this.dispatchRun = null;
+    });
+    this.dispatchRun = run;
+    return run;
+  }
+
+  private async dispatchLoop(awaitStarts: boolean, maxMs: number): Promise<void> {
+    const since = Date.now();
+    // The starts this loop made (an earlier loop's are not waited for here: that loop's caller did not wait either).
+    const mine = new Set<Promise<void>>();
+    try {
       for (;;) {
-        if (!(await this.dispatchRound())) break;
-        if (Date.now() - since >= MAX_DISPATCH_MS) {
-          // Bounded work per alarm: the next alarm, due at once, carries on.
+        this.dispatchAgain = false;
+        const more = await this.dispatchRound(mine);
+        if (!more && !this.dispatchAgain) {
+          if (!awaitStarts || !mine.size) break;
+          // Starts still out may free a slot (a refusal) or change the state (a configuration error): look again after.
+          await Promise.all(mine);
+          continue;
+        }
+        if (Date.now() - since >= maxMs) {
+          // Bounded work per invocation: the next alarm, due at once, carries on.
           if (this.campaign()?.state === "running") this.pokeDispatch(clock.now());
           break;
         }
       }
     } finally {
-      this.dispatching = false;
+      if (awaitStarts) await Promise.all(mine);
     }
   }
 
-  /** One round: pick what may start now, take leases, record `dialing`, then start the calls. True: go again. */
-  private async dispatchRound(): Promise<boolean> {
+  /**
+   * One round: pick what may start now, take leases, record `dialing`, then start the calls (not awaited: they join
+   * `starting`, of which a round waits until fewer than MAX_STARTING are out). True: go again.
+   */
+  private async dispatchRound(mine: Set<Promise<void>>): Promise<boolean> {
+    while (this.starting.size >= MAX_STARTING) await Promise.race(this.starting);
     let c = this.campaign();
     if (!c || c.state !== "running") return false;
     let now = clock.now();
@@ -669,14 +755,20 @@ export class CampaignObject extends DurableObject<Env> {
       return false;
     }
 
-    const org = leaseClient(this.env, c.org_id);
+    const org = this.leases(c.org_id);
     const ttlSeconds = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60;
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
     const cap = rules.attemptCap.enabled ? { max: rules.attemptCap.max_attempts, windowMs: rules.attemptCap.window_hours * 3_600_000 } : null;
+    // Leases that final statuses freed go in the same call, released before anything is granted.
+    const freed = this.toRelease.splice(0);
     const leases = await org
-      .acquireMany(leaseIds.map((leaseId, i) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id, dial: { number: picks[i].phone_number, cap } })))
+      .acquireMany(
+        leaseIds.map((leaseId, i) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id, dial: { number: picks[i].phone_number, cap } })),
+        freed.length ? freed : undefined,
+      )
       .catch((err): LeaseResult[] => {
         console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c!.campaign_id, error: String(err) }));
+        this.toRelease.push(...freed); // perhaps not released: again with the next call (releasing is idempotent)
         return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
       });
 
@@ -716,8 +808,19 @@ export class CampaignObject extends DurableObject<Env> {
       return out;
     });
     if (refused) this.timers.atMost("dispatch", 0, now + Math.max(1, (refused as LeaseResult).retryAfterSeconds ?? 5) * 1000);
-    for (const id of unused) await this.releaseLease(campaign.org_id, id, true);
-    await Promise.all(started.map((x) => this.startOne(campaign, x.attempt, x.contact)));
+    if (unused.length) await this.releaseLeases(campaign.org_id, unused, true);
+    for (const x of started) {
+      const p: Promise<void> = this.startOne(campaign, x.attempt, x.contact)
+        .catch((err) => {
+          this.log.write("error", "dispatch_error", "Recording a call start failed", { contact_id: x.contact.id, error: String(err) });
+        })
+        .finally(() => {
+          this.starting.delete(p);
+          mine.delete(p);
+        });
+      this.starting.add(p);
+      mine.add(p);
+    }
     return (started.length > 0 || skipped.length > 0) && !refused;
   }
 
@@ -852,7 +955,7 @@ export class CampaignObject extends DurableObject<Env> {
         }
         return true;
       });
-      if (undone && a.lease_id) await this.releaseLease(c.org_id, a.lease_id, true);
+      if (undone && a.lease_id) await this.releaseLeases(c.org_id, [a.lease_id], true);
       return;
     }
     // The carrier refused or the number is invalid: a final `failed`, never retried, and a breaker failure.
@@ -874,40 +977,69 @@ export class CampaignObject extends DurableObject<Env> {
    * feeds the breaker and completes the campaign when nothing is left. False when the attempt was already final.
    */
   private async finishAttempt(a: AttemptRow, outcome: string, atMs: number, opts: { noRetry?: boolean; error?: string }): Promise<boolean> {
-    const now = clock.now();
     const c = this.need();
-    const s = this.settings(c);
+    const leases: string[] = [];
     const applied = this.db.tx(() => {
-      const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0},
-        error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
-      if (!n) return false;
-      this.timers.clear("timeout", a.id);
-      const live = c.state === "running" || c.state === "paused" || c.state === "draft";
-      const due = live && !opts.noRetry ? retryDueAt(outcome, a.attempt, s.retry_config, atMs) : null;
-      if (due != null) {
-        this.db.run`UPDATE contacts SET status = 'waiting', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
-        this.timers.set("retry", a.contact_id, due);
-      } else {
-        this.db.run`UPDATE contacts SET status = 'done', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
-      }
-      this.markDirty();
-      if (c.state === "running") {
-        if (this.checkBreaker(now) || this.checkCompletion(now)) this.summary.force();
-        else this.pokeDispatch(now);
-      }
+      if (!this.closeAttempt(c, a, outcome, atMs, opts, leases)) return false;
+      this.afterFinish(clock.now(), false);
       return true;
     });
-    if (applied && a.lease_id) await this.releaseLease(c.org_id, a.lease_id);
+    if (leases.length) await this.releaseLeases(c.org_id, leases);
     return applied;
   }
 
-  /** `undial`: the call never reached a carrier (it does not count towards the number's attempt cap). */
-  private async releaseLease(orgId: number, leaseId: string, undial = false): Promise<void> {
+  /**
+   * The attempt's part of finishAttempt (in the caller's transaction): its outcome, its contact's retry or end, its
+   * lease added to `leases` for the caller to release. False when it was already final.
+   */
+  private closeAttempt(c: CampaignRow, a: AttemptRow, outcome: string, atMs: number, opts: { noRetry?: boolean; error?: string }, leases: string[]): boolean {
+    const now = clock.now();
+    const s = this.settings(c);
+    const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0},
+      error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
+    if (!n) return false;
+    this.timers.clear("timeout", a.id);
+    const live = c.state === "running" || c.state === "paused" || c.state === "draft";
+    const due = live && !opts.noRetry ? retryDueAt(outcome, a.attempt, s.retry_config, atMs) : null;
+    if (due != null) {
+      this.db.run`UPDATE contacts SET status = 'waiting', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
+      this.timers.set("retry", a.contact_id, due);
+    } else {
+      this.db.run`UPDATE contacts SET status = 'done', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
+    }
+    this.markDirty();
+    if (a.lease_id) leases.push(a.lease_id);
+    return true;
+  }
+
+  /**
+   * After attempts ended (in their transaction): the breaker, completion, or the next dispatch. `kicked`: the caller
+   * dispatches at once (a status batch), so the alarm is only its fallback.
+   */
+  private afterFinish(now: number, kicked: boolean): void {
+    const c = this.need();
+    if (c.state !== "running") return;
+    if (this.checkBreaker(now) || this.checkCompletion(now)) this.summary.force();
+    else if (kicked) this.timers.atMost("dispatch", 0, now + KICK_FALLBACK_MS);
+    else this.pokeDispatch(now);
+  }
+
+  /**
+   * The organization's lease API, one stub kept per object: calls on one stub reach the organization object in the
+   * order they were made (a batch's release before the next round's acquire).
+   */
+  private leases(orgId: number): LeaseClient {
+    if (this.orgLeases?.orgId !== orgId) this.orgLeases = { orgId, client: leaseClient(this.env, orgId) };
+    return this.orgLeases.client;
+  }
+
+  /** `undial`: the calls never reached a carrier (they do not count towards the numbers' attempt cap). */
+  private async releaseLeases(orgId: number, leaseIds: string[], undial = false): Promise<void> {
     try {
-      await leaseClient(this.env, orgId).release(leaseId, undial);
+      await this.leases(orgId).releaseMany(leaseIds, undial);
     } catch (err) {
-      // The lease expires by itself; a failed release costs capacity for a while, never correctness.
-      console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_id: leaseId, error: String(err) }));
+      // The leases expire by themselves; a failed release costs capacity for a while, never correctness.
+      console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_ids: leaseIds, error: String(err) }));
     }
   }
 
@@ -1088,9 +1220,12 @@ export class CampaignObject extends DurableObject<Env> {
   // ---------------------------------------------------------------------------------------------------------------
   // Persistence of what is derived: the D1 summary row and the alarm.
 
-  /** After any change: write the summary when due (or at a transition) and point the alarm at the earliest timer. */
-  private async settle(): Promise<void> {
-    await this.summary.flush();
+  /**
+   * After any change: write the summary when due (or at a transition) and point the alarm at the earliest timer.
+   * `writeDue` false (the status path): a refresh that is merely due is left to the alarm, off the hot path.
+   */
+  private async settle(writeDue = true): Promise<void> {
+    await this.summary.flush(writeDue);
     await this.timers.rearm();
     await this.events.publish(() => this.progress());
   }

@@ -177,8 +177,12 @@ export class OrganizationObject extends DurableObject<Env> {
     return { granted: true, inUse: inUse + 1, cap };
   }
 
-  /** Several acquire() in one call (a dispatch round asks for its slots together). */
-  acquireMany(reqs: LeaseRequest[]): LeaseResult[] {
+  /**
+   * Several acquire() in one call (a dispatch round asks for its slots together), after releasing `release` (the
+   * leases final statuses freed since the campaign's last call: one round trip for both).
+   */
+  acquireMany(reqs: LeaseRequest[], release?: string[]): LeaseResult[] {
+    if (release?.length) this.releaseMany(release);
     return reqs.map((r) => this.acquire(r));
   }
 
@@ -189,6 +193,17 @@ export class OrganizationObject extends DurableObject<Env> {
   release(leaseId: string, undial = false): boolean {
     if (undial) this.db.run`DELETE FROM dials WHERE lease_id = ${leaseId}`;
     const freed = this.db.run`DELETE FROM leases WHERE lease_id = ${leaseId}` > 0;
+    if (freed) this.wakeWaiters();
+    return freed;
+  }
+
+  /** Several release() in one call: a campaign frees the slots of a batch of final statuses together. */
+  releaseMany(leaseIds: string[], undial = false): number {
+    let freed = 0;
+    for (const id of leaseIds) {
+      if (undial) this.db.run`DELETE FROM dials WHERE lease_id = ${id}`;
+      if (this.db.run`DELETE FROM leases WHERE lease_id = ${id}` > 0) freed++;
+    }
     if (freed) this.wakeWaiters();
     return freed;
   }

@@ -99,11 +99,16 @@ describe("circuit breaker", () => {
     expect(snap.state).toBe("paused");
     expect(snap.logs.map((l) => l.event).slice(0, 2)).toEqual(["campaign_paused", "circuit_breaker_tripped"]);
     expect(snap.logs[1]).toMatchObject({ level: "warning", details: { failures: 4, finished: 8, failure_threshold: 0.5 } });
-    // No new dials while paused; the two calls still in progress finish and are recorded.
+    // No new dials while paused (each final status before the trip dialed the next contact at once); the calls still
+    // in progress finish and are recorded.
+    const dialed = carrier.started.length;
+    expect(dialed).toBe(10 + 7);
     await advance(10_000, stub);
-    expect(carrier.started).toHaveLength(10);
+    expect(carrier.started).toHaveLength(dialed);
     await carrier.report(calls[8], "completed");
     await carrier.report(calls[9], "failed");
+    for (const call of carrier.open(id)) await carrier.report(call, "completed");
+    expect(carrier.started).toHaveLength(dialed);
     expect((await stub.progress()).in_progress).toBe(0);
     // Resume resets the window: one more failure alone does not trip it again.
     await stub.resume();

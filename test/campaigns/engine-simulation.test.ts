@@ -97,13 +97,17 @@ async function runOne(
       }
       return { granted: false, inUse: leases.size, cap: ORG_CAP, retryAfterSeconds: 2 };
     },
-    async acquireMany(reqs) {
+    async acquireMany(reqs, release) {
+      for (const id of release ?? []) leases.delete(id);
       const out = [];
       for (const req of reqs) out.push(await this.acquire(req));
       return out;
     },
     async release(leaseId) {
       return leases.delete(leaseId);
+    },
+    async releaseMany(leaseIds) {
+      return leaseIds.filter((id) => leases.delete(id)).length;
     },
   }));
 
@@ -260,8 +264,14 @@ async function runOne(
         c.reported = true;
         unreported.delete(c);
         const key = `${c.req.contactId}:${c.req.attempt}`;
-        const report = (status: CallStatus) =>
-          inst.onCallStatus({ runId: c.runId, contactId: c.req.contactId, attempt: c.req.attempt, status, at: new Date(now).toISOString() });
+        // A final status dials into the slot it freed before it answers (not awaiting the carrier): a crash there (a
+        // start that never comes back) replaces the instance too, as one in the alarm does.
+        const report = async (status: CallStatus) => {
+          const g0 = gen;
+          const out = await inst.onCallStatus({ runId: c.runId, contactId: c.req.contactId, attempt: c.req.attempt, status, at: new Date(now).toISOString() });
+          if (crashedGen === g0) await evict();
+          return out;
+        };
         if (r.chance(0.1)) await report("ringing");
         const res = await report(c.outcome);
         if (res.applied) finals.set(key, c.outcome);

@@ -5,8 +5,11 @@ import type { LeaseRequest, LeaseResult } from "../../organizations/leases";
 
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
-  acquireMany(reqs: LeaseRequest[]): Promise<LeaseResult[]>;
+  /** `release`: leases to free first, in the same call (a round gives back what final statuses freed). */
+  acquireMany(reqs: LeaseRequest[], release?: string[]): Promise<LeaseResult[]>;
   release(leaseId: string, undial?: boolean): Promise<unknown>;
+  /** Several release() in one call (a batch of final statuses frees its slots together). */
+  releaseMany(leaseIds: string[], undial?: boolean): Promise<unknown>;
 };
 
 let factory: ((env: Env, orgId: number) => LeaseClient) | null = null;

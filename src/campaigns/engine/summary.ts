@@ -37,15 +37,18 @@ export class SummaryMirror {
     this.timerAt = null;
   }
 
-  /** Writes the row when forced or when it changed and the interval has passed; otherwise keeps a timer for it. */
-  async flush(): Promise<void> {
+  /**
+   * Writes the row when forced or when it changed and the interval has passed; otherwise keeps a timer for it.
+   * `writeDue` false: only a forced write happens now; one that is merely due is left to its timer (the alarm).
+   */
+  async flush(writeDue = true): Promise<void> {
     const c = this.db.one<CampaignRow>`SELECT * FROM campaign WHERE id = 1`;
     if (!c) return;
     const now = clock.now();
     const force = this.forced;
-    if (!force && (!c.summary_dirty || now - c.summary_at < SUMMARY_INTERVAL_MS)) {
-      const due = c.summary_at + SUMMARY_INTERVAL_MS;
-      if (c.summary_dirty && this.timerAt !== due) {
+    if (!force && (!c.summary_dirty || now - c.summary_at < SUMMARY_INTERVAL_MS || !writeDue)) {
+      const due = Math.max(c.summary_at + SUMMARY_INTERVAL_MS, writeDue ? 0 : now);
+      if (c.summary_dirty && (this.timerAt == null || this.timerAt > due)) {
         this.timers.atMost("summary", 0, due);
         this.timerAt = due;
       }

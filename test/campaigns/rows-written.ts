@@ -1,0 +1,95 @@
+// Test and benchmark support: rows written, counted where they happen. D1: every statement's meta.rows_written (rows
+// plus index entries, what D1 bills) and meta.changes (table rows), summed at the binding's session layer, so writes
+// made by Durable Objects in this isolate count too. A Durable Object's SQLite: each cursor's rowsWritten.
+export type D1Tally = { rowsWritten: number; changes: number; writes: string[] };
+
+/** Every D1 write in this isolate since countD1Writes(); `writes` names each statement that wrote (for messages). */
+export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [] };
+
+type Meta = { rows_written?: number; changes?: number };
+type Result = { meta?: Meta } | undefined;
+
+function add(results: Result | Result[], sql: unknown): void {
+  const list = Array.isArray(results) ? results : [results];
+  const texts = Array.isArray(sql) ? sql : [sql];
+  list.forEach((r, i) => {
+    const written = r?.meta?.rows_written ?? 0;
+    if (!written) return;
+    d1Tally.rowsWritten += written;
+    d1Tally.changes += r?.meta?.changes ?? 0;
+    if (d1Tally.writes.length < 10_000) d1Tally.writes.push(`${written} ${String(texts[i] ?? texts[0]).slice(0, 100)}`);
+  });
+}
+
+let installed = false;
+
+/**
+ * Counts every D1 write from now on. It wraps the binding's own session methods (`_send`, `_queryOrThrow`: every
+ * statement, batch and raw() read passes through one of them); it throws if this runtime's binding has neither.
+ */
+export function countD1Writes(db: D1Database): void {
+  if (installed) return;
+  let proto = Object.getPrototypeOf((db as any).alwaysPrimarySession ?? {});
+  while (proto && !Object.hasOwn(proto, "_send")) proto = Object.getPrototypeOf(proto);
+  if (!proto || typeof proto._queryOrThrow !== "function") throw new Error("rows-written: the D1 binding has no _send/_queryOrThrow to count at");
+  const send = proto._send;
+  const query = proto._queryOrThrow;
+  proto._send = async function (this: unknown, endpoint: string, sql: unknown, ...rest: unknown[]) {
+    const r = await send.call(this, endpoint, sql, ...rest);
+    add(r, sql);
+    return r;
+  };
+  proto._queryOrThrow = async function (this: unknown, req: { queries?: { sql: string }[] }, ...rest: unknown[]) {
+    const r = await query.call(this, req, ...rest);
+    add(
+      r,
+      (req?.queries ?? []).map((q) => q.sql),
+    );
+    return r;
+  };
+  installed = true;
+}
+
+/** A Durable Object's SQLite rows written (cursor.rowsWritten, index and trigger writes included). */
+export class SqlRowTally {
+  rows = 0;
+  // Read when the next statement runs (or at total()): a cursor's rowsWritten is complete once it was consumed.
+  private last: SqlStorageCursor<Record<string, SqlStorageValue>> | null = null;
+
+  total(): number {
+    this.settle();
+    return this.rows;
+  }
+
+  private settle(): void {
+    if (this.last) this.rows += this.last.rowsWritten;
+    this.last = null;
+  }
+
+  /**
+   * `storage` with `sql.exec` counted; everything else is the real thing. (The runtime refuses a stand-in for the
+   * whole state in an object's constructor, so an object's SQL helper is handed this storage instead.)
+   */
+  wrap(storage: DurableObjectStorage): DurableObjectStorage {
+    const sql = new Proxy(storage.sql, {
+      get: (target, prop) => {
+        if (prop === "exec")
+          return (query: string, ...bindings: unknown[]) => {
+            this.settle();
+            const cursor = target.exec(query, ...bindings);
+            this.last = cursor;
+            return cursor;
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    return new Proxy(storage, {
+      get: (target, prop) => {
+        if (prop === "sql") return sql;
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  }
+}
