@@ -3,12 +3,14 @@
 // and what a real attempt writes to D1, driven through the carrier simulator.
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { and, eq, inArray } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { forwardCampaignStatus } from "../../src/calls/status";
+import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import { clock } from "../../src/lib/clock";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import type { Outcome } from "../../src/dev/simulator/types";
 import { campaignObject, deliverAll, play, setup, type Setup } from "../calls/support";
@@ -21,6 +23,11 @@ describe("onCallStatuses", () => {
   let carrier: FakeCarrier;
   beforeEach(() => {
     carrier = resetWorld();
+  });
+  afterEach(() => {
+    // The real calls module and clock again (the D1 tests below dial through the simulator).
+    setCallStarter(null);
+    clock.set(null);
   });
 
   it("applies each status once, whatever the order and repeats in the batch; unknown attempts are ignored and logged", async () => {
