@@ -49,7 +49,7 @@ async function sendBatch(env: Env, campaignId: number): Promise<void> {
   try {
     const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)));
     const results = await stub.onCallStatuses(batch.map((w) => w.status));
-    batch.forEach((w, i) => w.resolve(results[i] ?? { applied: false }));
+    for (const [i, w] of batch.entries()) w.resolve(results[i] ?? { applied: false });
   } catch (err) {
     for (const w of batch) w.reject(err);
   }
@@ -64,11 +64,10 @@ async function sendBatch(env: Env, campaignId: number): Promise<void> {
  * fails, the carrier retries, and a repeated final status is forwarded again, as a lost single status was.
  */
 export function forwardCampaignStatus(env: Env, campaignId: number, status: CampaignCallStatus): Promise<{ applied: boolean }> {
-  let byCampaign = waiting.get(env.CAMPAIGN);
-  if (!byCampaign) waiting.set(env.CAMPAIGN, (byCampaign = new Map()));
-  let batch = byCampaign.get(campaignId);
-  if (!batch) byCampaign.set(campaignId, (batch = []));
-  const list = batch;
+  const byCampaign = waiting.get(env.CAMPAIGN) ?? new Map<number, Waiter[]>();
+  waiting.set(env.CAMPAIGN, byCampaign);
+  const list = byCampaign.get(campaignId) ?? [];
+  byCampaign.set(campaignId, list);
   const done = new Promise<{ applied: boolean }>((resolve, reject) => list.push({ status, resolve, reject }));
   // Every caller schedules a send (the first to run takes the batch), so none waits on another's turn to come.
   queueMicrotask(() => void sendBatch(env, campaignId));
