@@ -26,7 +26,11 @@ function benchConfig() {
     .replace(/^(\s*)"main": .*$/m, `$1"main": "${ROOT}bench/dispatch/worker.ts",`)
     .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${ROOT}migrations"`)
     .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
-    .replace(/^(\s*)"\$schema": .*$/m, "");
+    .replace(/^(\s*)"\$schema": .*$/m, "")
+    // The simulated carrier's object (worker.ts).
+    .replace(/("class_name": "CallSession" \})/, '$1, { "name": "BENCH_CARRIER", "class_name": "BenchCarrier" }')
+    .replace(/("new_sqlite_classes": \["CallSession"\] \})/, '$1, { "tag": "bench", "new_classes": ["BenchCarrier"] }');
+  if (!config.includes('BenchCarrier"] }')) throw new Error("wrangler.jsonc changed: the bench carrier's binding was not added");
   const path = `${OUT}/wrangler.jsonc`;
   writeFileSync(path, config);
   return path;
@@ -36,7 +40,7 @@ const config = benchConfig();
 const dist = `${OUT}/dist`;
 rmSync(dist, { recursive: true, force: true });
 wranglerSync(["deploy", "--dry-run", "--outdir", dist, "--config", config]);
-const state = `${OUT}/state`;
+const state = process.env.BENCH_STATE ?? `${OUT}/state`;
 rmSync(state, { recursive: true, force: true });
 wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "--config", config]);
 
@@ -83,7 +87,8 @@ async function run(label, o) {
       `  completed: ${s.counts.completed} of ${s.counts.total} (${s.counts.failed} not), ${s.dials} dials, ${s.finals} final statuses seen by this instance; log: ${JSON.stringify(s.events)}\n` +
       `  calls per second          ${(s.dials / dialSpan).toFixed(0)} (first to last dial ${dialSpan.toFixed(2)} s; ${wall.toFixed(2)} s wall incl. import)\n` +
       `  runtime CPU per call      ${((cpu * 1000) / s.dials).toFixed(2)} ms (workerd CPU ${cpu.toFixed(2)} s above idle, incl. the import, the organization object and the callbacks)\n` +
-      `  final status → next dial  p50 ${s.delay.p50} ms, p99 ${s.delay.p99} ms, max ${s.delay.max} ms (n = ${s.delay.n})\n` +
+      `  final status → next dial  p50 ${s.delay.p50} ms, p99 ${s.delay.p99} ms, max ${s.delay.max} ms (n = ${s.delay.n}: the first dial after it)\n` +
+      `  final status → its slot   p50 ${s.refill.p50} ms, p99 ${s.refill.p99} ms, max ${s.refill.max} ms (n = ${s.refill.n}: each dial fills the oldest freed slot)\n` +
       `  rows written per attempt  D1 ${(s.rows.d1 / s.dials).toFixed(3)} (${s.rows.d1} in all: this path's summary mirror; a real attempt through the calls module: test/campaigns/status-batch.test.ts), ` +
       `Durable Objects ${((s.rows.campaign + s.rows.organization) / s.dials).toFixed(2)} (campaign ${(s.rows.campaign / s.dials).toFixed(2)}, organization ${(s.rows.organization / s.dials).toFixed(2)}; SQLite rows incl. index and trigger writes)`,
   );
@@ -96,6 +101,8 @@ try {
   console.log(`workerd idle CPU: ${(idle * 1000).toFixed(1)} ms per second (subtracted below)`);
   // The engine as the bottleneck: the pacer lifted above the API's 50/s, the organization's cap above 100.
   await run("engine-bound", { campaignId: 1, orgId: 1, contacts: CONTACTS, maxConcurrency: 100, rateLimit: 10_000 });
+  // 100 calls finishing at once: the carrier holds the final statuses until every slot is busy, then sends them together.
+  await run("bursts of 100", { campaignId: 4, orgId: 4, contacts: CONTACTS, maxConcurrency: 100, rateLimit: 10_000, burst: true });
   // One call at a time: the delay from a final status to the next dial without any queue in front of it.
   if (!ENGINE_ONLY) await run("one slot", { campaignId: 2, orgId: 2, contacts: Math.min(CONTACTS, 1000), maxConcurrency: 1, rateLimit: 10_000 });
   // At the API's limits the pacer sets the pace (no more than rate_limit starts in any second).

@@ -1,7 +1,9 @@
 // bench/dispatch: the edgedial Worker with an instant simulated carrier behind the engine's call-starter seam.
-// The carrier accepts every call and its final status comes straight back to the campaign object through the calls
-// module's forwarder, as callbacks' statuses do (batched per campaign). Bench-only routes create and observe a campaign; everything else is the app.
+// The carrier (its own object) accepts every call and sends its final status back through the calls module's
+// forwarder, at once or in bursts, as callbacks' statuses come. Bench-only routes create and observe a campaign;
+// everything else is the app.
 // Rows written are counted where they happen: D1 at the binding, each Durable Object's SQLite at its cursors.
+import { DurableObject } from "cloudflare:workers";
 import { app } from "../../src/app";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
 import { OrganizationObject as EngineOrganizationObject } from "../../src/organizations/organization-object";
@@ -28,6 +30,54 @@ const campaignRows = new Map<string, SqlRowTally>();
 const organizationRows = new SqlRowTally();
 const tallyOf = (id: string) => campaignRows.get(id) ?? (campaignRows.set(id, new SqlRowTally()).get(id) as SqlRowTally);
 let runSeq = 0;
+/**
+ * Burst mode, per campaign: the carrier holds every call until all `size` slots are busy (or no contact is left to
+ * dial), then ends them all at once BURST_HOLD_MS later: 100 calls finishing together, again and again. Otherwise
+ * each call is answered and over at once.
+ */
+type Burst = { size: number; left: number; held: CampaignCallStatus[] };
+const bursts = new Map<number, Burst>();
+/** How long a burst's calls last after the last of them was dialed. */
+const BURST_HOLD_MS = 200;
+
+/**
+ * The carrier, outside the campaign's object as a real one is: a start reaches it as the campaign object's outgoing
+ * message (sent once the object's writes are stored, as a carrier's HTTP request is), and its final statuses come
+ * back as callbacks from outside, through the calls module's forwarder (batched per campaign, as callbacks of one
+ * turn are). A status is timed as the carrier sends it, before any queue or batching.
+ */
+export class BenchCarrier extends DurableObject<Env> {
+  dialed(campaignId: number, status: CampaignCallStatus): void {
+    const burst = bursts.get(campaignId);
+    if (burst) {
+      burst.held.push(status);
+      burst.left--;
+      if (burst.held.length < burst.size && burst.left > 0) return;
+      // The calls last a moment (the campaign's writes for them are long stored), then all end together.
+      const all = burst.held.splice(0);
+      setTimeout(() => this.finish(campaignId, all), BURST_HOLD_MS);
+      return;
+    }
+    this.finish(campaignId, [status]);
+  }
+
+  private finish(campaignId: number, statuses: CampaignCallStatus[]): void {
+    const stats = statsOf(campaignId);
+    const at = Date.now();
+    for (const s of statuses) {
+      stats.finals.push(at);
+      stats.order.push(stats.finals.length - 1);
+      void forwardCampaignStatus(this.env, campaignId, { ...s, at: new Date(at).toISOString() }).catch((err: unknown) =>
+        console.error("status failed", String(err)),
+      );
+    }
+  }
+}
+
+const carrierOf = (env: Env, campaignId: number) => {
+  const ns = (env as unknown as { BENCH_CARRIER: DurableObjectNamespace<BenchCarrier> }).BENCH_CARRIER;
+  return ns.get(ns.idFromName(String(campaignId)));
+};
 
 setCallStarter(async (env, req) => {
   const stats = statsOf(req.campaignId);
@@ -35,15 +85,9 @@ setCallStarter(async (env, req) => {
   stats.order.push(~(stats.dials.length - 1));
   const runId = ++runSeq;
   const status: CampaignCallStatus = { runId, contactId: req.contactId, attempt: req.attempt, status: "completed", at: new Date().toISOString() };
-  // The instant carrier: the call is answered and over before anyone could blink, and its final status arrives as a
-  // callback as soon as the start returned (after the round's other dials). Its time is taken as it arrives, before
-  // any queue or batching.
-  queueMicrotask(() => {
-    stats.finals.push(Date.now());
-    stats.order.push(stats.finals.length - 1);
-    // Through the calls module's forwarder, as a callback's status: batched with others of the campaign.
-    void forwardCampaignStatus(env, req.campaignId, status).catch((err: unknown) => console.error("status failed", String(err)));
-  });
+  void carrierOf(env, req.campaignId)
+    .dialed(req.campaignId, status)
+    .catch((err: unknown) => console.error("carrier failed", String(err)));
   return { ok: true, runId, providerCallId: `bench-${runId}` };
 });
 
@@ -76,15 +120,25 @@ export class CampaignObject extends EngineCampaignObject {
   async benchStats() {
     const snap = await this.snapshot();
     const stats = statsOf(snap.id);
-    // For each final status, the wait until the first dial after it (while contacts were left to dial).
+    // For each final status, the wait until the first dial after it (while contacts were left to dial); and until
+    // its slot is dialed again: each dial fills the slot of the oldest final status not yet followed by a dial.
     const delays: number[] = [];
+    const refills: number[] = [];
     const waiting: number[] = [];
+    const unfilled: number[] = [];
     for (const e of stats.order) {
-      if (e >= 0) waiting.push(stats.finals[e]);
-      else for (const f of waiting.splice(0)) delays.push(stats.dials[~e] - f);
+      if (e >= 0) {
+        waiting.push(stats.finals[e]);
+        unfilled.push(stats.finals[e]);
+      } else {
+        for (const f of waiting.splice(0)) delays.push(stats.dials[~e] - f);
+        const f = unfilled.shift();
+        if (f !== undefined) refills.push(stats.dials[~e] - f);
+      }
     }
     const dials = stats.dials;
     delays.sort((a, b) => a - b);
+    refills.sort((a, b) => a - b);
     const events: Record<string, number> = {};
     for (let before: number | null = null; ; ) {
       const page = await this.logs(100, before);
@@ -101,6 +155,7 @@ export class CampaignObject extends EngineCampaignObject {
       firstDial: dials[0] ?? null,
       lastDial: dials[dials.length - 1] ?? null,
       delay: { n: delays.length, p50: pct(delays, 50), p99: pct(delays, 99), max: delays[delays.length - 1] ?? null },
+      refill: { n: refills.length, p50: pct(refills, 50), p99: pct(refills, 99), max: refills[refills.length - 1] ?? null },
       // From the start on: the import's rows (each contact written once, before any dial) are not counted.
       rows: { d1: d1Tally.rowsWritten - stats.d1At, campaign: this.rows.total() - stats.campaignAt, organization: organizationRows.total() - stats.orgAt },
     };
@@ -111,7 +166,15 @@ export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/bench/start" && request.method === "POST") {
-      const o = (await request.json()) as { campaignId: number; orgId: number; contacts: number; maxConcurrency: number; rateLimit: number };
+      const o = (await request.json()) as {
+        campaignId: number;
+        orgId: number;
+        contacts: number;
+        maxConcurrency: number;
+        rateLimit: number;
+        burst?: boolean;
+      };
+      if (o.burst) bursts.set(o.campaignId, { size: o.maxConcurrency, left: o.contacts, held: [] });
       countD1Writes(env.DB);
       Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total() });
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(o.campaignId)));

@@ -47,7 +47,7 @@ const ORG_RETRY_FALLBACK_MS = 5000;
 /** How long the calling rules read from D1 are used before they are read again. */
 const RULES_TTL_MS = 60_000;
 /** Dials started per dispatch round at most (one organization RPC takes the round's leases). */
-const MAX_ROUND = 50;
+const MAX_ROUND = 100;
 /**
  * Call starts awaiting the carrier at most: a round does not wait for the previous round's starts (a slow carrier
  * must not hold back the next dial), but no more than this many are outstanding at once.
@@ -64,6 +64,12 @@ const KICK_FALLBACK_MS = 1000;
  * inside the runtime's limits). Dispatch only runs this long when calls end as fast as they start.
  */
 const MAX_DISPATCH_MS = 20_000;
+
+/**
+ * A status batch's first round: the slots its final statuses will free (`extraRoom`, their leases in `release`) are
+ * asked for before the statuses are written; `meanwhile` writes them once the request is on its way.
+ */
+type RoundHint = { extraRoom: number; release: string[]; meanwhile: () => void; sent?: boolean };
 
 const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -483,24 +489,55 @@ export class CampaignObject extends DurableObject<Env> {
     const now = clock.now();
     const leases: string[] = [];
     let finished = 0;
-    const results = this.db.tx(() => {
-      const out = batch.map((s) => {
-        const r = this.applyCallStatus(c, s, now, leases);
-        if (r === "finished") finished++;
-        return { applied: r !== false };
+    let results: { applied: boolean }[] | null = null;
+    const apply = () => {
+      if (results) return;
+      results = this.db.tx(() => {
+        const out = batch.map((s) => {
+          const r = this.applyCallStatus(c, s, now, leases);
+          if (r === "finished") finished++;
+          return { applied: r !== false };
+        });
+        if (finished) this.afterFinish(now, true);
+        return out;
       });
-      if (finished) this.afterFinish(now, true);
-      return out;
-    });
+    };
+    // The slots these statuses free are asked for before the statuses are written: an object's request waits until
+    // its writes are stored, so the round's lease request goes first and the statuses are applied when its answer is
+    // back (the round's `meanwhile`). Their leases go back in that same request.
+    const freeing = c.state === "running" && !this.dispatchRun ? this.slotsFreedBy(batch) : null;
+    const early: RoundHint | null = freeing?.count ? { extraRoom: freeing.count, release: freeing.leases, meanwhile: apply } : null;
+    if (early) await this.dispatchSafely(false, KICK_MAX_MS, early);
+    apply();
     // The freed slots are dialed now (the carriers' answers are not awaited), not at the next alarm; a loop already
     // running (the alarm's) goes round once more instead. The leases go back with the next round's acquire (one
     // call to the organization object), or on their own if no round took them.
-    this.toRelease.push(...leases);
+    this.toRelease.push(...(early?.sent ? leases.filter((l) => !early.release.includes(l)) : leases));
     if (finished) await this.dispatchSafely(false, KICK_MAX_MS);
-    if (this.toRelease.length) await this.releaseLeases(c.org_id, this.toRelease.splice(0));
+    // A loop still running goes round again and takes them with its acquire (or releases them when it ends).
+    if (this.toRelease.length && !this.dispatchRun) await this.releaseLeases(c.org_id, this.toRelease.splice(0));
     // No D1 write here (the summary's periodic refresh goes to the alarm), unless a transition needs it now.
     await this.settle(false);
-    return results;
+    return results!;
+  }
+
+  /**
+   * Read only: how many open attempts the final statuses of `batch` will close, and their leases (the same checks as
+   * applyCallStatus). Safe to act on before they are applied: an attempt only ever closes, so a lease released here
+   * is one whose call is over, whoever records it.
+   */
+  private slotsFreedBy(batch: CampaignCallStatus[]): { count: number; leases: string[] } {
+    const seen = new Set<number>();
+    const leases: string[] = [];
+    for (const s of batch) {
+      if (!isFinalStatus(s.status)) continue;
+      const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
+      if (!a || seen.has(a.id) || !(a.status === "dialing" || a.status === "in_flight")) continue;
+      if (a.run_id != null && s.runId != null && a.run_id !== s.runId) continue;
+      seen.add(a.id);
+      if (a.lease_id) leases.push(a.lease_id);
+    }
+    return { count: seen.size, leases };
   }
 
   /** One status of a batch (inside its transaction). "finished": a final status ended the attempt. */
@@ -666,9 +703,9 @@ export class CampaignObject extends DurableObject<Env> {
   // Dispatch.
 
   /** dispatch() with a failure logged and retried shortly (by the alarm). */
-  private async dispatchSafely(awaitStarts = true, maxMs = MAX_DISPATCH_MS): Promise<void> {
+  private async dispatchSafely(awaitStarts = true, maxMs = MAX_DISPATCH_MS, first?: RoundHint): Promise<void> {
     try {
-      await this.dispatch(awaitStarts, maxMs);
+      await this.dispatch(awaitStarts, maxMs, first);
     } catch (err) {
       this.log.write("error", "dispatch_error", "Dispatching calls failed; retrying shortly", { error: String(err) });
       this.timers.atMost("dispatch", 0, clock.now() + ORG_RETRY_FALLBACK_MS);
@@ -681,26 +718,34 @@ export class CampaignObject extends DurableObject<Env> {
    * calls this loop started, and look again after them. `maxMs`: wall time for the loop, after which the alarm (due at
    * once) carries on.
    */
-  private async dispatch(awaitStarts: boolean, maxMs: number): Promise<void> {
+  private async dispatch(awaitStarts: boolean, maxMs: number, first?: RoundHint): Promise<void> {
     if (this.dispatchRun) {
       this.dispatchAgain = true;
       return;
     }
-    const run = this.dispatchLoop(awaitStarts, maxMs).finally(() => {
-      this.dispatchRun = null;
-    });
+    const run = (async () => {
+      try {
+        await this.dispatchLoop(awaitStarts, maxMs, first);
+      } finally {
+        this.dispatchRun = null;
+      }
+      // Leases final statuses left for a next round that did not come.
+      const c = this.campaign();
+      if (c && this.toRelease.length) await this.releaseLeases(c.org_id, this.toRelease.splice(0));
+    })();
     this.dispatchRun = run;
     return run;
   }
 
-  private async dispatchLoop(awaitStarts: boolean, maxMs: number): Promise<void> {
+  private async dispatchLoop(awaitStarts: boolean, maxMs: number, first?: RoundHint): Promise<void> {
     const since = Date.now();
     // The starts this loop made (an earlier loop's are not waited for here: that loop's caller did not wait either).
     const mine = new Set<Promise<void>>();
     try {
       for (;;) {
         this.dispatchAgain = false;
-        const more = await this.dispatchRound(mine);
+        const more = await this.dispatchRound(mine, first);
+        first = undefined;
         if (!more && !this.dispatchAgain) {
           if (!awaitStarts || !mine.size) break;
           // Starts still out may free a slot (a refusal) or change the state (a configuration error): look again after.
@@ -722,14 +767,15 @@ export class CampaignObject extends DurableObject<Env> {
    * One round: pick what may start now, take leases, record `dialing`, then start the calls (not awaited: they join
    * `starting`, of which a round waits until fewer than MAX_STARTING are out). True: go again.
    */
-  private async dispatchRound(mine: Set<Promise<void>>): Promise<boolean> {
+  private async dispatchRound(mine: Set<Promise<void>>, hint?: RoundHint): Promise<boolean> {
+    if (hint && this.starting.size >= MAX_STARTING) return false; // not now: the statuses are applied first, then again
     while (this.starting.size >= MAX_STARTING) await Promise.race(this.starting);
     let c = this.campaign();
     if (!c || c.state !== "running") return false;
     let now = clock.now();
     let s = this.settings(c);
     if (!this.window.refresh(now)) return false;
-    const room = s.max_concurrency - this.openAttempts();
+    const room = s.max_concurrency - this.openAttempts() + (hint?.extraRoom ?? 0);
     if (room <= 0) return false; // a final status or a timeout pokes dispatch again
     const budget = this.pace.budget(s.rate_limit, now);
     if (budget <= 0) {
@@ -760,8 +806,8 @@ export class CampaignObject extends DurableObject<Env> {
     const leaseIds = picks.map((p) => leaseIdFor(c!.campaign_id, p.id, p.attempts + 1));
     const cap = rules.attemptCap.enabled ? { max: rules.attemptCap.max_attempts, windowMs: rules.attemptCap.window_hours * 3_600_000 } : null;
     // Leases that final statuses freed go in the same call, released before anything is granted.
-    const freed = this.toRelease.splice(0);
-    const leases = await org
+    const freed = [...this.toRelease.splice(0), ...(hint?.release ?? [])];
+    const asked = org
       .acquireMany(
         leaseIds.map((leaseId, i) => ({ leaseId, ttlSeconds, waiter: c!.campaign_id, dial: { number: picks[i].phone_number, cap } })),
         freed.length ? freed : undefined,
@@ -771,6 +817,11 @@ export class CampaignObject extends DurableObject<Env> {
         this.toRelease.push(...freed); // perhaps not released: again with the next call (releasing is idempotent)
         return leaseIds.map(() => ({ granted: false, inUse: -1, cap: -1, retryAfterSeconds: ORG_RETRY_FALLBACK_MS / 1000 }));
       });
+    // The statuses are written once the answer is back: writes made before it went out would hold the request until
+    // they are stored.
+    if (hint) hint.sent = true;
+    const leases = await asked;
+    hint?.meanwhile();
 
     // The world may have moved while the leases were requested: check everything again before recording.
     c = this.campaign();

@@ -23,6 +23,26 @@ export function orgCapOf(env: Pick<Env, "ORG_MAX_CONCURRENT_CALLS">): number {
   return Number.isInteger(n) && n > 0 ? n : DEFAULT_ORG_MAX_CONCURRENT_CALLS;
 }
 
+/**
+ * Why a dial to `dial.number` may not start now (suppression list, attempt cap), or null. `dialedAt`: the number's
+ * dials not older than its cap's window or longer, oldest first.
+ */
+function ruleRefusal(
+  dial: NonNullable<LeaseRequest["dial"]>,
+  now: number,
+  inUse: number,
+  cap: number,
+  suppressed: boolean,
+  dialedAt: number[],
+): LeaseResult | null {
+  if (suppressed) return { granted: false, inUse, cap, skip: "suppressed" };
+  if (!dial.cap) return null;
+  const since = now - dial.cap.windowMs;
+  const within = dialedAt.filter((at) => at > since);
+  if (within.length < dial.cap.max) return null;
+  return { granted: false, inUse, cap, skip: "attempt_cap", retryAt: within[0] + dial.cap.windowMs + 1 };
+}
+
 export class OrganizationObject extends DurableObject<Env> {
   private readonly db: DoSql;
   private capOverride: number | null = null;
@@ -131,19 +151,6 @@ export class OrganizationObject extends DurableObject<Env> {
     this.db.run`DELETE FROM dials WHERE at < ${now - MAX_CAP_WINDOW_MS}`;
   }
 
-  /** Why a dial to `dial.number` may not start now (suppression list, attempt cap), or null. */
-  private ruleRefusal(dial: NonNullable<LeaseRequest["dial"]>, now: number, inUse: number, cap: number): LeaseResult | null {
-    if (this.db.one`SELECT 1 AS x FROM suppressions WHERE number = ${dial.number}`) return { granted: false, inUse, cap, skip: "suppressed" };
-    if (!dial.cap) return null;
-    const since = now - dial.cap.windowMs;
-    const w = this.db.one<{
-      n: number;
-      first: number | null;
-    }>`SELECT count(*) AS n, min(at) AS first FROM dials WHERE number = ${dial.number} AND at > ${since}`!;
-    if (w.n < dial.cap.max) return null;
-    return { granted: false, inUse, cap, skip: "attempt_cap", retryAt: (w.first ?? now) + dial.cap.windowMs + 1 };
-  }
-
   private inUse(): number {
     return this.db.value<number>`SELECT count(*) FROM leases` ?? 0;
   }
@@ -153,37 +160,74 @@ export class OrganizationObject extends DurableObject<Env> {
    * checked against the call-start buckets, whose tokens are spent only when the slot is granted.
    */
   acquire(req: LeaseRequest): LeaseResult {
-    const now = clock.now();
-    this.sweep(now);
-    const cap = this.cap();
-    const expires = now + Math.max(1, req.ttlSeconds) * 1000;
-    const held = this.db.run`UPDATE leases SET expires_at = ${expires} WHERE lease_id = ${req.leaseId}`;
-    if (held) return { granted: true, inUse: this.inUse(), cap };
-    const inUse = this.inUse();
-    const refusal = req.dial ? this.ruleRefusal(req.dial, now, inUse, cap) : null;
-    if (refusal) return refusal;
-    const start = req.callStart ? this.takeCallStart(req.callStart.keyId, now) : null;
-    if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
-    if (inUse >= cap) {
-      if (req.waiter != null) this.db.run`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (${req.waiter}, ${now})`;
-      const soonest = this.db.value<number>`SELECT min(expires_at) FROM leases` ?? now;
-      // A final status usually frees a slot long before the soonest expiry; ask again within a few seconds.
-      const retryAfterSeconds = Math.max(1, Math.min(5, Math.ceil((soonest - now) / 1000)));
-      return { granted: false, inUse, cap, retryAfterSeconds };
-    }
-    this.db.run`INSERT INTO leases (lease_id, expires_at) VALUES (${req.leaseId}, ${expires})`;
-    if (req.dial) this.db.run`INSERT OR REPLACE INTO dials (lease_id, number, at) VALUES (${req.leaseId}, ${req.dial.number}, ${now})`;
-    start?.commit();
-    return { granted: true, inUse: inUse + 1, cap };
+    return this.acquireMany([req])[0];
   }
 
   /**
    * Several acquire() in one call (a dispatch round asks for its slots together), after releasing `release` (the
-   * leases final statuses freed since the campaign's last call: one round trip for both).
+   * leases final statuses freed since the campaign's last call: one round trip for both). One transaction and a
+   * fixed number of statements whatever the batch's size: the held leases, the suppressed numbers and the numbers'
+   * recent dials are read for the whole batch, the grants are decided in order as one acquire() after another would,
+   * and the new leases and dials are written together.
    */
   acquireMany(reqs: LeaseRequest[], release?: string[]): LeaseResult[] {
-    if (release?.length) this.releaseMany(release);
-    return reqs.map((r) => this.acquire(r));
+    return this.db.tx(() => {
+      if (release?.length) this.releaseMany(release);
+      const now = clock.now();
+      this.sweep(now);
+      const cap = this.cap();
+      let inUse = this.inUse();
+      const expiry = (r: LeaseRequest) => now + Math.max(1, r.ttlSeconds) * 1000;
+      const held = new Set(
+        this.db.all<{ lease_id: string }>`UPDATE leases SET expires_at = j.value ->> 1
+            FROM json_each(${JSON.stringify(reqs.map((r) => [r.leaseId, expiry(r)]))}) AS j
+            WHERE leases.lease_id = j.value ->> 0 RETURNING lease_id`.map((r) => r.lease_id),
+      );
+      const dials = reqs.filter((r) => r.dial && !held.has(r.leaseId)).map((r) => r.dial!);
+      const suppressed = new Set<string>();
+      /** Each number's dials within the batch's longest cap window, oldest first (grants below are added). */
+      const recent = new Map<string, number[]>();
+      if (dials.length) {
+        const numbers = JSON.stringify([...new Set(dials.map((d) => d.number))]);
+        for (const r of this.db.all<{ number: string }>`SELECT number FROM suppressions WHERE number IN (SELECT value FROM json_each(${numbers}))`)
+          suppressed.add(r.number);
+        // One window per batch in practice (a round's rules); the longest covers every request's.
+        const windowMs = Math.max(0, ...dials.map((d) => d.cap?.windowMs ?? 0));
+        if (windowMs > 0)
+          for (const r of this.db.all<{ number: string; at: number }>`SELECT number, at FROM dials
+            WHERE number IN (SELECT value FROM json_each(${numbers})) AND at > ${now - windowMs} ORDER BY at`)
+            recent.get(r.number)?.push(r.at) ?? recent.set(r.number, [r.at]);
+      }
+      const granted: [string, number][] = [];
+      const dialed: [string, string][] = [];
+      let soonest: number | null | undefined;
+      const results = reqs.map((req): LeaseResult => {
+        if (held.has(req.leaseId)) return { granted: true, inUse, cap };
+        const refusal = req.dial ? ruleRefusal(req.dial, now, inUse, cap, suppressed.has(req.dial.number), recent.get(req.dial.number) ?? []) : null;
+        if (refusal) return refusal;
+        const start = req.callStart ? this.takeCallStart(req.callStart.keyId, now) : null;
+        if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
+        if (inUse >= cap) {
+          if (req.waiter != null) this.db.run`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (${req.waiter}, ${now})`;
+          soonest ??= this.db.value<number>`SELECT min(expires_at) FROM leases`;
+          // A final status usually frees a slot long before the soonest expiry; ask again within a few seconds.
+          const retryAfterSeconds = Math.max(1, Math.min(5, Math.ceil(((soonest ?? now) - now) / 1000)));
+          return { granted: false, inUse, cap, retryAfterSeconds };
+        }
+        granted.push([req.leaseId, expiry(req)]);
+        held.add(req.leaseId); // the same id again in this batch is a refresh
+        if (req.dial) {
+          dialed.push([req.leaseId, req.dial.number]);
+          recent.set(req.dial.number, [...(recent.get(req.dial.number) ?? []), now]);
+        }
+        start?.commit();
+        return { granted: true, inUse: ++inUse, cap };
+      });
+      if (granted.length) this.db.run`INSERT INTO leases (lease_id, expires_at) SELECT value ->> 0, value ->> 1 FROM json_each(${JSON.stringify(granted)})`;
+      if (dialed.length)
+        this.db.run`INSERT OR REPLACE INTO dials (lease_id, number, at) SELECT value ->> 0, value ->> 1, ${now} FROM json_each(${JSON.stringify(dialed)})`;
+      return results;
+    });
   }
 
   /**
@@ -191,19 +235,15 @@ export class OrganizationObject extends DurableObject<Env> {
    * call never reached a carrier, so it does not count towards the number's attempt cap either.
    */
   release(leaseId: string, undial = false): boolean {
-    if (undial) this.db.run`DELETE FROM dials WHERE lease_id = ${leaseId}`;
-    const freed = this.db.run`DELETE FROM leases WHERE lease_id = ${leaseId}` > 0;
-    if (freed) this.wakeWaiters();
-    return freed;
+    return this.releaseMany([leaseId], undial) > 0;
   }
 
   /** Several release() in one call: a campaign frees the slots of a batch of final statuses together. */
   releaseMany(leaseIds: string[], undial = false): number {
-    let freed = 0;
-    for (const id of leaseIds) {
-      if (undial) this.db.run`DELETE FROM dials WHERE lease_id = ${id}`;
-      if (this.db.run`DELETE FROM leases WHERE lease_id = ${id}` > 0) freed++;
-    }
+    if (!leaseIds.length) return 0;
+    const ids = JSON.stringify(leaseIds);
+    if (undial) this.db.run`DELETE FROM dials WHERE lease_id IN (SELECT value FROM json_each(${ids}))`;
+    const freed = this.db.changes`DELETE FROM leases WHERE lease_id IN (SELECT value FROM json_each(${ids}))`;
     if (freed) this.wakeWaiters();
     return freed;
   }

@@ -103,6 +103,51 @@ describe("concurrency caps", () => {
     await org.setCap(null);
     expect((await org.usage()).cap).toBe(20); // ORG_MAX_CONCURRENT_CALLS
   });
+
+  it("the organization object: a batch decides as the same requests one by one would", async () => {
+    const hour = { max: 2, windowMs: 3_600_000 };
+    // Held leases, a suppressed number, a number at its attempt cap (counting dials earlier in the batch), the same
+    // lease twice, a release first, and the cap running out part way.
+    const reqs = [
+      { leaseId: "held", ttlSeconds: 60, dial: { number: "+12025550100", cap: hour } },
+      { leaseId: "s1", ttlSeconds: 60, dial: { number: "+12025550199", cap: hour } },
+      { leaseId: "c1", ttlSeconds: 60, dial: { number: "+12025550111", cap: hour } },
+      { leaseId: "c2", ttlSeconds: 60, dial: { number: "+12025550111", cap: hour } },
+      { leaseId: "c2", ttlSeconds: 60, dial: { number: "+12025550111", cap: hour } },
+      { leaseId: "c3", ttlSeconds: 60, dial: { number: "+12025550111", cap: hour } },
+      { leaseId: "a", ttlSeconds: 60, waiter: 42 },
+      { leaseId: "b", ttlSeconds: 60, dial: { number: "+12025550122", cap: null } },
+      { leaseId: "c", ttlSeconds: 60 },
+    ];
+    const prepare = async (orgId: number) => {
+      const org = orgStub(orgId);
+      await org.setCap(5);
+      await org.suppress([{ number: "+12025550199", reason: null }], "test");
+      await org.acquire({ leaseId: "held", ttlSeconds: 60, dial: { number: "+12025550100", cap: hour } });
+      await org.acquire({ leaseId: "gone", ttlSeconds: 60 });
+      return org;
+    };
+    const one = await prepare(123_456_001);
+    const other = await prepare(123_456_002);
+    clock.advance(1000);
+    await one.release("gone");
+    const singly = [];
+    for (const r of reqs) singly.push(await one.acquire(r));
+    const batch = await other.acquireMany(reqs, ["gone"]);
+    expect(batch).toEqual(singly);
+    expect(batch.map((r) => (r.granted ? "granted" : (r.skip ?? "cap")))).toEqual([
+      "granted",
+      "suppressed",
+      "granted",
+      "granted",
+      "granted",
+      "attempt_cap",
+      "granted",
+      "granted",
+      "cap",
+    ]);
+    expect(await one.usage()).toEqual(await other.usage());
+  });
 });
 
 describe("pause and settings", () => {
