@@ -88,8 +88,9 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly staged: StagedContacts;
   private readonly pace = new PaceWindow();
   private readonly hours: RecipientHours;
-  /** The organization's calling rules, read from D1 at most once a minute (changes apply within that). */
+  /** The organization's calling rules, read from D1 at most once a minute (changes apply within that and a read). */
   private rules: { at: number; value: CallingRules } | null = null;
+  private rulesRead: Promise<CallingRules> | null = null;
   /** The dispatch loop running now, if any: one at a time, whether the alarm or a status batch started it. */
   private dispatchRun: Promise<void> | null = null;
   /** Set when something freed a slot or queued a contact while the loop ran: it goes round once more. */
@@ -909,10 +910,22 @@ export class CampaignObject extends DurableObject<Env> {
     if (skipped.length && this.checkCompletion(now)) this.summary.force();
   }
 
-  /** The organization's calling rules, cached for a minute; the last known (or the defaults) when D1 fails. */
+  /**
+   * The organization's calling rules, read from D1 at most once a minute. Once known, a stale copy serves the round
+   * while one re-read runs beside it, so a D1 read never holds up a dial (a change applies within a minute and one
+   * read); the last known (or the defaults) when D1 fails.
+   */
   private async callingRules(c: CampaignRow): Promise<CallingRules> {
     const now = clock.now();
-    if (this.rules && now - this.rules.at < RULES_TTL_MS && now >= this.rules.at) return this.rules.value;
+    const known = this.rules;
+    if (known && now - known.at < RULES_TTL_MS && now >= known.at) return known.value;
+    this.rulesRead ??= this.readRules(c, now).finally(() => {
+      this.rulesRead = null;
+    });
+    return known ? known.value : await this.rulesRead;
+  }
+
+  private async readRules(c: CampaignRow, now: number): Promise<CallingRules> {
     let value = this.rules?.value ?? defaultRules(this.env);
     try {
       value = await loadCallingRules(getDb(this.env), c.org_id, defaultRules(this.env));
