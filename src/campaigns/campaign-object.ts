@@ -632,6 +632,7 @@ export class CampaignObject extends DurableObject<Env> {
       }
     }
     await this.dispatchSafely();
+    if (this.campaign()?.state === "running") this.hours.assignAhead();
     await this.settle();
   }
 

@@ -17,7 +17,9 @@ export const RECIPIENT_HOURS_MIGRATION = [
   `CREATE TABLE rule_skips (reason TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
 ];
 
-const ASSIGN_BATCH = 2000;
+const ASSIGN_BATCH = 500;
+/** Contacts kept with their zone ahead of dispatch (assignAhead), so a round rarely has to give zones out itself. */
+const ZONED_AHEAD = 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 type ZoneRow = { id: number; key: string; open: number; change_at: number | null };
@@ -52,6 +54,16 @@ export class RecipientHours {
       }
     });
     return rows.length;
+  }
+
+  /**
+   * Off the dial path (the alarm): gives the next queued contacts their zone while fewer than ZONED_AHEAD have one,
+   * a batch at a time, so a status batch's round finds them ready rather than writing zones before it may ask for
+   * its leases.
+   */
+  assignAhead(): void {
+    const zoned = this.db.value<number>`SELECT count(*) FROM (SELECT 1 FROM contacts WHERE status = 'queued' AND zone_id IS NOT NULL LIMIT ${ZONED_AHEAD})` ?? 0;
+    if (zoned < ZONED_AHEAD) this.assign();
   }
 
   /**
