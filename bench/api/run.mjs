@@ -57,6 +57,23 @@ const config = readFileSync(existsSync(`${TREE}wrangler.jsonc`) ? `${TREE}wrangl
   .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
 writeFileSync(`${OUT}/wrangler.jsonc`, config);
 
+// The same bare Worker deployed as edgedial is: the same static assets in front, with the same paths sent to the
+// Worker first (edgedial's own "assets" entry). It sizes what the assets' router costs any Worker locally, so the
+// app's own overhead can be told apart from it.
+const assetsEntry = config.match(/^\s*"assets": (\{.*\}),?\s*$/m)?.[1];
+if (!assetsEntry) throw new Error("edgedial's wrangler.jsonc has no one-line assets entry");
+writeFileSync(
+  `${OUT}/bare-assets.jsonc`,
+  JSON.stringify({
+    name: "bench-api-bare-assets",
+    main: `${ROOT}bench/api/bare/worker.ts`,
+    compatibility_date: "2026-10-01",
+    compatibility_flags: ["nodejs_compat"],
+    routes: [{ pattern: "bare-assets.bench/*", zone_name: "bare-assets.bench" }],
+    assets: JSON.parse(assetsEntry),
+  }),
+);
+
 const server = createTestHarness({
   workers: [
     {
@@ -66,6 +83,7 @@ const server = createTestHarness({
       vars: { RATE_LIMIT_REQUESTS_PER_KEY: "1000000,1000000" },
     },
     { configPath: `${ROOT}bench/api/bare/wrangler.jsonc` },
+    { configPath: `${OUT}/bare-assets.jsonc` },
   ],
 });
 
@@ -141,6 +159,7 @@ try {
   const { key, configId, campaignId } = await seed(base);
   const targets = [
     { name: "bare Hono  GET /api/v1/health", path: "/api/v1/health", host: "bare.bench" },
+    { name: "bare Hono with edgedial's assets  GET /api/v1/health", path: "/api/v1/health", host: "bare-assets.bench" },
     { name: "edgedial   GET /api/v1/health", path: "/api/v1/health" },
     { name: "edgedial   GET /api/v1/campaign/{id}/progress", path: `/api/v1/campaign/${campaignId}/progress`, key },
     { name: "edgedial   GET /api/v1/organizations/telephony-configs/{id}", path: `/api/v1/organizations/telephony-configs/${configId}`, key },
@@ -168,19 +187,26 @@ try {
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const bare = mean(targets[0].runs.map((x) => x.rps));
   const bareCpu = mean(targets[0].runs.map((x) => x.cpuMs));
+  const bareAssets = mean(targets[1].runs.map((x) => x.rps));
+  const bareAssetsCpu = mean(targets[1].runs.map((x) => x.cpuMs));
   console.log(
     `\n${cpus().length} × ${cpus()[0].model}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
       `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route (mean of rounds; p99 the worst round; ` +
-      `CPU: workerd's user+system time per request, "bare/this" the throughput it allows relative to bare Hono)\n`,
+      `CPU: workerd's user+system time per request, "bare/this" the throughput it allows relative to bare Hono; ` +
+      `"+assets": the same ratios to bare Hono deployed with edgedial's static assets)\n`,
   );
-  console.log(`${pad("route", 62)}${lpad("req/s", 8)}${lpad("p99 ms", 8)}${lpad("vs bare", 9)}${lpad("CPU ms/req", 12)}${lpad("bare/this", 11)}`);
+  console.log(
+    `${pad("route", 62)}${lpad("req/s", 8)}${lpad("p99 ms", 8)}${lpad("vs bare", 9)}${lpad("CPU ms/req", 12)}${lpad("bare/this", 11)}` +
+      `${lpad("vs +assets", 12)}${lpad("+assets/this", 14)}`,
+  );
   for (const t of targets) {
     const rps = mean(t.runs.map((x) => x.rps));
     const p99 = Math.max(...t.runs.map((x) => x.p99));
     const cpu = mean(t.runs.map((x) => x.cpuMs));
     console.log(
       `${pad(t.name, 62)}${lpad(rps.toFixed(0), 8)}${lpad(p99, 8)}${lpad(`${((rps / bare) * 100).toFixed(0)} %`, 9)}` +
-        `${lpad(cpu.toFixed(2), 12)}${lpad(`${((bareCpu / cpu) * 100).toFixed(0)} %`, 11)}`,
+        `${lpad(cpu.toFixed(2), 12)}${lpad(`${((bareCpu / cpu) * 100).toFixed(0)} %`, 11)}` +
+        `${lpad(`${((rps / bareAssets) * 100).toFixed(0)} %`, 12)}${lpad(`${((bareAssetsCpu / cpu) * 100).toFixed(0)} %`, 14)}`,
     );
   }
 } finally {

@@ -1,6 +1,7 @@
-// bench/dispatch: a 10,000-contact campaign against an instant simulated carrier in the local runtime (wrangler's
-// dev server: workerd, SQLite Durable Objects, real alarms, the real organization object). Prints calls per second,
-// the runtime's CPU time per call, and the delay from a final status to the next dial (p50/p99).
+// bench/dispatch: a 10,000-contact campaign against a simulated carrier (instant, or ending 100 calls at once) in
+// the local runtime (wrangler's dev server: workerd, SQLite Durable Objects, real alarms, the real organization
+// object). Prints calls per second, the runtime's CPU time per call, and the delay from a final status to the next
+// dial (p50/p99).
 //
 //   npm run bench:dispatch                 # 10,000 contacts
 //   npm run bench:dispatch -- 2000         # another size (the in-process half always runs 10,000)
@@ -14,7 +15,7 @@ import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
 const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 10_000);
-/** `--engine-only`: the engine-bound run alone (no one-slot, API-limit or in-process runs). */
+/** `--engine-only`: the engine-bound and burst runs alone (no one-slot, API-limit or in-process runs). */
 const ENGINE_ONLY = process.argv.includes("--engine-only");
 mkdirSync(OUT, { recursive: true });
 
@@ -27,6 +28,8 @@ function benchConfig() {
     .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${ROOT}migrations"`)
     .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
     .replace(/^(\s*)"\$schema": .*$/m, "")
+    // Observability off, as bench/api and bench/media: its tail sessions log every fire-and-forget call of the carrier.
+    .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`)
     // The simulated carrier's object (worker.ts).
     .replace(/("class_name": "CallSession" \})/, '$1, { "name": "BENCH_CARRIER", "class_name": "BenchCarrier" }')
     .replace(/("new_sqlite_classes": \["CallSession"\] \})/, '$1, { "tag": "bench", "new_classes": ["BenchCarrier"] }');
