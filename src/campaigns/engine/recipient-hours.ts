@@ -62,7 +62,8 @@ export class RecipientHours {
    * its leases.
    */
   assignAhead(): void {
-    const zoned = this.db.value<number>`SELECT count(*) FROM (SELECT 1 FROM contacts WHERE status = 'queued' AND zone_id IS NOT NULL LIMIT ${ZONED_AHEAD})` ?? 0;
+    const zoned =
+      this.db.value<number>`SELECT count(*) FROM (SELECT 1 FROM contacts WHERE status = 'queued' AND zone_id IS NOT NULL LIMIT ${ZONED_AHEAD})` ?? 0;
     if (zoned < ZONED_AHEAD) this.assign();
   }
 
