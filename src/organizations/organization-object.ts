@@ -200,7 +200,8 @@ export class OrganizationObject extends DurableObject<Env> {
       }
       const granted: [string, number][] = [];
       const dialed: [string, string][] = [];
-      let soonest: number | null | undefined;
+      /** The earliest expiry among the leases stored before this batch (read once, when a refusal needs it). */
+      let storedSoonest: number | undefined;
       const results = reqs.map((req): LeaseResult => {
         if (held.has(req.leaseId)) return { granted: true, inUse, cap };
         const refusal = req.dial ? ruleRefusal(req.dial, now, inUse, cap, suppressed.has(req.dial.number), recent.get(req.dial.number) ?? []) : null;
@@ -209,9 +210,11 @@ export class OrganizationObject extends DurableObject<Env> {
         if (start && !start.ok) return { granted: false, inUse, cap, retryAfterSeconds: start.retryAfterSeconds, rateLimited: true };
         if (inUse >= cap) {
           if (req.waiter != null) this.db.run`INSERT OR IGNORE INTO waiters (campaign_id, since) VALUES (${req.waiter}, ${now})`;
-          soonest ??= this.db.value<number>`SELECT min(expires_at) FROM leases`;
+          storedSoonest ??= this.db.value<number>`SELECT min(expires_at) FROM leases` ?? Number.POSITIVE_INFINITY;
+          // The leases granted earlier in this batch count too, as they would one acquire() after another.
+          const soonest = Math.min(storedSoonest, ...granted.map((g) => g[1]));
           // A final status usually frees a slot long before the soonest expiry; ask again within a few seconds.
-          const retryAfterSeconds = Math.max(1, Math.min(5, Math.ceil(((soonest ?? now) - now) / 1000)));
+          const retryAfterSeconds = Math.max(1, Math.min(5, Math.ceil(((Number.isFinite(soonest) ? soonest : now) - now) / 1000)));
           return { granted: false, inUse, cap, retryAfterSeconds };
         }
         granted.push([req.leaseId, expiry(req)]);

@@ -147,6 +147,15 @@ describe("concurrency caps", () => {
       "cap",
     ]);
     expect(await one.usage()).toEqual(await other.usage());
+
+    // The cap reached inside a batch with no lease stored before it: the refusal's retry counts the batch's grants.
+    const empty = [orgStub(123_456_003), orgStub(123_456_004)];
+    for (const org of empty) await org.setCap(2);
+    const three = ["x", "y", "z"].map((leaseId) => ({ leaseId, ttlSeconds: 60 }));
+    const alone = [];
+    for (const r of three) alone.push(await empty[0].acquire(r));
+    expect(await empty[1].acquireMany(three)).toEqual(alone);
+    expect(alone[2]).toMatchObject({ granted: false, retryAfterSeconds: 5 });
   });
 });
 
