@@ -71,6 +71,10 @@ const MAX_DISPATCH_MS = 20_000;
  */
 type RoundHint = { extraRoom: number; release: string[]; meanwhile: () => void; sent?: boolean };
 
+/** An attempt a final status can still close (OPEN_ATTEMPT in SQL). */
+const isOpen = (a: AttemptRow) => a.status === "dialing" || a.status === "in_flight";
+/** A status of another run than the one the attempt recorded (a stray callback): it changes nothing. */
+const otherRun = (a: AttemptRow, s: CampaignCallStatus) => a.run_id != null && s.runId != null && a.run_id !== s.runId;
 const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -533,8 +537,7 @@ export class CampaignObject extends DurableObject<Env> {
     for (const s of batch) {
       if (!isFinalStatus(s.status)) continue;
       const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
-      if (!a || seen.has(a.id) || !(a.status === "dialing" || a.status === "in_flight")) continue;
-      if (a.run_id != null && s.runId != null && a.run_id !== s.runId) continue;
+      if (!a || seen.has(a.id) || !isOpen(a) || otherRun(a, s)) continue;
       seen.add(a.id);
       if (a.lease_id) leases.push(a.lease_id);
     }
@@ -544,7 +547,7 @@ export class CampaignObject extends DurableObject<Env> {
   /** One status of a batch (inside its transaction). "finished": a final status ended the attempt. */
   private applyCallStatus(c: CampaignRow, s: CampaignCallStatus, now: number, leases: string[]): "finished" | boolean {
     const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
-    if (!a || (a.run_id != null && s.runId != null && a.run_id !== s.runId)) {
+    if (!a || otherRun(a, s)) {
       this.log.write("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
         run_id: s.runId,
         contact_id: s.contactId,
@@ -553,7 +556,7 @@ export class CampaignObject extends DurableObject<Env> {
       });
       return false;
     }
-    if (!(a.status === "dialing" || a.status === "in_flight")) return false; // already final
+    if (!isOpen(a)) return false; // already final
     if (!isFinalStatus(s.status)) {
       const rank = PROGRESS_ORDER[s.status];
       if (rank === undefined) return false;
@@ -664,7 +667,7 @@ export class CampaignObject extends DurableObject<Env> {
       }
       case "timeout": {
         const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE id = ${t.ref}`;
-        if (!a || !(a.status === "dialing" || a.status === "in_flight")) return;
+        if (!a || !isOpen(a)) return;
         const done = await this.finishAttempt(a, "unknown", now, { noRetry: true, error: "No final status before the call timeout" });
         if (done) {
           const ct = this.db.one<ContactRow>`SELECT phone_number FROM contacts WHERE id = ${a.contact_id}`;

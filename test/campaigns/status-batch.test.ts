@@ -10,6 +10,8 @@ import { getDb } from "../../src/lib/db";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { forwardCampaignStatus } from "../../src/calls/status";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import { setLeaseClient } from "../../src/campaigns/engine/leases";
+import { organizationStub } from "../../src/organizations/organization-object";
 import { clock } from "../../src/lib/clock";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import type { Outcome } from "../../src/dev/simulator/types";
@@ -61,6 +63,53 @@ describe("onCallStatuses", () => {
     expect(carrier.started).toHaveLength(5);
     const k = (await stub.snapshot()).counts;
     expect(k).toMatchObject({ completed: 2, in_progress: 3 });
+  });
+
+  it("a batch asks for its slots before it writes its statuses, and its freed leases go back in that same call", async () => {
+    const calls: { kind: string; leases: number; release: string[]; outcomesWhenAsked?: (string | null)[] }[] = [];
+    let watch: { id: number; contactIds: number[] } | null = null;
+    setLeaseClient((e, orgId) => {
+      const org = organizationStub(e, orgId);
+      return {
+        acquire: (r) => org.acquire(r),
+        acquireMany: async (rs, release) => {
+          // What the campaign's object has written when the request leaves (read through its own RPC meanwhile).
+          const w = watch;
+          const seen = w ? await e.CAMPAIGN.get(e.CAMPAIGN.idFromName(String(w.id))).contacts(0, 10) : null;
+          const outcomesWhenAsked = w && seen ? w.contactIds.map((cid) => seen.items.find((i) => i.id === cid)?.outcome ?? null) : undefined;
+          calls.push({ kind: "acquireMany", leases: rs.length, release: release ?? [], outcomesWhenAsked });
+          return org.acquireMany(rs, release);
+        },
+        release: (id, undial) => org.release(id, undial),
+        releaseMany: (ids, undial) => {
+          calls.push({ kind: "releaseMany", leases: 0, release: ids });
+          return org.releaseMany(ids, undial);
+        },
+      };
+    });
+    try {
+      const { id, stub } = await makeCampaign({ contacts: 6, settings: { max_concurrency: 3, rate_limit: 50 }, start: true });
+      await tick(stub);
+      const open = carrier.open(id);
+      expect(open).toHaveLength(3);
+      calls.length = 0;
+      watch = { id, contactIds: [open[0].req.contactId, open[1].req.contactId] };
+      const st = (s: (typeof open)[number]): CampaignCallStatus => ({
+        runId: s.runId,
+        contactId: s.req.contactId,
+        attempt: s.req.attempt,
+        status: "completed",
+        at: at(),
+      });
+      await stub.onCallStatuses([st(open[0]), st(open[1]), st(open[0])]);
+      // One call: the two leases the statuses freed released first, two new slots taken, and the statuses written
+      // only after it (a request that leaves after writes waits until they are stored).
+      expect(calls).toEqual([{ kind: "acquireMany", leases: 2, release: [open[0].req.leaseId, open[1].req.leaseId], outcomesWhenAsked: [null, null] }]);
+      expect(carrier.started).toHaveLength(5); // the two freed slots dialed again
+      expect((await stub.snapshot()).counts).toMatchObject({ completed: 2, in_progress: 3 });
+    } finally {
+      setLeaseClient(null);
+    }
   });
 
   it("a batch for a campaign that does not exist changes nothing", async () => {
