@@ -1,4 +1,5 @@
 // Dispatch: concurrency, the organization cap, pacing, pause, completion.
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
@@ -156,6 +157,22 @@ describe("concurrency caps", () => {
     for (const r of three) alone.push(await empty[0].acquire(r));
     expect(await empty[1].acquireMany(three)).toEqual(alone);
     expect(alone[2]).toMatchObject({ granted: false, retryAfterSeconds: 5 });
+  });
+});
+
+describe("zones given out ahead", () => {
+  it("the alarm keeps contacts zoned ahead of dispatch, 500 at a time up to 1,000, so rounds find them ready", async () => {
+    const zoned = async (stub: Parameters<typeof sqlOf>[0]) =>
+      (await sqlOf<{ n: number }>(stub, "SELECT count(*) AS n FROM contacts WHERE status = 'queued' AND zone_id IS NOT NULL"))[0].n;
+    const { stub } = await makeCampaign({ contacts: 3000, settings: { max_concurrency: 3, rate_limit: 50 }, start: true });
+    await tick(stub);
+    // The first round gave out a batch itself (none were ahead) and dialed 3; the alarm after it added a batch.
+    expect(await zoned(stub)).toBe(2 * 500 - 3);
+    // Under 1,000 ahead: the next alarm adds a batch; at 1,000 or more, the one after adds none.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await zoned(stub)).toBe(3 * 500 - 3);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await zoned(stub)).toBe(3 * 500 - 3);
   });
 });
 
