@@ -1,5 +1,6 @@
 // Dispatch: concurrency, the organization cap, pacing, pause, completion.
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
@@ -173,6 +174,35 @@ describe("zones given out ahead", () => {
     expect(await zoned(stub)).toBe(3 * 500 - 3);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await zoned(stub)).toBe(3 * 500 - 3);
+  });
+});
+
+describe("calling rules read beside dispatch", () => {
+  it("a stale copy serves the round while it is read again; the next round has the new rules", async () => {
+    const { id, orgId, stub } = await makeCampaign({ contacts: 10, settings: { max_concurrency: 1, rate_limit: 50 }, start: true });
+    await tick(stub);
+    expect(carrier.started).toHaveLength(1); // the rules were read (none set: local hours off here)
+    // Local hours set now that no US zone is in: an hour starting 8 hours after New York's current hour.
+    const nyHour = Number(new Intl.DateTimeFormat("en-US", { timeZone: "America/New_York", hour: "numeric", hourCycle: "h23" }).format(clock.now()));
+    const hh = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;
+    await env.DB.prepare("INSERT OR IGNORE INTO organizations (id, name) VALUES (?, ?)").bind(orgId, `org ${orgId}`).run();
+    await env.DB.prepare("INSERT INTO calling_policies (org_id, local_hours) VALUES (?, ?)")
+      .bind(orgId, JSON.stringify({ enabled: true, start: hh(nyHour + 8), end: hh(nyHour + 9) }))
+      .run();
+    // Within the minute the copy is fresh: the next call is dialed.
+    await carrier.report(carrier.open(id)[0], "completed");
+    await tick(stub);
+    expect(carrier.started).toHaveLength(2);
+    // Past the minute, the stale copy still serves this round (no D1 read in its way) ...
+    clock.advance(61_000);
+    await carrier.report(carrier.open(id)[0], "completed");
+    await tick(stub);
+    expect(carrier.started).toHaveLength(3);
+    // ... and the read it started gives the next round the new rules: nobody is in their local hours.
+    await carrier.report(carrier.open(id)[0], "completed");
+    await tick(stub);
+    expect(carrier.started).toHaveLength(3);
+    expect((await stub.progress()).calling_rules.held_local_hours).toBe(7);
   });
 });
 
