@@ -518,7 +518,8 @@ export class CampaignObject extends DurableObject<Env> {
     // running (the alarm's) goes round once more instead. The leases go back with the next round's acquire (one
     // call to the organization object), or on their own if no round took them.
     this.toRelease.push(...(early?.sent ? leases.filter((l) => !early.release.includes(l)) : leases));
-    if (finished) await this.dispatchSafely(false, KICK_MAX_MS);
+    // A round that sent the early request already looked again after the statuses were written.
+    if (finished && !early?.sent) await this.dispatchSafely(false, KICK_MAX_MS);
     // A loop still running goes round again and takes them with its acquire (or releases them when it ends).
     if (this.toRelease.length && !this.dispatchRun) await this.releaseLeases(c.org_id, this.toRelease.splice(0));
     // No D1 write here (the summary's periodic refresh goes to the alarm), unless a transition needs it now.
