@@ -138,20 +138,31 @@ function validZone(tz: string): boolean {
 /** Cell `i` trimmed ("" for a column the row does not reach, or none). */
 const cellOf = (fields: string[], i: number) => (i >= 0 && i < fields.length ? fields[i].trim() : "");
 
-/** One data row: the contact it becomes, or its problems (each about one cell). */
+/** No problems: shared, never written (a clean row allocates no list). */
+const NONE: readonly Problem[] = Object.freeze([]);
+
+/** The problem of an empty cell a greeting type needs. */
+function missingFor(h: Header, row: number, type: string, i: number, name: string): Problem {
+  return { row, column: i >= 0 ? h.names[i] : name, msg: `${name} is required when greeting_override_type is ${type}`, type: "missing" };
+}
+
+/**
+ * One data row: the contact it becomes, or its problems (each about one cell). Called for every row of an import,
+ * so a clean row allocates only its contact (no closures, no problem list).
+ */
 export function readRow(
   h: Header,
   fields: string[],
   row: number,
   pbx: boolean,
   how: NumberReading = {},
-): { contact: ContactInput | null; problems: Problem[] } {
-  const problems: Problem[] = [];
+): { contact: ContactInput | null; problems: readonly Problem[] } {
+  let problems: Problem[] | null = null;
   if (fields.length > h.names.length) {
     const extra = fields.slice(h.names.length).findIndex((f) => f.trim() !== "");
     // Trailing empty cells (a spreadsheet's stray commas) are harmless; a value without a column is not.
     if (extra >= 0) {
-      problems.push({
+      (problems ??= []).push({
         row,
         column: h.names.length + extra + 1,
         msg: `Row has ${fields.length} values but the header names ${h.names.length} columns`,
@@ -161,45 +172,41 @@ export function readRow(
     }
   }
   let chars = 0;
-  for (const f of fields) chars += f.length;
+  for (let i = 0; i < fields.length; i++) chars += fields[i].length;
   if (chars > MAX_ROW_CHARS) {
-    problems.push({ row, msg: `Row is longer than ${MAX_ROW_CHARS} characters`, type: "csv_row_too_long" });
+    (problems ??= []).push({ row, msg: `Row is longer than ${MAX_ROW_CHARS} characters`, type: "csv_row_too_long" });
     return { contact: null, problems };
   }
 
-  const cell = (i: number) => cellOf(fields, i);
   const rawPhone = fields[h.phone] ?? "";
   const phone = readDialable(rawPhone, pbx, how);
   if (!phone.ok) {
     const ctx = "ctx" in phone ? phone.ctx : undefined;
-    problems.push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone, ...(ctx ? { ctx } : {}) });
+    (problems ??= []).push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone, ...(ctx ? { ctx } : {}) });
   }
 
-  const tz = cell(h.timezone);
-  if (tz && !validZone(tz)) {
-    problems.push({
-      row,
-      column: h.names[h.timezone],
-      msg: `Unknown time zone "${tz}": use an IANA name such as America/New_York, or leave it empty for the number's own`,
-      type: "timezone_invalid",
-      input: tz,
-    });
+  if (h.timezone >= 0) {
+    const tz = cellOf(fields, h.timezone);
+    if (tz && !validZone(tz)) {
+      (problems ??= []).push({
+        row,
+        column: h.names[h.timezone],
+        msg: `Unknown time zone "${tz}": use an IANA name such as America/New_York, or leave it empty for the number's own`,
+        type: "timezone_invalid",
+        input: tz,
+      });
+    }
   }
 
   let greeting: GreetingOverride = null;
-  const gType = cell(h.gType).toLowerCase();
-  /** The cell a greeting type needs; when empty, a row problem names the column. */
-  const neededBy = (type: string, i: number, name: string) => {
-    const value = cell(i);
-    if (!value) problems.push({ row, column: i >= 0 ? h.names[i] : name, msg: `${name} is required when greeting_override_type is ${type}`, type: "missing" });
-    return value;
-  };
+  const gType = h.gType >= 0 ? cellOf(fields, h.gType).toLowerCase() : "";
   if (gType === "text") {
-    const text = neededBy("text", h.gText, G_TEXT);
-    if (text) {
+    const text = cellOf(fields, h.gText);
+    if (!text) (problems ??= []).push(missingFor(h, row, "text", h.gText, G_TEXT));
+    else {
       const unknown = unknownVariables(text, h);
       if (unknown.length) {
-        problems.push({
+        (problems ??= []).push({
           row,
           column: h.names[h.gText],
           msg: `Unknown template variable${unknown.length > 1 ? "s" : ""} ${unknown.map((v) => `{{${v}}}`).join(", ")}: not a column of the file`,
@@ -210,10 +217,11 @@ export function readRow(
       } else greeting = { type: "text", text };
     }
   } else if (gType === "audio") {
-    const id = neededBy("audio", h.gRecording, G_RECORDING);
-    if (id) greeting = { type: "audio", recordingId: id };
+    const id = cellOf(fields, h.gRecording);
+    if (!id) (problems ??= []).push(missingFor(h, row, "audio", h.gRecording, G_RECORDING));
+    else greeting = { type: "audio", recordingId: id };
   } else if (gType !== "") {
-    problems.push({
+    (problems ??= []).push({
       row,
       column: h.names[h.gType],
       msg: "greeting_override_type must be text, audio or empty",
@@ -223,7 +231,7 @@ export function readRow(
     });
   }
 
-  if (problems.length || !phone.ok) return { contact: null, problems };
+  if (problems || !phone.ok) return { contact: null, problems: problems ?? NONE };
   const initial_context: Record<string, string> = {};
   let bound = h.contextNameBytes;
   for (const c of h.context) {
@@ -233,13 +241,17 @@ export function readRow(
     bound += v.length * 6;
   }
   if (bound > MAX_CONTEXT_BYTES && jsonBytes(initial_context) > MAX_CONTEXT_BYTES) {
-    problems.push({
-      row,
-      msg: `The row's initial_context (every column but phone_number and the greeting override) is over ${MAX_CONTEXT_BYTES} bytes as JSON, the cap of a call's context`,
-      type: "csv_context_too_large",
-      ctx: { max_bytes: MAX_CONTEXT_BYTES },
-    });
-    return { contact: null, problems };
+    return {
+      contact: null,
+      problems: [
+        {
+          row,
+          msg: `The row's initial_context (every column but phone_number and the greeting override) is over ${MAX_CONTEXT_BYTES} bytes as JSON, the cap of a call's context`,
+          type: "csv_context_too_large",
+          ctx: { max_bytes: MAX_CONTEXT_BYTES },
+        },
+      ],
+    };
   }
-  return { contact: { row, phone_number: phone.value, initial_context, greeting_override: greeting }, problems };
+  return { contact: { row, phone_number: phone.value, initial_context, greeting_override: greeting }, problems: NONE };
 }
