@@ -141,6 +141,13 @@ const cellOf = (fields: string[], i: number) => (i >= 0 && i < fields.length ? f
 /** No problems: shared, never written (a clean row allocates no list). */
 const NONE: readonly Problem[] = Object.freeze([]);
 
+/** `list` with `p` added (a new list when there was none). */
+function withProblem(list: Problem[] | null, p: Problem): Problem[] {
+  if (!list) return [p];
+  list.push(p);
+  return list;
+}
+
 /** The problem of an empty cell a greeting type needs. */
 function missingFor(h: Header, row: number, type: string, i: number, name: string): Problem {
   return { row, column: i >= 0 ? h.names[i] : name, msg: `${name} is required when greeting_override_type is ${type}`, type: "missing" };
@@ -162,7 +169,7 @@ export function readRow(
     const extra = fields.slice(h.names.length).findIndex((f) => f.trim() !== "");
     // Trailing empty cells (a spreadsheet's stray commas) are harmless; a value without a column is not.
     if (extra >= 0) {
-      (problems ??= []).push({
+      problems = withProblem(problems, {
         row,
         column: h.names.length + extra + 1,
         msg: `Row has ${fields.length} values but the header names ${h.names.length} columns`,
@@ -174,7 +181,7 @@ export function readRow(
   let chars = 0;
   for (let i = 0; i < fields.length; i++) chars += fields[i].length;
   if (chars > MAX_ROW_CHARS) {
-    (problems ??= []).push({ row, msg: `Row is longer than ${MAX_ROW_CHARS} characters`, type: "csv_row_too_long" });
+    problems = withProblem(problems, { row, msg: `Row is longer than ${MAX_ROW_CHARS} characters`, type: "csv_row_too_long" });
     return { contact: null, problems };
   }
 
@@ -182,13 +189,20 @@ export function readRow(
   const phone = readDialable(rawPhone, pbx, how);
   if (!phone.ok) {
     const ctx = "ctx" in phone ? phone.ctx : undefined;
-    (problems ??= []).push({ row, column: h.names[h.phone], msg: phone.message, type: "phone_number_invalid", input: rawPhone, ...(ctx ? { ctx } : {}) });
+    problems = withProblem(problems, {
+      row,
+      column: h.names[h.phone],
+      msg: phone.message,
+      type: "phone_number_invalid",
+      input: rawPhone,
+      ...(ctx ? { ctx } : {}),
+    });
   }
 
   if (h.timezone >= 0) {
     const tz = cellOf(fields, h.timezone);
     if (tz && !validZone(tz)) {
-      (problems ??= []).push({
+      problems = withProblem(problems, {
         row,
         column: h.names[h.timezone],
         msg: `Unknown time zone "${tz}": use an IANA name such as America/New_York, or leave it empty for the number's own`,
@@ -202,11 +216,11 @@ export function readRow(
   const gType = h.gType >= 0 ? cellOf(fields, h.gType).toLowerCase() : "";
   if (gType === "text") {
     const text = cellOf(fields, h.gText);
-    if (!text) (problems ??= []).push(missingFor(h, row, "text", h.gText, G_TEXT));
+    if (!text) problems = withProblem(problems, missingFor(h, row, "text", h.gText, G_TEXT));
     else {
       const unknown = unknownVariables(text, h);
       if (unknown.length) {
-        (problems ??= []).push({
+        problems = withProblem(problems, {
           row,
           column: h.names[h.gText],
           msg: `Unknown template variable${unknown.length > 1 ? "s" : ""} ${unknown.map((v) => `{{${v}}}`).join(", ")}: not a column of the file`,
@@ -218,10 +232,10 @@ export function readRow(
     }
   } else if (gType === "audio") {
     const id = cellOf(fields, h.gRecording);
-    if (!id) (problems ??= []).push(missingFor(h, row, "audio", h.gRecording, G_RECORDING));
+    if (!id) problems = withProblem(problems, missingFor(h, row, "audio", h.gRecording, G_RECORDING));
     else greeting = { type: "audio", recordingId: id };
   } else if (gType !== "") {
-    (problems ??= []).push({
+    problems = withProblem(problems, {
       row,
       column: h.names[h.gType],
       msg: "greeting_override_type must be text, audio or empty",
