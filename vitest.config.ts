@@ -44,6 +44,9 @@ export default defineConfig(async () => {
           // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
           CARRIER_TIMEOUT_MS: "3000",
           SIMULATION_CALLS: SLOW ? "10000" : "2000",
+          // Tests read progress right after moving a campaign's object themselves: answers are not shared between
+          // reads here, except in test/read-cache.test.ts, which turns the cache on for its own requests.
+          READ_CACHE_MS: "0",
         },
         // All outbound fetches go to the simulator, which passes hosts it does not own through.
         { outboundService: "carrier-sim", workers: [simulator] },

@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { clock } from "../src/lib/clock";
 import { clearKeyCache } from "../src/lib/key-cache";
+import { clearReadCache } from "../src/lib/read-cache";
 import { seedCampaign, setupOrg } from "./campaigns/support";
 import { countedCall } from "./d1-counter";
 import { call } from "./helpers";
@@ -33,6 +34,16 @@ describe("D1 round trips per request", () => {
         expect(second.status).toBe(200);
         rows.push(`  ${label}: ${first.trips} cold key, ${second.trips} cached key  [${second.sql.join(" | ")}]`);
         expect([first.trips, second.trips]).toEqual([cold, warm]);
+      }
+      // As deployed (READ_CACHE_MS 1000; the suite runs with it off): a repeated read within the bound asks nothing.
+      for (const [path, label] of routes.slice(1)) {
+        clearReadCache();
+        const first = await countedCall("GET", path, o.org.key, { READ_CACHE_MS: "1000" });
+        const second = await countedCall("GET", path, o.org.key, { READ_CACHE_MS: "1000" });
+        expect([first.status, second.status]).toEqual([200, 200]);
+        rows.push(`  ${label}, read cache on: ${first.trips} first read, ${second.trips} within READ_CACHE_MS`);
+        expect(second.trips).toBe(0);
+        expect(second.json).toEqual(first.json);
       }
     } finally {
       clock.set(null);

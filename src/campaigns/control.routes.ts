@@ -1,5 +1,6 @@
 // Campaign operations: start, pause, resume, cancel, redial, progress, logs and runs. Each handler checks
 // the organization, then asks the campaign's Durable Object, which owns state and counts.
+import { readThrough } from "../lib/read-cache";
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
@@ -297,7 +298,9 @@ export const campaignControlRouter = createRouter()
       if (knownCampaigns.size >= MAX_KNOWN_CAMPAIGNS) knownCampaigns.clear();
       knownCampaigns.add(campaign_id);
     }
-    const answer = await campaignStub(c.env, campaign_id).progressFor(orgId);
+    // Pollers of one campaign share its answer for up to READ_CACHE_MS (lib/read-cache.ts); the progress WebSocket is
+    // the way to see every change as it happens.
+    const answer = await readThrough(c.env, orgId, `progress ${campaign_id}`, () => campaignStub(c.env, campaign_id).progressFor(orgId));
     if (!answer) throw notFound("Campaign");
     return c.json(answer, 200);
   })

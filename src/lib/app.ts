@@ -4,6 +4,7 @@ import type { Hook } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { allowedMethods, notFoundOrNotAllowed } from "./allowed-methods";
 import { requireApiKey } from "./auth";
+import { forgetReadsOnWrite } from "./read-cache";
 import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
 import { ApiErrorWithFields } from "./error-fields";
@@ -83,6 +84,7 @@ export function createApp() {
     }
   });
   app.use("/api/v1/*", requireApiKey);
+  app.use("/api/v1/*", forgetReadsOnWrite);
   app.use("/api/v1/*", limitBodies);
   // Refuse absurdly nested JSON before any handler walks it (see MAX_JSON_DEPTH). Carrier callbacks and uploads are
   // left alone: their handlers need the raw bytes, and they never recurse into the body.

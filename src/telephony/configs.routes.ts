@@ -1,4 +1,5 @@
 // Telephony configurations: providers, configurations, and (in phone-numbers.routes.ts) their numbers.
+import { readThrough } from "../lib/read-cache";
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
@@ -244,9 +245,13 @@ const configsRouter = createRouter()
     const orgId = c.get("orgId");
     const id = c.req.valid("param").config_id;
     // One D1 round trip, one statement: the configuration and its active numbers (in activeNumbersOf's order).
-    const found = await findConfigWithNumbers(db, orgId, id);
-    if (!found) throw notFound(CONFIG_NOT_FOUND);
-    return c.json(configView(getProvider(found.row.provider), found.row, found.numbers), 200);
+    // Repeated reads share the answer for up to READ_CACHE_MS (lib/read-cache.ts); a write through this isolate ends it.
+    const view = await readThrough(c.env, orgId, `telephony-config ${id}`, async () => {
+      const found = await findConfigWithNumbers(db, orgId, id);
+      return found && configView(getProvider(found.row.provider), found.row, found.numbers);
+    });
+    if (!view) throw notFound(CONFIG_NOT_FOUND);
+    return c.json(view, 200);
   })
   .openapi(verify, async (c) => {
     const db = getDb(c.env);
