@@ -7,6 +7,7 @@
 //   npm run bench:api -- --rev HEAD~3           # edgedial as committed at a revision (before/after a change, or
 //                                               # to leave out others' unfinished edits in a shared working tree)
 //   npm run bench:api -- --tree /tmp/exp        # edgedial from another checkout's src/ and migrations/ (experiments)
+//   npm run bench:api -- --read-cache-ms 0      # edgedial with its read cache off (every read makes its hop)
 import { execSync } from "node:child_process";
 import { request } from "node:http";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -28,6 +29,8 @@ const { values: opts } = parseArgs({
     connections: { type: "string", default: "10" },
     rev: { type: "string" },
     tree: { type: "string" },
+    // READ_CACHE_MS for edgedial; unset = as wrangler.jsonc deploys it.
+    "read-cache-ms": { type: "string" },
   },
 });
 mkdirSync(OUT, { recursive: true });
@@ -80,7 +83,7 @@ const server = createTestHarness({
       configPath: `${OUT}/wrangler.jsonc`,
       secrets: localBindings("b1"),
       // The per-key request limit (20/s by default) would measure the limiter's 429s, not the API.
-      vars: { RATE_LIMIT_REQUESTS_PER_KEY: "1000000,1000000" },
+      vars: { RATE_LIMIT_REQUESTS_PER_KEY: "1000000,1000000", ...(opts["read-cache-ms"] === undefined ? {} : { READ_CACHE_MS: opts["read-cache-ms"] }) },
     },
     { configPath: `${ROOT}bench/api/bare/wrangler.jsonc` },
     { configPath: `${OUT}/bare-assets.jsonc` },
@@ -191,7 +194,8 @@ try {
   const bareAssetsCpu = mean(targets[1].runs.map((x) => x.cpuMs));
   console.log(
     `\n${cpus().length} × ${cpus()[0].model}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
-      `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route (mean of rounds; p99 the worst round; ` +
+      `${opts.connections} connections, ${opts.rounds} rounds × ${seconds} s per route, edgedial's READ_CACHE_MS ` +
+      `${opts["read-cache-ms"] ?? config.match(/"READ_CACHE_MS": "(\d*)"/)?.[1] ?? "unset"} (mean of rounds; p99 the worst round; ` +
       `CPU: workerd's user+system time per request, "bare/this" the throughput it allows relative to bare Hono; ` +
       `"+assets": the same ratios to bare Hono deployed with edgedial's static assets)\n`,
   );
