@@ -102,13 +102,24 @@ function reachOf(plan: Plan, length: number): Reach | null {
 /** The calling code at the start of "+<digits>" (1 to 3 digits, as the parse finds it), or null. */
 export function callingCodeOf(e164: string): string | null {
   if (e164.charCodeAt(1) === 48 /* 0 */) return null;
-  const m = meta();
-  for (let i = 2; i <= 4 && i <= e164.length; i++) {
-    const cc = e164.slice(1, i);
-    if (m.hasCallingCode(cc)) return cc;
+  // Read as a number digit by digit (no string per try); the metadata's answer is remembered per code.
+  let n = 0;
+  for (let i = 1; i <= 3 && i < e164.length; i++) {
+    const d = e164.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return null;
+    n = n * 10 + d;
+    let cc = callingCodes.get(n);
+    if (cc === undefined) {
+      const text = e164.slice(1, i + 1);
+      cc = meta().hasCallingCode(text) ? text : null;
+      callingCodes.set(n, cc);
+    }
+    if (cc !== null) return cc;
   }
   return null;
 }
+/** Numbers of 1 to 3 digits (none starts with 0) and the calling code they are, or null. */
+const callingCodes = new Map<number, string | null>();
 
 /**
  * How many trailing digits of `e164` ("+<digits>") change nothing in its parse: 0 when every digit may matter.
@@ -144,7 +155,9 @@ export const MAX_CLASSES = 20_000;
  * its class, made this number's by `rebase`; anything else goes straight to `analyze`.
  */
 export class ClassCache<T> {
-  private readonly byKey = new Map<string, T | null>();
+  // By length, then by the digits that may matter: the class without building a key string for it.
+  private readonly byLength: (Map<string, T | null> | undefined)[] = [];
+  private size = 0;
 
   constructor(
     private readonly analyze: (raw: string) => T | null,
@@ -152,26 +165,39 @@ export class ClassCache<T> {
   ) {}
 
   get(raw: string): T | null {
-    const key = classKey(raw);
-    if (key === null) return this.analyze(raw);
-    const known = this.byKey.get(key);
+    const free = plainFreeDigits(raw);
+    if (free === 0) return this.analyze(raw);
+    const len = raw.length;
+    const prefix = raw.slice(0, len - free);
+    let classes = this.byLength[len];
+    const known = classes?.get(prefix);
     if (known !== undefined) return known === null ? null : this.rebase(known, raw);
     const answer = this.analyze(raw);
-    if (this.byKey.size >= MAX_CLASSES) this.byKey.clear();
-    this.byKey.set(key, answer);
+    if (this.size >= MAX_CLASSES) {
+      this.byLength.length = 0;
+      this.size = 0;
+      classes = undefined;
+    }
+    if (!classes) this.byLength[len] = classes = new Map();
+    classes.set(prefix, answer);
+    this.size++;
     return answer;
   }
 }
 
-/** The class of a plain "+<digits>" string (its length and the digits that may matter), or null. */
-export function classKey(raw: string): string | null {
+/** freeDigits of a plain "+<digits>" string (2 to 17 national digits after a calling code of 1 to 3); 0 for anything else. */
+function plainFreeDigits(raw: string): number {
   const len = raw.length;
-  // 2 to 17 national digits after a calling code of 1 to 3: anything else is parsed on its own.
-  if (len < 4 || len > 21 || raw.charCodeAt(0) !== 43 /* + */) return null;
+  if (len < 4 || len > 21 || raw.charCodeAt(0) !== 43 /* + */) return 0;
   for (let i = 1; i < len; i++) {
     const c = raw.charCodeAt(i);
-    if (c < 48 || c > 57) return null;
+    if (c < 48 || c > 57) return 0;
   }
-  const free = freeDigits(raw);
-  return free === 0 ? null : `${len}:${raw.slice(0, len - free)}`;
+  return freeDigits(raw);
+}
+
+/** The class of a plain "+<digits>" string (its length and the digits that may matter), or null. */
+export function classKey(raw: string): string | null {
+  const free = plainFreeDigits(raw);
+  return free === 0 ? null : `${raw.length}:${raw.slice(0, raw.length - free)}`;
 }

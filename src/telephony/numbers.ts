@@ -29,7 +29,7 @@ export function analyzeE164Full(raw: string): E164Info | null {
 // Parsing is the costliest step of an import (8-10 µs a number): numbers that provably parse alike share one parse
 // (e164-classes.ts). The last answer is kept too, because a CSV row's number is checked and then classified by the
 // destination policy right after.
-const classes = new ClassCache(analyzeE164Full, (info, raw) => ({ ...info, number: raw }));
+const classes = new ClassCache(analyzeE164Full, (info, raw) => ({ number: raw, callingCode: info.callingCode, country: info.country, type: info.type }));
 let lastRaw: string | null = null;
 let lastInfo: E164Info | null = null;
 
@@ -48,6 +48,8 @@ export function classifyE164(e164: string): E164Info | null {
 
 /** E.164 with a leading +, checked against real numbering plans. */
 export function parseE164(raw: string): NumberResult {
+  // A valid number is "+<digits>" exactly, so the checks below only explain a refusal.
+  if (raw.charCodeAt(0) === 43 /* + */ && analyzeE164(raw)) return { ok: true, value: raw, kind: "e164" };
   if (FORBIDDEN.test(raw)) return { ok: false, message: "Phone number must not contain spaces, commas or ampersands" };
   if (!raw.startsWith("+")) return { ok: false, message: "Phone number must be in E.164 format (+ and country code)" };
   if (!analyzeE164(raw)) return { ok: false, message: "Phone number is not a valid E.164 number" };
