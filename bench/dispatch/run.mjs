@@ -92,6 +92,8 @@ async function run(label, o) {
       `  runtime CPU per call      ${((cpu * 1000) / s.dials).toFixed(2)} ms (workerd CPU ${cpu.toFixed(2)} s above idle, incl. the import, the organization object and the callbacks)\n` +
       `  final status → next dial  p50 ${s.delay.p50} ms, p99 ${s.delay.p99} ms, max ${s.delay.max} ms (n = ${s.delay.n}: the first dial after it)\n` +
       `  final status → its slot   p50 ${s.refill.p50} ms, p99 ${s.refill.p99} ms, max ${s.refill.max} ms (n = ${s.refill.n}: each dial fills the oldest freed slot)\n` +
+      `  slowest groups of 100     ${s.refill.slowest.map((b) => `#${b.burst} ${b.max} ms`).join(", ")} (a burst's refills, in order)\n` +
+      (process.env.BENCH_TRACE ? s.refill.slowest.map((b) => `    #${b.burst}: ${b.during.join("; ")} [${b.kinds}]\n`).join("") : "") +
       `  rows written per attempt  D1 ${(s.rows.d1 / s.dials).toFixed(3)} (${s.rows.d1} in all: this path's summary mirror; a real attempt through the calls module: test/campaigns/status-batch.test.ts), ` +
       `Durable Objects ${((s.rows.campaign + s.rows.organization) / s.dials).toFixed(2)} (campaign ${(s.rows.campaign / s.dials).toFixed(2)}, organization ${(s.rows.organization / s.dials).toFixed(2)}; SQLite rows incl. index and trigger writes)`,
   );

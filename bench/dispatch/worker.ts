@@ -8,6 +8,8 @@ import { app } from "../../src/app";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
 import { OrganizationObject as EngineOrganizationObject } from "../../src/organizations/organization-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import { type LeaseClient, setLeaseClient } from "../../src/campaigns/engine/leases";
+import { organizationStub } from "../../src/organizations/organization-object";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { forwardCampaignStatus } from "../../src/calls/status";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
@@ -91,6 +93,25 @@ setCallStarter(async (env, req) => {
   return { ok: true, runId, providerCallId: `bench-${runId}` };
 });
 
+// The organization object as the engine reaches it, with each acquireMany's round trip traced (BENCH_TRACE).
+const leaseTrace: { t0: number; t1: number; n: number }[] = [];
+setLeaseClient((env, orgId) => {
+  const org = organizationStub(env, orgId) as unknown as LeaseClient;
+  return {
+    acquire: (r) => org.acquire(r),
+    acquireMany: async (rs, release) => {
+      const t0 = Date.now();
+      try {
+        return await org.acquireMany(rs, release);
+      } finally {
+        leaseTrace.push({ t0, t1: Date.now(), n: rs.length });
+      }
+    },
+    release: (id, undial) => org.release(id, undial),
+    releaseMany: (ids, undial) => org.releaseMany(ids, undial),
+  };
+});
+
 /** Points an object's SQL helper (its DoSql, `db`) at counted storage. */
 const countRows = (o: object, rows: SqlRowTally, ctx: DurableObjectState) => {
   (o as unknown as { db: { storage: DurableObjectStorage } }).db.storage = rows.wrap(ctx.storage);
@@ -112,9 +133,52 @@ export class CampaignObject extends EngineCampaignObject {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // BENCH_TRACE: which of the object's steps ran, and when (synchronous steps take no time on the runtime's clock).
+    const self = this as unknown as Record<string, Record<string, (...a: unknown[]) => unknown>>;
+    const steps: [string, string][] = [
+      ["hours", "assign"],
+      ["hours", "assignAhead"],
+      ["summary", "flush"],
+      ["timers", "rearm"],
+      ["events", "publish"],
+      ["window", "refresh"],
+    ];
+    for (const [part, method] of steps) {
+      const target = self[part];
+      const real = target[method].bind(target);
+      target[method] = (...a: unknown[]) => {
+        const t0 = Date.now();
+        const out = real(...a);
+        const n = typeof out === "number" ? out : 0;
+        if (out instanceof Promise) return out.finally(() => this.trace.push({ kind: `${part}.${method}`, t0, t1: Date.now(), n }));
+        if (method !== "refresh") this.trace.push({ kind: `${part}.${method}`, t0, t1: Date.now(), n });
+        return out;
+      };
+    }
     this.rows = tallyOf(ctx.id.toString());
     countRows(this, this.rows, ctx);
     countD1Writes(env.DB);
+  }
+
+  // What the object was doing, to explain slow bursts: each status batch and alarm, with its start and end.
+  private readonly trace: { kind: string; t0: number; t1: number; n: number }[] = [];
+
+  override async onCallStatuses(batch: CampaignCallStatus[]) {
+    const t0 = Date.now();
+    try {
+      return await super.onCallStatuses(batch);
+    } finally {
+      this.trace.push({ kind: "statuses", t0, t1: Date.now(), n: batch.length });
+    }
+  }
+
+  override async alarm() {
+    const t0 = Date.now();
+    try {
+      return await super.alarm();
+    } finally {
+      this.trace.push({ kind: "alarm", t0, t1: Date.now(), n: 0 });
+    }
   }
 
   async benchStats() {
@@ -137,6 +201,20 @@ export class CampaignObject extends EngineCampaignObject {
       }
     }
     const dials = stats.dials;
+    // Each burst's slowest refill, in order: whether the tail is a few bursts (and which) or all of them.
+    const slowest = Array.from({ length: Math.ceil(refills.length / 100) }, (_, i) => ({ burst: i, max: Math.max(...refills.slice(i * 100, i * 100 + 100)) }))
+      .sort((a, b) => b.max - a.max)
+      .slice(0, 5)
+      .map((b) => {
+        // The burst's window: its first final status to its last refill (finals are in burst order too).
+        const from = stats.finals[b.burst * 100] ?? 0;
+        const to = from + b.max;
+        const during = [...this.trace, ...leaseTrace.map((e) => ({ ...e, kind: "acquireMany" }))]
+          .filter((e) => e.t1 >= from - 50 && e.t0 <= to)
+          .map((e) => `${e.kind}(${e.n}) ${e.t0 - from}..${e.t1 - from}`);
+        const near = this.trace.filter((e) => e.kind !== "statuses" && Math.abs(e.t0 - from) < 400).map((e) => `${e.kind} ${e.t0 - from}..${e.t1 - from}`);
+        return { ...b, during, kinds: near.slice(0, 12).join(", ") };
+      });
     delays.sort((a, b) => a - b);
     refills.sort((a, b) => a - b);
     const events: Record<string, number> = {};
@@ -155,7 +233,7 @@ export class CampaignObject extends EngineCampaignObject {
       firstDial: dials[0] ?? null,
       lastDial: dials[dials.length - 1] ?? null,
       delay: { n: delays.length, p50: pct(delays, 50), p99: pct(delays, 99), max: delays[delays.length - 1] ?? null },
-      refill: { n: refills.length, p50: pct(refills, 50), p99: pct(refills, 99), max: refills[refills.length - 1] ?? null },
+      refill: { n: refills.length, p50: pct(refills, 50), p99: pct(refills, 99), max: refills[refills.length - 1] ?? null, slowest },
       // From the start on: the import's rows (each contact written once, before any dial) are not counted.
       rows: { d1: d1Tally.rowsWritten - stats.d1At, campaign: this.rows.total() - stats.campaignAt, organization: organizationRows.total() - stats.orgAt },
     };

@@ -22,6 +22,13 @@ export class Timers {
     this.db.run`INSERT INTO timers (kind, ref, due) VALUES (${kind}, ${ref}, ${due}) ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = 0`;
   }
 
+  /** set() for several refs of one kind, in one statement. */
+  setMany(kind: TimerKind, refs: number[], due: number): void {
+    if (!refs.length) return;
+    this.db.run`INSERT INTO timers (kind, ref, due) SELECT ${kind}, value, ${due} FROM json_each(${JSON.stringify(refs)}) WHERE true
+      ON CONFLICT (kind, ref) DO UPDATE SET due = excluded.due, fails = 0`;
+  }
+
   /** Sets the timer to `due` unless it is already due sooner. */
   atMost(kind: TimerKind, ref: number, due: number): void {
     this.db
