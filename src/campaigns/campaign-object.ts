@@ -76,6 +76,19 @@ const isOpen = (a: AttemptRow) => a.status === "dialing" || a.status === "in_fli
 /** A status of another run than the one the attempt recorded (a stray callback): it changes nothing. */
 const otherRun = (a: AttemptRow, s: CampaignCallStatus) => a.run_id != null && s.runId != null && a.run_id !== s.runId;
 const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
+const attemptKey = (contactId: number, attempt: number) => `${contactId}:${attempt}`;
+/** Items grouped by a key of a few values (compared as text), each group's values in the items' order. */
+function groupBy<T, K extends readonly (string | number)[], V>(items: T[], key: (t: T) => K, value: (t: T) => V): [K, V[]][] {
+  const groups = new Map<string, [K, V[]]>();
+  for (const t of items) {
+    const k = key(t);
+    const id = JSON.stringify(k);
+    const g = groups.get(id);
+    if (g) g[1].push(value(t));
+    else groups.set(id, [k, [value(t)]]);
+  }
+  return [...groups.values()];
+}
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The organization lease of one attempt; the calls module sees it in CampaignCallRequest.leaseId. */
@@ -498,13 +511,10 @@ export class CampaignObject extends DurableObject<Env> {
     const apply = () => {
       if (results) return;
       results = this.db.tx(() => {
-        const out = batch.map((s) => {
-          const r = this.applyCallStatus(c, s, now, leases);
-          if (r === "finished") finished++;
-          return { applied: r !== false };
-        });
+        const out = this.applyCallStatuses(c, batch, now, leases);
+        finished = out.finished;
         if (finished) this.afterFinish(now, true);
-        return out;
+        return out.results;
       });
     };
     // The slots these statuses free are asked for before the statuses are written: an object's request waits until
@@ -529,15 +539,16 @@ export class CampaignObject extends DurableObject<Env> {
 
   /**
    * Read only: how many open attempts the final statuses of `batch` will close, and their leases (the same checks as
-   * applyCallStatus). Safe to act on before they are applied: an attempt only ever closes, so a lease released here
+   * applyCallStatuses). Safe to act on before they are applied: an attempt only ever closes, so a lease released here
    * is one whose call is over, whoever records it.
    */
   private slotsFreedBy(batch: CampaignCallStatus[]): { count: number; leases: string[] } {
+    const attempts = this.attemptsOf(batch);
     const seen = new Set<number>();
     const leases: string[] = [];
     for (const s of batch) {
       if (!isFinalStatus(s.status)) continue;
-      const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
+      const a = attempts.get(attemptKey(s.contactId, s.attempt));
       if (!a || seen.has(a.id) || !isOpen(a) || otherRun(a, s)) continue;
       seen.add(a.id);
       if (a.lease_id) leases.push(a.lease_id);
@@ -545,31 +556,85 @@ export class CampaignObject extends DurableObject<Env> {
     return { count: seen.size, leases };
   }
 
-  /** One status of a batch (inside its transaction). "finished": a final status ended the attempt. */
-  private applyCallStatus(c: CampaignRow, s: CampaignCallStatus, now: number, leases: string[]): "finished" | boolean {
-    const a = this.db.one<AttemptRow>`SELECT * FROM attempts WHERE contact_id = ${s.contactId} AND attempt = ${s.attempt}`;
-    if (!a || otherRun(a, s)) {
-      this.log.write("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
-        run_id: s.runId,
-        contact_id: s.contactId,
-        attempt: s.attempt,
-        status: s.status,
-      });
-      return false;
+  /** The attempts a batch's statuses name, by attemptKey (one statement). */
+  private attemptsOf(batch: CampaignCallStatus[]): Map<string, AttemptRow> {
+    const pairs = JSON.stringify(batch.map((s) => [s.contactId, s.attempt]));
+    const out = new Map<string, AttemptRow>();
+    // The list drives the join (CROSS JOIN keeps that order), so each pair is one lookup in the (contact_id, attempt) index.
+    for (const a of this.db.all<AttemptRow>`SELECT a.* FROM json_each(${pairs}) AS j CROSS JOIN attempts AS a
+      ON a.contact_id = j.value ->> 0 AND a.attempt = j.value ->> 1`)
+      out.set(attemptKey(a.contact_id, a.attempt), a);
+    return out;
+  }
+
+  /**
+   * A batch's statuses (inside its transaction), one by one in the order they came, each judged against its attempt as
+   * the statuses before it left it; the attempts they end are written together (a fixed number of statements, as
+   * closeAttempt writes one). Its leases are added to `leases`.
+   */
+  private applyCallStatuses(c: CampaignRow, batch: CampaignCallStatus[], now: number, leases: string[]): { results: { applied: boolean }[]; finished: number } {
+    const attempts = this.attemptsOf(batch);
+    const s = this.settings(c);
+    const live = c.state === "running" || c.state === "paused" || c.state === "draft";
+    const closes: [number, string, number, number | null][] = []; // attempt, outcome, breaker failure, run id learned
+    const ends: [number, string, number | null][] = []; // contact, outcome, retry due
+    const results = batch.map((st) => {
+      const a = attempts.get(attemptKey(st.contactId, st.attempt));
+      if (!a || otherRun(a, st)) {
+        this.log.write("warning", "call_status_ignored", "A call status arrived for an attempt this campaign does not know; ignored", {
+          run_id: st.runId,
+          contact_id: st.contactId,
+          attempt: st.attempt,
+          status: st.status,
+        });
+        return { applied: false };
+      }
+      if (!isOpen(a)) return { applied: false }; // already final
+      if (!isFinalStatus(st.status)) {
+        const rank = PROGRESS_ORDER[st.status];
+        if (rank === undefined) return { applied: false };
+        const prev = a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1;
+        if (rank <= prev && a.run_id != null) return { applied: false };
+        this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${prev}, -1) THEN ${st.status} ELSE last_status END,
+          run_id = coalesce(run_id, ${st.runId ?? null}) WHERE id = ${a.id}`;
+        if (rank > prev) a.last_status = st.status;
+        a.run_id ??= st.runId ?? null;
+        return { applied: true };
+      }
+      const at = Date.parse(st.at);
+      const atMs = Number.isFinite(at) ? Math.min(at, now) : now;
+      // The run id, when this status is how the attempt learns it.
+      const learned = a.run_id == null ? (st.runId ?? null) : null;
+      a.run_id ??= learned;
+      a.status = st.status;
+      closes.push([a.id, st.status, isBreakerFailure(st.status) ? 1 : 0, learned]);
+      ends.push([a.contact_id, st.status, live ? retryDueAt(st.status, a.attempt, s.retry_config, atMs) : null]);
+      if (a.lease_id) leases.push(a.lease_id);
+      return { applied: true };
+    });
+    if (closes.length) {
+      const at = clock.now();
+      // One statement per kind of end (a handful: the outcomes), each over its ids through the primary key.
+      for (const [[outcome, failure], ids] of groupBy(
+        closes,
+        (x) => [x[1], x[2]] as const,
+        (x) => x[0],
+      ))
+        this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${at}, failure = ${failure}
+          WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND ${OPEN_ATTEMPT}`;
+      for (const [id, , , runId] of closes) if (runId != null) this.db.run`UPDATE attempts SET run_id = ${runId} WHERE id = ${id} AND run_id IS NULL`;
+      this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref IN (SELECT value FROM json_each(${JSON.stringify(closes.map((x) => x[0]))}))`;
+      for (const [[status, outcome], ids] of groupBy(
+        ends,
+        (x) => [x[2] == null ? "done" : "waiting", x[1]] as const,
+        (x) => x[0],
+      ))
+        this.db
+          .run`UPDATE contacts SET status = ${status}, outcome = ${outcome} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND status = 'active'`;
+      for (const [contactId, , due] of ends) if (due != null) this.timers.set("retry", contactId, due);
+      this.markDirty();
     }
-    if (!isOpen(a)) return false; // already final
-    if (!isFinalStatus(s.status)) {
-      const rank = PROGRESS_ORDER[s.status];
-      if (rank === undefined) return false;
-      const prev = a.last_status ? (PROGRESS_ORDER[a.last_status] ?? -1) : -1;
-      if (rank <= prev && a.run_id != null) return false;
-      this.db.run`UPDATE attempts SET last_status = CASE WHEN ${rank} > coalesce(${prev}, -1) THEN ${s.status} ELSE last_status END,
-        run_id = coalesce(run_id, ${s.runId ?? null}) WHERE id = ${a.id}`;
-      return true;
-    }
-    if (a.run_id == null && s.runId != null) this.db.run`UPDATE attempts SET run_id = ${s.runId} WHERE id = ${a.id}`;
-    const at = Date.parse(s.at);
-    return this.closeAttempt(c, a, s.status, Number.isFinite(at) ? Math.min(at, now) : now, {}, leases) ? "finished" : false;
+    return { results, finished: closes.length };
   }
 
   /** A call's session ended with the agent's disposition (idempotent). */

@@ -16,7 +16,7 @@ import { clock } from "../../src/lib/clock";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import type { Outcome } from "../../src/dev/simulator/types";
 import { campaignObject, deliverAll, play, setup, type Setup } from "../calls/support";
-import { type FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
+import { type FakeCarrier, makeCampaign, resetWorld, sqlOf, tick } from "./engine-harness";
 import { countD1Writes, d1Tally } from "./rows-written";
 
 const at = () => new Date().toISOString();
@@ -110,6 +110,52 @@ describe("onCallStatuses", () => {
     } finally {
       setLeaseClient(null);
     }
+  });
+
+  it("a batch leaves attempts, contacts and timers exactly as the same statuses one batch each (retries, failures, repeats)", async () => {
+    const settings = { max_concurrency: 5, rate_limit: 50, circuit_breaker: { enabled: false } };
+    const one = await makeCampaign({ contacts: 4, settings, start: true });
+    const each = await makeCampaign({ contacts: 4, settings, start: true });
+    await tick(one.stub);
+    await tick(each.stub);
+    expect([carrier.open(one.id).length, carrier.open(each.id).length]).toEqual([4, 4]);
+    clock.set(clock.now()); // one instant for both: the retries fall due at the same times
+    // The same statuses for both: by each call's position among its campaign's open calls.
+    const plan: [number, CampaignCallStatus["status"]][] = [
+      [0, "ringing"],
+      [0, "in_progress"],
+      [1, "busy"], // retried (retry_on_busy): waits with a retry timer
+      [0, "completed"],
+      [2, "failed"], // not retried
+      [3, "no_answer"], // retried
+      [1, "busy"], // a repeat after its final
+      [0, "ringing"], // late progress after its final
+    ];
+    const statusesOf = (id: number) => {
+      const open = carrier.open(id);
+      const sent = new Date(clock.now() - 1000).toISOString();
+      return plan.map(
+        ([i, status]): CampaignCallStatus => ({ runId: open[i].runId, contactId: open[i].req.contactId, attempt: open[i].req.attempt, status, at: sent }),
+      );
+    };
+    const batched = await one.stub.onCallStatuses(statusesOf(one.id));
+    const single: boolean[] = [];
+    for (const st of statusesOf(each.id)) single.push((await each.stub.onCallStatuses([st]))[0].applied);
+    expect(batched.map((r) => r.applied)).toEqual(single);
+    expect(single).toEqual([true, true, true, true, true, true, false, false]);
+    // Contacts and attempts by position in the file (ids differ between the campaigns), timers by kind and due.
+    const state = async (stub: typeof one.stub) => ({
+      contacts: await sqlOf(stub, "SELECT row, status, attempts, outcome FROM contacts ORDER BY row"),
+      attempts: await sqlOf(
+        stub,
+        "SELECT c.row, a.attempt, a.status, a.last_status, a.failure, a.ended_at IS NOT NULL AS ended FROM attempts a JOIN contacts c ON c.id = a.contact_id ORDER BY c.row, a.attempt",
+      ),
+      timers: await sqlOf(stub, "SELECT t.kind, t.due FROM timers t WHERE t.kind IN ('retry', 'timeout') ORDER BY t.kind, t.due"),
+      counts: (await stub.snapshot()).counts,
+    });
+    const [a, b] = [await state(one.stub), await state(each.stub)];
+    expect(a).toEqual(b);
+    expect(a.timers.filter((t) => t.kind === "retry")).toHaveLength(2);
   });
 
   it("a batch for a campaign that does not exist changes nothing", async () => {
