@@ -6,11 +6,10 @@
 //
 //   npm run bench:csv-import                 # 100k and 1M rows
 //   npm run bench:csv-import -- 200000       # other sizes, comma-separated
+import { execFileSync } from "node:child_process";
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
-import Papa from "papaparse";
 import { unstable_startWorker } from "wrangler";
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
@@ -68,7 +67,8 @@ async function importThroughWorker(script, file, rows) {
   const worker = await unstable_startWorker({
     config: process.env.BENCH_CONFIG ?? `${ROOT}wrangler.jsonc`,
     entrypoint: script,
-    ...benchWorkerOptions(state),
+    // Progress is polled every 100 ms to see the import end: answers shared for a second would time the cache.
+    ...benchWorkerOptions(state, { READ_CACHE_MS: "0" }),
   });
   try {
     await worker.ready;
@@ -172,87 +172,13 @@ async function importThroughWorker(script, file, rows) {
   }
 }
 
-/** papaparse alone in Node: stream the same file, count rows (its fastest streaming use, chunk callbacks). */
-async function papaparseAlone(file) {
-  const t0 = performance.now();
-  let rows = 0;
-  await new Promise((resolve, reject) => {
-    Papa.parse(createReadStream(file, { encoding: "utf8" }), {
-      chunk: (r) => {
-        rows += r.data.length;
-      },
-      complete: resolve,
-      error: reject,
-    });
-  });
-  return { ms: performance.now() - t0, rows };
-}
-
-/** papaparse plus the phone validation every row must pass (normalizeNumber), in Node: the floor of the import. */
-async function papaparseAndNumbers(file) {
-  const out = await build({
-    entryPoints: [`${ROOT}src/telephony/numbers.ts`],
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    write: false,
-    logLevel: "error",
-  });
-  const { normalizeNumber } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
-  const t0 = performance.now();
-  let bad = 0;
-  await new Promise((resolve, reject) => {
-    Papa.parse(createReadStream(file, { encoding: "utf8" }), {
-      chunk: (r) => {
-        for (const row of r.data) if (!normalizeNumber(row[0] ?? "", PBX).ok) bad++;
-      },
-      complete: resolve,
-      error: reject,
-    });
-  });
-  return { ms: performance.now() - t0, bad };
-}
-
 /**
- * The import's own reading and checking, without storing: `importCsv` from src (strict UTF-8 decode, papaparse, the
- * row rules, every number through libphonenumber-js, the destination policy the bench's organization sets) over the
- * same file, with a sink that only counts, in Node beside papaparse alone. What the ≤ 3× target compares.
+ * The Node side, in a child process with a fresh heap (this one holds wrangler's dev server): papaparse alone,
+ * papaparse with every number checked, and the import's own read and check, alternating over three rounds.
  */
-async function importChecked(file) {
-  const out = await build({
-    stdin: {
-      contents:
-        'export { importCsv } from "./src/campaigns/csv/import.ts"; export { rulesOf } from "./src/campaigns/csv/rules.ts"; export { DEFAULT_BLOCKED_TYPES } from "./src/telephony/destination-policy.ts";',
-      resolveDir: ROOT,
-      loader: "ts",
-    },
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    write: false,
-    logLevel: "error",
-  });
-  const { importCsv, rulesOf, DEFAULT_BLOCKED_TYPES } = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
-  const rules = rulesOf({
-    key: file,
-    pbx: PBX,
-    numbers: {},
-    policy: { allowedCountries: ["US", "GB", "DE"], countriesSource: "policy", blockedTypes: [...DEFAULT_BLOCKED_TYPES], allowedNumbers: [] },
-    recordings: [],
-    requiredVariables: [],
-  });
-  let stored = 0;
-  const sink = {
-    importContacts: async (chunk) => {
-      stored += chunk.length;
-      return { inserted: chunk.length, duplicates: [] };
-    },
-  };
-  const t0 = performance.now();
-  const outcome = await importCsv(Readable.toWeb(createReadStream(file)), { ...rules, sink });
-  const ms = performance.now() - t0;
-  if (!outcome.ok) throw new Error(`the bench's file did not pass the import's checks: ${JSON.stringify(outcome.items.slice(0, 3))}`);
-  return { ms, rows: stored };
+function parseSide(file) {
+  const out = execFileSync(process.execPath, [`${ROOT}bench/csv-import/parse.mjs`, file, ...(PBX ? ["--pbx"] : [])], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").pop());
 }
 
 const script = bundleWorker();
@@ -265,10 +191,11 @@ for (const rows of sizes) {
     console.log(mb(statSync(file).size));
   }
   const worker = await importThroughWorker(script, file, rows);
-  const papa = await papaparseAlone(file);
-  const floor = await papaparseAndNumbers(file);
-  const checked = await importChecked(file);
-  if (checked.rows !== rows) throw new Error(`the import's check passed ${checked.rows} of ${rows} rows`);
+  const side = parseSide(file);
+  if (side.checkedRows !== rows) throw new Error(`the import's check passed ${side.checkedRows} of ${rows} rows`);
+  const papa = { ms: side.papaMs };
+  const floor = { ms: side.floorMs };
+  const checked = { ms: side.checkedMs };
   results.push({ ...worker, papaMs: papa.ms, floorMs: floor.ms, checkedMs: checked.ms });
   const { sync, background: bg } = worker;
   const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
@@ -284,7 +211,7 @@ for (const rows of sizes) {
   console.log(
     `\n${rows.toLocaleString("en")} rows, ${mb(worker.size)}:\n` +
       `  upload (PUT to the signed URL)        ${secs(worker.uploadMs)}\n` +
-      `  papaparse alone (Node, streamed)      ${secs(papa.ms)}\n` +
+      `  papaparse alone (Node, streamed)      ${secs(papa.ms)} (Node figures: the median of 3 alternating rounds, a fresh process)\n` +
       `  papaparse + normalizeNumber (Node)    ${secs(floor.ms)}\n` +
       `  the import's read and check (Node)    ${secs(checked.ms)}, ${ratio(checked.ms)} (importCsv from src, a sink that only counts)\n` +
       `  create, import "sync": answer         ${secs(sync.wallMs)} wall, ${rate(sync.wallMs)}, ${ratio(sync.wallMs)}; workerd CPU ${sync.cpuS.toFixed(2)} s; ${mem(sync)}\n` +
