@@ -115,6 +115,15 @@ describe("read-cache rules", () => {
     expect(cachedRead(8, "r", now)).toBeUndefined();
   });
 
+  it("an answer past its own bound is never served, whatever was kept before it", () => {
+    const now = clock.now();
+    storeRead(9, "long", readTicket(9), "kept 5 s", now, 5000);
+    storeRead(9, "short", readTicket(9), "kept 1 s", now, 1000);
+    expect(cachedRead(9, "short", now + 999)).toEqual({ value: "kept 1 s" });
+    expect(cachedRead(9, "short", now + 1000)).toBeUndefined();
+    expect(cachedRead(9, "long", now + 4999)).toEqual({ value: "kept 5 s" });
+  });
+
   it("READ_CACHE_MS: 0 turns it off, an invalid value is the default, a large one is capped", async () => {
     expect(readCacheMs({ READ_CACHE_MS: "0" })).toBe(0);
     expect(readCacheMs({ READ_CACHE_MS: "250" })).toBe(250);

@@ -20,7 +20,8 @@ export const READ_CACHE_MAX = 1_000;
 
 type Entry = { value: unknown; generation: number; expiresAt: number };
 
-// Insertion order is read order, and every entry lives the same time: the first entry expires first.
+// Insertion order is read order, and a deployment keeps every entry as long: expired entries leave from the oldest
+// end (a lookup still checks its own entry's time, for configurations that differ, as tests' do).
 const entries = new Map<string, Entry>();
 /** Per organization: bumped by each write it makes through this isolate (entries of an older generation are dead). */
 const generations = new Map<number, number>();
@@ -53,7 +54,7 @@ function dropExpired(now: number): void {
 export function cachedRead(orgId: number, resource: string, now: number): { value: unknown } | undefined {
   dropExpired(now);
   const e = entries.get(keyOf(orgId, resource));
-  return e && e.generation === generationOf(orgId) ? { value: e.value } : undefined;
+  return e && e.expiresAt > now && e.generation === generationOf(orgId) ? { value: e.value } : undefined;
 }
 
 /** Taken before a read starts: its answer is stored only if no write by the organization began or ended since. */
