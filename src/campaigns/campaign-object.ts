@@ -77,6 +77,8 @@ const isOpen = (a: AttemptRow) => a.status === "dialing" || a.status === "in_fli
 const otherRun = (a: AttemptRow, s: CampaignCallStatus) => a.run_id != null && s.runId != null && a.run_id !== s.runId;
 const OPEN_ATTEMPT = sql`status IN ('dialing', 'in_flight')`;
 const attemptKey = (contactId: number, attempt: number) => `${contactId}:${attempt}`;
+/** A contact whose attempt ended: its id, the outcome, and when it is tried again (null: it is done). */
+type ContactEnd = [number, string, number | null];
 /** Items grouped by a key of a few values (compared as text), each group's values in the items' order. */
 function groupBy<T, K extends readonly (string | number)[], V>(items: T[], key: (t: T) => K, value: (t: T) => V): [K, V[]][] {
   const groups = new Map<string, [K, V[]]>();
@@ -574,10 +576,8 @@ export class CampaignObject extends DurableObject<Env> {
    */
   private applyCallStatuses(c: CampaignRow, batch: CampaignCallStatus[], now: number, leases: string[]): { results: { applied: boolean }[]; finished: number } {
     const attempts = this.attemptsOf(batch);
-    const s = this.settings(c);
-    const live = c.state === "running" || c.state === "paused" || c.state === "draft";
     const closes: [number, string, number, number | null][] = []; // attempt, outcome, breaker failure, run id learned
-    const ends: [number, string, number | null][] = []; // contact, outcome, retry due
+    const ends: ContactEnd[] = [];
     const results = batch.map((st) => {
       const a = attempts.get(attemptKey(st.contactId, st.attempt));
       if (!a || otherRun(a, st)) {
@@ -608,7 +608,7 @@ export class CampaignObject extends DurableObject<Env> {
       a.run_id ??= learned;
       a.status = st.status;
       closes.push([a.id, st.status, isBreakerFailure(st.status) ? 1 : 0, learned]);
-      ends.push([a.contact_id, st.status, live ? retryDueAt(st.status, a.attempt, s.retry_config, atMs) : null]);
+      ends.push(this.contactEnd(c, a, st.status, atMs, false));
       if (a.lease_id) leases.push(a.lease_id);
       return { applied: true };
     });
@@ -624,15 +624,7 @@ export class CampaignObject extends DurableObject<Env> {
           WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND ${OPEN_ATTEMPT}`;
       for (const [id, , , runId] of closes) if (runId != null) this.db.run`UPDATE attempts SET run_id = ${runId} WHERE id = ${id} AND run_id IS NULL`;
       this.db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref IN (SELECT value FROM json_each(${JSON.stringify(closes.map((x) => x[0]))}))`;
-      for (const [[status, outcome], ids] of groupBy(
-        ends,
-        (x) => [x[2] == null ? "done" : "waiting", x[1]] as const,
-        (x) => x[0],
-      ))
-        this.db
-          .run`UPDATE contacts SET status = ${status}, outcome = ${outcome} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND status = 'active'`;
-      for (const [contactId, , due] of ends) if (due != null) this.timers.set("retry", contactId, due);
-      this.markDirty();
+      this.endContacts(ends);
     }
     return { results, finished: closes.length };
   }
@@ -1145,22 +1137,32 @@ export class CampaignObject extends DurableObject<Env> {
    */
   private closeAttempt(c: CampaignRow, a: AttemptRow, outcome: string, atMs: number, opts: { noRetry?: boolean; error?: string }, leases: string[]): boolean {
     const now = clock.now();
-    const s = this.settings(c);
     const n = this.db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${now}, failure = ${isBreakerFailure(outcome) ? 1 : 0},
       error = coalesce(${opts.error ?? null}, error) WHERE id = ${a.id} AND ${OPEN_ATTEMPT}`;
     if (!n) return false;
     this.timers.clear("timeout", a.id);
-    const live = c.state === "running" || c.state === "paused" || c.state === "draft";
-    const due = live && !opts.noRetry ? retryDueAt(outcome, a.attempt, s.retry_config, atMs) : null;
-    if (due != null) {
-      this.db.run`UPDATE contacts SET status = 'waiting', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
-      this.timers.set("retry", a.contact_id, due);
-    } else {
-      this.db.run`UPDATE contacts SET status = 'done', outcome = ${outcome} WHERE id = ${a.contact_id} AND status = 'active'`;
-    }
-    this.markDirty();
+    this.endContacts([this.contactEnd(c, a, outcome, atMs, opts.noRetry ?? false)]);
     if (a.lease_id) leases.push(a.lease_id);
     return true;
+  }
+
+  /** What an attempt's end means for its contact: its outcome, and when it is tried again (null: done). */
+  private contactEnd(c: CampaignRow, a: AttemptRow, outcome: string, atMs: number, noRetry: boolean): ContactEnd {
+    const live = c.state === "running" || c.state === "paused" || c.state === "draft";
+    return [a.contact_id, outcome, live && !noRetry ? retryDueAt(outcome, a.attempt, this.settings(c).retry_config, atMs) : null];
+  }
+
+  /** Contacts whose attempt ended: done, or waiting with a retry timer; one statement per kind of end. */
+  private endContacts(ends: ContactEnd[]): void {
+    for (const [[status, outcome], ids] of groupBy(
+      ends,
+      (x) => [x[2] == null ? "done" : "waiting", x[1]] as const,
+      (x) => x[0],
+    ))
+      this.db
+        .run`UPDATE contacts SET status = ${status}, outcome = ${outcome} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND status = 'active'`;
+    for (const [contactId, , due] of ends) if (due != null) this.timers.set("retry", contactId, due);
+    this.markDirty();
   }
 
   /**
