@@ -31,6 +31,7 @@ import { callbackToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
 import { sessionStart } from "./session/session-start";
 import { callSessionStub } from "./session/stub";
+import { campaignCallIds } from "./campaign-call-ids";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
 
@@ -198,12 +199,15 @@ export class AriEventsObject extends DurableObject<Env> {
     const db = getDb(this.env);
     for (const row of this.db.all<CallRow>`SELECT * FROM calls`) {
       const run = await getRun(db, row.run_id);
-      if (!run?.providerCallId) continue;
-      if ((await ariChannelAlive(ctx, providerEnvOf(this.env), run.providerCallId)) !== false) continue;
+      // A campaign call not yet answered has its channel id in its campaign's object only.
+      const callId = run && (run.providerCallId ?? (await campaignCallIds(this.env, [run])).get(run.id));
+      if (!run || !callId) continue;
+      if ((await ariChannelAlive(ctx, providerEnvOf(this.env), callId)) !== false) continue;
       this.db.run`DELETE FROM calls WHERE run_id = ${row.run_id}`;
       if (isFinal(run.status)) continue;
-      await applyStatus(this.env, run, row.answered ? { status: "completed" } : { status: "unknown", error: ARI_UNSEEN_END });
-      if (row.answered && liveAgent(this.env) !== null) await this.endLive(row.run_id, run.providerCallId);
+      const end = row.answered ? { status: "completed" as const } : { status: "unknown" as const, error: ARI_UNSEEN_END };
+      await applyStatus(this.env, run, { ...end, providerCallId: callId });
+      if (row.answered && liveAgent(this.env) !== null) await this.endLive(row.run_id, callId);
       log("warning", "ari_call_ended_unseen", { run_id: row.run_id, answered: !!row.answered });
     }
     if (this.inFlight() === 0) this.closeSocket();

@@ -29,11 +29,11 @@ export type CallStartResult =
   | { ok: true; runId: number; providerCallId: string | null }
   | { ok: false; runId: number | null; message: string; kind: "carrier_refused" | "invalid_number" | "destination_refused" | "capacity" | "config" };
 
+/** One campaign call: its run and the attempt it is. */
+export type CampaignCallRef = { runId: number; contactId: number; attempt: number };
+
 /** A status the calls module forwards to the owning campaign object (idempotent, possibly duplicated or reordered). */
-export type CampaignCallStatus = {
-  runId: number;
-  contactId: number;
-  attempt: number;
+export type CampaignCallStatus = CampaignCallRef & {
   status: CallStatus;
   at: string; // ISO time the carrier reported it
 };

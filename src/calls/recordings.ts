@@ -1,10 +1,11 @@
 // Call recordings: short-lived signed download URLs (the Worker serves the file, so no bucket is public), and the
-// stored raw PCM turned into a WAV on the way out.
+// stored raw PCM turned into a WAV on the way out; runs as the API shows them, with their links.
 import { clock } from "../lib/clock";
 import { hmac, safeEqual, toHex } from "../lib/crypto";
 import { publicBaseUrl } from "../lib/deployment";
 import { toPage } from "../lib/pagination";
 import { publicUrl } from "../lib/settings";
+import { withCampaignCallIds } from "./campaign-call-ids";
 import { type RunRow, runView } from "./runs";
 
 /** How long a recording URL in a run's details stays valid. */
@@ -29,9 +30,16 @@ export function recordingLink(env: Env, requestUrl: string, runId: number): Prom
   return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now());
 }
 
-/** A page of runs as the API shows them, each recorded one with its link. */
+/** A page of runs as the API shows them (`limit + 1` rows read: the last says there is more), each recorded one with its link. */
 export async function runsPage(env: Env, requestUrl: string, rows: RunRow[], limit: number) {
+  const shown = await withCampaignCallIds(env, rows.slice(0, limit));
   const links = new Map<number, string>();
-  for (const r of rows.slice(0, limit)) if (r.recordingKey) links.set(r.id, await recordingLink(env, requestUrl, r.id));
-  return toPage(rows, limit, (r) => runView(r, links.get(r.id) ?? null));
+  for (const r of shown) if (r.recordingKey) links.set(r.id, await recordingLink(env, requestUrl, r.id));
+  return toPage([...shown, ...rows.slice(limit)], limit, (r) => runView(r, links.get(r.id) ?? null));
+}
+
+/** One run as the API shows it. */
+export async function runDetails(env: Env, requestUrl: string, row: RunRow) {
+  const [shown] = await withCampaignCallIds(env, [row]);
+  return runView(shown, row.recordingKey ? await recordingLink(env, requestUrl, row.id) : null);
 }

@@ -10,6 +10,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { loadConfigContext } from "../telephony/resolve";
 import { getConfig } from "../telephony/store";
 import type { CallStatus } from "../telephony/providers/types";
+import { campaignCallIds } from "./campaign-call-ids";
 import { applyStatus } from "./status";
 import type { RunRow } from "./runs";
 
@@ -22,12 +23,12 @@ export const SWEEP_NOTE = "No final status from the carrier within max_call_seco
 export type RunSweepLimits = { maxCallSeconds: number; graceSeconds: number };
 export type RunSweepResult = { hungUp: number[]; ended: number[]; failed: number[] };
 
-async function hangUp(env: Env, run: RunRow): Promise<void> {
-  if (!run.providerCallId || !run.provider || run.telephonyConfigurationId == null) return;
+async function hangUp(env: Env, run: RunRow, callId: string | null): Promise<void> {
+  if (!callId || !run.provider || run.telephonyConfigurationId == null) return;
   const provider = getProvider(run.provider);
   if (!provider.calls) return;
   const row = await getConfig(getDb(env), run.orgId, run.telephonyConfigurationId);
-  await provider.calls.hangup(await loadConfigContext(env, row), providerEnvOf(env), run.providerCallId);
+  await provider.calls.hangup(await loadConfigContext(env, row), providerEnvOf(env), callId);
 }
 
 /** Hangs up every open run created before now − max_call_seconds; ends those past the grace as `unknown`. */
@@ -45,17 +46,20 @@ export async function sweepOverdueRuns(env: Env, now: number, limits: RunSweepLi
     .all();
 
   const result: RunSweepResult = { hungUp: [], ended: [], failed: [] };
+  // A campaign call never answered has its call id in its campaign's object only.
+  const campaignIds = await campaignCallIds(env, rows);
   for (const run of rows) {
+    const callId = run.providerCallId ?? campaignIds.get(run.id) ?? null;
     try {
       try {
-        await hangUp(env, run);
+        await hangUp(env, run, callId);
         result.hungUp.push(run.id);
       } catch (err) {
         // A configuration deleted or a carrier down: the run is still ended below once past the grace.
         console.error(JSON.stringify({ level: "error", event: "watchdog_hangup_failed", run_id: run.id, error: String(err) }));
       }
       if (run.createdAt < abandoned) {
-        const r = await applyStatus(env, run, { status: "unknown", error: SWEEP_NOTE });
+        const r = await applyStatus(env, run, { status: "unknown", error: SWEEP_NOTE, providerCallId: callId ?? undefined });
         if (r.applied) result.ended.push(run.id);
       }
     } catch (err) {

@@ -12,8 +12,8 @@ import { wavHeader } from "../lib/audio/wav";
 import { clock } from "../lib/clock";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError } from "../lib/errors";
-import { recordingLink, recordingUrlValid, runsPage } from "./recordings";
-import { WorkflowRun, runView } from "./runs";
+import { recordingUrlValid, runDetails, runsPage } from "./recordings";
+import { WorkflowRun } from "./runs";
 
 const tags = ["calls"];
 
@@ -88,7 +88,7 @@ export const runsRouter = createRouter()
       .where(and(eq(workflowRuns.id, run_id), eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, c.get("orgId"))))
       .get();
     if (!row) throw notFound("Workflow run");
-    return c.json(runView(row, row.recordingKey ? await recordingLink(c.env, c.req.url, row.id) : null), 200);
+    return c.json(await runDetails(c.env, c.req.url, row), 200);
   })
   .openapi(removeRecording, async (c) => {
     const { workflow_id, run_id } = c.req.valid("param");

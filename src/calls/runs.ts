@@ -46,17 +46,20 @@ export type NewRun = {
   voicemailAction?: string | null;
   /** The API key that started it; an expression may read it (a campaign's call: the campaign's creator). */
   createdByKeyId?: number | SQL | null;
+  /** `initiated` (with startedAt): recorded as placed, because nothing is written when the carrier accepts it. */
+  status?: "queued" | "initiated";
+  startedAt?: string;
 };
 
 /**
- * Inserts a queued run named after its id (`WR-<id>`: unique because the id is). The name is the id SQLite will give
+ * Inserts a run (queued unless told otherwise) named after its id (`WR-<id>`: unique because the id is). The name is the id SQLite will give
  * the row, max(id) + 1, in the insert itself (one write); should AUTOINCREMENT skip past a deleted top row, the row is
  * renamed after its actual id.
  */
 export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
   const inserted = await db
     .insert(workflowRuns)
-    .values({ ...input, name: sql`'WR-' || (SELECT coalesce(max(id), 0) + 1 FROM workflow_runs)`, status: "queued" })
+    .values({ ...input, name: sql`'WR-' || (SELECT coalesce(max(id), 0) + 1 FROM workflow_runs)`, status: input.status ?? "queued" })
     .returning()
     .get();
   if (inserted.name === runName(inserted.id)) return inserted;

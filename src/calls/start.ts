@@ -4,6 +4,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
+import { isoNow } from "../lib/clock";
 import { CALL_SETTINGS, requireSettings, settingProblems } from "../lib/deployment";
 import { problemsDetail } from "../lib/settings";
 import { ApiError, conflict, invalid } from "../lib/errors";
@@ -192,10 +193,14 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
     greetingOverride: req.greetingOverride,
     voicemailAction: req.voicemailAction ?? null,
     createdByKeyId: sql`(SELECT created_by_key_id FROM campaigns WHERE id = ${req.campaignId})`,
+    // Recorded as placed from the start: the carrier's acceptance writes nothing to D1 (its call id goes back to the
+    // campaign's object, which keeps the attempt), so an answered call's record is written three times, not four.
+    status: "initiated",
+    startedAt: isoNow(),
   });
   const result = await originate(env, cfg, run, publicBaseUrl);
+  if (result.ok) return { ok: true, runId: run.id, providerCallId: result.providerCallId };
   const after = await recordOriginate(env, run, result);
-  if (result.ok) return { ok: true, runId: after.id, providerCallId: result.providerCallId };
   return { ok: false, runId: after.id, kind: "carrier_refused", message: result.message };
 }
 

@@ -139,6 +139,14 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     return { applied: false, status: run.status, run };
   }
 
+  // A campaign's call writes nothing to D1 before it is answered: its campaign's object keeps the attempt's progress and
+  // the carrier's call id (callIdsOf), which the record learns with the answer or the final status. A new AMD verdict
+  // is still kept.
+  if (run.campaignId != null && RANK[status] < RANK.in_progress && !(u.answeredBy && !run.answeredBy)) {
+    if (RANK[status] > RANK[run.status as CallStatus]) await notifyCampaign(env, run, status, at);
+    return { applied: false, status: run.status, run };
+  }
+
   if (!isFinal(status) && RANK[status] <= RANK[run.status as CallStatus]) {
     await learnAlone();
     // Late or duplicate progress: only an AMD verdict not yet recorded is kept.
@@ -151,13 +159,6 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
         .get();
       if (row) run = row;
     }
-    return { applied: false, status: run.status, run };
-  }
-
-  if (status === "ringing" && run.campaignId != null && !learned && !u.answeredBy) {
-    // A campaign's call does not record `ringing` in D1 (a write per attempt nobody reads there: its campaign keeps
-    // the attempt's progress); the campaign still hears it.
-    await notifyCampaign(env, run, status, at);
     return { applied: false, status: run.status, run };
   }
 

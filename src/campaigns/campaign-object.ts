@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { clock } from "../lib/clock";
 import { DoSql, migrate, migrateOnStart, sql } from "../lib/do-sql";
 import type { CampaignMeta, CampaignState, ContactInput } from "./object-api";
-import type { CallStartResult, CampaignCallRequest, CampaignCallStatus } from "../calls/campaign-calls";
+import type { CallStartResult, CampaignCallRef, CampaignCallRequest, CampaignCallStatus } from "../calls/campaign-calls";
 import type { LeaseResult } from "../organizations/leases";
 import { completeSettings, mergeSettings, validateSettings, type CampaignSettings } from "./settings";
 import { breakerTrips, breakerWindowStart } from "./engine/breaker";
@@ -540,6 +540,21 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   /**
+   * The carrier's call ids of these calls, by run id (those it knows). A campaign's call writes nothing to D1 when the
+   * carrier accepts it, so until its answer or final status the call id is only here: the calls module asks for it to
+   * show a run or hang it up.
+   */
+  async callIdsOf(calls: CampaignCallRef[]): Promise<Record<number, string>> {
+    const attempts = this.attemptsOf(calls);
+    const out: Record<number, string> = {};
+    for (const r of calls) {
+      const a = attempts.get(attemptKey(r.contactId, r.attempt));
+      if (a?.provider_call_id && a.run_id === r.runId) out[r.runId] = a.provider_call_id;
+    }
+    return out;
+  }
+
+  /**
    * Read only: how many open attempts the final statuses of `batch` will close, and their leases (the same checks as
    * applyCallStatuses). Safe to act on before they are applied: an attempt only ever closes, so a lease released here
    * is one whose call is over, whoever records it.
@@ -559,7 +574,7 @@ export class CampaignObject extends DurableObject<Env> {
   }
 
   /** The attempts a batch's statuses name, by attemptKey (one statement). */
-  private attemptsOf(batch: CampaignCallStatus[]): Map<string, AttemptRow> {
+  private attemptsOf(batch: Pick<CampaignCallRef, "contactId" | "attempt">[]): Map<string, AttemptRow> {
     const pairs = JSON.stringify(batch.map((s) => [s.contactId, s.attempt]));
     const out = new Map<string, AttemptRow>();
     // The list drives the join (CROSS JOIN keeps that order), so each pair is one lookup in the (contact_id, attempt) index.
@@ -1219,7 +1234,8 @@ export class CampaignObject extends DurableObject<Env> {
           run_id: run.id,
           outcome: run.status,
         });
-      } else if (run && (run.provider_call_id || run.status !== "queued")) {
+      } else if (run && (run.provider_call_id || PROGRESS_ORDER[run.status] > PROGRESS_ORDER.initiated)) {
+        // A call id or a status past `initiated` came from the carrier (a run is recorded `initiated` before it is asked).
         // The carrier has the call: keep waiting for its statuses (the timeout still applies).
         this.db.run`UPDATE attempts SET status = 'in_flight', run_id = ${run.id}, provider_call_id = ${run.provider_call_id}
           WHERE id = ${a.id} AND status = 'dialing'`;

@@ -12,7 +12,8 @@ import { organizationStub } from "../../src/organizations/organization-object";
 import { startCampaignCall } from "../../src/calls/start";
 import { applyStatus } from "../../src/calls/status";
 import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
-import { CALLEE, campaignId, campaignObject, deliverAll, play, runRow, setup, simFault, simRequests, type Setup } from "./support";
+import { call } from "../helpers";
+import { CALLEE, campaignId, campaignObject, deliverAll, play, runApi, runRow, setup, simFault, simRequests, type Setup } from "./support";
 
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
@@ -27,8 +28,8 @@ const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCal
   ...over,
 });
 
-async function answerText(runId: number) {
-  const cbs = await play((await runRow(runId)).providerCallId!, "answered");
+async function answerText(callId: string) {
+  const cbs = await play(callId, "answered");
   const delivered = await deliverAll(cbs);
   return delivered.find((d) => d.cb.kind === "answer")!.text;
 }
@@ -46,18 +47,28 @@ describe("a real campaign object dialling through the calls module", () => {
     const runs = await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
     expect(runs).toHaveLength(1);
     const run = runs[0];
+    // Recorded as placed when it was created; the carrier's acceptance wrote nothing (its call id is the campaign's).
     expect(run).toMatchObject({
       campaignId: id,
       attempt: 1,
       status: "initiated",
       phoneNumber: CALLEE,
       leaseId: expect.stringMatching(new RegExp(`^campaign:${id}:\\d+:1$`)),
+      startedAt: expect.stringMatching(/^\d{4}-/),
+      providerCallId: null,
     });
     // The engine's lease is the only one: the calls module did not take a second.
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(1);
+    // The API shows the call id all the same: its campaign's object has it.
+    const [placed] = (await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path));
+    const shown = await runApi(s, run.id);
+    expect(shown).toMatchObject({ status: "initiated", provider_call_id: expect.stringMatching(/^CA[0-9a-f]{32}$/) });
+    expect(placed).toBeDefined();
+    const listed = await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: s.org.key });
+    expect(listed.json.items).toEqual(expect.arrayContaining([expect.objectContaining({ id: run.id, provider_call_id: shown.provider_call_id })]));
 
-    expect(await answerText(run.id)).toContain("<Say>Hi Cy, a quick question</Say>");
-    expect((await runRow(run.id)).status).toBe("completed");
+    expect(await answerText(shown.provider_call_id)).toContain("<Say>Hi Cy, a quick question</Say>");
+    expect(await runRow(run.id)).toMatchObject({ status: "completed", providerCallId: shown.provider_call_id });
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
     const progress = await stub.progress();
     expect(progress).toMatchObject({ completed: 1, processed: 1, pending: 0 });
@@ -79,14 +90,14 @@ describe("startCampaignCall", () => {
       leaseId: "campaign:1:7:1",
       initialContext: { first_name: "Bo" },
     });
-    expect(await answerText(r.runId)).toContain("<Say>Hey Bo!</Say>");
+    expect(await answerText(r.providerCallId!)).toContain("<Say>Hey Bo!</Say>");
   });
 
   it("an audio override falls back to the Start greeting and the run records why", async () => {
     const s = await setup("twilio");
     const r = await startCampaignCall(env, request(s, { greetingOverride: { type: "audio", recordingId: "rec-1" } }));
     if (!r.ok) throw new Error(r.message);
-    expect(await answerText(r.runId)).toContain("<Say>Hello Bo, this is Edgedial &amp; co.</Say>");
+    expect(await answerText(r.providerCallId!)).toContain("<Say>Hello Bo, this is Edgedial &amp; co.</Say>");
     expect((await runRow(r.runId)).notes).toBe(AUDIO_FALLBACK_NOTE);
   });
 
@@ -127,13 +138,19 @@ describe("the status applier's campaign side", () => {
     const { env: fake, seen } = recordingEnv();
     const apply = async (status: Parameters<typeof applyStatus>[2]["status"], extra = {}) =>
       (await applyStatus(fake, await runRow(r.runId), { status, ...extra })).applied;
-    // A campaign's run does not record `ringing` in D1 (its campaign keeps the progress): forwarded each time.
+    // Before the answer a campaign's run writes nothing to D1 (its campaign keeps the progress and the call id), not
+    // even the call id the carrier's `initiated` or `ringing` names; `ringing` is forwarded each time.
+    const before = await runRow(r.runId);
+    expect(await apply("initiated", { providerCallId: r.providerCallId })).toBe(false);
+    expect(await apply("ringing", { providerCallId: r.providerCallId })).toBe(false);
+    expect(await runRow(r.runId)).toEqual(before);
+    expect(before).toMatchObject({ status: "initiated", providerCallId: null, answeredAt: null });
     expect(await apply("ringing")).toBe(false);
-    expect((await runRow(r.runId)).status).toBe("initiated");
+    // The answer learns it, with the answer time, in the one write.
+    expect(await apply("in_progress", { answeredBy: "machine_start", providerCallId: r.providerCallId, at: "2026-11-25T10:00:00.000Z" })).toBe(true);
+    expect(await runRow(r.runId)).toMatchObject({ status: "in_progress", providerCallId: r.providerCallId, answeredAt: "2026-11-25T10:00:00.000Z" });
     expect(await apply("ringing")).toBe(false);
-    expect(await apply("in_progress", { answeredBy: "machine_start" })).toBe(true);
-    expect(await apply("ringing")).toBe(false);
-    expect(await apply("completed", { durationSeconds: 9 })).toBe(true); // AMD said machine earlier: voicemail
+    expect(await apply("completed", { durationSeconds: 9, at: "2026-11-25T10:00:09.000Z" })).toBe(true); // AMD said machine earlier: voicemail
     expect(await apply("busy")).toBe(false);
     expect(await apply("voicemail")).toBe(false);
     const run = await runRow(r.runId);

@@ -107,6 +107,33 @@ describe("restarts", () => {
     expect(carrier.dialsOf(id, finished.req.phoneNumber).map((s) => s.req.attempt)).toEqual([1, 2]);
     expect(carrier.dialsOf(id, placed.req.phoneNumber)).toHaveLength(1);
   });
+
+  it("a run recorded `initiated` without a call id was created but not known placed: unknown, not dialed again", async () => {
+    const org = await createOrg();
+    const wf = await env.DB.prepare("INSERT INTO workflows (org_id, uuid, name) VALUES (?, ?, 'agent') RETURNING id")
+      .bind(org.id, crypto.randomUUID())
+      .first<{ id: number }>();
+    const made = await makeCampaign({ orgId: org.id, contacts: 1, settings: { max_concurrency: 1, rate_limit: 10 }, start: true });
+    carrier.decide = () => "hang";
+    const alarm = runDurableObjectAlarm(made.stub).catch((e) => e);
+    await vi.waitFor(() => expect(carrier.started).toHaveLength(1));
+    const [s] = carrier.started;
+    // startCampaignCall records its run `initiated` before it asks the carrier, and writes nothing when the carrier
+    // accepts: a record like this says nothing about whether the carrier has the call.
+    await env.DB.prepare(
+      "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, campaign_id, contact_id, attempt, phone_number, status) VALUES (?, ?, ?, 'u', ?, ?, 1, ?, 'initiated')",
+    )
+      .bind(org.id, `WR-I${made.id}`, wf!.id, made.id, s.req.contactId, s.req.phoneNumber)
+      .run();
+    await abortAllDurableObjects();
+    await alarm;
+    const stub = campaignStub(made.id);
+    carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
+    expect(await sqlOf(stub, "SELECT status FROM attempts")).toEqual([{ status: "unknown" }]);
+    await advance(3600_000, stub);
+    expect(carrier.dialsOf(made.id, s.req.phoneNumber)).toHaveLength(1);
+    expect((await stub.snapshot()).state).toBe("completed");
+  });
 });
 
 describe("the alarm", () => {
