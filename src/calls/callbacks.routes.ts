@@ -129,12 +129,10 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
         JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }),
       );
       // A call left open would run to the carrier's own limit (Telnyx: 4 hours): end it, and say why on the run.
-      // (A campaign call not yet answered has no call id on its record: this callback names it.)
-      const callId = run.providerCallId ?? updates.find((u) => u.providerCallId)?.providerCallId;
-      if (callId && !isFinal(run.status)) {
+      if (run.providerCallId && !isFinal(run.status)) {
         let reason = `${(err as Error)?.message ?? String(err)}; the call was hung up`;
         try {
-          await calls.hangup(ctx, providerEnvOf(c.env, c.req.url), callId);
+          await calls.hangup(ctx, providerEnvOf(c.env, c.req.url), run.providerCallId);
           run = (await applyStatus(c.env, run, { status: "failed", error: reason })).run;
         } catch (hangupErr) {
           reason = `${(err as Error)?.message ?? String(err)}; hanging up failed too: ${String(hangupErr)}`;

@@ -9,7 +9,23 @@ import { ariEventsStub } from "../../src/telephony/providers/ari/lifecycle";
 import { hangupRun } from "../../src/calls/start";
 import { openWebSocket } from "../../src/lib/websocket-open";
 import { call } from "../helpers";
-import { CALLEE, CALLER, eventually, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";
+import { sqlOf } from "../campaigns/engine-harness";
+import {
+  CALLEE,
+  CALLER,
+  campaignId,
+  campaignObject,
+  eventually,
+  play,
+  runRow,
+  setup,
+  sim,
+  simFault,
+  simRequests,
+  startCall,
+  type Setup,
+  CONTEXT,
+} from "./support";
 
 const sockets = async (s: Setup) => (await sim<{ sockets: number }>("GET", `/accounts/${s.acct.id}/sockets`)).sockets;
 const statusOf = async (runId: number) => (await runRow(runId)).status;
@@ -168,6 +184,36 @@ describe("ari", () => {
 
     await play(channelId, "busy");
     expect(await until(runId, "busy")).toBe("busy");
+  });
+
+  it("after a drop, a campaign call not yet answered (its channel id only in its campaign's object) is still checked", async () => {
+    const s = await setup("ari");
+    const stub = ariEventsStub(env, s.configId);
+    const id = campaignId();
+    const campaign = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null }]);
+    await campaign.start();
+    const runOf = () =>
+      env.DB.prepare("SELECT id, provider_call_id FROM workflow_runs WHERE campaign_id = ?").bind(id).first<{ id: number; provider_call_id: string | null }>();
+    for (let i = 0; i < 5 && !(await runOf()); i++) await runDurableObjectAlarm(campaign);
+    const run = (await runOf())!;
+    expect(run.provider_call_id).toBeNull();
+    const [{ provider_call_id: channelId }] = await sqlOf<{ provider_call_id: string }>(campaign, "SELECT provider_call_id FROM attempts");
+    expect(channelId).toMatch(new RegExp(`^edgedial-run-${run.id}-`));
+    await eventually(
+      () => stub.status(),
+      (st) => st.connected && st.inFlight === 1,
+    );
+
+    await sim("POST", `/accounts/${s.acct.id}/drop`, { code: 1011 });
+    await eventually(
+      () => stub.status(),
+      (st) => !st.connected,
+    );
+    await play(channelId, "no_answer");
+    // The reconnect checks the channel (by the id its campaign holds), finds it gone, and ends the run.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.status()).toMatchObject({ inFlight: 0 });
+    expect(await runRow(run.id)).toMatchObject({ status: "unknown", error: ARI_UNSEEN_END, providerCallId: channelId });
   });
 
   it("wakes on a heartbeat while calls are in flight, and after a drop learns which calls ended unseen", async () => {
