@@ -12,6 +12,7 @@ import { publicUrl as joinPublicUrl } from "../lib/settings";
 import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { callbackUrls, verifyCallbackToken, type CallbackKind } from "./callback-urls";
+import { withCampaignCallIds } from "./campaign-call-ids";
 import { greetingFor } from "./greeting";
 import { liveAgent } from "./session/agents";
 import { SESSION_HEADER } from "./session/call-session";
@@ -104,9 +105,11 @@ async function machineToSession(env: Env, before: RunRow, run: RunRow, updates: 
 async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, ctx, provider }: Checked, request: Request, rawBody: string): Promise<Response> {
   const calls = provider.calls!;
   const updates = await calls.parseStatus(request, rawBody);
-  // A body no signature covers must name the run's own call.
+  // A body no signature covers must name the run's own call (a campaign call not yet answered: the call id its
+  // campaign's object holds; the record learns it from the answer).
   const requireId = !calls.signsCallbackBody;
-  if (updates.some((u) => !matchesRun(initial, u, requireId))) throw refused(403, "Callback does not match this call");
+  const own = requireId && initial.providerCallId == null ? (await withCampaignCallIds(c.env, [initial]))[0] : initial;
+  if (updates.some((u) => !matchesRun(own, u, requireId))) throw refused(403, "Callback does not match this call");
 
   let run = initial;
   let changed = false;

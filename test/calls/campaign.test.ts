@@ -13,7 +13,8 @@ import { startCampaignCall } from "../../src/calls/start";
 import { applyStatus } from "../../src/calls/status";
 import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
 import { call } from "../helpers";
-import { CALLEE, campaignId, campaignObject, deliverAll, play, runApi, runRow, setup, simFault, simRequests, type Setup } from "./support";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import { CALLEE, campaignId, campaignObject, deliver, deliverAll, play, runApi, runRow, setup, simFault, simRequests, type Setup } from "./support";
 
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
@@ -164,4 +165,33 @@ describe("the status applier's campaign side", () => {
       [campaign, "voicemail", 7, 1, r.runId],
     ]);
   });
+});
+
+describe("a campaign call's callbacks before its answer", () => {
+  // Carriers that sign only the URL: the body must name the run's own call, which a campaign call's record does not
+  // hold before the answer (its campaign's object does).
+  const forgeries: Array<[ProviderName, (body: string) => string]> = [
+    ["exotel", (b) => b.replace(/CallSid=[^&]+/, "CallSid=ffff")],
+    ["vobiz", (b) => b.replace(/CallUUID=[^&]+/, `CallUUID=${crypto.randomUUID()}`).replace(/RequestUUID=[^&]+/, `RequestUUID=${crypto.randomUUID()}`)],
+  ];
+  for (const [provider, forge] of forgeries)
+    it(`${provider}: a body naming another call is refused, changing nothing; the genuine one is applied`, async () => {
+      const s = await setup(provider);
+      const id = campaignId();
+      const stub = await campaignObject(s, id, { enabled: false }, [
+        { row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: null },
+      ]);
+      await stub.start();
+      const runOf = async () => (await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all())[0];
+      for (let i = 0; i < 5 && !(await runOf()); i++) await runDurableObjectAlarm(stub);
+      const before = await runOf();
+      expect(before.providerCallId).toBeNull();
+      const callId = (await runApi(s, before.id)).provider_call_id as string;
+      const last = (await play(callId, "busy")).filter((c) => c.kind === "status").at(-1)!;
+      const res = await deliver(last, { body: forge(last.body) });
+      expect(res.status, res.text).toBe(403);
+      expect(await runRow(before.id)).toEqual(before);
+      expect((await deliver(last)).status).toBeLessThan(300);
+      expect((await runRow(before.id)).status).toBe("busy");
+    });
 });
