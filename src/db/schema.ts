@@ -236,7 +236,6 @@ export const workflowRuns = sqliteTable(
     uniqueIndex("workflow_runs_name_uq").on(t.name),
     index("workflow_runs_wf_idx").on(t.workflowId, t.id),
     index("workflow_runs_campaign_idx").on(t.campaignId),
-    index("workflow_runs_provider_call_idx").on(t.provider, t.providerCallId),
     // Calls not yet final per configuration: deleting a configuration is refused while it has any (small, partial).
     index("workflow_runs_live_config_idx").on(t.telephonyConfigurationId).where(sql`status in ('queued', 'initiated', 'ringing', 'in_progress')`),
   ],
