@@ -20,6 +20,7 @@ import { liveAgent } from "./session/agents";
 import { organizationStub } from "../organizations/organization-object";
 import { rateLimited } from "../organizations/rate-limits";
 import { callbackUrls } from "./callback-urls";
+import { campaignCallIds } from "./campaign-call-ids";
 import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, type RunRow } from "./runs";
 import { applyStatus } from "./status";
@@ -212,9 +213,12 @@ export async function hangupRun(env: Env, orgId: number, runId: number): Promise
     .from(workflowRuns)
     .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
     .get();
-  if (!run || !run.providerCallId || !run.telephonyConfigurationId) return;
+  if (!run || !run.telephonyConfigurationId) return;
+  // A campaign call whose answer was not recorded (its callback lost or still on its way) has its id in its campaign.
+  const callId = run.providerCallId ?? (await campaignCallIds(env, [run])).get(run.id);
+  if (!callId) return;
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
   const ctx = await loadConfigContext(env, cfg.row);
-  await cfg.provider.calls?.lifecycle?.beforeHangup(env, ctx, run.providerCallId);
-  await cfg.provider.calls?.hangup(ctx, providerEnvOf(env), run.providerCallId);
+  await cfg.provider.calls?.lifecycle?.beforeHangup(env, ctx, callId);
+  await cfg.provider.calls?.hangup(ctx, providerEnvOf(env), callId);
 }

@@ -10,22 +10,7 @@ import { hangupRun } from "../../src/calls/start";
 import { openWebSocket } from "../../src/lib/websocket-open";
 import { call } from "../helpers";
 import { sqlOf } from "../campaigns/engine-harness";
-import {
-  CALLEE,
-  CALLER,
-  campaignId,
-  campaignObject,
-  eventually,
-  play,
-  runRow,
-  setup,
-  sim,
-  simFault,
-  simRequests,
-  startCall,
-  type Setup,
-  CONTEXT,
-} from "./support";
+import { CALLEE, CALLER, eventually, placedCampaignCall, play, runRow, setup, sim, simFault, simRequests, startCall, type Setup, CONTEXT } from "./support";
 
 const sockets = async (s: Setup) => (await sim<{ sockets: number }>("GET", `/accounts/${s.acct.id}/sockets`)).sockets;
 const statusOf = async (runId: number) => (await runRow(runId)).status;
@@ -189,14 +174,8 @@ describe("ari", () => {
   it("after a drop, a campaign call not yet answered (its channel id only in its campaign's object) is still checked", async () => {
     const s = await setup("ari");
     const stub = ariEventsStub(env, s.configId);
-    const id = campaignId();
-    const campaign = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null }]);
-    await campaign.start();
-    const runOf = () =>
-      env.DB.prepare("SELECT id, provider_call_id FROM workflow_runs WHERE campaign_id = ?").bind(id).first<{ id: number; provider_call_id: string | null }>();
-    for (let i = 0; i < 5 && !(await runOf()); i++) await runDurableObjectAlarm(campaign);
-    const run = (await runOf())!;
-    expect(run.provider_call_id).toBeNull();
+    const { stub: campaign, run } = await placedCampaignCall(s);
+    expect(run.providerCallId).toBeNull();
     const [{ provider_call_id: channelId }] = await sqlOf<{ provider_call_id: string }>(campaign, "SELECT provider_call_id FROM attempts");
     expect(channelId).toMatch(new RegExp(`^edgedial-run-${run.id}-`));
     await eventually(

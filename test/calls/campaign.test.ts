@@ -9,12 +9,26 @@ import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import type { CampaignCallRequest, CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { organizationStub } from "../../src/organizations/organization-object";
-import { startCampaignCall } from "../../src/calls/start";
+import { hangupRun, startCampaignCall } from "../../src/calls/start";
 import { applyStatus } from "../../src/calls/status";
 import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
 import { call } from "../helpers";
 import type { ProviderName } from "../../src/telephony/providers/types";
-import { CALLEE, campaignId, campaignObject, deliver, deliverAll, play, runApi, runRow, setup, simFault, simRequests, type Setup } from "./support";
+import {
+  CALLEE,
+  campaignId,
+  campaignObject,
+  deliver,
+  deliverAll,
+  placedCampaignCall,
+  play,
+  runApi,
+  runRow,
+  setup,
+  simFault,
+  simRequests,
+  type Setup,
+} from "./support";
 
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
@@ -167,6 +181,17 @@ describe("the status applier's campaign side", () => {
   });
 });
 
+describe("hanging up a campaign call whose answer is not recorded", () => {
+  it("uses the call id its campaign's object holds", async () => {
+    const s = await setup("twilio");
+    const { run } = await placedCampaignCall(s);
+    expect(run.providerCallId).toBeNull();
+    const callId = (await runApi(s, run.id)).provider_call_id as string;
+    await hangupRun(env, s.org.id, run.id);
+    expect((await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`))).toHaveLength(1);
+  });
+});
+
 describe("a campaign call's callbacks before its answer", () => {
   // Carriers that sign only the URL: the body must name the run's own call, which a campaign call's record does not
   // hold before the answer (its campaign's object does).
@@ -177,14 +202,7 @@ describe("a campaign call's callbacks before its answer", () => {
   for (const [provider, forge] of forgeries)
     it(`${provider}: a body naming another call is refused, changing nothing; the genuine one is applied`, async () => {
       const s = await setup(provider);
-      const id = campaignId();
-      const stub = await campaignObject(s, id, { enabled: false }, [
-        { row: 2, phone_number: CALLEE, initial_context: { first_name: "Cy" }, greeting_override: null },
-      ]);
-      await stub.start();
-      const runOf = async () => (await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all())[0];
-      for (let i = 0; i < 5 && !(await runOf()); i++) await runDurableObjectAlarm(stub);
-      const before = await runOf();
+      const { run: before } = await placedCampaignCall(s);
       expect(before.providerCallId).toBeNull();
       const callId = (await runApi(s, before.id)).provider_call_id as string;
       const last = (await play(callId, "busy")).filter((c) => c.kind === "status").at(-1)!;

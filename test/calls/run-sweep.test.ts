@@ -1,14 +1,14 @@
 // The cron's watchdog over call records: a run older than max_call_seconds is hung up through its carrier; one
 // still open past the grace ends `unknown` and frees its organization lease; young and finished runs are untouched.
 import { env } from "cloudflare:workers";
-import { createExecutionContext, createScheduledController, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/call-length";
 import { SWEEP_NOTE, sweepOverdueRuns } from "../../src/calls/run-sweep";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { sqlOf } from "../campaigns/engine-harness";
-import { CALLEE, CONTEXT, campaignId, campaignObject, runRow, setup, simRequests, startCall } from "./support";
+import { CONTEXT, placedCampaignCall, runRow, setup, simRequests, startCall } from "./support";
 
 const LIMITS = { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_SECONDS };
 
@@ -56,16 +56,9 @@ describe("watchdog over open runs (the cron)", () => {
 
   it("hangs up a campaign call never answered with the call id its campaign holds, and the ended record keeps it", async () => {
     const s = await setup("twilio");
-    const id = campaignId();
-    const stub = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null }]);
-    await stub.start();
-    for (let i = 0; i < 5 && !(await env.DB.prepare("SELECT id FROM workflow_runs WHERE campaign_id = ?").bind(id).first()); i++)
-      await runDurableObjectAlarm(stub);
-    const run = (await env.DB.prepare("SELECT id, provider_call_id FROM workflow_runs WHERE campaign_id = ?")
-      .bind(id)
-      .first<{ id: number; provider_call_id: string | null }>())!;
+    const { stub, run } = await placedCampaignCall(s);
     // The carrier accepted it, but no callback came: the record has no call id, its campaign's attempt has.
-    expect(run.provider_call_id).toBeNull();
+    expect(run.providerCallId).toBeNull();
     const [held] = await sqlOf<{ provider_call_id: string }>(stub, "SELECT provider_call_id FROM attempts");
     expect(held.provider_call_id).toMatch(/^CA[0-9a-f]{32}$/);
     await age(run.id, MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS + 60);

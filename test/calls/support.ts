@@ -1,6 +1,7 @@
 // Test support for calls: the carrier simulator's control API (an auxiliary Worker every outbound fetch
 // reaches), delivery of the callbacks it produces to the Worker, and a ready configuration per provider.
 import { env, exports } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
@@ -212,4 +213,19 @@ export async function campaignObject(s: Setup, id: number, retry: Partial<RetryC
   await stub.importContacts(contacts);
   await stub.finishImport();
   return stub;
+}
+
+/**
+ * A real campaign of one contact, started until its call is placed: its id, its object and the call's run record (which
+ * holds no carrier call id before the answer; the object does).
+ */
+export async function placedCampaignCall(s: Setup) {
+  const id = campaignId();
+  const stub = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null }]);
+  await stub.start();
+  const runOf = async () => (await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all())[0];
+  for (let i = 0; i < 5 && !(await runOf()); i++) await runDurableObjectAlarm(stub);
+  const run = await runOf();
+  expect(run, "the campaign placed its call").toBeDefined();
+  return { id, stub, run };
 }
