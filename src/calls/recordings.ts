@@ -30,7 +30,7 @@ export function recordingLink(env: Env, requestUrl: string, runId: number): Prom
   return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now());
 }
 
-/** A page of runs as the API shows them (`limit + 1` rows read: the last says there is more), each recorded one with its link. */
+/** A page of runs as the API shows them (of `limit + 1` rows read, the last only says there are more), with links. */
 export async function runsPage(env: Env, requestUrl: string, rows: RunRow[], limit: number) {
   const shown = await withCampaignCallIds(env, rows.slice(0, limit));
   const links = new Map<number, string>();

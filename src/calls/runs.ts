@@ -52,9 +52,9 @@ export type NewRun = {
 };
 
 /**
- * Inserts a run (queued unless told otherwise) named after its id (`WR-<id>`: unique because the id is). The name is the id SQLite will give
- * the row, max(id) + 1, in the insert itself (one write); should AUTOINCREMENT skip past a deleted top row, the row is
- * renamed after its actual id.
+ * Inserts a run (queued unless told otherwise) named after its id (`WR-<id>`: unique because the id is). The name is
+ * the id SQLite will give the row, max(id) + 1, in the insert itself (one write); should AUTOINCREMENT skip past a
+ * deleted top row, the row is renamed after its actual id.
  */
 export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
   const inserted = await db
