@@ -65,30 +65,45 @@ describe("restarts", () => {
     expect(await sqlOf(stub, "SELECT outcome FROM contacts WHERE id = ?", carrier.started[0].req.contactId)).toEqual([{ outcome: "unknown" }]);
   });
 
-  it("a run record that shows the call was placed is adopted: the outcome comes from its status", async () => {
+  /**
+   * A campaign of `contacts` whose object dies while it asks the carrier: the starts under way, a run record written
+   * as the calls module would have got as far, and the restart (a fresh stub: an aborted object's are broken).
+   */
+  async function startsCutShort(contacts: number) {
     const org = await createOrg();
     const wf = await env.DB.prepare("INSERT INTO workflows (org_id, uuid, name) VALUES (?, ?, 'agent') RETURNING id")
       .bind(org.id, crypto.randomUUID())
       .first<{ id: number }>();
-    const made = await makeCampaign({ orgId: org.id, contacts: 2, settings: { max_concurrency: 2, rate_limit: 10 }, start: true });
-    const { id } = made;
+    const made = await makeCampaign({ orgId: org.id, contacts, settings: { max_concurrency: contacts, rate_limit: 10 }, start: true });
     carrier.decide = () => "hang";
     const alarm = runDurableObjectAlarm(made.stub).catch((e) => e);
-    await vi.waitFor(() => expect(carrier.started).toHaveLength(2));
-    const [placed, finished] = carrier.started;
+    await vi.waitFor(() => expect(carrier.started).toHaveLength(contacts));
+    type Start = (typeof carrier.started)[number];
+    return {
+      id: made.id,
+      starts: carrier.started,
+      record: (s: Start, status: string, callId: string | null) =>
+        env.DB.prepare(
+          "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, campaign_id, contact_id, attempt, phone_number, status, provider_call_id) VALUES (?, ?, ?, 'u', ?, ?, 1, ?, ?, ?)",
+        )
+          .bind(org.id, `WR-R${made.id}-${s.req.contactId}`, wf!.id, made.id, s.req.contactId, s.req.phoneNumber, status, callId)
+          .run(),
+      restart: async () => {
+        await abortAllDurableObjects();
+        await alarm;
+        carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
+        return campaignStub(made.id);
+      },
+    };
+  }
+
+  it("a run record that shows the call was placed is adopted: the outcome comes from its status", async () => {
+    const { id, starts, record, restart } = await startsCutShort(2);
+    const [placed, finished] = starts;
     // The calls module got as far as the carrier for both; one already has its final status.
-    for (const [s, status, callId] of [
-      [placed, "ringing", "prov-1"],
-      [finished, "busy", "prov-2"],
-    ] as const)
-      await env.DB.prepare(
-        "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, campaign_id, contact_id, attempt, phone_number, status, provider_call_id) VALUES (?, ?, ?, 'u', ?, ?, 1, ?, ?, ?)",
-      )
-        .bind(org.id, `WR-R${id}-${s.req.contactId}`, wf!.id, id, s.req.contactId, s.req.phoneNumber, status, callId)
-        .run();
-    await abortAllDurableObjects();
-    await alarm;
-    const stub = campaignStub(id);
+    await record(placed, "ringing", "prov-1");
+    await record(finished, "busy", "prov-2");
+    const stub = await restart();
     const rows = await sqlOf<{ contact_id: number; status: string; provider_call_id: string | null }>(
       stub,
       "SELECT contact_id, status, provider_call_id FROM attempts ORDER BY contact_id",
@@ -102,36 +117,20 @@ describe("restarts", () => {
     expect(
       (await stub.onCallStatus({ runId, contactId: placed.req.contactId, attempt: 1, status: "completed", at: new Date(clock.now()).toISOString() })).applied,
     ).toBe(true);
-    carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
     await advance(121_000, stub);
     expect(carrier.dialsOf(id, finished.req.phoneNumber).map((s) => s.req.attempt)).toEqual([1, 2]);
     expect(carrier.dialsOf(id, placed.req.phoneNumber)).toHaveLength(1);
   });
 
   it("a run recorded `initiated` without a call id was created but not known placed: unknown, not dialed again", async () => {
-    const org = await createOrg();
-    const wf = await env.DB.prepare("INSERT INTO workflows (org_id, uuid, name) VALUES (?, ?, 'agent') RETURNING id")
-      .bind(org.id, crypto.randomUUID())
-      .first<{ id: number }>();
-    const made = await makeCampaign({ orgId: org.id, contacts: 1, settings: { max_concurrency: 1, rate_limit: 10 }, start: true });
-    carrier.decide = () => "hang";
-    const alarm = runDurableObjectAlarm(made.stub).catch((e) => e);
-    await vi.waitFor(() => expect(carrier.started).toHaveLength(1));
-    const [s] = carrier.started;
+    const { id, starts, record, restart } = await startsCutShort(1);
     // startCampaignCall records its run `initiated` before it asks the carrier, and writes nothing when the carrier
     // accepts: a record like this says nothing about whether the carrier has the call.
-    await env.DB.prepare(
-      "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, campaign_id, contact_id, attempt, phone_number, status) VALUES (?, ?, ?, 'u', ?, ?, 1, ?, 'initiated')",
-    )
-      .bind(org.id, `WR-I${made.id}`, wf!.id, made.id, s.req.contactId, s.req.phoneNumber)
-      .run();
-    await abortAllDurableObjects();
-    await alarm;
-    const stub = campaignStub(made.id);
-    carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
+    await record(starts[0], "initiated", null);
+    const stub = await restart();
     expect(await sqlOf(stub, "SELECT status FROM attempts")).toEqual([{ status: "unknown" }]);
     await advance(3600_000, stub);
-    expect(carrier.dialsOf(made.id, s.req.phoneNumber)).toHaveLength(1);
+    expect(carrier.dialsOf(id, starts[0].req.phoneNumber)).toHaveLength(1);
     expect((await stub.snapshot()).state).toBe("completed");
   });
 });
