@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
+import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
@@ -47,11 +48,12 @@ const state = process.env.BENCH_STATE ?? `${OUT}/state`;
 rmSync(state, { recursive: true, force: true });
 wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state, "--config", config]);
 
-const worker = await unstable_startWorker({
-  config,
-  entrypoint: `${dist}/worker.js`,
-  ...benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000" }),
-});
+/** `BENCH_PROFILE=1`: a CPU profile of the isolate during the burst run (bench/out/dispatch/bursts.cpuprofile), summarized. */
+const PROFILE = Boolean(process.env.BENCH_PROFILE);
+const options = benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000" });
+if (PROFILE) options.dev.inspector = { port: 9341 };
+const worker = await unstable_startWorker({ config, entrypoint: `${dist}/worker.js`, ...options });
+const profiler = PROFILE ? await cpuProfiler(await worker.inspectorUrl, "edgedial") : null;
 
 /** workerd's CPU use while idle (its event loop, timers), per second, to tell apart from the work measured. */
 async function idleCpuPerSecond() {
@@ -73,17 +75,25 @@ async function run(label, o) {
     .map((p) => p.pid);
   const cpu0 = cpuOf(pids);
   const t0 = performance.now();
+  if (profiler && o.burst) await profiler.start();
   const started = await fetch(`${base}/bench/start`, { method: "POST", body: JSON.stringify(o) });
   if (!started.ok) throw new Error(`start failed: ${started.status} ${await started.text()}`);
-  let s;
+  // Only the state is polled: the figures are computed once the run is over, so that computing them (in the campaign's
+  // own object) does not hold up the run they measure.
   for (;;) {
     await new Promise((r) => setTimeout(r, 250));
-    s = await (await fetch(`${base}/bench/stats?id=${o.campaignId}`)).json();
-    if (s.state === "completed") break;
-    if (performance.now() - t0 > 30 * 60_000) throw new Error(`no completion: ${JSON.stringify(s)}`);
+    const { state } = await (await fetch(`${base}/bench/state?id=${o.campaignId}`)).json();
+    if (state === "completed") break;
+    if (performance.now() - t0 > 30 * 60_000) throw new Error(`no completion: ${state}`);
   }
   const wall = (performance.now() - t0) / 1000;
-  const cpu = Math.max(0, cpuOf(pids) - cpu0 - idle * wall);
+  const cpuRun = cpuOf(pids);
+  if (profiler && o.burst) {
+    profileSummary(await profiler.stop(), `${OUT}/bursts.cpuprofile`);
+    console.log(`  heap after the run        ${JSON.stringify(await profiler.heap())}`);
+  }
+  const s = await (await fetch(`${base}/bench/stats?id=${o.campaignId}`)).json();
+  const cpu = Math.max(0, cpuRun - cpu0 - idle * wall);
   const dialSpan = (s.lastDial - s.firstDial) / 1000;
   console.log(
     `\n${label}: ${o.contacts.toLocaleString("en")} contacts, max_concurrency ${o.maxConcurrency}, rate_limit ${o.rateLimit}/s\n` +
@@ -93,7 +103,9 @@ async function run(label, o) {
       `  final status → next dial  p50 ${s.delay.p50} ms, p99 ${s.delay.p99} ms, max ${s.delay.max} ms (n = ${s.delay.n}: the first dial after it)\n` +
       `  final status → its slot   p50 ${s.refill.p50} ms, p99 ${s.refill.p99} ms, max ${s.refill.max} ms (n = ${s.refill.n}: each dial fills the oldest freed slot)\n` +
       `  slowest groups of 100     ${s.refill.slowest.map((b) => `#${b.burst} ${b.max} ms`).join(", ")} (a burst's refills, in order)\n` +
-      (process.env.BENCH_TRACE ? s.refill.slowest.map((b) => `    #${b.burst}: ${b.during.join("; ")} [${b.kinds}]\n`).join("") : "") +
+      (process.env.BENCH_TRACE
+        ? s.refill.slowest.map((b) => `    #${b.burst}: refills at ${b.stamps} ms; ${b.during.join("; ")} [${b.kinds}]\n`).join("")
+        : "") +
       `  rows written per attempt  D1 ${(s.rows.d1 / s.dials).toFixed(3)} (${s.rows.d1} in all: this path's summary mirror; a real attempt through the calls module: test/campaigns/status-batch.test.ts), ` +
       `Durable Objects ${((s.rows.campaign + s.rows.organization) / s.dials).toFixed(2)} (campaign ${(s.rows.campaign / s.dials).toFixed(2)}, organization ${(s.rows.organization / s.dials).toFixed(2)}; SQLite rows incl. index and trigger writes)`,
   );
@@ -113,6 +125,7 @@ try {
   // At the API's limits the pacer sets the pace (no more than rate_limit starts in any second).
   if (!ENGINE_ONLY) await run("at the API's limits", { campaignId: 3, orgId: 3, contacts: Math.min(CONTACTS, 1000), maxConcurrency: 100, rateLimit: 50 });
 } finally {
+  profiler?.close();
   await worker.dispose();
   rmSync(state, { recursive: true, force: true });
 }

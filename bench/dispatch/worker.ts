@@ -76,9 +76,11 @@ export class BenchCarrier extends DurableObject<Env> {
   }
 }
 
+/** One stub per campaign (a stub per dial was the bench's largest allocation: garbage the engine's pauses paid for). */
+const carriers = new Map<number, DurableObjectStub<BenchCarrier>>();
 const carrierOf = (env: Env, campaignId: number) => {
   const ns = (env as unknown as { BENCH_CARRIER: DurableObjectNamespace<BenchCarrier> }).BENCH_CARRIER;
-  return ns.get(ns.idFromName(String(campaignId)));
+  return carriers.get(campaignId) ?? (carriers.set(campaignId, ns.get(ns.idFromName(String(campaignId)))).get(campaignId) as DurableObjectStub<BenchCarrier>);
 };
 
 setCallStarter(async (env, req) => {
@@ -155,6 +157,19 @@ export class CampaignObject extends EngineCampaignObject {
         return out;
       };
     }
+    // The rounds' dials and what held some back (BENCH_TRACE): how many each round recorded, and the lease refusals.
+    const own = this as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const record = own.recordDialing.bind(this);
+    own.recordDialing = (chosen: unknown, now: unknown, unused: unknown) => {
+      const out = record(chosen, now, unused) as unknown[];
+      this.trace.push({ kind: `recordDialing(unused ${(unused as unknown[]).length})`, t0: Date.now(), t1: Date.now(), n: out.length });
+      return out;
+    };
+    const blocked = own.noteBlocked.bind(this);
+    own.noteBlocked = (reason: unknown, lease: unknown) => {
+      if (reason) this.trace.push({ kind: `blocked ${JSON.stringify(lease)}`, t0: Date.now(), t1: Date.now(), n: 0 });
+      return blocked(reason, lease);
+    };
     this.rows = tallyOf(ctx.id.toString());
     countRows(this, this.rows, ctx);
     countD1Writes(env.DB);
@@ -181,6 +196,12 @@ export class CampaignObject extends EngineCampaignObject {
     }
   }
 
+  /** The campaign's state alone: what the runner polls while the run goes on (the figures are computed once, after). */
+  async benchState(): Promise<string | null> {
+    const [row] = this.ctx.storage.sql.exec<{ state: string }>("SELECT state FROM campaign WHERE id = 1").toArray();
+    return row?.state ?? null;
+  }
+
   async benchStats() {
     const snap = await this.snapshot();
     const stats = statsOf(snap.id);
@@ -202,7 +223,12 @@ export class CampaignObject extends EngineCampaignObject {
     }
     const dials = stats.dials;
     // Each burst's slowest refill, in order: whether the tail is a few bursts (and which) or all of them.
-    const slowest = Array.from({ length: Math.ceil(refills.length / 100) }, (_, i) => ({ burst: i, max: Math.max(...refills.slice(i * 100, i * 100 + 100)) }))
+    const slowest = Array.from({ length: Math.ceil(refills.length / 100) }, (_, i) => {
+      const own = refills.slice(i * 100, i * 100 + 100);
+      // When its refills happened: one time for a round that dialed them all at once, several for rounds after it.
+      const at = [...new Set(own)].sort((a, b) => a - b);
+      return { burst: i, max: Math.max(...own), stamps: at.map((t) => `${t}×${own.filter((x) => x === t).length}`).join(" ") };
+    })
       .sort((a, b) => b.max - a.max)
       .slice(0, 5)
       .map((b) => {
@@ -279,6 +305,10 @@ export default {
       statsOf(o.campaignId).campaignAt = tallyOf(env.CAMPAIGN.idFromName(String(o.campaignId)).toString()).total();
       await stub.start();
       return Response.json({ ok: true });
+    }
+    if (url.pathname === "/bench/state") {
+      const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
+      return Response.json({ state: await stub.benchState() });
     }
     if (url.pathname === "/bench/stats") {
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
