@@ -8,7 +8,12 @@ const asksCampaign = (r: RunRow) => r.providerCallId == null && r.campaignId != 
 /** The call ids their campaigns know of these runs' (by run id); a campaign that cannot answer adds none. */
 export async function campaignCallIds(env: Env, rows: RunRow[]): Promise<Map<number, string>> {
   const byCampaign = new Map<number, RunRow[]>();
-  for (const r of rows) if (asksCampaign(r)) byCampaign.set(r.campaignId!, [...(byCampaign.get(r.campaignId!) ?? []), r]);
+  for (const r of rows) {
+    if (!asksCampaign(r)) continue;
+    const list = byCampaign.get(r.campaignId!) ?? [];
+    byCampaign.set(r.campaignId!, list);
+    list.push(r);
+  }
   const known = new Map<number, string>();
   await Promise.all(
     [...byCampaign].map(async ([campaignId, runs]) => {
