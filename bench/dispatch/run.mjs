@@ -12,6 +12,7 @@ import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
+import { gcEvents, gcSummary, traceGc } from "../lib/gc.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
@@ -50,6 +51,9 @@ wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stat
 
 /** `BENCH_PROFILE=1`: a CPU profile of the isolate during the burst run (bench/out/dispatch/bursts.cpuprofile), summarized. */
 const PROFILE = Boolean(process.env.BENCH_PROFILE);
+/** `BENCH_GC=1`: V8's collections in every isolate of the runtime, summed per run, and those that met the slowest bursts. */
+const GC_LOG = process.env.BENCH_GC ? `${OUT}/gc.log` : null;
+if (GC_LOG) traceGc(GC_LOG);
 const options = benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000" });
 if (PROFILE) options.dev.inspector = { port: 9341 };
 const worker = await unstable_startWorker({ config, entrypoint: `${dist}/worker.js`, ...options });
@@ -87,10 +91,14 @@ async function run(label, o) {
     if (performance.now() - t0 > 30 * 60_000) throw new Error(`no completion: ${state}`);
   }
   const wall = (performance.now() - t0) / 1000;
+  const span = [Date.now() - wall * 1000, Date.now()];
   const cpuRun = cpuOf(pids);
   if (profiler && o.burst) {
     profileSummary(await profiler.stop(), `${OUT}/bursts.cpuprofile`);
     console.log(`  heap after the run        ${JSON.stringify(await profiler.heap())}`);
+    const live = await profiler.snapshot();
+    console.log(`  live objects              ${live.totalMB.toFixed(1)} MB; the largest kinds:`);
+    for (const [kind, { count, size }] of live.largest) console.log(`    ${(size / 1e6).toFixed(2).padStart(7)} MB  ${String(count).padStart(8)}  ${kind}`);
   }
   const s = await (await fetch(`${base}/bench/stats?id=${o.campaignId}`)).json();
   const cpu = Math.max(0, cpuRun - cpu0 - idle * wall);
@@ -104,12 +112,23 @@ async function run(label, o) {
       `  final status → its slot   p50 ${s.refill.p50} ms, p99 ${s.refill.p99} ms, max ${s.refill.max} ms (n = ${s.refill.n}: each dial fills the oldest freed slot)\n` +
       `  slowest groups of 100     ${s.refill.slowest.map((b) => `#${b.burst} ${b.max} ms`).join(", ")} (a burst's refills, in order)\n` +
       (process.env.BENCH_TRACE
-        ? s.refill.slowest.map((b) => `    #${b.burst}: refills at ${b.stamps} ms; ${b.during.join("; ")} [${b.kinds}]\n`).join("")
+        ? s.refill.slowest.map((b) => `    #${b.burst} (at ${b.from}): refills at ${b.stamps} ms; ${b.during.join("; ")} [${b.kinds}]\n`).join("")
         : "") +
+      (GC_LOG ? gcLines(span, s.refill.slowest) : "") +
       `  rows written per attempt  D1 ${(s.rows.d1 / s.dials).toFixed(3)} (${s.rows.d1} in all: this path's summary mirror; a real attempt through the calls module: test/campaigns/status-batch.test.ts), ` +
       `Durable Objects ${((s.rows.campaign + s.rows.organization) / s.dials).toFixed(2)} (campaign ${(s.rows.campaign / s.dials).toFixed(2)}, organization ${(s.rows.organization / s.dials).toFixed(2)}; SQLite rows incl. index and trigger writes)`,
   );
   return s;
+}
+
+/** The run's collections per isolate, and the major ones that came during one of the slowest bursts. */
+function gcLines([from, to], slowest) {
+  const events = gcEvents(GC_LOG, from, to);
+  const hits = slowest.map((b) => {
+    const during = events.filter((e) => e.kind === "major" && e.at - e.pause <= b.from + b.max && e.at >= b.from);
+    return `#${b.burst} ${during.length ? during.map((e) => `${e.isolate.slice(-6)} ${e.pause.toFixed(0)} ms`).join(" + ") : "none"}`;
+  });
+  return `  garbage collections       ${gcSummary(events).join("\n                            ")}\n  major ones in the slowest  ${hits.join(", ")}\n`;
 }
 
 try {

@@ -239,7 +239,7 @@ export class CampaignObject extends EngineCampaignObject {
           .filter((e) => e.t1 >= from - 50 && e.t0 <= to)
           .map((e) => `${e.kind}(${e.n}) ${e.t0 - from}..${e.t1 - from}`);
         const near = this.trace.filter((e) => e.kind !== "statuses" && Math.abs(e.t0 - from) < 400).map((e) => `${e.kind} ${e.t0 - from}..${e.t1 - from}`);
-        return { ...b, during, kinds: near.slice(0, 12).join(", ") };
+        return { ...b, from, during, kinds: near.slice(0, 12).join(", ") };
       });
     delays.sort((a, b) => a - b);
     refills.sort((a, b) => a - b);

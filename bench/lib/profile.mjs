@@ -12,8 +12,10 @@ export async function cpuProfiler(inspectorUrl, workerName) {
   });
   let seq = 0;
   const pending = new Map();
+  let chunks = [];
   ws.on("message", (data) => {
     const m = JSON.parse(String(data));
+    if (m.method === "HeapProfiler.addHeapSnapshotChunk") chunks.push(m.params.chunk);
     pending.get(m.id)?.(m);
     pending.delete(m.id);
   });
@@ -38,6 +40,12 @@ export async function cpuProfiler(inspectorUrl, workerName) {
     heap: async () => {
       const { usedSize, totalSize } = (await send("Runtime.getHeapUsage")).result;
       return { usedMB: Math.round(usedSize / 1e6), totalMB: Math.round(totalSize / 1e6) };
+    },
+    /** A heap snapshot's live objects summed by constructor (what a major collection has to mark). */
+    snapshot: async () => {
+      chunks = [];
+      await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+      return snapshotSummary(JSON.parse(chunks.join("")));
     },
     close: () => ws.close(),
   };
@@ -96,4 +104,31 @@ function allocationSummary(sampled) {
   walk(sampled.head, []);
   console.log(`  allocations (sampled)     ${(total / 1e6).toFixed(0)} MB in all; the largest:`);
   for (const [key, size] of [...by].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`    ${(size / 1e6).toFixed(1).padStart(7)} MB  ${key}`);
+}
+
+/** The largest kinds of live objects in a heap snapshot (V8's format: a flat array of nodes, their fields in meta). */
+function snapshotSummary({ snapshot, nodes, strings }) {
+  const fields = snapshot.meta.node_fields;
+  const types = snapshot.meta.node_types[0];
+  const [typeAt, nameAt, sizeAt] = ["type", "name", "self_size"].map((f) => fields.indexOf(f));
+  const by = new Map();
+  let total = 0;
+  for (let i = 0; i < nodes.length; i += fields.length) {
+    const type = types[nodes[i + typeAt]];
+    const key = type === "object" || type === "closure" ? `${type} ${strings[nodes[i + nameAt]].slice(0, 60)}` : type;
+    const size = nodes[i + sizeAt];
+    const entry = by.get(key) ?? { count: 0, size: 0 };
+    entry.count++;
+    entry.size += size;
+    by.set(key, entry);
+    total += size;
+  }
+  if (process.env.BENCH_STRINGS) {
+    const big = [];
+    for (let i = 0; i < nodes.length; i += fields.length)
+      if (types[nodes[i + typeAt]] === "string") big.push([nodes[i + sizeAt], strings[nodes[i + nameAt]].slice(0, 100)]);
+    big.sort((a, b) => b[0] - a[0]);
+    for (const [size, text] of big.slice(0, 40)) console.log(`    ${size} ${JSON.stringify(text)}`);
+  }
+  return { totalMB: total / 1e6, largest: [...by].sort((a, b) => b[1].size - a[1].size).slice(0, 25) };
 }
