@@ -24,10 +24,20 @@ export * from "../../src/index";
  * they happened (`order`: a final's index, or ~index for a dial: Date.now() has millisecond steps), and where the
  * rows counters stood when it started.
  */
-type Stats = { dials: number[]; finals: number[]; order: number[]; d1At: number; orgAt: number; campaignAt: number };
+type Stats = {
+  dials: number[];
+  finals: number[];
+  order: number[];
+  d1At: number;
+  orgAt: number;
+  campaignAt: number;
+  orgStatementsAt: number;
+  campaignStatementsAt: number;
+};
 const byCampaign = new Map<number, Stats>();
 const statsOf = (id: number) =>
-  byCampaign.get(id) ?? (byCampaign.set(id, { dials: [], finals: [], order: [], d1At: 0, orgAt: 0, campaignAt: 0 }).get(id) as Stats);
+  byCampaign.get(id) ??
+  (byCampaign.set(id, { dials: [], finals: [], order: [], d1At: 0, orgAt: 0, campaignAt: 0, orgStatementsAt: 0, campaignStatementsAt: 0 }).get(id) as Stats);
 const campaignRows = new Map<string, SqlRowTally>();
 const organizationRows = new SqlRowTally();
 const tallyOf = (id: string) => campaignRows.get(id) ?? (campaignRows.set(id, new SqlRowTally()).get(id) as SqlRowTally);
@@ -262,6 +272,7 @@ export class CampaignObject extends EngineCampaignObject {
       refill: { n: refills.length, p50: pct(refills, 50), p99: pct(refills, 99), max: refills[refills.length - 1] ?? null, slowest },
       // From the start on: the import's rows (each contact written once, before any dial) are not counted.
       rows: { d1: d1Tally.rowsWritten - stats.d1At, campaign: this.rows.total() - stats.campaignAt, organization: organizationRows.total() - stats.orgAt },
+      statements: { campaign: this.rows.statements - stats.campaignStatementsAt, organization: organizationRows.statements - stats.orgStatementsAt },
     };
   }
 }
@@ -280,7 +291,7 @@ export default {
       };
       if (o.burst) bursts.set(o.campaignId, { size: o.maxConcurrency, left: o.contacts, held: [] });
       countD1Writes(env.DB);
-      Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total() });
+      Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total(), orgStatementsAt: organizationRows.statements });
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(o.campaignId)));
       await stub.initialize({
         campaignId: o.campaignId,
@@ -302,7 +313,8 @@ export default {
         await stub.importContacts(chunk);
       }
       await stub.finishImport();
-      statsOf(o.campaignId).campaignAt = tallyOf(env.CAMPAIGN.idFromName(String(o.campaignId)).toString()).total();
+      const tally = tallyOf(env.CAMPAIGN.idFromName(String(o.campaignId)).toString());
+      Object.assign(statsOf(o.campaignId), { campaignAt: tally.total(), campaignStatementsAt: tally.statements });
       await stub.start();
       return Response.json({ ok: true });
     }

@@ -119,6 +119,8 @@ export class CampaignObject extends DurableObject<Env> {
   private readonly toRelease: string[] = [];
   /** Call starts waiting for the carrier's answer (at most MAX_STARTING): a round does not wait for them. */
   private readonly starting = new Set<Promise<void>>();
+  /** Starts the carrier accepted, [attempt id, run id, call id], written together once this turn's answers are in. */
+  private readonly accepted: [number, number, string | null][] = [];
   private settingsCache: { json: string; value: CampaignSettings } | null = null;
   /** Settles when the constructor's migration and reconciliation are done (in-process simulations await it). */
   readonly ready: Promise<void>;
@@ -1083,8 +1085,9 @@ export class CampaignObject extends DurableObject<Env> {
       return;
     }
     if (r.ok) {
-      this.db.run`UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END,
-        run_id = coalesce(run_id, ${r.runId}), provider_call_id = coalesce(provider_call_id, ${r.providerCallId}) WHERE id = ${a.id}`;
+      // One statement for the answers that come in the same turn (a round's starts answer together), not one per
+      // call; it runs before anything that awaits this start (the queue of microtasks is first in, first out).
+      if (this.accepted.push([a.id, r.runId, r.providerCallId]) === 1) queueMicrotask(() => this.recordAccepted());
       return;
     }
     if (r.kind === "capacity" || r.kind === "config") {
@@ -1128,6 +1131,18 @@ export class CampaignObject extends DurableObject<Env> {
       run_id: r.runId,
       error: r.message,
     });
+  }
+
+  private recordAccepted(): void {
+    const calls = this.accepted.splice(0);
+    const rows = JSON.stringify(calls);
+    try {
+      this.db.run`UPDATE attempts SET status = CASE WHEN status = 'dialing' THEN 'in_flight' ELSE status END,
+        run_id = coalesce(run_id, j.value ->> 1), provider_call_id = coalesce(provider_call_id, j.value ->> 2)
+        FROM json_each(${rows}) AS j WHERE attempts.id = j.value ->> 0`;
+    } catch (err) {
+      this.log.write("error", "dispatch_error", "Recording call starts failed", { calls: calls.length, error: String(err) });
+    }
   }
 
   /**

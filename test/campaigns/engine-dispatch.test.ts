@@ -2,8 +2,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
-import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { numberZoneKey } from "../../src/telephony/number-zones";
+import { FakeCarrier, advance, campaignStub, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick, uniqueId } from "./engine-harness";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -32,6 +34,37 @@ describe("dispatch", () => {
     });
     const p = await stub.progress();
     expect(p).toMatchObject({ state: "running", total: 10, processed: 3, pending: 7, in_progress: 3 });
+  });
+
+  it("a round's starts, answered together or apart, each record their own run and call id", async () => {
+    const { id, stub } = await makeCampaign({ contacts: 6, settings: { max_concurrency: 6, rate_limit: 50 } });
+    // The third number's carrier answers a few turns of the queue later (after the others' answers were written,
+    // so on its own), the fifth's refuses; the others answer at once (written together).
+    carrier.decide = (req) => {
+      if (req.phoneNumber.endsWith("0002")) {
+        let later = Promise.resolve();
+        for (let i = 0; i < 5; i++) later = later.then(() => undefined);
+        return later.then(() => ({ ok: true, runId: 0, providerCallId: "late-call" }));
+      }
+      if (req.phoneNumber.endsWith("0004")) return { ok: false, runId: null, message: "refused", kind: "carrier_refused" };
+      return { ok: true, runId: 0, providerCallId: null };
+    };
+    await stub.start();
+    await tick(stub);
+    const got = await sqlOf(
+      stub,
+      "SELECT c.phone_number, a.status, a.run_id, a.provider_call_id FROM attempts a JOIN contacts c ON c.id = a.contact_id ORDER BY c.id",
+    );
+    const runOf = (phone: string) => carrier.started.find((s) => s.req.campaignId === id && s.req.phoneNumber === phone)!.runId;
+    expect(got).toEqual(
+      ["0000", "0001", "0002", "0003", "0004", "0005"].map((n) => {
+        const phone = `+1415555${n}`;
+        const runId = runOf(phone);
+        if (n === "0004") return { phone_number: phone, status: "failed", run_id: runId, provider_call_id: null };
+        return { phone_number: phone, status: "in_flight", run_id: runId, provider_call_id: n === "0002" ? "late-call" : `call-${runId}` };
+      }),
+    );
+    expect(new Set(got.map((g) => g.run_id)).size).toBe(6);
   });
 });
 
@@ -162,6 +195,35 @@ describe("concurrency caps", () => {
 });
 
 describe("zones given out ahead", () => {
+  it("each contact gets its own zone: its timezone column, else its number's", async () => {
+    const id = uniqueId();
+    const stub = campaignStub(id);
+    await stub.initialize({
+      campaignId: id,
+      orgId: uniqueId(),
+      name: "zones",
+      workflowId: 1,
+      telephonyConfigurationId: 1,
+      sourceId: "campaigns/zones.csv",
+      settings: { ...DEFAULT_SETTINGS, max_concurrency: 1, rate_limit: 50 },
+    });
+    const numbers = ["+14155550100", "+442079460000", "+61291234567", "+14155550101", "+81312345678", "+12125550100"];
+    const zones: Record<string, string | null> = { "+14155550101": "Asia/Tokyo", "+12125550100": "Not/AZone" };
+    await stub.importContacts(
+      numbers.map((n, i) => ({ row: i + 2, phone_number: n, initial_context: zones[n] ? { timezone: zones[n] } : {}, greeting_override: null })),
+    );
+    await stub.finishImport();
+    await stub.start();
+    await tick(stub);
+    const got = await sqlOf<{ phone_number: string; key: string }>(
+      stub,
+      "SELECT c.phone_number, z.key FROM contacts c JOIN zones z ON z.id = c.zone_id ORDER BY c.id",
+    );
+    // A zone the runtime does not know falls back to the number's.
+    expect(got).toEqual(numbers.map((n) => ({ phone_number: n, key: zones[n] === "Asia/Tokyo" ? "Asia/Tokyo" : numberZoneKey(n) })));
+    expect(new Set(got.map((g) => g.key)).size).toBeGreaterThanOrEqual(5);
+  });
+
   it("the alarm keeps contacts zoned ahead of dispatch, 500 at a time up to 1,000, so rounds find them ready", async () => {
     const zoned = async (stub: Parameters<typeof sqlOf>[0]) =>
       (await sqlOf<{ n: number }>(stub, "SELECT count(*) AS n FROM contacts WHERE status = 'queued' AND zone_id IS NOT NULL"))[0].n;

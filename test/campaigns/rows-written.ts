@@ -53,6 +53,8 @@ export function countD1Writes(db: D1Database): void {
 /** A Durable Object's SQLite rows written (cursor.rowsWritten, index and trigger writes included). */
 export class SqlRowTally {
   rows = 0;
+  /** Statements run (each is a cursor: a runtime object the isolate's garbage collector tracks until a major collection). */
+  statements = 0;
   // Read when the next statement runs (or at total()): a cursor's rowsWritten is complete once it was consumed.
   private last: SqlStorageCursor<Record<string, SqlStorageValue>> | null = null;
 
@@ -76,6 +78,7 @@ export class SqlRowTally {
         if (prop === "exec")
           return (query: string, ...bindings: unknown[]) => {
             this.settle();
+            this.statements++;
             const cursor = target.exec(query, ...bindings);
             this.last = cursor;
             return cursor;
