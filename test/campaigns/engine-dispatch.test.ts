@@ -208,9 +208,14 @@ describe("zones given out ahead", () => {
       settings: { ...DEFAULT_SETTINGS, max_concurrency: 1, rate_limit: 50 },
     });
     const numbers = ["+14155550100", "+442079460000", "+61291234567", "+14155550101", "+81312345678", "+12125550100"];
-    const zones: Record<string, string | null> = { "+14155550101": "Asia/Tokyo", "+12125550100": "Not/AZone" };
+    const zones: Record<string, string> = { "+14155550101": "Asia/Tokyo", "+12125550100": "Not/AZone" };
     await stub.importContacts(
-      numbers.map((n, i) => ({ row: i + 2, phone_number: n, initial_context: zones[n] ? { timezone: zones[n] } : {}, greeting_override: null })),
+      numbers.map((n, i) => ({
+        row: i + 2,
+        phone_number: n,
+        initial_context: n in zones ? { timezone: zones[n] } : ({} as Record<string, string>),
+        greeting_override: null,
+      })),
     );
     await stub.finishImport();
     await stub.start();
