@@ -26,8 +26,6 @@ export function gcEvents(log, from = 0, to = Infinity) {
       isolate: m[2],
       kind: e.gc === "s" ? "minor" : "major",
       pause: e.pause,
-      reason: e.reason,
-      beforeMB: e.start_object_size / 1e6,
       afterMB: e.end_object_size / 1e6,
       promotedMB: (e.promoted ?? 0) / 1e6,
       newSpaceMB: (e.new_space_capacity ?? 0) / 1e6,

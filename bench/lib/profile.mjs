@@ -123,12 +123,5 @@ function snapshotSummary({ snapshot, nodes, strings }) {
     by.set(key, entry);
     total += size;
   }
-  if (process.env.BENCH_STRINGS) {
-    const big = [];
-    for (let i = 0; i < nodes.length; i += fields.length)
-      if (types[nodes[i + typeAt]] === "string") big.push([nodes[i + sizeAt], strings[nodes[i + nameAt]].slice(0, 100)]);
-    big.sort((a, b) => b[0] - a[0]);
-    for (const [size, text] of big.slice(0, 40)) console.log(`    ${size} ${JSON.stringify(text)}`);
-  }
   return { totalMB: total / 1e6, largest: [...by].sort((a, b) => b[1].size - a[1].size).slice(0, 25) };
 }

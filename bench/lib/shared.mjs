@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 // wrangler's dev server streams every invocation's events (each RPC, each storage call) to a local observability
-// collector: another isolate on workerd's one thread, whose garbage collections (90-115 ms, every second or two under
-// a burst) stalled edgedial's isolate and took 70-80 % of the runtime's CPU in bench:dispatch. It is a dev-server
+// collector: another isolate on workerd's one thread, whose garbage collections (88-126 ms, every second or two under
+// a burst) stalled edgedial's isolate; it took about three quarters of the runtime's CPU in bench:dispatch. A dev-server
 // tool, not part of the Worker or of the deployed runtime, so the benchmarks run without it, as they run with
 // the Worker's own `observability` off. X_LOCAL_OBSERVABILITY=true puts it back.
 process.env.X_LOCAL_OBSERVABILITY ??= "false";
