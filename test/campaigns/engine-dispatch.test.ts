@@ -2,10 +2,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
 import { clock } from "../../src/lib/clock";
 import { numberZoneKey } from "../../src/telephony/number-zones";
-import { FakeCarrier, advance, campaignStub, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick, uniqueId } from "./engine-harness";
+import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -196,29 +195,18 @@ describe("concurrency caps", () => {
 
 describe("zones given out ahead", () => {
   it("each contact gets its own zone: its timezone column, else its number's", async () => {
-    const id = uniqueId();
-    const stub = campaignStub(id);
-    await stub.initialize({
-      campaignId: id,
-      orgId: uniqueId(),
-      name: "zones",
-      workflowId: 1,
-      telephonyConfigurationId: 1,
-      sourceId: "campaigns/zones.csv",
-      settings: { ...DEFAULT_SETTINGS, max_concurrency: 1, rate_limit: 50 },
-    });
     const numbers = ["+14155550100", "+442079460000", "+61291234567", "+14155550101", "+81312345678", "+12125550100"];
     const zones: Record<string, string> = { "+14155550101": "Asia/Tokyo", "+12125550100": "Not/AZone" };
-    await stub.importContacts(
-      numbers.map((n, i) => ({
+    const { stub } = await makeCampaign({
+      rows: numbers.map((n, i) => ({
         row: i + 2,
         phone_number: n,
         initial_context: n in zones ? { timezone: zones[n] } : ({} as Record<string, string>),
         greeting_override: null,
       })),
-    );
-    await stub.finishImport();
-    await stub.start();
+      settings: { max_concurrency: 1, rate_limit: 50 },
+      start: true,
+    });
     await tick(stub);
     const got = await sqlOf<{ phone_number: string; key: string }>(
       stub,

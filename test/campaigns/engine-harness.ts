@@ -82,7 +82,8 @@ export const contacts = (n: number, from = 0): ContactInput[] =>
     greeting_override: null,
   }));
 
-export type MakeOpts = { contacts?: number; settings?: SettingsPatch; orgId?: number; start?: boolean };
+/** `rows`: the contacts themselves (instead of `contacts` generated ones). */
+export type MakeOpts = { contacts?: number; rows?: ContactInput[]; settings?: SettingsPatch; orgId?: number; start?: boolean };
 
 /** A campaign object with `n` contacts, imported, optionally started. */
 export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; orgId: number; stub: CampaignStub }> {
@@ -99,7 +100,7 @@ export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; o
     // Nested objects may be partial: the object completes them with the defaults.
     settings: { ...DEFAULT_SETTINGS, ...opts.settings } as CampaignSettings,
   });
-  const all = contacts(opts.contacts ?? 3);
+  const all = opts.rows ?? contacts(opts.contacts ?? 3);
   for (let i = 0; i < all.length; i += 1000) await stub.importContacts(all.slice(i, i + 1000));
   await stub.finishImport();
   if (opts.start) await stub.start();
