@@ -13,6 +13,7 @@ import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
 import { gcEvents, gcSummary, traceGc } from "../lib/gc.mjs";
+import { startCarrier } from "./carrier.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/dispatch`;
@@ -33,11 +34,7 @@ function benchConfig() {
     .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
     .replace(/^(\s*)"\$schema": .*$/m, "")
     // Observability off, as bench/api and bench/media: its tail sessions log every fire-and-forget call of the carrier.
-    .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`)
-    // The simulated carrier's object (worker.ts).
-    .replace(/("class_name": "CallSession" \})/, '$1, { "name": "BENCH_CARRIER", "class_name": "BenchCarrier" }')
-    .replace(/("new_sqlite_classes": \["CallSession"\] \})/, '$1, { "tag": "bench", "new_classes": ["BenchCarrier"] }');
-  if (!config.includes('BenchCarrier"] }')) throw new Error("wrangler.jsonc changed: the bench carrier's binding was not added");
+    .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
   const path = `${OUT}/wrangler.jsonc`;
   writeFileSync(path, config);
   return path;
@@ -56,7 +53,8 @@ const PROFILE = Boolean(process.env.BENCH_PROFILE);
 /** `BENCH_GC=1`: V8's collections in every isolate of the runtime, summed per run, and those that met the slowest bursts. */
 const GC_LOG = process.env.BENCH_GC ? `${OUT}/gc.log` : null;
 if (GC_LOG) traceGc(GC_LOG);
-const options = benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000" });
+const carrier = await startCarrier();
+const options = benchWorkerOptions(state, { ORG_MAX_CONCURRENT_CALLS: "1000", BENCH_CARRIER_URL: carrier.url });
 if (PROFILE) options.dev.inspector = { port: 9341 };
 const worker = await unstable_startWorker({ config, entrypoint: `${dist}/worker.js`, ...options });
 const profiler = PROFILE ? await cpuProfiler(await worker.inspectorUrl, "edgedial") : null;
@@ -97,6 +95,7 @@ async function run(label, o) {
   const cpu0 = cpuOf(pids);
   const t0 = performance.now();
   if (profiler && o.burst) await profiler.start();
+  carrier.campaign(o.campaignId, o);
   const started = await fetch(`${base}/bench/start`, { method: "POST", body: JSON.stringify(o) });
   if (!started.ok) throw new Error(`start failed: ${started.status} ${await started.text()}`);
   // Only the state is polled: the figures are computed once the run is over, so that computing them (in the campaign's
@@ -117,7 +116,10 @@ async function run(label, o) {
     console.log(`  live objects              ${live.totalMB.toFixed(1)} MB; the largest kinds:`);
     for (const [kind, { count, size }] of live.largest) console.log(`    ${(size / 1e6).toFixed(2).padStart(7)} MB  ${String(count).padStart(8)}  ${kind}`);
   }
-  const s = await (await fetch(`${base}/bench/stats?id=${o.campaignId}`)).json();
+  if (carrier.failures.length) throw new Error(`callbacks failed: ${carrier.failures.slice(0, 3).join("; ")}`);
+  const s = await (
+    await fetch(`${base}/bench/stats?id=${o.campaignId}`, { method: "POST", body: JSON.stringify(Object.fromEntries(carrier.received)) })
+  ).json();
   const cpu = Math.max(0, cpuRun - cpu0 - idle * wall);
   const dialSpan = (s.lastDial - s.firstDial) / 1000;
   console.log(
@@ -127,6 +129,7 @@ async function run(label, o) {
       `  runtime CPU per call      ${((cpu * 1000) / s.dials).toFixed(2)} ms (workerd CPU ${cpu.toFixed(2)} s above idle, incl. the import, the organization object and the callbacks)\n` +
       `  final status → next dial  p50 ${s.delay.p50} ms, p99 ${s.delay.p99} ms, max ${s.delay.max} ms (n = ${s.delay.n}: the first dial after it)\n` +
       `  final status → its slot   p50 ${s.refill.p50} ms, p99 ${s.refill.p99} ms, max ${s.refill.max} ms (n = ${s.refill.n}: each dial fills the oldest freed slot)\n` +
+      `  final status → carrier   p50 ${s.reached.p50} ms, p99 ${s.reached.p99} ms, max ${s.reached.max} ms (n = ${s.reached.n}: its slot's next call, as its request reached the carrier)\n` +
       `  slowest groups of 100     ${s.refill.slowest.map((b) => `#${b.burst} ${b.max} ms`).join(", ")} (a burst's refills, in order)\n` +
       (process.env.BENCH_TRACE
         ? s.refill.slowest.map((b) => `    #${b.burst} (at ${b.from}): refills at ${b.stamps} ms; ${b.during.join("; ")} [${b.kinds}]\n`).join("")
@@ -151,6 +154,7 @@ function gcLines([from, to], slowest) {
 
 try {
   await worker.ready;
+  carrier.worker(await worker.url);
   const probe = speedProbe();
   console.log(`machine speed probe: ${probe.ms} ms (a fixed workload in Node, checksum ${probe.checksum}; lower is faster)`);
   idle = await idleCpuPerSecond();
@@ -166,6 +170,7 @@ try {
 } finally {
   profiler?.close();
   await worker.dispose();
+  await carrier.close();
   rmSync(state, { recursive: true, force: true });
 }
 

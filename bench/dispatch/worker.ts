@@ -1,9 +1,8 @@
-// bench/dispatch: the edgedial Worker with an instant simulated carrier behind the engine's call-starter seam.
-// The carrier (its own object) accepts every call and sends its final status back through the calls module's
-// forwarder, at once or in bursts, as callbacks' statuses come. Bench-only routes create and observe a campaign;
-// everything else is the app.
+// bench/dispatch: the edgedial Worker with a simulated carrier behind the engine's call-starter seam. The carrier is an
+// HTTP service outside the runtime (carrier.mjs, in the runner): each call start is one request to it, as a carrier's
+// originate is, and its final statuses come back as callback requests, forwarded by the calls module's forwarder.
+// Bench-only routes create and observe a campaign; everything else is the app.
 // Rows written are counted where they happen: D1 at the binding, each Durable Object's SQLite at its cursors.
-import { DurableObject } from "cloudflare:workers";
 import { app } from "../../src/app";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
 import { OrganizationObject as EngineOrganizationObject } from "../../src/organizations/organization-object";
@@ -26,6 +25,8 @@ export * from "../../src/index";
  */
 type Stats = {
   dials: number[];
+  /** The run id of each dial (the carrier reports when each reached it, by run id). */
+  runs: number[];
   finals: number[];
   order: number[];
   d1At: number;
@@ -37,76 +38,34 @@ type Stats = {
 const byCampaign = new Map<number, Stats>();
 const statsOf = (id: number) =>
   byCampaign.get(id) ??
-  (byCampaign.set(id, { dials: [], finals: [], order: [], d1At: 0, orgAt: 0, campaignAt: 0, orgStatementsAt: 0, campaignStatementsAt: 0 }).get(id) as Stats);
+  (byCampaign
+    .set(id, { dials: [], runs: [], finals: [], order: [], d1At: 0, orgAt: 0, campaignAt: 0, orgStatementsAt: 0, campaignStatementsAt: 0 })
+    .get(id) as Stats);
 const campaignRows = new Map<string, SqlRowTally>();
 const organizationRows = new SqlRowTally();
 const tallyOf = (id: string) => campaignRows.get(id) ?? (campaignRows.set(id, new SqlRowTally()).get(id) as SqlRowTally);
 let runSeq = 0;
-/**
- * Burst mode, per campaign: the carrier holds every call until all `size` slots are busy (or no contact is left to
- * dial), then ends them all at once BURST_HOLD_MS later: 100 calls finishing together, again and again. Otherwise
- * each call is answered and over at once.
- */
-type Burst = { size: number; left: number; held: CampaignCallStatus[] };
-const bursts = new Map<number, Burst>();
-/** How long a burst's calls last after the last of them was dialed. */
-const BURST_HOLD_MS = 200;
-
-/**
- * The carrier, outside the campaign's object as a real one is: a start reaches it as the campaign object's outgoing
- * message (sent once the object's writes are stored, as a carrier's HTTP request is), and its final statuses come
- * back as callbacks from outside, through the calls module's forwarder (batched per campaign, as callbacks of one
- * turn are). A status is timed as the carrier sends it, before any queue or batching.
- */
-export class BenchCarrier extends DurableObject<Env> {
-  dialed(campaignId: number, status: CampaignCallStatus): void {
-    const burst = bursts.get(campaignId);
-    if (burst) {
-      burst.held.push(status);
-      burst.left--;
-      if (burst.held.length < burst.size && burst.left > 0) return;
-      // The calls last a moment (the campaign's writes for them are long stored), then all end together.
-      const all = burst.held.splice(0);
-      setTimeout(() => this.finish(campaignId, all), BURST_HOLD_MS);
-      return;
-    }
-    this.finish(campaignId, [status]);
-  }
-
-  private finish(campaignId: number, statuses: CampaignCallStatus[]): void {
-    const stats = statsOf(campaignId);
-    const at = Date.now();
-    for (const s of statuses) {
-      stats.finals.push(at);
-      stats.order.push(stats.finals.length - 1);
-      void forwardCampaignStatus(this.env, campaignId, { ...s, at: new Date(at).toISOString() }).catch((err: unknown) =>
-        console.error("status failed", String(err)),
-      );
-    }
-  }
-}
-
-/** One stub per campaign (a stub per dial was the bench's largest allocation: garbage the engine's pauses paid for). */
-const carriers = new Map<number, DurableObjectStub<BenchCarrier>>();
-const carrierOf = (env: Env, campaignId: number) => {
-  const ns = (env as unknown as { BENCH_CARRIER: DurableObjectNamespace<BenchCarrier> }).BENCH_CARRIER;
-  return carriers.get(campaignId) ?? (carriers.set(campaignId, ns.get(ns.idFromName(String(campaignId)))).get(campaignId) as DurableObjectStub<BenchCarrier>);
-};
-
 setCallStarter(async (env, req) => {
   const stats = statsOf(req.campaignId);
   stats.dials.push(Date.now());
   stats.order.push(~(stats.dials.length - 1));
   const runId = ++runSeq;
+  stats.runs.push(runId);
   const status: CampaignCallStatus = { runId, contactId: req.contactId, attempt: req.attempt, status: "completed", at: new Date().toISOString() };
-  void carrierOf(env, req.campaignId)
-    .dialed(req.campaignId, status)
+  // Not awaited: the carrier accepts every call (its answer would only say so), as an instant carrier would.
+  void fetch(`${(env as unknown as { BENCH_CARRIER_URL: string }).BENCH_CARRIER_URL}/dial`, {
+    method: "POST",
+    body: JSON.stringify({ campaignId: req.campaignId, status }),
+  })
+    .then((r) => r.arrayBuffer())
     .catch((err: unknown) => console.error("carrier failed", String(err)));
   return { ok: true, runId, providerCallId: `bench-${runId}` };
 });
 
 // The organization object as the engine reaches it, with each acquireMany's round trip traced (BENCH_TRACE).
-const leaseTrace: { t0: number; t1: number; n: number }[] = [];
+// The organization's own part of each is traced too (`org.acquireMany`): the rest of the round trip is the RPC both
+// ways (its answer leaves once its writes are stored).
+const leaseTrace: { t0: number; t1: number; n: number; org?: boolean }[] = [];
 setLeaseClient((env, orgId) => {
   const org = organizationStub(env, orgId) as unknown as LeaseClient;
   return {
@@ -136,6 +95,15 @@ export class OrganizationObject extends EngineOrganizationObject {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     countRows(this, organizationRows, ctx);
+  }
+
+  override acquireMany(reqs: Parameters<EngineOrganizationObject["acquireMany"]>[0], release?: string[]) {
+    const t0 = Date.now();
+    try {
+      return super.acquireMany(reqs, release);
+    } finally {
+      leaseTrace.push({ t0, t1: Date.now(), n: reqs.length, org: true });
+    }
   }
 }
 
@@ -212,7 +180,8 @@ export class CampaignObject extends EngineCampaignObject {
     return row?.state ?? null;
   }
 
-  async benchStats() {
+  /** `received`: when each call's request reached the carrier, by run id (the carrier's own record). */
+  async benchStats(received: Record<number, number>) {
     const snap = await this.snapshot();
     const stats = statsOf(snap.id);
     // For each final status, the wait until the first dial after it (while contacts were left to dial); and until
@@ -221,6 +190,8 @@ export class CampaignObject extends EngineCampaignObject {
     const refills: number[] = [];
     const waiting: number[] = [];
     const unfilled: number[] = [];
+    // The same, until the carrier had the next call's request (the object's writes stored, the request sent).
+    const reached: number[] = [];
     for (const e of stats.order) {
       if (e >= 0) {
         waiting.push(stats.finals[e]);
@@ -229,6 +200,8 @@ export class CampaignObject extends EngineCampaignObject {
         for (const f of waiting.splice(0)) delays.push(stats.dials[~e] - f);
         const f = unfilled.shift();
         if (f !== undefined) refills.push(stats.dials[~e] - f);
+        const got = received[stats.runs[~e]];
+        if (f !== undefined && got !== undefined) reached.push(got - f);
       }
     }
     const dials = stats.dials;
@@ -245,13 +218,14 @@ export class CampaignObject extends EngineCampaignObject {
         // The burst's window: its first final status to its last refill (finals are in burst order too).
         const from = stats.finals[b.burst * 100] ?? 0;
         const to = from + b.max;
-        const during = [...this.trace, ...leaseTrace.map((e) => ({ ...e, kind: "acquireMany" }))]
+        const during = [...this.trace, ...leaseTrace.map((e) => ({ ...e, kind: e.org ? "org.acquireMany" : "acquireMany" }))]
           .filter((e) => e.t1 >= from - 50 && e.t0 <= to)
           .map((e) => `${e.kind}(${e.n}) ${e.t0 - from}..${e.t1 - from}`);
         const near = this.trace.filter((e) => e.kind !== "statuses" && Math.abs(e.t0 - from) < 400).map((e) => `${e.kind} ${e.t0 - from}..${e.t1 - from}`);
         return { ...b, from, during, kinds: near.slice(0, 12).join(", ") };
       });
     delays.sort((a, b) => a - b);
+    reached.sort((a, b) => a - b);
     refills.sort((a, b) => a - b);
     const events: Record<string, number> = {};
     for (let before: number | null = null; ; ) {
@@ -269,6 +243,7 @@ export class CampaignObject extends EngineCampaignObject {
       firstDial: dials[0] ?? null,
       lastDial: dials[dials.length - 1] ?? null,
       delay: { n: delays.length, p50: pct(delays, 50), p99: pct(delays, 99), max: delays[delays.length - 1] ?? null },
+      reached: { n: reached.length, p50: pct(reached, 50), p99: pct(reached, 99), max: reached[reached.length - 1] ?? null },
       refill: { n: refills.length, p50: pct(refills, 50), p99: pct(refills, 99), max: refills[refills.length - 1] ?? null, slowest },
       // From the start on: the import's rows (each contact written once, before any dial) are not counted.
       rows: { d1: d1Tally.rowsWritten - stats.d1At, campaign: this.rows.total() - stats.campaignAt, organization: organizationRows.total() - stats.orgAt },
@@ -287,9 +262,7 @@ export default {
         contacts: number;
         maxConcurrency: number;
         rateLimit: number;
-        burst?: boolean;
       };
-      if (o.burst) bursts.set(o.campaignId, { size: o.maxConcurrency, left: o.contacts, held: [] });
       countD1Writes(env.DB);
       Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total(), orgStatementsAt: organizationRows.statements });
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(o.campaignId)));
@@ -322,9 +295,23 @@ export default {
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
       return Response.json({ state: await stub.benchState() });
     }
-    if (url.pathname === "/bench/stats") {
+    if (url.pathname === "/bench/stats" && request.method === "POST") {
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
-      return Response.json(await stub.benchStats());
+      return Response.json(await stub.benchStats(await request.json()));
+    }
+    if (url.pathname === "/bench/finals" && request.method === "POST") {
+      // The carrier's callback: final statuses, timed as they reach the Worker, forwarded as callbacks' statuses are
+      // (the statuses of one request go to the campaign's object in one RPC).
+      const { campaignId, statuses } = (await request.json()) as { campaignId: number; statuses: CampaignCallStatus[] };
+      const stats = statsOf(campaignId);
+      const at = Date.now();
+      const sent = statuses.map((s) => {
+        stats.finals.push(at);
+        stats.order.push(stats.finals.length - 1);
+        return forwardCampaignStatus(env, campaignId, { ...s, at: new Date(at).toISOString() });
+      });
+      const failed = (await Promise.allSettled(sent)).filter((r) => r.status === "rejected");
+      return failed.length ? new Response(`status failed: ${String(failed[0].reason)}`, { status: 500 }) : Response.json({ ok: true });
     }
     return app.fetch(request, env, ctx);
   },

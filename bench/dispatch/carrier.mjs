@@ -1,0 +1,58 @@
+// bench/dispatch's carrier: an HTTP service in the runner's process, outside workerd as a real carrier is. The
+// engine's call starter sends it one request per call (a carrier's originate request); it accepts every call and
+// sends the final statuses back to the Worker as a callback request, at once or, in burst mode, 100 calls ending
+// together. Its own work (receiving, holding, calling back) is off the runtime's thread, as a real carrier's is.
+import { createServer } from "node:http";
+
+/** How long a burst's calls last after the last of them was dialed. */
+const BURST_HOLD_MS = 200;
+
+/** Starts the carrier on a free loopback port; `worker(url)` tells it where callbacks go. */
+export async function startCarrier() {
+  let workerUrl = null;
+  /** Per campaign: burst mode's held calls, and how many contacts are left to dial. */
+  const campaigns = new Map();
+  /** When each call's request reached the carrier, by run id (the bench's own ids, unique within the process). */
+  const received = new Map();
+  const failures = [];
+
+  const callback = (campaignId, statuses) =>
+    fetch(`${workerUrl}/bench/finals`, { method: "POST", body: JSON.stringify({ campaignId, statuses }) })
+      .then(async (r) => {
+        if (!r.ok) failures.push(`${r.status} ${await r.text()}`);
+      })
+      .catch((err) => failures.push(String(err)));
+
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const at = Date.now();
+      const { campaignId, status } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      received.set(status.runId, at);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+      const c = campaigns.get(campaignId);
+      if (!c?.burst) return void callback(campaignId, [status]);
+      c.held.push(status);
+      c.left--;
+      if (c.held.length < c.size && c.left > 0) return;
+      // The calls last a moment (the campaign's writes for them are long stored), then all end together.
+      const all = c.held.splice(0);
+      setTimeout(() => callback(campaignId, all), BURST_HOLD_MS);
+    });
+  });
+  // Many connections at once (a burst's 100 starts): no queueing in the listen backlog.
+  server.listen({ host: "127.0.0.1", port: 0, backlog: 1024 });
+  await new Promise((r) => server.once("listening", r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    worker: (url) => {
+      workerUrl = String(url).replace(/\/$/, "");
+    },
+    /** Burst mode for a campaign: hold every call until `size` are up (or none is left), then end them together. */
+    campaign: (campaignId, o) => campaigns.set(campaignId, { burst: Boolean(o.burst), size: o.maxConcurrency, left: o.contacts, held: [] }),
+    received,
+    failures,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
