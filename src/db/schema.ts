@@ -211,6 +211,8 @@ export const workflowRuns = sqliteTable(
     greetingOverride: text("greeting_override", { mode: "json" }).$type<Record<string, unknown> | null>(),
     // Why the call did something other than asked (e.g. an audio override spoken as the text greeting).
     notes: text("notes"),
+    // Why the call ended (the session's reason, else one read from the carrier's final status), once it has.
+    endReason: text("end_reason"),
     // The API key that started it: a single call's caller, or for a campaign's call the key that created the campaign.
     createdByKeyId: integer("created_by_key_id"),
     // The call's two-channel recording in the uploads bucket (raw 16-bit PCM; served as WAV), once the call ended.
