@@ -84,23 +84,52 @@ export function classifyHost(hostname: string): HostClass {
   return "public";
 }
 
-export type UrlVerdict = { ok: true } | { ok: false; class: HostClass; message: string };
+/** Why a URL is refused: its host's class, or `own_origin` when it is this service itself. */
+export type UrlVerdict = { ok: true } | { ok: false; class: HostClass | "own_origin"; message: string };
+
+const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
+
+/** Port with the scheme's default filled in: http://h, http://h:80 and ws://h are all port 80. */
+function portOf(u: URL): string {
+  return u.port || DEFAULT_PORTS[u.protocol] || "";
+}
+
+/**
+ * Is `u` this service, reached at `origin`? On a machine or a private network a port is a service: a PBX beside
+ * edgedial (Asterisk at 127.0.0.1:8088 next to edgedial at 127.0.0.1:8787) is another one, while any loopback spelling
+ * of the service's own port (localhost, 127.0.0.1, [::1]) is the service. A public name is Cloudflare's edge, which
+ * hands every port it proxies (443, 8443, 2053, ...) to the Worker, so there the name alone decides.
+ */
+export function sameService(u: URL, origin: string): boolean {
+  let o: URL;
+  try {
+    o = new URL(origin);
+  } catch {
+    return false;
+  }
+  const a = u.hostname.toLowerCase().replace(/\.$/, "");
+  const b = o.hostname.toLowerCase().replace(/\.$/, "");
+  const cls = classifyHost(b);
+  if (cls === "public") return a === b;
+  if (portOf(u) !== portOf(o)) return false;
+  return a === b || (cls === "loopback" && classifyHost(a) === "loopback");
+}
 
 /**
  * May the service fetch `url`? `allowPrivate` admits loopback, private, CGNAT and local names (an organization's own
  * PBX on its network); metadata, link-local, unspecified, multicast and reserved addresses are never admitted.
- * `ownHost` (the service's public host) is refused: the service must not call itself on a client's behalf.
+ * `ownOrigins` (where this service is reached: the request's origin, PUBLIC_BASE_URL) are refused whatever is allowed:
+ * the service must not call itself on a client's behalf. Other ports of the same host are other services.
  */
-export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ownHost?: string | null } = {}): UrlVerdict {
+export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ownOrigins?: ReadonlyArray<string | null | undefined> } = {}): UrlVerdict {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     return { ok: false, class: "reserved", message: "Must be a valid URL" };
   }
-  if (opts.ownHost && u.hostname.toLowerCase() === opts.ownHost.toLowerCase()) {
-    return { ok: false, class: "loopback", message: "Must not point at this service" };
-  }
+  const own = (opts.ownOrigins ?? []).find((o) => o && sameService(u, o));
+  if (own) return { ok: false, class: "own_origin", message: `Must not point at this service itself (${new URL(own).origin})` };
   const cls = classifyHost(u.hostname);
   if (cls === "public") return { ok: true };
   if (NEVER_ALLOWED.has(cls)) return { ok: false, class: cls, message: `Must not point at a ${cls.replace("_", "-")} address` };

@@ -200,7 +200,7 @@ const configsRouter = createRouter()
       requireSaveSettings(c.env, provider.name);
       const prepared = await prepareCreate(provider, body.config, orgId, SecretBox.fromEnv(c.env));
       const db = getDb(c.env);
-      await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url);
+      await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url, c.env.PUBLIC_BASE_URL);
       const insert = db
         .insert(telephonyConfigs)
         .values({
@@ -289,7 +289,7 @@ const configsRouter = createRouter()
       const provider = getProvider(row.provider);
       if (body.config !== undefined) requireSaveSettings(c.env, provider.name);
       const prepared = await prepareUpdate(provider, row, body.config, orgId, box);
-      if (body.config !== undefined) await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url);
+      if (body.config !== undefined) await requireAllowedPbxUrls(db, orgId, prepared.config, c.req.url, c.env.PUBLIC_BASE_URL);
       const unchanged = and(eq(telephonyConfigs.id, id), eq(telephonyConfigs.orgId, orgId), eq(telephonyConfigs.updatedAt, row.updatedAt));
       const configChanged = body.config !== undefined;
       const update = db
@@ -412,10 +412,11 @@ configsRouter.openAPIRegistry.registerPath(updateDocumented);
 export const telephonyRouter = createRouter().route("/", configsRouter).route("/", phoneNumbersRouter);
 
 /** SSRF: a 422 at each PBX URL the organization may not use (private ones need its calling policy's allow_private_pbx). */
-async function requireAllowedPbxUrls(db: Db, orgId: number, config: Record<string, unknown>, requestUrl: string): Promise<void> {
-  const ownHost = new URL(requestUrl).hostname;
+async function requireAllowedPbxUrls(db: Db, orgId: number, config: Record<string, unknown>, requestUrl: string, publicBase?: string): Promise<void> {
+  // This service is where the API was called and where carriers reach it; another port of the same host is not.
+  const own = [new URL(requestUrl).origin, publicBase];
   // Public URLs need no policy read.
-  if (!pbxUrlErrors(config, false, ownHost).length) return;
-  const items = pbxUrlErrors(config, await allowsPrivatePbx(db, orgId), ownHost);
+  if (!pbxUrlErrors(config, false, own).length) return;
+  const items = pbxUrlErrors(config, await allowsPrivatePbx(db, orgId), own);
   if (items.length) throw new ApiError(422, items);
 }

@@ -15,13 +15,8 @@ export function webhookUrlProblem(env: { LOCAL_DEV?: string; PUBLIC_BASE_URL?: s
   const local = localDev(env);
   if (u.protocol !== "https:" && !(local && u.protocol === "http:")) return "Must be an https:// URL";
   if (u.username || u.password) return "Must not carry credentials";
-  // The service never posts to itself (a loop, or a way into its own API).
-  let ownHost: string | null = null;
-  try {
-    ownHost = env.PUBLIC_BASE_URL ? new URL(env.PUBLIC_BASE_URL).hostname : null;
-  } catch {
-    // an unusable PUBLIC_BASE_URL is health's concern
-  }
-  const verdict = checkOutboundUrl(url, { allowPrivate: local, ownHost });
+  // The service never posts to itself (a loop, or a way into its own API); another port of a local host is another
+  // service. An unusable PUBLIC_BASE_URL matches nothing (health reports it).
+  const verdict = checkOutboundUrl(url, { allowPrivate: local, ownOrigins: [env.PUBLIC_BASE_URL] });
   return verdict.ok ? null : verdict.message;
 }

@@ -54,8 +54,21 @@ describe("checkOutboundUrl", () => {
     expect(checkOutboundUrl("http://127.0.0.1:8088", { allowPrivate: true })).toEqual({ ok: true });
     expect(checkOutboundUrl("http://169.254.169.254/", { allowPrivate: true })).toMatchObject({ ok: false, class: "metadata" });
     expect(checkOutboundUrl("http://[fe80::1]/", { allowPrivate: true })).toMatchObject({ ok: false, class: "link_local" });
-    expect(checkOutboundUrl("https://edgedial.example.com/x", { ownHost: "edgedial.example.com" })).toMatchObject({ ok: false });
+    expect(checkOutboundUrl("https://edgedial.example.com/x", { ownOrigins: ["https://edgedial.example.com"] })).toMatchObject({ ok: false });
     expect(checkOutboundUrl("https://pbx.example.com:8089")).toEqual({ ok: true });
+  });
+
+  it("the service's own origin: scheme default ports filled in (http and ws 80, https and wss 443), other local ports allowed", () => {
+    const own = (url: string, origin: string) => checkOutboundUrl(url, { allowPrivate: true, ownOrigins: [null, origin] });
+    const self = { ok: false, class: "own_origin" };
+    expect(own("ws://10.0.0.2/x", "http://10.0.0.2:80")).toMatchObject(self);
+    expect(own("https://10.0.0.2:443", "wss://10.0.0.2")).toMatchObject(self);
+    expect(own("http://10.0.0.2:443", "https://10.0.0.2")).toMatchObject(self);
+    expect(own("https://10.0.0.2", "http://10.0.0.2")).toEqual({ ok: true });
+    expect(own("http://[::1]:8787/", "http://localhost:8787")).toMatchObject(self);
+    expect(own("http://127.0.0.2:8088", "http://localhost:8787")).toEqual({ ok: true });
+    expect(own("http://10.0.0.2:8787", "http://127.0.0.1:8787")).toEqual({ ok: true });
+    expect(own("http://10.0.0.2:8787", "not a url")).toEqual({ ok: true });
   });
 });
 

@@ -1,5 +1,6 @@
 // SSRF: PBX URLs on loopback, private, CGNAT addresses or local names need the organization's
 // allow_private_pbx; metadata and link-local never pass; another organization is unaffected.
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createOrg, type Org } from "../helpers";
 
@@ -82,5 +83,71 @@ describe("allow_private_pbx", () => {
     expect(refused.json.detail[0].loc).toEqual(["body", "config", "ari_endpoint"]);
     await allow(org, true);
     expect((await put("http://192.168.0.2:8088")).status).toBe(200);
+  });
+});
+
+describe("the service's own origin", () => {
+  // The API called where `npm run dev` serves it, with Asterisk's HTTP server beside it on the same machine.
+  const LOCAL_API = "http://127.0.0.1:8787";
+  const createAt = async (origin: string, org: Org, ari_endpoint: string) => {
+    const res = await exports.default.fetch(
+      new Request(`${origin}${CONFIGS}`, {
+        method: "POST",
+        headers: { "X-API-Key": org.key, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: `pbx-${crypto.randomUUID()}`, config: ari(ari_endpoint) }),
+      }),
+    );
+    return { status: res.status, json: (await res.json()) as any };
+  };
+
+  it("a PBX on the API's host but another port is accepted with allow_private_pbx", async () => {
+    const org = await createOrg();
+    await allow(org, true);
+    for (const url of ["http://127.0.0.1:8088", "http://localhost:8088/ari", "http://127.0.0.1"]) {
+      const res = await createAt(LOCAL_API, org, url);
+      expect(res.status, `${url}: ${JSON.stringify(res.json)}`).toBe(200);
+    }
+  });
+
+  it("the API's own origin (any loopback spelling of its port) is refused with allow_private_pbx, saying why and no hint", async () => {
+    const org = await createOrg();
+    await allow(org, true);
+    for (const url of ["http://127.0.0.1:8787", "http://localhost:8787/ari", "https://[::1]:8787"]) {
+      const res = await createAt(LOCAL_API, org, url);
+      expect(res.status, url).toBe(422);
+      expect(res.json.detail).toEqual([
+        {
+          loc: ["body", "config", "ari_endpoint"],
+          msg: "Must not point at this service itself (http://127.0.0.1:8787)",
+          type: "url_not_allowed",
+          input: url,
+        },
+      ]);
+    }
+  });
+
+  it("a default port is the scheme's: the API at http://127.0.0.1 is http://127.0.0.1:80, not :8080", async () => {
+    const org = await createOrg();
+    await allow(org, true);
+    expect((await createAt("http://127.0.0.1", org, "http://127.0.0.1:80")).status).toBe(422);
+    expect((await createAt("http://127.0.0.1", org, "http://127.0.0.1:8080")).status).toBe(200);
+  });
+
+  it("without allow_private_pbx a loopback PBX on another port is refused with the hint to set it", async () => {
+    const org = await createOrg();
+    const res = await createAt(LOCAL_API, org, "http://127.0.0.1:8088");
+    expect(res.status).toBe(422);
+    expect(res.json.detail[0].msg).toBe(
+      "Must not point at a loopback address unless the organization allows private PBX addresses; set allow_private_pbx with PUT /api/v1/organizations/calling-policy to allow it",
+    );
+  });
+
+  it("the public host (PUBLIC_BASE_URL) is the service on any port: Cloudflare's edge hands every proxied port to the Worker", async () => {
+    const org = await createOrg();
+    for (const url of ["http://edgedial.test/ari", "https://edgedial.test:8443"]) {
+      const res = await createAt(LOCAL_API, org, url);
+      expect(res.status, url).toBe(422);
+      expect(res.json.detail[0].msg).toBe("Must not point at this service itself (http://edgedial.test)");
+    }
   });
 });

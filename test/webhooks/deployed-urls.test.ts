@@ -86,6 +86,36 @@ describe("webhook URLs on a deployed Worker", () => {
     expect((await call("GET", `/api/v1/webhooks/${ep.id}`, { key: org.key })).json.url).toBe(HOOK_URL);
   });
 
+  it("the service's own host is refused on any port (Cloudflare's edge hands each proxied port to the Worker), saying why", async () => {
+    const org = await createOrg();
+    for (const url of [`${ORIGIN}/api/v1/health`, "https://dial.example.com:8443/hook", "https://DIAL.example.com./hook"]) {
+      const res = await deployedCall("POST", "/api/v1/webhooks", org.key, { url, events: ["run.completed"] });
+      expect(res.status, `${url}: ${res.text}`).toBe(422);
+      expect(res.json.detail[0]).toMatchObject({ msg: `Must not point at this service itself (${ORIGIN})`, type: "url_refused" });
+    }
+    // Another host of the same domain is someone else.
+    expect((await deployedCall("POST", "/api/v1/webhooks", org.key, { url: "https://hooks.example.com/h", events: ["run.completed"] })).status).toBe(201);
+  });
+
+  it("in local development another port of the service's own host is another service (a receiver beside it), its own port is not", async () => {
+    const org = await createOrg();
+    const local = { ...env, PUBLIC_BASE_URL: "http://127.0.0.1:8787", LOCAL_DEV: "1" } as Env;
+    const at = async (url: string) =>
+      worker.fetch(
+        new Request("http://127.0.0.1:8787/api/v1/webhooks", {
+          method: "POST",
+          headers: { "X-API-Key": org.key, "Content-Type": "application/json" },
+          body: JSON.stringify({ url, events: ["run.completed"] }),
+        }),
+        local,
+        createExecutionContext(),
+      );
+    expect((await at("http://127.0.0.1:9000/hook")).status).toBe(201);
+    const own = await at("http://localhost:8787/api/v1/health");
+    expect(own.status).toBe(422);
+    expect(((await own.json()) as any).detail[0].msg).toBe("Must not point at this service itself (http://127.0.0.1:8787)");
+  });
+
   it("a delivery to an endpoint saved with a private URL (in local development) is refused when deployed, with no request", async () => {
     const org = await createOrg();
     const ep = await createEndpoint(org, { url: "https://192.168.1.20/hook" });
