@@ -3,7 +3,7 @@
 // the failure is logged, and the slot and the organization's lease come back so the campaign goes on.
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
-import { type CampaignStub, FakeCarrier, alarmAt, makeCampaign, orgStub, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { type CampaignStub, type FakeCarrier, alarmAt, makeCampaign, orgStub, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
 
 let carrier: FakeCarrier;
 
