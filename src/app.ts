@@ -15,6 +15,7 @@ import { callingPolicyRouter } from "./telephony/calling-policy.routes";
 import { suppressionsRouter } from "./telephony/suppressions.routes";
 import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
+import { resumeRouter } from "./calls/resume.routes";
 import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 import { webhooksRouter } from "./webhooks/webhooks.routes";
@@ -36,6 +37,7 @@ const ROUTERS = [
   campaignRecordsRouter,
   campaignAppendRouter,
   callbacksRouter,
+  resumeRouter,
   runsRouter,
   publicCallsRouter,
   campaignControlRouter,

@@ -11,7 +11,7 @@ import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { publicUrl as joinPublicUrl } from "../lib/settings";
 import { errors, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { callbackUrls, verifyCallbackToken, type CallbackKind } from "./callback-urls";
+import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
 import { withCampaignCallIds } from "./campaign-call-ids";
 import { greetingFor } from "./greeting";
 import { liveAgent } from "./session/agents";
@@ -29,16 +29,17 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { getConfig } from "../telephony/store";
 import { claimNonce, releaseNonce } from "../telephony/nonces";
 import { isMachine } from "../telephony/providers/kit";
+import { mediaDocumentFor, restartStoppedStream } from "./resume";
 
 const tags = ["telephony callbacks"];
 
-const Params = z.object({
+export const Params = z.object({
   provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }),
   run_id: pathId("run_id"),
   token: z.string().openapi({ param: { name: "token", in: "path" }, description: "The per-run callback token" }),
 });
 
-const refused = (status: 401 | 403, detail: string) => new ApiError(status, detail);
+export const refused = (status: 401 | 403, detail: string) => new ApiError(status, detail);
 
 /** A callback naming another call than the run's is refused (Vobiz signs only the URL, so this is its body check). */
 export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate, requireId: boolean): boolean {
@@ -48,14 +49,14 @@ export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate,
 }
 
 /** The URL the carrier called, rebuilt on our configured public origin (a TLS proxy may present another). */
-function publicUrl(env: Env, requestUrl: string): string {
+export function publicUrl(env: Env, requestUrl: string): string {
   const u = new URL(requestUrl);
   return joinPublicUrl(providerEnvOf(env, requestUrl).publicBaseUrl, u.pathname + u.search);
 }
 
 type Checked = { run: RunRow; ctx: Awaited<ReturnType<typeof loadConfigContext>>; provider: ReturnType<typeof getProvider> };
 
-async function authenticate(c: Context<AppEnv>, providerName: string, runId: number, token: string): Promise<Checked> {
+export async function authenticate(c: Context<AppEnv>, providerName: string, runId: number, token: string): Promise<Checked> {
   // A deployment missing a setting answers 503 (the carrier retries later), not 401/403 for a valid callback.
   requireSettings(c.env, CALL_SETTINGS);
   if (!(await verifyCallbackToken(c.env.CALLBACK_SECRET, providerName, runId, token))) throw refused(401, "Invalid callback token");
@@ -148,12 +149,13 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
       }
     }
   }
+  // On the media path, a carrier that reports its stream stopped (Telnyx) gets a new one while the call goes on.
+  if (liveAgent(c.env)) await restartStoppedStream(c.env, c.req.url, ctx, calls, provider.name, run, rawBody);
   if (kind === "status") return c.body(null, 204);
   // With a voice agent on the media path, the answer connects the call's audio to its session; otherwise the
   // carrier speaks the greeting.
   if (liveAgent(c.env) && calls.mediaDocument) {
-    const { streamUrl } = await callbackUrls(c.env.CALLBACK_SECRET, providerEnvOf(c.env, c.req.url).publicBaseUrl, provider.name, run.id);
-    const media = calls.mediaDocument(streamUrl);
+    const media = await mediaDocumentFor(c.env, c.req.url, calls, provider.name, run.id);
     return c.body(media.body, 200, { "Content-Type": media.contentType });
   }
   const doc = calls.answerDocument(await greetingFor(db, run));
@@ -187,7 +189,7 @@ const answerDoc = {
  * Callbacks carry no API key (the carrier cannot send one): `security: []` overrides the document's default, and the
  * description says what authorizes them instead.
  */
-const callbackAuth = {
+export const callbackAuth = {
   security: [],
   description:
     "No API key. Authorized by the per-run token in the path (an HMAC this service puts in every callback URL it hands the carrier) and, " +

@@ -1,6 +1,10 @@
 // Answer documents as the carriers read them: well-formed for their format whatever the contact data holds
-// (characters XML 1.0 forbids are replaced), and equal to what each carrier's own SDK builds for the same speech.
+// (characters XML 1.0 forbids are replaced), equal to what each carrier's own SDK builds for the same speech, and (NCCOs)
+// valid against Vonage's published NCCO schema (test/fixtures/vonage).
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
+import nccoSchema from "../fixtures/vonage/ncco-schema.json";
 import { getProvider } from "../../src/telephony/providers/registry";
 import { speakable } from "../../src/telephony/providers/kit";
 import { deliverAll, drain, play, runRow, setup, simRequests, startCall } from "./support";
@@ -69,19 +73,53 @@ describe.each(XML_PROVIDERS)("$provider, end to end", ({ provider, reference }) 
 
 describe("media answer documents (a voice agent on the media path)", () => {
   const URL = "wss://edgedial.test/api/v1/telephony/x/stream/7/ab&cd";
+  const RESUME = "https://edgedial.test/api/v1/telephony/x/resume/7/ab&cd";
   it.each([
     ["twilio", twimlStreamReference],
     ["cloudonix", twimlStreamReference],
     ["plivo", plivoStreamReference],
     ["vobiz", plivoStreamReference],
-  ] as const)("%s: connects the call's audio to our socket, as the carrier's SDK writes it", (provider, reference) => {
-    const doc = getProvider(provider).calls!.mediaDocument!(URL);
-    expect(parseXml(doc.body)).toEqual(parseXml(reference(URL)));
+  ] as const)("%s: connects the call's audio to our socket, then redirects to the resume URL, as the carrier's SDK writes it", (provider, reference) => {
+    const calls = getProvider(provider).calls!;
+    expect(parseXml(calls.mediaDocument!(URL).body)).toEqual(parseXml(reference(URL)));
+    const doc = calls.mediaDocument!(URL, RESUME);
+    expect(parseXml(doc.body)).toEqual(parseXml(reference(URL, RESUME)));
+    // The Redirect is the verb after the stream: what the carrier runs once the socket closes.
+    expect(doc.body).toMatch(provider === "plivo" || provider === "vobiz" ? /<\/Stream><Redirect method="POST">/ : /<\/Connect><Redirect method="POST">/);
   });
 
-  it("vonage: an NCCO connect to our WebSocket at 16 kHz, as @vonage/voice builds it", () => {
-    const doc = getProvider("vonage").calls!.mediaDocument!(URL);
+  it("vonage: an NCCO connect to our WebSocket at 16 kHz, with the synchronous event URL to resume from, as @vonage/voice builds it", () => {
+    const calls = getProvider("vonage").calls!;
+    expect(JSON.parse(calls.mediaDocument!(URL).body)).toEqual(nccoStreamReference(URL));
+    const doc = calls.mediaDocument!(URL, RESUME);
     expect(doc.contentType).toBe("application/json");
-    expect(JSON.parse(doc.body)).toEqual(nccoStreamReference(URL));
+    expect(JSON.parse(doc.body)).toEqual(nccoStreamReference(URL, RESUME));
+  });
+});
+
+describe("every NCCO edgedial answers with is valid against Vonage's published NCCO schema", () => {
+  // Draft-04, whose keywords here read the same in Ajv's default draft: the meta-schema reference is left out.
+  const { $schema: _draft, ...schema } = nccoSchema as Record<string, unknown>;
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const valid = ajv.compile(schema);
+  const calls = getProvider("vonage").calls!;
+  const URL = "wss://edgedial.test/api/v1/telephony/vonage/stream/7/1893456000.00112233445566778899aabbccddeeff.ab";
+  const RESUME = "https://edgedial.test/api/v1/telephony/vonage/resume/7/ab";
+
+  it.each([
+    ["no greeting, no voice agent", () => calls.answerDocument("")],
+    ["a greeting, no voice agent", () => calls.answerDocument("Hello Ada, this is Edgedial.")],
+    ["a greeting over the talk limit, no voice agent", () => calls.answerDocument("Hello. ".repeat(600))],
+    ["a voice agent (any greeting)", () => calls.mediaDocument!(URL, RESUME)],
+  ])("%s", (_shape, doc) => {
+    const ncco = JSON.parse(doc().body);
+    expect(valid(ncco), JSON.stringify(valid.errors)).toBe(true);
+  });
+
+  it("the schema really checks: the old `wait` NCCO and an empty one are refused", () => {
+    expect(valid([{ action: "wait", timeout: 0.1 }])).toBe(false);
+    expect(valid([])).toBe(false);
+    expect(valid([{ action: "connect", endpoint: [{ type: "websocket", uri: "https://not-a-socket" }] }])).toBe(false);
   });
 });

@@ -103,9 +103,9 @@ describe("vonage NCCO", () => {
     expect(ncco).toEqual(nccoReference(speechChunks(LONG, 1500)));
   });
 
-  it("an empty greeting still has one action (a 0.1 s wait), so the call is answered and ends at once", () => {
+  it("an empty greeting still has one action (0.1 s of SSML silence), so the call is answered and ends at once", () => {
     for (const text of ["", "  "]) expect(JSON.parse(calls.answerDocument(text).body)).toEqual(nccoReference([]));
-    expect(nccoReference([])).toEqual([{ action: "wait", timeout: 0.1 }]);
+    expect(nccoReference([])).toEqual([{ action: "talk", text: "<speak><break time='100ms'/></speak>" }]);
   });
 });
 

@@ -7,7 +7,6 @@ import Telnyx from "telnyx";
 // The package's `browser` export condition (which the test bundler picks) only throws; its Node ESM build loads in workerd.
 import { NCCOBuilder } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/NCCOBuilder.mjs";
 import { Talk } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Talk.mjs";
-import { Wait } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Wait.mjs";
 import { Connect } from "../../node_modules/@vonage/voice/dist/esm/classes/NCCO/Connect.mjs";
 
 /** TwiML (and CXML) that says each utterance in turn, then hangs up. */
@@ -26,27 +25,32 @@ export function plivoReference(utterances: string[]): string {
   return r.toXML();
 }
 
-/** An NCCO that talks each utterance in turn; with none, a short wait (an NCCO needs at least one action). */
+/**
+ * An NCCO that talks each utterance in turn; with none, a tenth of a second of silence in SSML (Vonage's `break` tag in a
+ * talk action's text), since an NCCO needs at least one action and the NCCO schema knows no `wait`.
+ */
 export function nccoReference(utterances: string[]): unknown {
   const b = new NCCOBuilder();
   for (const u of utterances) b.addAction(new Talk(u));
-  if (!utterances.length) b.addAction(new Wait(0.1));
+  if (!utterances.length) b.addAction(new Talk("<speak><break time='100ms'/></speak>"));
   return JSON.parse(JSON.stringify(b.build()));
 }
 
-/** TwiML (and CXML) that connects the call's audio to a bidirectional stream. */
-export function twimlStreamReference(url: string): string {
+/** TwiML (and CXML) that connects the call's audio to a bidirectional stream, then (the socket closed) redirects. */
+export function twimlStreamReference(url: string, resumeUrl?: string): string {
   const r = new VoiceResponse();
   r.connect().stream({ url });
+  if (resumeUrl) r.redirect({ method: "POST" }, resumeUrl);
   return r.toString();
 }
 
-/** Plivo XML with a bidirectional μ-law stream that keeps the call up while the socket is open. */
-export function plivoStreamReference(url: string): string {
+/** Plivo XML with a bidirectional μ-law stream that keeps the call up while the socket is open, then redirects. */
+export function plivoStreamReference(url: string, resumeUrl?: string): string {
   const r = new PlivoResponse();
   // The package's type declarations predate <Stream>; its builder has addStream.
   const builder = r as unknown as { addStream(body: string, attributes: Record<string, unknown>): void };
   builder.addStream(url, { bidirectional: true, keepCallAlive: true, contentType: "audio/x-mulaw;rate=8000" });
+  if (resumeUrl) r.addRedirect(resumeUrl, { method: "POST" });
   return r.toXML();
 }
 
@@ -55,10 +59,15 @@ export function plivoStreamReference(url: string): string {
  * `content-type`; the SDK's endpoint type calls it contentType but writes the object as given, so the documented key
  * goes in.
  */
-export function nccoStreamReference(uri: string): unknown {
+export function nccoStreamReference(uri: string, resumeUrl?: string): unknown {
   const b = new NCCOBuilder();
   const endpoint = { type: "websocket", uri, "content-type": "audio/l16;rate=16000", headers: {} };
-  b.addAction(new Connect(endpoint as ConstructorParameters<typeof Connect>[0]));
+  type Args = ConstructorParameters<typeof Connect>;
+  // With a resume URL: the synchronous eventType, whose `disconnected` event is answered with the next NCCO.
+  const at = endpoint as Args[0];
+  const sync = "synchronous" as Args[3];
+  const post = "POST" as Args[8];
+  b.addAction(resumeUrl ? new Connect(at, undefined, undefined, sync, undefined, undefined, undefined, resumeUrl, post) : new Connect(at));
   return JSON.parse(JSON.stringify(b.build()));
 }
 

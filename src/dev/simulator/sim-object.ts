@@ -181,6 +181,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (!call) return json(404, { message: "no such call" });
       if (!action) return json(200, view(call));
       if (action === "flush") return this.finish(call, [], body);
+      // The call's stream socket closed with the call up: what the carrier does next, given the running document.
+      if (action === "media-ended") {
+        const carrier = this.carriers[call.provider];
+        return this.finish(call, carrier.mediaEnded ? await carrier.mediaEnded(this, call, String(body.document ?? "")) : [], body);
+      }
       if (action === "redeliver") {
         const carrier = this.carriers[call.provider];
         const cb = body.callback as Callback;

@@ -85,6 +85,12 @@ export interface Carrier {
    * JWT). Absent where a delivery carries nothing once-only (Twilio, unsigned carriers): the retry is the same bytes.
    */
   redeliver?(state: SimState, call: SimCall, cb: Callback): Promise<Callback>;
+  /**
+   * The call's media socket closed while the call is up (not hung up through the API): what the carrier does next,
+   * as it documents it, given the document that was running (the answer's, or the last redirect's). A request whose
+   * answer is the call's next document is of kind `answer`; absent or empty: the call just ends.
+   */
+  mediaEnded?(state: SimState, call: SimCall, document: string): Promise<Callback[]>;
 }
 
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>

@@ -50,9 +50,14 @@ export function speakThenHangupXml(verb: "Say" | "Speak", text: string, maxChars
   return `<?xml version="1.0" encoding="UTF-8"?><Response>${speak}<Hangup/></Response>`;
 }
 
-/** TwiML's (and CXML's) bidirectional stream: the call's audio on our socket until it closes. */
-export function connectStreamXml(streamUrl: string): string {
-  return `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${xmlEscape(streamUrl)}"/></Connect></Response>`;
+/**
+ * TwiML's (and CXML's) bidirectional stream: the call's audio on our socket until it closes. Both carriers run the
+ * verb after `</Connect>` once the socket closes, so a `<Redirect>` to `resumeUrl` brings a call whose socket dropped
+ * (a deploy) back for a new stream; a call we end is hung up through the API first, so it never gets there.
+ */
+export function connectStreamXml(streamUrl: string, resumeUrl?: string): string {
+  const resume = resumeUrl ? `<Redirect method="POST">${xmlEscape(resumeUrl)}</Redirect>` : "";
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${xmlEscape(streamUrl)}"/></Connect>${resume}</Response>`;
 }
 
 export type CarrierResponse = {

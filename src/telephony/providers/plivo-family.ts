@@ -120,10 +120,15 @@ export function plivoXml(text: string): { body: string; contentType: string } {
   return { body: speakThenHangupXml("Speak", text, PLIVO_MAX_SPEAK), contentType: "application/xml" };
 }
 
-/** A bidirectional μ-law stream that holds the call until our socket closes. */
-export function plivoStreamXml(streamUrl: string): { body: string; contentType: string } {
+/**
+ * A bidirectional μ-law stream that holds the call until our socket closes (keepCallAlive: the elements after it run
+ * only once the stream disconnects). A `<Redirect>` to `resumeUrl` after it brings a call whose socket dropped back
+ * for a new stream; a call we end is hung up through the API first.
+ */
+export function plivoStreamXml(streamUrl: string, resumeUrl?: string): { body: string; contentType: string } {
   const stream = `<Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${xmlEscape(streamUrl)}</Stream>`;
-  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${stream}</Response>`, contentType: "application/xml" };
+  const resume = resumeUrl ? `<Redirect method="POST">${xmlEscape(resumeUrl)}</Redirect>` : "";
+  return { body: `<?xml version="1.0" encoding="UTF-8"?><Response>${stream}${resume}</Response>`, contentType: "application/xml" };
 }
 
 /**

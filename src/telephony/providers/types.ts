@@ -174,8 +174,23 @@ export interface ProviderCalls {
   verifyCredentials?(ctx: ConfigContext, env: ProviderEnv): Promise<CredentialsCheck>;
   /** The carrier's media socket protocol, where the call's audio reaches a call session. */
   media?: MediaAdapter;
-  /** The answer document that connects the call's audio to our media socket (absent where no document does). */
-  mediaDocument?(streamUrl: string): { body: string; contentType: string };
+  /**
+   * The answer document that connects the call's audio to our media socket (absent where no document does). With
+   * `resumeUrl`, it also says what the carrier does when that socket drops: ask `resumeUrl` for the next document
+   * (src/calls/resume.ts answers it).
+   */
+  mediaDocument?(streamUrl: string, resumeUrl?: string): { body: string; contentType: string };
+  /**
+   * Whether a request to the resume URL asks for the next document. Absent: every one does. Vonage also posts the
+   * websocket leg's other events there (started, answered, completed), which must leave the running NCCO alone.
+   */
+  resumeRequested?(rawBody: string): boolean;
+  /**
+   * Command-driven carriers (Telnyx) that report their stream stopping: the call id when this verified event says
+   * so, else null; `restartStream` then starts a new stream to `streamUrl` on that call.
+   */
+  streamStopped?(rawBody: string): { callId: string; eventId: string } | null;
+  restartStream?(ctx: ConfigContext, env: ProviderEnv, stopped: { callId: string; eventId: string }, streamUrl: string): Promise<void>;
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
   afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
 }

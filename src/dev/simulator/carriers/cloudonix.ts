@@ -1,5 +1,6 @@
 // Cloudonix: Bearer JSON originate naming exactly one of cxml/url/application, session
 // updates and a CDR posted to the call's `callback`, voice-application requests to `url`. Nothing is signed.
+import { afterStream, redirectRequest } from "./after-stream";
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type SimCall, type SimState } from "../types";
 
 const err = (status: number, message: string) => json(status, { status, message });
@@ -77,6 +78,7 @@ export const cloudonix: Carrier = {
       if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Session not found");
       const answered = call.state === "answered";
       call.state = "ended";
+      call.extra.apiHangup = true;
       call.pending.push(
         post(call.statusUrl!, {
           domain,
@@ -136,6 +138,31 @@ export const cloudonix: Carrier = {
     };
     state.calls.set(token, call);
     return json(200, { domainId: 1, subscriberId: null, destination: p.destination, direction: "outbound-api", token });
+  },
+
+  // <Connect> blocks until its connection ends; the CXML after it then runs: a Redirect requests the next document
+  // (a voice-application request, JSON for POST, unsigned), and a document that has run out ends the session.
+  async mediaEnded(_state, call, document) {
+    if (call.extra.apiHangup) return [];
+    const next = afterStream(document, "Connect");
+    const fields = { CallSid: randomHex(16), From: call.from, To: call.to, Direction: "outbound-api", CallStatus: "in-progress", Session: call.id };
+    if (next.kind === "redirect") {
+      if (next.method === "POST") return [post(next.url, fields, "answer")];
+      return [{ kind: "answer", method: "GET", url: redirectRequest(next, fields).url, body: "", headers: {} }];
+    }
+    call.state = "ended";
+    if (!call.statusUrl) return [];
+    return [
+      post(call.statusUrl, {
+        domain: call.extra.domain,
+        session: { token: call.id },
+        disposition: "ANSWER",
+        billsec: 7,
+        duration: 12,
+        from: call.from,
+        to: call.to,
+      }),
+    ];
   },
 
   async script(_state, call, outcome) {

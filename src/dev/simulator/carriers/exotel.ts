@@ -96,35 +96,19 @@ export const exotel: Carrier = {
     });
   },
 
+  // The stream in the connect request is the call's only applet: once its socket closes the call ends (Exotel
+  // retries a failed handshake once, never a dropped stream), and the terminal callback says so.
+  async mediaEnded(_state, call) {
+    if (!call.statusUrl) return [];
+    call.state = "ended";
+    return [terminal(call, "completed", "human", "7")];
+  },
+
   async script(_state, call, outcome) {
     if (!call.statusUrl) return [];
     const events = new Set((call.extra.events as string[]) ?? []);
-    const form = (fields: Record<string, string>): Callback => ({
-      kind: "status",
-      method: "POST",
-      url: call.statusUrl!,
-      body: new URLSearchParams(fields).toString(),
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    });
-    const common = {
-      CallSid: call.id,
-      To: call.from,
-      From: call.to,
-      Direction: "outbound-api",
-      CustomField: String(call.extra.customField ?? ""),
-      DateUpdated: new Date().toISOString(),
-    };
-    const terminal = (status: string, answeredBy = "", duration = "0") =>
-      form({
-        ...common,
-        EventType: "terminal",
-        Status: status,
-        RecordingUrl: "",
-        ConversationDuration: duration,
-        "Legs[0][Status]": status,
-        "Legs[0][OnCallDuration]": duration,
-        "Legs[0][AnsweredBy]": answeredBy,
-      });
+    const form = (fields: Record<string, string>) => statusForm(call, fields);
+    const common = commonFields(call);
     const out: Callback[] = [];
     switch (outcome) {
       case "answered":
@@ -147,16 +131,16 @@ export const exotel: Carrier = {
           ],
         });
         call.state = "ended";
-        out.push(terminal("completed", outcome === "voicemail" ? "machine" : "human", "7"));
+        out.push(terminal(call, "completed", outcome === "voicemail" ? "machine" : "human", "7"));
         break;
       case "busy":
-        out.push(terminal("busy"));
+        out.push(terminal(call, "busy"));
         break;
       case "no_answer":
-        out.push(terminal("no-answer"));
+        out.push(terminal(call, "no-answer"));
         break;
       case "failed":
-        out.push(terminal("failed"));
+        out.push(terminal(call, "failed"));
         break;
       default:
         return [];
@@ -165,3 +149,33 @@ export const exotel: Carrier = {
     return out;
   },
 };
+
+const statusForm = (call: SimCall, fields: Record<string, string>): Callback => ({
+  kind: "status",
+  method: "POST",
+  url: call.statusUrl!,
+  body: new URLSearchParams(fields).toString(),
+  headers: { "Content-Type": "application/x-www-form-urlencoded" },
+});
+
+const commonFields = (call: SimCall) => ({
+  CallSid: call.id,
+  To: call.from,
+  From: call.to,
+  Direction: "outbound-api",
+  CustomField: String(call.extra.customField ?? ""),
+  DateUpdated: new Date().toISOString(),
+});
+
+/** The terminal status callback of a call. */
+const terminal = (call: SimCall, status: string, answeredBy = "", duration = "0") =>
+  statusForm(call, {
+    ...commonFields(call),
+    EventType: "terminal",
+    Status: status,
+    RecordingUrl: "",
+    ConversationDuration: duration,
+    "Legs[0][Status]": status,
+    "Legs[0][OnCallDuration]": duration,
+    "Legs[0][AnsweredBy]": answeredBy,
+  });

@@ -2,6 +2,7 @@
 // CallUUID first seen in the ring/answer/hangup callbacks, Application/ for provisioning. They differ in
 // auth (Basic vs X-Auth headers), prefix and callback signatures.
 
+import { afterStream, redirectRequest } from "./after-stream";
 import { json, randomHex, type Account, type Callback, type Carrier, type CarrierName, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 type Family = {
@@ -71,6 +72,7 @@ export function plivoFamily(f: Family): Carrier {
         if (fault) return err(fault.status, String(fault.body ?? "hang-up failed"));
         const answered = call.state === "answered";
         call.state = "ended";
+        call.extra.apiHangup = true;
         call.pending.push(
           await callback(
             account,
@@ -139,6 +141,28 @@ export function plivoFamily(f: Family): Carrier {
       const json = (cb.headers["Content-Type"] ?? "").includes("application/json");
       const params = json ? [] : [...new URLSearchParams(cb.body).entries()];
       return { ...cb, headers: { "Content-Type": cb.headers["Content-Type"], ...(await f.sign(account, cb.url, params)) } };
+    },
+
+    // keepCallAlive: the elements after <Stream> run once it disconnects. A Redirect requests the next XML (signed as
+    // every callback, Event=Redirect); a document that has run out ends the call (4010, end of XML instructions).
+    async mediaEnded(state, call, document) {
+      if (call.extra.apiHangup) return [];
+      const account = state.accounts.get(call.accountId)!;
+      const next = afterStream(document, "Stream");
+      if (next.kind === "redirect") {
+        const fields = { ...common(call), CallStatus: "in-progress", Event: "Redirect" };
+        if (next.method === "POST") return [await callback(account, next.url, fields, "answer", {})];
+        const url = redirectRequest(next, fields).url;
+        return [{ kind: "answer", method: "GET", url, body: "", headers: await f.sign(account, url, []) }];
+      }
+      call.state = "ended";
+      const fields = hangupFields(call, "completed", {
+        HangupCauseCode: "4010",
+        HangupCauseName: "End Of XML Instructions",
+        Duration: "7",
+        HangupSource: "Answer XML",
+      });
+      return [await callback(account, call.urls.hangup_url, fields, "status", {})];
     },
 
     async script(state, call, outcome, opts) {

@@ -148,6 +148,7 @@ export const telnyx: Carrier = {
       if (action[2] === "hangup") {
         const answered = call.state === "answered";
         call.state = "ended";
+        call.extra.apiHangup = true;
         const times = answered ? { start_time: call.extra.answeredAt, end_time: new Date().toISOString() } : {};
         call.pending.push(
           await webhook(
@@ -183,7 +184,13 @@ export const telnyx: Carrier = {
             "/voice",
           );
         call.pending.push(await webhook(account, call, "call.speak.ended", { status: "completed" }, {}));
-      } else if (!["playback_start", "streaming_start", "answer"].includes(action[2])) {
+      } else if (action[2] === "streaming_start") {
+        if (typeof p.stream_url !== "string" || !/^wss?:\/\//.test(p.stream_url))
+          return err(422, "10015", "Invalid value", "stream_url must be a WebSocket URL", "/stream_url");
+        // The new stream replaces the call's; Telnyx connects to it and says so.
+        call.streamUrl = p.stream_url;
+        call.pending.push(await webhook(account, call, "streaming.started", { stream_url: p.stream_url }, {}));
+      } else if (!["playback_start", "answer"].includes(action[2])) {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);
       }
       return json(200, { data: { result: "ok" } });
@@ -210,6 +217,8 @@ export const telnyx: Carrier = {
         to: p.to,
         from: p.from,
         statusUrl: p.webhook_url ?? account.applications.find((a) => a.id === String(p.connection_id))?.url,
+        // Streaming on dial starts when the call is answered.
+        ...(typeof p.stream_url === "string" ? { streamUrl: p.stream_url } : {}),
         urls: {},
         amd: p.answering_machine_detection !== undefined,
         state: "queued",
@@ -223,6 +232,14 @@ export const telnyx: Carrier = {
       });
     }
     return err(404, "10005", "Resource not found", `No route for ${req.method} ${path}`);
+  },
+
+  // The stream's socket closed with the call up: Telnyx reports streaming.stopped and the call goes on, streamless,
+  // until a streaming_start (or a hangup) command.
+  async mediaEnded(state, call) {
+    if (call.extra.apiHangup || call.state === "ended") return [];
+    const account = state.accounts.get(call.accountId)!;
+    return [await webhook(account, call, "streaming.stopped", { stream_url: call.streamUrl ?? null }, {})];
   },
 
   async script(state, call, outcome, opts) {

@@ -1,6 +1,7 @@
 // Twilio as its documentation describes it: form-encoded Calls.json with Basic auth, JSON errors
 // {code, message, more_info, status}, X-Twilio-Signature on every callback.
 import { basicCredentials, twilioSign } from "../sign";
+import { afterStream, redirectRequest } from "./after-stream";
 import { E164, json, randomHex, type Callback, type Carrier, type SimCall, type SimState } from "../types";
 
 const err = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
@@ -54,6 +55,8 @@ export const twilio: Carrier = {
       if (!call || call.accountId !== account.id) return err(404, 20404, `The requested resource ${path} was not found`);
       const want = form.get("Status");
       if (want !== "canceled" && want !== "completed") return err(400, 21218, "Invalid Status: must be canceled or completed");
+      // Hung up through the API: the call does not go on to the verb after its stream.
+      call.extra.apiHangup = true;
       const ended = call.state === "ended";
       if (!ended && ((want === "canceled" && call.state !== "answered") || (want === "completed" && call.state === "answered"))) {
         const final = want === "canceled" ? "canceled" : "completed";
@@ -115,6 +118,23 @@ export const twilio: Carrier = {
       api_version: "2010-04-01",
       uri: `/2010-04-01/Accounts/${m[1]}/Calls/${sid}.json`,
     });
+  },
+
+  // <Connect><Stream> blocks until the socket closes; then the verb after </Connect> runs: a Redirect fetches the next
+  // TwiML (a signed request, as every request Twilio makes), and a document that has run out ends the call.
+  async mediaEnded(state, call, document) {
+    if (call.extra.apiHangup) return [];
+    const account = state.accounts.get(call.accountId)!;
+    const token = account.credentials.auth_token;
+    const next = afterStream(document, "Connect");
+    const fields = { ...base(call, account.credentials.account_sid), CallStatus: "in-progress" };
+    if (next.kind === "redirect") {
+      if (next.method === "POST") return [await signed(token, next.url, fields, "answer")];
+      const { url } = redirectRequest(next, fields);
+      return [{ kind: "answer", method: "GET", url, body: "", headers: { "X-Twilio-Signature": await twilioSign(token, url, []) } }];
+    }
+    call.state = "ended";
+    return call.statusUrl ? [await signed(token, call.statusUrl, { ...fields, CallStatus: "completed", CallDuration: "7" }, "status")] : [];
   },
 
   async script(state, call, outcome) {

@@ -22,7 +22,14 @@ async function authenticate(state: SimState, req: Request): Promise<Account | nu
   return null;
 }
 
-async function event(account: Account, call: SimCall, status: string, extra: Record<string, string>, opts: OutcomeOptions): Promise<Callback> {
+async function event(
+  account: Account,
+  call: SimCall,
+  status: string,
+  extra: Record<string, string>,
+  opts: OutcomeOptions,
+  to: { url: string; kind: Callback["kind"] } = { url: call.statusUrl!, kind: "status" },
+): Promise<Callback> {
   const body = JSON.stringify({
     uuid: call.id,
     conversation_uuid: call.extra.conversation,
@@ -49,7 +56,20 @@ async function event(account: Account, call: SimCall, status: string, extra: Rec
     },
     body,
   );
-  return { kind: "status", method: "POST", url: call.statusUrl!, body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${jwt}` } };
+  return { kind: to.kind, method: "POST", url: to.url, body, headers: { "Content-Type": "application/json", Authorization: `Bearer ${jwt}` } };
+}
+
+/** The NCCO's websocket connect action and what follows it, or null when the document has none. */
+function websocketConnect(document: string): { action: any; rest: any[] } | null {
+  let ncco: unknown;
+  try {
+    ncco = JSON.parse(document);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(ncco)) return null;
+  const i = ncco.findIndex((a) => a?.action === "connect" && Array.isArray(a.endpoint) && a.endpoint.some((e: any) => e?.type === "websocket"));
+  return i < 0 ? null : { action: ncco[i], rest: ncco.slice(i + 1) };
 }
 
 export const vonage: Carrier = {
@@ -109,6 +129,8 @@ export const vonage: Carrier = {
       if (call.state === "ended") return problem(400, "Bad Request", "The call has already ended");
       const answered = call.state === "answered";
       call.state = "ended";
+      // Hung up through the API: no `disconnected` event for its websocket leg (Vonage's fallback guide).
+      call.extra.apiHangup = true;
       call.pending.push(await event(account, call, answered ? "completed" : "cancelled", answered ? { duration: "3" } : {}, {}));
       return new Response(null, { status: 204 });
     }
@@ -154,6 +176,24 @@ export const vonage: Carrier = {
     };
     state.calls.set(uuid, call);
     return json(201, { uuid, status: "started", direction: "outbound", conversation_uuid: call.extra.conversation });
+  },
+
+  // A websocket the application closed (or that dropped) with the call up: a connect action with
+  // `eventType: synchronous` posts the leg's `disconnected` event to its eventUrl, whose answer is the next NCCO;
+  // without one the NCCO goes on after the connect action, and a finished NCCO completes the call.
+  async mediaEnded(state, call, document) {
+    if (call.extra.apiHangup) return [];
+    const account = state.accounts.get(call.accountId)!;
+    const connect = websocketConnect(document);
+    const url = connect?.action.eventType === "synchronous" && Array.isArray(connect.action.eventUrl) ? connect.action.eventUrl[0] : null;
+    if (typeof url === "string") {
+      const uri = connect!.action.endpoint.find((e: any) => e?.type === "websocket").uri;
+      const leg = { uuid: crypto.randomUUID(), to: String(uri), from: call.from, direction: "outbound" };
+      return [await event(account, { ...call, id: leg.uuid }, "disconnected", { to: leg.to }, {}, { url, kind: "answer" })];
+    }
+    if (connect?.rest.length) return [];
+    call.state = "ended";
+    return call.statusUrl ? [await event(account, call, "completed", { duration: "7" }, {})] : [];
   },
 
   async script(state, call, outcome, opts) {

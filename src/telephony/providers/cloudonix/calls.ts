@@ -146,7 +146,7 @@ export const cloudonixCalls: ProviderCalls = {
     return { body: speakThenHangupXml("Say", text, CLOUDONIX_MAX_SAY), contentType: "application/xml" };
   },
 
-  mediaDocument: (streamUrl) => ({ body: connectStreamXml(streamUrl), contentType: "application/xml" }),
+  mediaDocument: (streamUrl, resumeUrl) => ({ body: connectStreamXml(streamUrl, resumeUrl), contentType: "application/xml" }),
 
   // Cloudonix signs nothing: the per-run token checked by the callback route is the proof.
   async verifyCallback() {

@@ -153,6 +153,14 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
   commandDone(await command(ctx, env, id, "speak", body), "speak");
 }
 
+/** The stream a voice agent's call gets, on dial and again on streaming_start: both ways, μ-law over RTP framing. */
+const streamParams = (streamUrl: string) => ({
+  stream_url: streamUrl,
+  stream_track: "inbound_track",
+  stream_bidirectional_mode: "rtp",
+  stream_bidirectional_codec: "PCMU",
+});
+
 export const telnyxCalls: ProviderCalls = {
   media: telnyxMedia,
   // GET /v2/balance: read-only, answers 401 when the API key is wrong.
@@ -170,9 +178,7 @@ export const telnyxCalls: ProviderCalls = {
       webhook_url_method: "POST",
       client_state: base64Encode(enc.encode(`run:${req.runId}`)),
       // With a voice agent, the call's audio streams both ways from the answer on (μ-law over RTP framing).
-      ...(req.liveMedia && req.streamUrl
-        ? { stream_url: req.streamUrl, stream_track: "inbound_track", stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU" }
-        : {}),
+      ...(req.liveMedia && req.streamUrl ? streamParams(req.streamUrl) : {}),
     };
     const res = await originateFetch(
       `${telnyxApi(env)}/calls`,
@@ -224,6 +230,21 @@ export const telnyxCalls: ProviderCalls = {
 
   async parseStatus(_request, rawBody) {
     return mapTelnyx(jsonOrNull(rawBody));
+  },
+
+  // Telnyx reports a stream that ended while its call goes on (our socket dropped: a deploy) as streaming.stopped.
+  streamStopped(rawBody) {
+    const data = jsonOrNull(rawBody)?.data;
+    const callId = data?.payload?.call_control_id;
+    if (data?.event_type !== "streaming.stopped" || typeof callId !== "string") return null;
+    return { callId, eventId: str(data.id) };
+  },
+
+  // A new stream on the same call, as on dial. The event's id as command_id: Telnyx ignores a repeated command_id on a
+  // call, so its redelivery of the same streaming.stopped starts no second stream.
+  async restartStream(ctx, env, stopped, streamUrl) {
+    const body = { ...streamParams(streamUrl), ...(stopped.eventId ? { command_id: `resume-${stopped.eventId}` } : {}) };
+    commandDone(await command(ctx, env, stopped.callId, "streaming_start", body), "streaming_start");
   },
 
   async afterStatus(ctx, env, rawBody, greeting) {

@@ -147,7 +147,7 @@ export const twilioCalls: ProviderCalls = {
     return { body: speakThenHangupXml("Say", text, TWILIO_MAX_SAY), contentType: "text/xml" };
   },
 
-  mediaDocument: (streamUrl) => ({ body: connectStreamXml(streamUrl), contentType: "text/xml" }),
+  mediaDocument: (streamUrl, resumeUrl) => ({ body: connectStreamXml(streamUrl, resumeUrl), contentType: "text/xml" }),
 
   async verifyCallback(ctx, request, rawBody) {
     const presented = request.headers.get("x-twilio-signature");

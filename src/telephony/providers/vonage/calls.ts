@@ -122,6 +122,11 @@ export function mapVonage(e: any): StatusUpdate | null {
 
 // --- the module -------------------------------------------------------------------------------
 
+/** The shortest NCCO that says nothing and ends the call: a talk action of SSML silence. */
+export const VONAGE_SILENCE = "<speak><break time='100ms'/></speak>";
+/** The websocket leg's events that fall back to the answer's NCCO: the socket dropped, or could not be opened. */
+const RESUME_EVENTS = new Set(["disconnected", "failed", "unanswered"]);
+
 const auth = async (ctx: ConfigContext) => `Bearer ${await vonageJwt(str(ctx.config.application_id), str(ctx.config.private_key))}`;
 const callsUrl = (env: ProviderEnv) => `${baseUrl(env, "vonage", VONAGE_API)}/v1/calls`;
 
@@ -204,17 +209,28 @@ export const vonageCalls: ProviderCalls = {
   maxSpeakChars: VONAGE_MAX_TALK,
 
   answerDocument(text) {
-    // The call ends when the last action ends: talking is the whole call. An NCCO needs at least one action, so
-    // with nothing to say a 0.1 s wait (the shortest Vonage takes) ends it at once.
+    // The call ends when the last action ends: talking is the whole call. An NCCO needs at least one action (the NCCO
+    // schema's minItems), and `wait` is none, so with nothing to say it talks a tenth of a second of SSML silence.
     const talks = speechChunks(speakable(text), VONAGE_MAX_TALK).map((part) => ({ action: "talk", text: part }));
-    return { body: JSON.stringify(talks.length ? talks : [{ action: "wait", timeout: 0.1 }]), contentType: "application/json" };
+    return { body: JSON.stringify(talks.length ? talks : [{ action: "talk", text: VONAGE_SILENCE }]), contentType: "application/json" };
   },
 
-  // The call lasts as long as the connect action: until our socket closes.
-  mediaDocument: (streamUrl) => ({
-    body: JSON.stringify([{ action: "connect", endpoint: [{ type: "websocket", uri: streamUrl, "content-type": "audio/l16;rate=16000", headers: {} }] }]),
+  // The call lasts as long as the connect action: until our socket closes. With `eventType: synchronous`, Vonage
+  // posts the websocket leg's events to `eventUrl`, `disconnected` among them when the socket drops, and runs the NCCO
+  // that request answers with (a call we end is hung up through the API first, so it sends none).
+  mediaDocument: (streamUrl, resumeUrl) => ({
+    body: JSON.stringify([
+      {
+        action: "connect",
+        ...(resumeUrl ? { eventType: "synchronous", eventUrl: [resumeUrl], eventMethod: "POST" } : {}),
+        endpoint: [{ type: "websocket", uri: streamUrl, "content-type": "audio/l16;rate=16000", headers: {} }],
+      },
+    ]),
     contentType: "application/json",
   }),
+
+  // The leg's socket dropped, or could not be (re)opened: the answer is the call's next NCCO. Its other events are not.
+  resumeRequested: (rawBody) => RESUME_EVENTS.has(str(jsonOrNull(rawBody)?.status)),
 
   async verifyCallback(ctx, request, rawBody) {
     const secret = str(ctx.config.signature_secret);
