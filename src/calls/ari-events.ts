@@ -27,6 +27,8 @@ import type { ConfigContext } from "../telephony/providers/types";
 import { log } from "../lib/log";
 import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
+import { reconnectAriMedia } from "./ari-resume";
+import type { MediaState } from "./resume";
 import { callbackToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
 import { sessionStart } from "./session/session-start";
@@ -186,7 +188,35 @@ export class AriEventsObject extends DurableObject<Env> {
     const { connected } = await this.ensureConnected();
     if (!connected) return; // noteFailure set the backoff alarm
     if (wasDown) await this.reconcile();
+    await this.resumeLost();
     if (this.inFlight() > 0) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
+  }
+
+  /** Runs whose media is being reconnected now: the destroyed channel's event and the heartbeat ask at most once. */
+  private readonly resuming = new Set<number>();
+
+  /** The call's media socket was lost while the call is up: a new external media channel into its bridge. */
+  private async resumeMedia(runChannelId: string, when?: (state: MediaState) => boolean): Promise<void> {
+    const runId = runIdOfChannel(runChannelId);
+    if (runId === null || this.resuming.has(runId) || !this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId} AND answered = 1`) return;
+    this.resuming.add(runId);
+    try {
+      const ctx = await this.configContext();
+      if (ctx) await reconnectAriMedia(this.env, ctx, runId, runChannelId, when);
+    } catch (err) {
+      log("error", "ari_media_reconnect_failed", { run_id: runId, error: String((err as Error)?.message ?? err) });
+    } finally {
+      this.resuming.delete(runId);
+    }
+  }
+
+  /** On the heartbeat: answered calls whose session reports its media lost (no event said so) are reconnected too. */
+  private async resumeLost(): Promise<void> {
+    const db = getDb(this.env);
+    for (const row of this.db.all<CallRow>`SELECT * FROM calls WHERE answered = 1`) {
+      const channelId = (await getRun(db, row.run_id))?.providerCallId;
+      if (channelId) await this.resumeMedia(channelId, (state) => state === "lost");
+    }
   }
 
   /**
@@ -310,6 +340,8 @@ export class AriEventsObject extends DurableObject<Env> {
     // A call's external media channel says nothing about the call's outcome; it only has to join the bridge.
     if (runChannelOfMedia(channelId)) {
       if (ev.type === "StasisStart") await this.bridgeMedia(channelId);
+      // Asterisk hangs the media channel up when its socket closes: a new one, if the call goes on.
+      else if (ev.type === "ChannelDestroyed") await this.resumeMedia(runChannelOfMedia(channelId)!);
       return;
     }
     const runId = runIdOfChannel(channelId);

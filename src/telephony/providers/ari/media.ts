@@ -38,6 +38,9 @@ export const ariMedia: MediaAdapter = {
   audio: (frame) => frame.slice().buffer,
   mark: (name) => JSON.stringify({ command: "MARK_MEDIA", correlation_id: name }),
   clear: () => JSON.stringify({ command: "FLUSH_MEDIA" }),
+  // Asterisk closes the media socket when it hangs the media channel up; a restart of ours drops it on our side,
+  // where the ARI events object sees the call still up and brings a new media channel.
+  closeEndsCall: true,
 };
 
 /** The bridge and external media channel of one run, named after its channel so any of the three finds the others. */
@@ -86,11 +89,26 @@ export async function startAriMedia(
   runChannelId: string,
   client: { runId: number; token: string } | null,
 ): Promise<{ ok: true; connectUrl: string | null } | { ok: false; message: string }> {
-  const { bridgeId, mediaChannelId } = mediaIds(runChannelId);
+  const { bridgeId } = mediaIds(runChannelId);
   const bridge = await ariPost(ctx, env, `/bridges?${new URLSearchParams({ type: "mixing,video_sfu", bridgeId, name: bridgeId })}`);
   if (!bridge.ok) return { ok: false, message: `creating the bridge failed: ${bridge.message}` };
   const added = await ariPost(ctx, env, `/bridges/${encodeURIComponent(bridgeId)}/addChannel?channel=${encodeURIComponent(runChannelId)}`);
   if (!added.ok) return { ok: false, message: `bridging the call failed: ${added.message}` };
+  return openAriMediaChannel(ctx, env, runChannelId, client);
+}
+
+/**
+ * The call's external media channel on the WebSocket driver (it joins the bridge once it reaches the app): on answer,
+ * and again when the call's media socket was lost while the call is up (a reset of the session), into the same bridge.
+ * Server mode: the URL the session connects to; client mode: null (Asterisk dials us with the run and token).
+ */
+export async function openAriMediaChannel(
+  ctx: ConfigContext,
+  env: ProviderEnv,
+  runChannelId: string,
+  client: { runId: number; token: string } | null,
+): Promise<{ ok: true; connectUrl: string | null } | { ok: false; message: string }> {
+  const { mediaChannelId } = mediaIds(runChannelId);
   const clientName = str(ctx.config.ws_client_name);
   const q = new URLSearchParams({
     app: str(ctx.config.app_name),
@@ -117,6 +135,11 @@ export async function bridgeAriMedia(ctx: ConfigContext, env: ProviderEnv, media
   if (!runChannelId) return { ok: false, message: "not an edgedial media channel" };
   const { bridgeId } = mediaIds(runChannelId);
   return ariPost(ctx, env, `/bridges/${encodeURIComponent(bridgeId)}/addChannel?channel=${encodeURIComponent(mediaChannelId)}`);
+}
+
+/** The call's media channel goes (a missing one is fine): its socket was lost, and a new one replaces it. */
+export async function dropAriMediaChannel(ctx: ConfigContext, env: ProviderEnv, runChannelId: string): Promise<void> {
+  await ariPost(ctx, env, `/channels/${encodeURIComponent(mediaIds(runChannelId).mediaChannelId)}`, "DELETE");
 }
 
 /** The call is over: the bridge goes (a missing one is fine), and the media channel with it. */
