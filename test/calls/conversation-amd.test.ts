@@ -43,9 +43,9 @@ describe("a machine verdict that arrives during the call", () => {
   it("after the callee spoke: the conversation goes on", async () => {
     const s = await setup("telnyx");
     const { runId, callee, callId } = await telnyxConversation(s);
-    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listenUntil(callee, () => callee.played.length >= 1);
     callee.speak(SURE.samples);
-    await listenUntil(callee, () => callee.marks.length >= 3);
+    await listenUntil(callee, () => callee.played.length >= 3);
     await deliverVerdict(callId);
     await listenUntil(callee, () => false, 1000);
     const snap = await callSessionStub(env, runId).snapshot();

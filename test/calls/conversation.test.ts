@@ -20,11 +20,11 @@ import { setup, type Setup } from "./support";
 /** The callee's side of the seats conversation, until the agent hangs up. */
 async function wholeConversation(callee: CalleeStream) {
   // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
-  await listenUntil(callee, () => callee.marks.length >= 1);
+  await listenUntil(callee, () => callee.played.length >= 1);
   await listen(callee, 300);
   callee.speak(SURE.samples);
   // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
-  await listenUntil(callee, () => callee.marks.length >= 3);
+  await listenUntil(callee, () => callee.played.length >= 3);
   await listen(callee, 300);
   callee.speak(SEATS.samples);
   await listenUntil(callee, () => callee.closed !== null);
@@ -33,7 +33,7 @@ async function wholeConversation(callee: CalleeStream) {
 
 /** The callee hears the greeting, answers once, and listens until the call ends: the session's record of it. */
 async function answerOnce(callee: CalleeStream, runId: number) {
-  await listenUntil(callee, () => callee.marks.length >= 1);
+  await listenUntil(callee, () => callee.played.length >= 1);
   await listen(callee, 200);
   callee.speak(SURE.samples);
   await listenUntil(callee, () => callee.closed !== null);
@@ -79,10 +79,10 @@ describe("a conversation on the media path", () => {
     const { runId, callee } = await conversationCall(s, [
       { user: "tell me more", prompt: "Ask Ada", say: "Our offer is long. It has many parts. Let me explain every single one of them now." },
     ]);
-    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listenUntil(callee, () => callee.played.length >= 1);
     callee.speak(SURE.samples);
     // The first sentence of the reply is heard, then the callee talks over the second.
-    await listenUntil(callee, () => callee.marks.length >= 2);
+    await listenUntil(callee, () => callee.played.length >= 2);
     const before = callee.clears;
     callee.speak(SEATS.samples.subarray(0, 8000 * 0.6));
     await listen(callee, 100);
@@ -149,7 +149,7 @@ describe("a conversation on the media path", () => {
   ])("an answering machine recognized by its first words (voicemail_action %s)", async (action, voicemail_action) => {
     const s = await setup("twilio");
     const { runId, callee, agentId } = await conversationCall(s, SCRIPT, { run: { voicemail_action } });
-    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listenUntil(callee, () => callee.played.length >= 1);
     callee.speak(MACHINE.samples);
     await listenUntil(callee, () => callee.closed !== null, 30_000);
     const snap = await callSessionStub(env, runId).snapshot();
@@ -187,7 +187,7 @@ describe("a conversation on the media path", () => {
     const s = await setup("twilio");
     const override = { type: "text", text: "Hello {{ first_name }}, this is the seats desk." };
     const { runId, callee } = await conversationCall(s, SCRIPT, { run: { greeting_override: override, voicemail_action: "leave_message" } });
-    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listenUntil(callee, () => callee.played.length >= 1);
     callee.speak(MACHINE.samples);
     await listenUntil(callee, () => callee.closed !== null, 30_000);
     const snap = await callSessionStub(env, runId).snapshot();
@@ -212,7 +212,7 @@ describe("a conversation on the media path", () => {
     expect(up.status).toBe(201);
     const { recording_id } = (await up.json()) as { recording_id: string };
     const { runId, callee } = await conversationCall(s, SCRIPT, { run: { greeting_override: { type: "audio", recordingId: recording_id } } });
-    await listenUntil(callee, () => callee.marks.length >= 1);
+    await listenUntil(callee, () => callee.played.length >= 1);
     // Everything before the first mark is the recording itself (resampled to Twilio's 8 kHz), not synthesized speech.
     const reference = new Resampler(16000, 8000).convert(greeting.samples);
     const heard = fromWire(callee.protocol.format, callee.receivedWire());
@@ -221,7 +221,7 @@ describe("a conversation on the media path", () => {
     expect(rms(heard) / rms(reference)).toBeLessThan(1.05);
     await listen(callee, 300);
     callee.speak(SURE.samples);
-    await listenUntil(callee, () => callee.marks.length >= 3);
+    await listenUntil(callee, () => callee.played.length >= 3);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns.slice(0, 3).map((t) => [t.role, t.text])).toEqual([
       ["agent", "[audio greeting: spring]"],

@@ -33,6 +33,9 @@ function calleeSpeech(rate: number) {
   throw new Error("no speech in the clip");
 }
 
+/** Waits for `p`, but no longer than 2 s: what should have come by then fails its assertion instead of hanging. */
+const soon = (p: Promise<void>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, 2000))]);
+
 const frames = (wire: Uint8Array, bytesPerFrame: number) =>
   Array.from({ length: Math.floor(wire.length / bytesPerFrame) }, (_, i) => wire.subarray(i * bytesPerFrame, (i + 1) * bytesPerFrame));
 
@@ -96,19 +99,30 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     const before = (await simRequests(s.acct)).length;
     const reference = new Resampler(16000, format.rate as 8000).convert(GREETING.samples);
     const expectedFrames = Math.ceil(reference.length / FRAME);
+    // The greeting opens with a lead of frames, queued at the carrier from the callee's clock at 0.
+    await callee.until(() => callee.received.length >= LEAD);
     // The callee listens: the line stays quiet while the greeting plays (2.44 s), 20 ms at a time.
-    for (let i = 0; !callee.closed; i++) {
-      if (callee.received.length >= expectedFrames) {
-        // All of it is out: a carrier that echoes marks says when it has played; otherwise the session's clock does.
-        if (!protocol.markPlayed) for (let k = 0; k <= LEAD + 1; k++) callee.silence(20);
-        break;
-      }
-      if (i > 400) throw new Error("the greeting never ended");
+    for (let i = 0; callee.received.length < expectedFrames; i++) {
+      if (i > 400 || callee.closed) throw new Error("the greeting never ended");
       callee.silence(20);
       await callee.until(() => callee.received.length >= Math.min(i + 1 + LEAD, expectedFrames) || callee.closed !== null);
     }
+    // All of it is out and the mark behind it, but the last frames are still ahead of the callee's clock: the
+    // carrier has not played them, so it confirms nothing yet and the call goes on.
+    await soon(callee.until(() => callee.marks.length > 0 || callee.closed !== null));
+    expect(callee.marks).toEqual(["greeting-end"]);
+    expect(callee.unplayedMs).toBeGreaterThan(0);
+    expect(callee.echoed).toEqual([]);
+    expect(callee.closed).toBeNull();
+    // The callee's line runs on until the carrier has played the greeting (its answer to the mark goes out then).
+    for (let k = 0; !callee.echoed.length; k++) {
+      if (k > LEAD + 1) throw new Error("the carrier never played the greeting out");
+      callee.silence(20);
+    }
     await callee.until(() => callee.closed !== null);
-    expect(callee.marks).toEqual(protocol.markPlayed ? ["greeting-end"] : []);
+    // Confirmed when the last frame had played by the callee's clock, and the agent hung up only after that.
+    expect(callee.echoed).toEqual([{ name: "greeting-end", atMs: expectedFrames * 20, cleared: false }]);
+    expect(callee.unplayedMs).toBe(0);
     const heard = fromWire(format, callee.receivedWire());
     // All of the greeting, at the wire rate: its length within one frame, and as loud as the clip resampled on its own.
     expect(Math.abs(heard.length - reference.length)).toBeLessThanOrEqual(FRAME);
@@ -117,9 +131,9 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     expect(callee.closed!.code).toBe(1000);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.endReason).toBe("agent_hangup");
-    // The turn lasts from the start until the callee heard the end (the clip, within the pacer's lead and a frame).
-    expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: expect.any(Number) }]);
-    expect(Math.abs(snap.turns[0].endMs - (reference.length / format.rate) * 1000)).toBeLessThanOrEqual(100);
+    // The turn lasts from the start until the carrier said the callee heard the end: the clip's whole frames.
+    expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: expectedFrames * 20 }]);
+    expect(Math.abs(snap.turns[0].endMs - (reference.length / format.rate) * 1000)).toBeLessThan(20);
     // The run's details carry the same turns.
     expect((await runApi(s, runId)).transcript).toEqual([{ role: "agent", text: GREETING_TEXT, start_ms: 0, end_ms: snap.turns[0].endMs, interrupted: false }]);
     // The agent ended the call: the session asked the carrier to hang up (Exotel has no hang-up: the socket closing is it).
@@ -130,28 +144,62 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     else if (provider !== "exotel") expect(after.filter((r) => decodeURIComponent(r.path + r.body).includes(callId)).length).toBeGreaterThan(0);
   });
 
+  it("a carrier playing 200 ms behind the session's clock (its jitter buffer): the agent hangs up only once the carrier confirms the greeting played", async () => {
+    const s = await setup(provider);
+    const runId = await startCall(s);
+    await callSessionStub(env, runId).prepare({ agent: "greeting", greetingClip: { samples: GREETING.samples, rate: 16000 } });
+    const callee = await connect(provider, runId, { playoutDelayMs: 200 });
+    const expectedFrames = Math.ceil(new Resampler(16000, format.rate as 8000).convert(GREETING.samples).length / FRAME);
+    await callee.until(() => callee.received.length >= LEAD);
+    for (let i = 0; callee.received.length < expectedFrames; i++) {
+      if (i > 400 || callee.closed) throw new Error("the greeting never ended");
+      callee.silence(20);
+      await callee.until(() => callee.received.length >= Math.min(i + 1 + LEAD, expectedFrames) || callee.closed !== null);
+    }
+    // By the session's own clock the greeting has played a few frames from now; the carrier plays it 200 ms later.
+    for (let k = 0; !callee.echoed.length; k++) {
+      if (k > LEAD + 12 || callee.closed) throw new Error(`the call ended before the carrier played the greeting (${callee.clockMs} ms)`);
+      callee.silence(20);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    await callee.until(() => callee.closed !== null);
+    expect(callee.echoed).toEqual([{ name: "greeting-end", atMs: expectedFrames * 20 + 200, cleared: false }]);
+    expect(callee.unplayedMs).toBe(0);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("agent_hangup");
+    // The turn ends when the carrier said so, not when the session's pacer thought it played.
+    expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: expectedFrames * 20 + 200 }]);
+  });
+
   it("barge-in: the callee talking over the greeting clears it within one frame, and the transcript marks it interrupted", async () => {
     const s = await setup(provider);
     const runId = await startCall(s);
     await callSessionStub(env, runId).prepare({ agent: "greeting", greetingClip: { samples: GREETING.samples, rate: 16000 } });
     const callee = await connect(provider, runId);
-    // The greeting starts with a lead of frames; each 20 ms of the callee's line lets one more out.
-    for (let i = 0; i < 25; i++) callee.silence(20);
-    await callee.until(() => callee.received.length >= 25 + LEAD);
+    // The greeting starts with a lead of frames; each 20 ms of the callee's line lets one more out (taken in turn,
+    // so the carrier queues each as the callee's clock reaches it).
+    await callee.until(() => callee.received.length >= LEAD);
+    for (let i = 0; i < 25; i++) {
+      callee.silence(20);
+      await callee.until(() => callee.received.length >= i + 1 + LEAD);
+    }
     const beforeSpeech = callee.received.length;
     expect(beforeSpeech).toBe(25 + LEAD);
     // The callee starts talking: the first voiced frame stops the agent before another frame goes out.
-    callee.speak(speech.samples.subarray(SPEECH_AT, SPEECH_AT + FRAME * 10));
-    // A carrier with a clear message gets one at once (and nothing after it); the others just get no more audio.
-    if (getProvider(provider).calls?.media?.clear) {
-      await callee.until(() => callee.clears > 0);
-      expect(callee.received.length).toBe(beforeSpeech);
-    }
-    const atClear = beforeSpeech;
+    callee.speak(speech.samples.subarray(SPEECH_AT, SPEECH_AT + FRAME));
+    // Every carrier's clear goes out at once (and no audio after it), dropping what its buffer still held.
+    await soon(callee.until(() => callee.clears > 0 || callee.closed !== null));
+    expect(callee.clears).toBe(1);
+    expect(callee.received.length).toBe(beforeSpeech);
+    // The carrier held the lead beyond the callee's clock (26 frames in): the clear dropped it unplayed.
+    expect(callee.droppedMs).toBe((25 + LEAD - 26) * 20);
+    expect(callee.unplayedMs).toBe(0);
+    callee.speak(speech.samples.subarray(SPEECH_AT + FRAME, SPEECH_AT + FRAME * 10));
     // The agent hangs up once the callee falls quiet.
     for (let i = 0; i < 60; i++) callee.silence(20);
     await callee.until(() => callee.closed !== null);
-    expect(callee.received.length).toBe(atClear);
+    expect(callee.received.length).toBe(beforeSpeech);
+    expect(callee.clears).toBe(1);
     expect(callee.marks).toEqual([]);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns).toEqual([{ role: "agent", text: GREETING_TEXT, startMs: 0, endMs: 26 * 20, interrupted: true }]);
@@ -357,5 +405,17 @@ describe("the simulator finds the stream an answer document connects", () => {
       expect(streamUrlIn(getProvider(provider).calls!.mediaDocument!(url).body)).toBe(url);
       expect(streamUrlIn(getProvider(provider).calls!.answerDocument("Hello").body)).toBeNull();
     }
+  });
+});
+
+describe("Vonage's WebSocket control messages, as its WebSocket guide documents them", () => {
+  it("a mark is a notify carrying the name, read back from websocket:notify; clear is the clear action", () => {
+    const media = getProvider("vonage").calls!.media!;
+    expect(JSON.parse(media.mark!("say-3", ""))).toEqual({ action: "notify", payload: { name: "say-3" } });
+    expect(JSON.parse(media.clear!(""))).toEqual({ action: "clear" });
+    expect(media.parse(JSON.stringify({ event: "websocket:notify", payload: { name: "say-3" } }))).toEqual([{ kind: "mark", name: "say-3" }]);
+    // The clear's acknowledgement and a notify that is not ours mean nothing to the session.
+    expect(media.parse(JSON.stringify({ event: "websocket:cleared" }))).toEqual([]);
+    expect(media.parse(JSON.stringify({ event: "websocket:notify", payload: { other: 1 } }))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // Connecting to a run's media socket as its carrier would: the stream URL with the per-run token, the upgrade, and a
 // simulated callee on the accepted socket.
 import { env, exports } from "cloudflare:workers";
-import { CALLEE_PROTOCOLS, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
+import { CALLEE_PROTOCOLS, type CalleeOptions, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { runRow } from "./support";
 
 export async function mediaUrl(provider: string, runId: number, token?: string) {
@@ -18,12 +18,12 @@ export async function mediaUrl(provider: string, runId: number, token?: string) 
 export const upgrade = async (provider: string, runId: number, token?: string, headers: Record<string, string> = { Upgrade: "websocket" }) =>
   exports.default.fetch(new Request(await mediaUrl(provider, runId, token), { headers }));
 
-export async function connect(provider: MediaProvider, runId: number): Promise<CalleeStream> {
+export async function connect(provider: MediaProvider, runId: number, options?: CalleeOptions): Promise<CalleeStream> {
   const res = await upgrade(provider, runId);
   if (res.status !== 101) throw new Error(`upgrade refused: ${res.status} ${await res.text()}`);
   const ws = res.webSocket!;
   ws.accept();
-  const callee = new CalleeStream(ws, CALLEE_PROTOCOLS[provider]);
+  const callee = new CalleeStream(ws, CALLEE_PROTOCOLS[provider], options);
   callee.open((await runRow(runId)).providerCallId!);
   return callee;
 }

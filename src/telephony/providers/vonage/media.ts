@@ -1,6 +1,8 @@
 // Vonage's WebSocket endpoint (NCCO connect): a first text message `websocket:connected` naming the content type,
-// then binary frames of 16-bit linear PCM at 16 kHz (640 bytes each way per 20 ms). Vonage echoes no marks and
-// has no clear: the session's pacer holds back what is not yet due, and marks go by its clock.
+// then binary frames of 16-bit linear PCM at 16 kHz (640 bytes each way per 20 ms). Text messages carry control:
+// `{"action":"notify","payload":{…}}` is answered with `{"event":"websocket:notify","payload":{…}}` once the audio
+// sent before it has played (our marks, the name in the payload), and `{"action":"clear"}` drops the audio Vonage
+// still holds (answered with `websocket:cleared`, which needs nothing from us).
 import { jsonMessage, wireFormat } from "../media-kit";
 import type { MediaAdapter } from "../types";
 
@@ -9,12 +11,22 @@ export const vonageMedia: MediaAdapter = {
   parse(data) {
     if (typeof data !== "string") return [{ kind: "audio", payload: new Uint8Array(data) }];
     const m = jsonMessage(data);
-    if (m?.event === "websocket:connected") {
-      const [type, rate] = String(m["content-type"] ?? "").split(";rate=");
-      return [{ kind: "start", streamId: "", callId: null, format: wireFormat(type, rate) }];
+    switch (m?.event) {
+      case "websocket:connected": {
+        const [type, rate] = String(m["content-type"] ?? "").split(";rate=");
+        return [{ kind: "start", streamId: "", callId: null, format: wireFormat(type, rate) }];
+      }
+      case "websocket:notify":
+        return typeof m.payload?.name === "string" ? [{ kind: "mark", name: m.payload.name }] : [];
+      case "websocket:dtmf":
+        return m.digit != null ? [{ kind: "dtmf", digit: String(m.digit) }] : [];
+      default:
+        return [];
     }
-    if (m?.event === "websocket:dtmf" && m.digit != null) return [{ kind: "dtmf", digit: String(m.digit) }];
-    return [];
   },
   audio: (frame) => frame.slice().buffer,
+  // Vonage sends no stop: its socket closes when the call ends.
+  closeEndsCall: true,
+  mark: (name) => JSON.stringify({ action: "notify", payload: { name } }),
+  clear: () => JSON.stringify({ action: "clear" }),
 };
