@@ -3,6 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { BusyRetryError, retryWhileBusy } from "./busy-retry.ts";
+import { lineRedactor } from "./redacted-lines.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
@@ -34,8 +35,40 @@ export function wrangler(args, { quiet = false } = {}) {
   }
 }
 
+/**
+ * Runs wrangler in the foreground (`wrangler dev`), its output echoed with per-run callback tokens redacted: its
+ * request log prints every path, and a carrier callback's path holds the run's token. Colors are kept on a terminal.
+ */
 export function wranglerLive(args) {
-  return spawn(process.execPath, [WRANGLER, ...args], { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const color = process.stdout.isTTY ? { FORCE_COLOR: "1" } : {};
+  const child = spawn(process.execPath, [WRANGLER, ...args], {
+    stdio: ["inherit", "pipe", "pipe"],
+    env: { ...process.env, ...color, WRANGLER_SEND_METRICS: "false" },
+  });
+  echoRedacted(child);
+  return child;
+}
+
+/** Echoes a child's stdout and stderr to ours, a line at a time, redacted (scripts/lib/redacted-lines.ts). */
+export function echoRedacted(child) {
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ]) {
+    const lines = lineRedactor();
+    let timer = null;
+    from.setEncoding("utf8");
+    from.on("data", (chunk) => {
+      to.write(lines.push(chunk));
+      // A line still open after a moment (a prompt, the hotkey bar) is shown as it is, redacted.
+      clearTimeout(timer);
+      timer = setTimeout(() => to.write(lines.flush()), 100);
+    });
+    from.on("end", () => {
+      clearTimeout(timer);
+      to.write(lines.flush());
+    });
+  }
 }
 
 /** Runs SQL against D1 (remote, local, or local kept in `persistTo`) and returns the rows of the last statement. */

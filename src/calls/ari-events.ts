@@ -29,7 +29,7 @@ import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { reconnectAriMedia } from "./ari-resume";
 import type { MediaState } from "./resume";
-import { callbackToken } from "./callback-urls";
+import { streamToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
 import { sessionStart } from "./session/session-start";
 import { callSessionStub } from "./session/stub";
@@ -287,7 +287,8 @@ export class AriEventsObject extends DurableObject<Env> {
     const run = await getRun(getDb(this.env), runId);
     if (!ctx || !run) return;
     const clientMode = str(ctx.config.ws_client_name) !== "";
-    const client = clientMode ? { runId, token: await callbackToken(this.env.CALLBACK_SECRET, "ari", runId) } : null;
+    // Asterisk connects at once, so the short-lived, single-use stream token fits as for any carrier.
+    const client = clientMode ? { runId, token: await streamToken(this.env.CALLBACK_SECRET, "ari", runId) } : null;
     const started = await startAriMedia(ctx, providerEnvOf(this.env), channelId, client);
     let error = started.ok ? null : started.message;
     if (started.ok && started.connectUrl) {

@@ -1,6 +1,7 @@
 // Carrier callbacks under /api/v1/telephony/{provider}/...: the answer document, status
-// callbacks and the media socket. Each proves itself twice: our per-run token in the path, and the
-// carrier's signature where it signs. A callback failing either is refused (401/403) and changes nothing.
+// callbacks and the media socket. Each proves itself twice: our token in the path (the run's for callbacks; for the
+// media socket, a short-lived one spent by its first upgrade), and the carrier's signature where it signs. A callback
+// failing either is refused (401/403) and changes nothing.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -29,6 +30,8 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { getConfig } from "../telephony/store";
 import { claimNonce, releaseNonce } from "../telephony/nonces";
 import { isMachine } from "../telephony/providers/kit";
+import { log } from "../lib/log";
+import { checkStreamToken, requireSignedUpgrade, spendStreamToken } from "./stream-auth";
 import { mediaDocumentFor, restartStoppedStream } from "./resume";
 
 const tags = ["telephony callbacks"];
@@ -60,6 +63,11 @@ export async function authenticate(c: Context<AppEnv>, providerName: string, run
   // A deployment missing a setting answers 503 (the carrier retries later), not 401/403 for a valid callback.
   requireSettings(c.env, CALL_SETTINGS);
   if (!(await verifyCallbackToken(c.env.CALLBACK_SECRET, providerName, runId, token))) throw refused(401, "Invalid callback token");
+  return loadRun(c, providerName, runId);
+}
+
+/** The run a checked token names, with its configuration and provider. */
+async function loadRun(c: Context<AppEnv>, providerName: string, runId: number): Promise<Checked> {
   const db = getDb(c.env);
   const run = await getRun(db, runId);
   if (!run || run.provider !== providerName || run.telephonyConfigurationId == null) throw refused(401, "Invalid callback token");
@@ -98,7 +106,7 @@ async function machineToSession(env: Env, before: RunRow, run: RunRow, updates: 
     await callSessionStub(env, run.id).machineDetected(verdict);
   } catch (err) {
     // The verdict is on the run; the agent still judges the callee's first words itself.
-    console.error(JSON.stringify({ level: "error", msg: "machine verdict not handed to the call session", run_id: run.id, error: String(err) }));
+    log("error", "machine_verdict_not_handed_over", { run_id: run.id, error: String(err) });
   }
 }
 
@@ -129,9 +137,7 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
       await calls.afterStatus(ctx, providerEnvOf(c.env, c.req.url), rawBody, () => greetingFor(db, run));
     } catch (err) {
       // The status is recorded; a failed command (speak, hang up) must not make the carrier redeliver it.
-      console.error(
-        JSON.stringify({ level: "error", msg: "carrier command after callback failed", provider: provider.name, run_id: run.id, error: String(err) }),
-      );
+      log("error", "carrier_command_after_callback_failed", { provider: provider.name, run_id: run.id, error: String(err) });
       // A call left open would run to the carrier's own limit (Telnyx: 4 hours): end it, and say why on the run.
       if (run.providerCallId && !isFinal(run.status)) {
         let reason = `${(err as Error)?.message ?? String(err)}; the call was hung up`;
@@ -163,18 +169,31 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
 }
 
 /**
- * A carrier's media socket (Exotel's `streamurl`, the stream of an answer document): checked by the per-run token
- * like every callback, then handed to the run's call session, which accepts it and carries the call's audio.
+ * A carrier's media socket (Exotel's `streamurl`, Telnyx's `stream_url`, the stream of an answer document, Asterisk's
+ * connection): its stream token checked (and the carrier's signature where it signs the upgrade) and spent (stream-auth),
+ * then handed to the run's call session, which accepts it and carries the call's audio. Another fresh token for the
+ * same run (a call reconnecting) is the session's to accept or refuse.
  */
 async function stream(c: Context<AppEnv>, params: z.infer<typeof Params>): Promise<Response> {
-  const { run, provider } = await authenticate(c, params.provider, params.run_id, params.token);
+  requireSettings(c.env, CALL_SETTINGS);
+  const once = await checkStreamToken(c.env.CALLBACK_SECRET, params.provider, params.run_id, params.token);
+  const { run, ctx, provider } = await loadRun(c, params.provider, params.run_id);
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade");
   if (!provider.calls?.media) throw new ApiError(404, `${provider.displayName} has no media stream`);
   if (isFinal(run.status)) throw new ApiError(409, "This call has ended");
-  const headers = new Headers(c.req.raw.headers);
-  headers.set(SESSION_HEADER, JSON.stringify(await sessionStart(c.env, run, provider.name)));
-  const res = await callSessionStub(c.env, run.id).fetch(new Request(c.req.raw.url, { headers }));
+  await requireSignedUpgrade(provider.name, provider.calls, ctx, publicUrl(c.env, c.req.url), c.req.raw.headers);
+  const giveBack = await spendStreamToken(c.env, ctx.id, once);
+  let res: Response;
+  try {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set(SESSION_HEADER, JSON.stringify(await sessionStart(c.env, run, provider.name)));
+    res = await callSessionStub(c.env, run.id).fetch(new Request(c.req.raw.url, { headers }));
+  } catch (err) {
+    await giveBack();
+    throw err;
+  }
   if (res.status === 101) return res;
+  await giveBack();
   const { detail } = await res.json<{ detail: string }>();
   throw new ApiError(res.status as ContentfulStatusCode, detail);
 }
@@ -225,16 +244,27 @@ const statusPost = createRoute({
   request: { params: Params },
   responses: { 204: { description: "Recorded (or ignored as a duplicate)" }, ...responses },
 });
+/** The media socket's token is its own: minted with each stream URL, short-lived and spent by its first upgrade. */
+const streamTokenDoc = "The stream token of the stream URL edgedial handed the carrier: valid 15 minutes, spent by its first upgrade";
+const StreamParams = Params.extend({ token: z.string().openapi({ param: { name: "token", in: "path" }, description: streamTokenDoc }) });
+const streamAuth = {
+  security: [],
+  description:
+    "No API key. Authorized by the per-run token in the URL, for the media socket a stream token of its own (a new one in every " +
+    "stream URL edgedial hands a carrier: an HMAC with an expiry 15 minutes on and a nonce, refused once an upgrade used it; the " +
+    "run's answer/status token opens no stream) and, for Twilio, by `X-Twilio-Signature` over the stream URL. A forged or expired " +
+    "token is 401; a used token or a bad signature 403.",
+};
 const streamGet = createRoute({
   method: "get",
   path: "/telephony/{provider}/stream/{run_id}/{token}",
   tags,
-  ...callbackAuth,
+  ...streamAuth,
   summary: "Carrier media WebSocket: the call's audio, carried by its call session",
-  request: { params: Params },
+  request: { params: StreamParams },
   responses: {
     101: { description: "WebSocket upgrade" },
-    ...errors(401, 404, 409, 422),
+    ...errors(401, 403, 404, 409, 422),
     426: { description: "Not a WebSocket upgrade" },
   },
 });
@@ -249,13 +279,13 @@ const streamQuery = z.object({
     .int()
     .positive()
     .openapi({ param: { name: "run_id", in: "query" }, description: "The run" }),
-  token: z.string().openapi({ param: { name: "token", in: "query" }, description: "The per-run callback token" }),
+  token: z.string().openapi({ param: { name: "token", in: "query" }, description: streamTokenDoc }),
 });
 const streamByQuery = createRoute({
   method: "get",
   path: "/telephony/{provider}/stream",
   tags,
-  ...callbackAuth,
+  ...streamAuth,
   summary: "Carrier media WebSocket, the run named in the query (for a PBX that connects to one fixed URI)",
   request: { params: Params.pick({ provider: true }), query: streamQuery },
   responses: streamGet.responses,

@@ -20,6 +20,7 @@ import { liveAgent } from "./session/agents";
 import { organizationStub } from "../organizations/organization-object";
 import { rateLimited } from "../organizations/rate-limits";
 import { callbackUrls } from "./callback-urls";
+import { log } from "../lib/log";
 import { campaignCallIds } from "./campaign-call-ids";
 import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, type RunRow } from "./runs";
@@ -56,7 +57,8 @@ async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseU
     if (!result.ok) await calls.lifecycle?.originateFailed(env, ctx, run.id);
     return result;
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", msg: "originate threw", provider: provider.name, run_id: run.id, error: String(err) }));
+    // log() redacts: a carrier's error may echo the callback URLs it was given.
+    log("error", "originate_threw", { provider: provider.name, run_id: run.id, error: String(err) });
     return { ok: false, message: `Could not place the call: ${(err as Error)?.message ?? String(err)}` };
   }
 }

@@ -1,22 +1,44 @@
-// Connecting to a run's media socket as its carrier would: the stream URL with the per-run token, the upgrade, and a
+// Connecting to a run's media socket as its carrier would: a stream URL as edgedial mints them (a fresh, single-use
+// stream token each time), the upgrade (signed with X-Twilio-Signature as Twilio signs it, by Twilio's own SDK), and a
 // simulated callee on the accepted socket.
 import { env, exports } from "cloudflare:workers";
+import twilio from "twilio";
 import { CALLEE_PROTOCOLS, type CalleeOptions, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
+import { streamToken } from "../../src/calls/callback-urls";
+import { getDb } from "../../src/lib/db";
+import { loadConfigContext } from "../../src/telephony/resolve";
+import { getConfig } from "../../src/telephony/store";
 import { runRow } from "./support";
 
+/** A stream URL of the run (http: the upgrade request's scheme), with `token` or a freshly minted one. */
 export async function mediaUrl(provider: string, runId: number, token?: string) {
-  const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey("raw", enc.encode(env.CALLBACK_SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = [...new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(`${provider}:${runId}`)))]
-    .map((b) => b.toString(16).padStart(2, "0"))
-    .join("");
+  const t = token ?? (await streamToken(env.CALLBACK_SECRET, provider, runId));
   // Asterisk dials one fixed websocket_client.conf URI with the run and token appended as parameters.
-  if (provider === "ari") return `http://edgedial.test/api/v1/telephony/ari/stream?run_id=${runId}&token=${token ?? mac}`;
-  return `http://edgedial.test/api/v1/telephony/${provider}/stream/${runId}/${token ?? mac}`;
+  if (provider === "ari") return `http://edgedial.test/api/v1/telephony/ari/stream?run_id=${runId}&token=${t}`;
+  return `http://edgedial.test/api/v1/telephony/${provider}/stream/${runId}/${t}`;
+}
+
+/** The auth token of the run's Twilio configuration: what Twilio signs its requests with. */
+export async function twilioAuthToken(runId: number): Promise<string> {
+  const run = await runRow(runId);
+  const ctx = await loadConfigContext(env, await getConfig(getDb(env), run.orgId, run.telephonyConfigurationId!));
+  return String(ctx.config.auth_token);
+}
+
+/** Twilio's X-Twilio-Signature for an upgrade to `url` (the ws:// URL its answer document named), by Twilio's SDK. */
+export async function twilioUpgradeSignature(runId: number, url: string): Promise<string> {
+  return twilio.getExpectedTwilioSignature(await twilioAuthToken(runId), url.replace(/^http/, "ws"), {});
+}
+
+/** The upgrade request a carrier sends: Twilio's signed unless `sign` is false. */
+export async function upgradeAt(provider: string, runId: number, url: string, headers: Record<string, string> = { Upgrade: "websocket" }, sign = true) {
+  const h = new Headers(headers);
+  if (provider === "twilio" && sign) h.set("X-Twilio-Signature", await twilioUpgradeSignature(runId, url));
+  return exports.default.fetch(new Request(url, { headers: h }));
 }
 
 export const upgrade = async (provider: string, runId: number, token?: string, headers: Record<string, string> = { Upgrade: "websocket" }) =>
-  exports.default.fetch(new Request(await mediaUrl(provider, runId, token), { headers }));
+  upgradeAt(provider, runId, await mediaUrl(provider, runId, token), headers);
 
 export async function connect(provider: MediaProvider, runId: number, options?: CalleeOptions): Promise<CalleeStream> {
   const res = await upgrade(provider, runId);

@@ -25,6 +25,7 @@ import {
   type SimState,
 } from "./types";
 import { playCallee, streamUrlIn } from "./media/play";
+import { twilioSign } from "./sign";
 
 export type PlayRequest = OutcomeOptions & {
   outcome: Outcome;
@@ -228,7 +229,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         const rest = list.slice(i + 1).filter((c) => c.kind !== "stream");
         this.ctx.waitUntil(
           (async () => {
-            await playCallee(call.provider, stream, call.id, this.accounts.get(call.accountId)?.calleeLines).catch(() => {});
+            const account = this.accounts.get(call.accountId);
+            // Twilio signs the stream's upgrade request as its other requests: X-Twilio-Signature over the wss:// URL.
+            const signed: Record<string, string> =
+              call.provider === "twilio" && account ? { "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, stream, []) } : {};
+            await playCallee(call.provider, stream, call.id, account?.calleeLines, signed).catch(() => {});
             for (const c of rest) await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
           })(),
         );

@@ -28,10 +28,10 @@ export function streamUrlIn(body: string): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function playCallee(provider: string, url: string, callId: string, lines?: Int16Array[]): Promise<void> {
+export async function playCallee(provider: string, url: string, callId: string, lines?: Int16Array[], headers: Record<string, string> = {}): Promise<void> {
   const protocol = CALLEE_PROTOCOLS[provider as MediaProvider];
   if (!protocol) return;
-  const res = await fetch(url.replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } });
+  const res = await fetch(url.replace(/^ws/, "http"), { headers: { ...headers, Upgrade: "websocket" } });
   if (!res.webSocket) return;
   res.webSocket.accept();
   const callee = new CalleeStream(res.webSocket, protocol);

@@ -1,0 +1,22 @@
+// Per-run callback tokens out of log lines. A token in a carrier URL is the whole credential for that URL (the
+// answer/status token lets anyone post a status for a carrier that signs nothing), so every line the Worker logs,
+// and `npm run dev`'s echo of wrangler's request log, passes through here. Dependency-free: Node
+// imports it for `npm run dev` (scripts/lib/redacted-lines.ts).
+
+const MARK = "[redacted]";
+
+// Tokens are URL-safe characters (hex, dots; base64url or percent-escapes should one ever be), so anything else,
+// such as the escape codes wrangler colors its request log with, ends one.
+const TOKEN_CHARS = "[\\w.~%-]+";
+// The token segment of a callback path: /telephony/{provider}/{answer|status|stream|resume|...}/{run_id}/{token}.
+const PATH_TOKEN = new RegExp(`(/telephony/[\\w-]+/[a-z_]+/\\d+/)${TOKEN_CHARS}`, "g");
+// A token as a parameter: the stream route's ?token=, Asterisk's transport_data v(run_id=…,token=…).
+const PARAM_TOKEN = new RegExp(`(\\btoken=)${TOKEN_CHARS}`, "gi");
+// Anything shaped like one wherever else it lands (an error echoing a URL): the answer/status token (64 hex) and
+// the stream token (expiry.nonce.mac).
+const STREAM_TOKEN = /\b\d{1,12}\.[0-9a-f]{32}\.[0-9a-f]{64}\b/gi;
+const HEX64 = /\b[0-9a-f]{64}\b/gi;
+
+export function redactTokens(text: string): string {
+  return text.replace(PATH_TOKEN, `$1${MARK}`).replace(PARAM_TOKEN, `$1${MARK}`).replace(STREAM_TOKEN, MARK).replace(HEX64, MARK);
+}
