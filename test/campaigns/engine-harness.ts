@@ -109,10 +109,32 @@ export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; o
 
 export const alarmAt = (stub: CampaignStub) => runInDurableObject(stub, (_i, state) => state.storage.getAlarm());
 
-/** Runs every alarm due at the current clock (alarms scheduled for later are left alone). */
+// The driver's loops are bounded so that a bug fails a test in seconds: a per-test time limit cannot stop them (each
+// step awaits the worker, and an alarm that keeps re-arming at the same instant never lets the clock move on).
+/** An alarm still due after it ran, this many times in a row with nothing in the object changed, is a loop. */
+export const STUCK_ALARM_RUNS = 20;
+/** A fuse: at most this many alarm runs at one instant in one tick (real work at one instant takes far fewer). */
+export const MAX_ALARM_RUNS_AT_ONE_INSTANT = 2000;
+/** A fuse: advance() gives up after this much wall time. */
+export const ADVANCE_WALL_MS = 60_000;
+
+/** What an alarm run could have changed: the timers, the contacts by status, the attempts by status. */
+const progressOf = (stub: CampaignStub) =>
+  runInDurableObject(stub, (_i, state) => {
+    const q = (sql: string) => state.storage.sql.exec(sql).toArray();
+    return JSON.stringify([
+      q("SELECT kind, ref, due, fails FROM timers ORDER BY kind, ref"),
+      q("SELECT status, count(*) AS n, sum(attempts) AS a FROM contacts GROUP BY status ORDER BY status"),
+      q("SELECT status, count(*) AS n FROM attempts GROUP BY status ORDER BY status"),
+      q("SELECT state, window_open FROM campaign"),
+    ]);
+  });
+
+/** Runs every alarm due at the current clock (alarms scheduled for later are left alone); fails fast on an alarm loop. */
 export async function tick(...stubs: CampaignStub[]): Promise<number> {
   let ran = 0;
-  for (let guard = 0; guard < 10_000; guard++) {
+  const seen = new Map<CampaignStub, { state: string; same: number }>();
+  for (let guard = 0; guard < MAX_ALARM_RUNS_AT_ONE_INSTANT; guard++) {
     let any = false;
     for (const stub of stubs) {
       const at = await alarmAt(stub);
@@ -120,6 +142,15 @@ export async function tick(...stubs: CampaignStub[]): Promise<number> {
         await runDurableObjectAlarm(stub);
         ran++;
         any = true;
+        const again = await alarmAt(stub);
+        if (again == null || again > clock.now()) continue;
+        // Due again at once: fine while it gets somewhere (an import slice, a bounded dispatch loop), a loop if not.
+        const state = await progressOf(stub);
+        const prev = seen.get(stub);
+        const same = prev?.state === state ? prev.same + 1 : 0;
+        if (same >= STUCK_ALARM_RUNS)
+          throw new Error(`alarm loop at ${new Date(clock.now()).toISOString()}: due again ${same} times at once with nothing changed: ${state}`);
+        seen.set(stub, { state, same });
       }
     }
     if (!any) return ran;
@@ -131,10 +162,13 @@ export async function tick(...stubs: CampaignStub[]): Promise<number> {
 /** Moves the clock forward by `ms`, stopping at each alarm on the way (in time order) to run it. */
 export async function advance(ms: number, ...stubs: CampaignStub[]): Promise<void> {
   const target = clock.now() + ms;
+  const deadline = Date.now() + ADVANCE_WALL_MS;
   for (let guard = 0; guard < 100_000; guard++) {
     await tick(...stubs);
     const times = (await Promise.all(stubs.map(alarmAt))).filter((t): t is number => t != null && t <= target);
     if (!times.length) break;
+    if (Date.now() > deadline)
+      throw new Error(`advance(${ms}) still running after ${ADVANCE_WALL_MS / 1000} s of wall time, at ${new Date(clock.now()).toISOString()}`);
     clock.set(Math.max(clock.now(), Math.min(...times)));
   }
   clock.set(target);
