@@ -4,11 +4,16 @@ import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
 import type { CallStatus } from "../telephony/providers/types";
+import { END_REASONS } from "./session/voice-agent";
 
 export type RunRow = typeof workflowRuns.$inferSelect;
 
 export const FINAL_STATUSES: ReadonlySet<CallStatus> = new Set(["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]);
 export const isFinal = (s: string): boolean => FINAL_STATUSES.has(s as CallStatus);
+
+/** A run's `end_reason`: its call session's reason, else its final status (voicemail is both). */
+export const RUN_END_REASONS = [...END_REASONS, "completed", "busy", "no_answer", "declined", "failed", "canceled", "unknown"] as const;
+export type RunEndReason = (typeof RUN_END_REASONS)[number];
 
 /** Progress order: a status may only move forward; every final status ranks last. */
 export const RANK: Record<CallStatus, number> = {
@@ -105,6 +110,14 @@ export const WorkflowRun = z
     answered_by: z.string().nullable(),
     error: z.string().nullable(),
     notes: z.string().nullable().openapi({ description: "Why the call differed from what was asked (e.g. an audio greeting spoken as text)" }),
+    end_reason: z
+      .enum(RUN_END_REASONS)
+      .nullable()
+      .openapi({
+        description:
+          "Why the call ended, once it has: how its call session ended it (agent_hangup, callee_hangup, callee_silent, dead_air, max_call_seconds, " +
+          "media_error, media_lost, provider_failure, transferred, voicemail), else the carrier's final status (completed, busy, no_answer, ...)",
+      }),
     created_at: z.string(),
     started_at: z.string().nullable(),
     answered_at: z.string().nullable(),
@@ -159,6 +172,7 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     answered_by: r.answeredBy,
     error: r.error,
     notes: r.notes,
+    end_reason: (r.endReason as RunEndReason | null) ?? null,
     created_at: r.createdAt,
     started_at: r.startedAt,
     answered_at: r.answeredAt,

@@ -182,6 +182,8 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     set.durationSeconds = u.durationSeconds ?? (answered ? secondsBetween(answeredAt, at) : 0);
     // An error explains an unsuccessful end only (Telnyx's normal_clearing carries one for the unanswered case).
     if (u.error && !answered) set.error = u.error;
+    // Why it ended: the call session's reason where one ended the call, else what the carrier's status says.
+    set.endReason = sql`coalesce(${workflowRuns.endReason}, ${status})` as unknown as string;
   }
 
   const row = await db

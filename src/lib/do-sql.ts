@@ -1,7 +1,8 @@
 // A Durable Object's SQLite (`ctx.storage.sql`) through tagged templates, shared by every object. Each `${value}`
 // becomes a bound parameter at the place it is written, so a placeholder can never drift from its value; a literal
 // `?` in the text is refused for the same reason. Rows come back typed. Also the objects' versioned migrations.
-export type SqlValue = string | number | null;
+// ArrayBuffer: a BLOB (a call's recording buffered for a restart).
+export type SqlValue = string | number | null | ArrayBuffer;
 export type Row = Record<string, SqlValue>;
 
 /** A piece of SQL with its bound values; interpolated into a query, its text and values are spliced in place. */

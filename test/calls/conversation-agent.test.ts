@@ -10,7 +10,10 @@ import type { AgentControls, Turn } from "../../src/calls/session/voice-agent";
 const DEF = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help.", greeting: "Hi!" } }], edges: [] };
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
-/** Controls that log turns (and whatever `extra` does), on a clock the test drives 20 ms a frame with `feed`. */
+/**
+ * Controls that log turns (and whatever `extra` does), on a clock the test drives 20 ms a frame with `feed`: the
+ * frames' audio clock and the wall clock the session ticks the agent with move together here, as on a real call.
+ */
 function fakeCall(agent: ConversationAgent, turns: Turn[], extra: Partial<AgentControls> = {}) {
   let clock = 0;
   const controls: AgentControls = {
@@ -22,12 +25,15 @@ function fakeCall(agent: ConversationAgent, turns: Turn[], extra: Partial<AgentC
     machine: () => {},
     log: (t) => turns.push(t),
     now: () => clock,
+    wallNow: () => clock,
+    save: () => {},
     ...extra,
   };
   const feed = async (frames: number, voiced: boolean) => {
     for (let i = 0; i < frames; i++) {
       clock += 20;
       agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: clock, voiced });
+      agent.onTick(clock);
       await tick();
     }
   };

@@ -5,11 +5,16 @@
 // is asked once whether they are still there, then the call ends politely; a failing or silent model or speech engine
 // ends it politely too, never with dead air past `maxWaitMs`. An answering machine (the carrier's verdict, else the
 // first utterance) is hung up on or gets the greeting as a message after its tone, as the campaign chose.
+//
+// Turns are found on the audio clock (the frames' own times); the idle policy (filler, re-prompt, dead air) runs on
+// the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
+// not silence. The conversation's state is saved at each stable point, and a call whose media came back after a
+// restart goes on from it: a pending turn is answered, and a longer gap gets a short apology.
 import { log } from "../../lib/log";
 import { isMachine } from "../../telephony/providers/kit";
 import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "../session/voice-agent";
 import type { ChatModel } from "./chat";
-import type { Conversation } from "./graph";
+import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import { agentReply } from "./turn";
 import { soundsLikeMachine } from "./voicemail";
@@ -30,6 +35,9 @@ export type TurnSettings = {
   fillerText: string;
   /** The longest the callee waits for a reply (or a goodbye) before the agent gives up: the dead-air limit. */
   maxWaitMs: number;
+  /** Said when the call's media came back after a gap this long or longer (the service restarted mid-call). */
+  resumeAfterMs: number;
+  resumeText: string;
   /** After an answering machine's greeting, this much quiet means its tone has passed: the message starts. */
   afterToneMs: number;
   /** A machine still talking after this long is hung up on without a message. */
@@ -47,6 +55,8 @@ export const DEFAULT_TURN_SETTINGS: TurnSettings = {
   fillerAfterMs: 1500,
   fillerText: "One moment.",
   maxWaitMs: 6000,
+  resumeAfterMs: 1000,
+  resumeText: "Sorry, the line cut out for a moment.",
   afterToneMs: 1200,
   maxMachineMs: 30_000,
 };
@@ -58,14 +68,19 @@ type Speaking = { byMark: Map<string, string>; heard: string[]; startMs: number;
 
 type CalleeTurn = { samples: Int16Array; startMs: number; endMs: number; voicedMs: number; stream: SpeechStream | null };
 
+/** What the agent saves besides the conversation, for a call that goes on after a restart. */
+type SavedState = { conversation: ConversationState; reprompts: number; firstTurn: boolean; marks: number };
+
 export class ConversationAgent implements VoiceAgent {
+  readonly wantsGreetingAudio = true;
   private c: AgentControls | null = null;
   private utterance: Int16Array[] = [];
   private listening: SpeechStream | null = null;
   private speechStartMs: number | null = null;
   private voicedMs = 0;
   private lastVoiceMs = 0;
-  private lastActivityMs = 0;
+  /** When the line was last busy (the callee's voice, the agent's finished turn), by the wall clock: the re-prompt's. */
+  private lastActivityWall = 0;
   private reprompts = 0;
   private speaking: Speaking | null = null;
   private thinking: AbortController | null = null;
@@ -73,10 +88,10 @@ export class ConversationAgent implements VoiceAgent {
   private ended = false;
   private endReason: EndReason = "agent_hangup";
   private note: string | null = null;
-  /** When the callee's last turn ended, while the agent has not answered it yet (the filler's clock). */
-  private waitingSinceMs: number | null = null;
-  /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock. */
-  private dueSinceMs: number | null = null;
+  /** When the callee's last turn ended, while the agent has not answered it yet (the filler's clock; wall). */
+  private waitingSince: number | null = null;
+  /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock (wall). */
+  private dueSince: number | null = null;
   /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
@@ -99,8 +114,10 @@ export class ConversationAgent implements VoiceAgent {
     this.c = controls;
     this.rate = ctx.rate;
     this.voicemail = ctx.voicemail ?? "hang_up";
+    this.lastActivityWall = controls.wallNow();
     const text = ctx.greeting ?? this.conversation.greeting;
     this.opening = text ? { text, audio: ctx.greetingAudio ?? null } : null;
+    if (ctx.resumed && this.restore(ctx.resumed.state)) return this.resume(ctx.resumed.gapMs);
     // The carrier's detection already said machine: no conversation at all.
     if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
     if (this.opening) {
@@ -118,33 +135,37 @@ export class ConversationAgent implements VoiceAgent {
         // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
         this.thinking = null;
-        this.dueSinceMs = null;
+        this.dueSince = null;
         this.resumeCarried();
       }
       if (this.speechStartMs === null) this.startUtterance(frame.atMs);
       this.voicedMs += 20;
       this.lastVoiceMs = frame.atMs;
-      this.lastActivityMs = frame.atMs;
+      this.lastActivityWall = this.c!.wallNow();
       this.hear(frame.samples);
       return;
     }
     if (this.speechStartMs !== null) {
       this.hear(frame.samples);
       if (frame.atMs - this.lastVoiceMs >= this.settings.endOfTurnMs) this.endOfTurn(frame.atMs);
-      return;
     }
+  }
+
+  /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
+  onTick(wall: number) {
+    if (this.ended || this.machine || !this.c || this.speechStartMs !== null) return;
     // Dead air: a reply (or a goodbye) that does not come in time ends the call.
-    if (this.dueSinceMs !== null && frame.atMs - this.dueSinceMs >= this.settings.maxWaitMs) return this.gaveUp(frame.atMs);
+    if (this.dueSince !== null && wall - this.dueSince >= this.settings.maxWaitMs) return this.gaveUp(wall);
     // A slow reply: a short filler, once per turn, so the line does not sound dead.
-    if (this.thinking && !this.speaking && this.waitingSinceMs !== null && this.settings.fillerAfterMs > 0) {
-      if (frame.atMs - this.waitingSinceMs >= this.settings.fillerAfterMs) {
-        this.waitingSinceMs = null;
+    if (this.thinking && !this.speaking && this.waitingSince !== null && this.settings.fillerAfterMs > 0) {
+      if (wall - this.waitingSince >= this.settings.fillerAfterMs) {
+        this.waitingSince = null;
         void this.speak([this.settings.fillerText], { complete: false, last: false, filler: true });
       }
       return;
     }
-    if (!this.speaking && !this.thinking && frame.atMs - this.lastActivityMs >= this.settings.repromptAfterMs) {
-      this.lastActivityMs = frame.atMs;
+    if (!this.speaking && !this.thinking && wall - this.lastActivityWall >= this.settings.repromptAfterMs) {
+      this.lastActivityWall = wall;
       if (this.reprompts++ < this.settings.maxReprompts) {
         this.conversation.said(this.settings.repromptText);
         void this.speak([this.settings.repromptText], { complete: true, last: false });
@@ -186,8 +207,9 @@ export class ConversationAgent implements VoiceAgent {
     if (!s || s.byMark.size || !s.complete || !this.c) return;
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
     this.speaking = null;
-    this.lastActivityMs = this.c.now();
+    this.lastActivityWall = this.c.wallNow();
     if (s.last) this.hangup();
+    else this.save();
   }
 
   private hangup(reason: EndReason = this.endReason) {
@@ -195,6 +217,33 @@ export class ConversationAgent implements VoiceAgent {
     this.ended = true;
     this.listening?.abort();
     this.c?.hangup(reason);
+  }
+
+  /** The state at a stable point (a turn heard, a reply heard or cut off), for the call to go on from after a restart. */
+  private save() {
+    const state: SavedState = { conversation: this.conversation.state(), reprompts: this.reprompts, firstTurn: this.firstTurn, marks: this.marks };
+    this.c?.save(state);
+  }
+
+  private restore(saved: unknown): boolean {
+    const s = saved as Partial<SavedState> | null;
+    if (!s?.conversation || !this.conversation.restore(s.conversation)) return false;
+    this.reprompts = Number(s.reprompts) || 0;
+    this.firstTurn = s.firstTurn === true;
+    // Mark names go on from where they were, so none is mistaken for one sent before the restart.
+    this.marks = Number(s.marks) || 0;
+    return true;
+  }
+
+  /** The media came back: a turn left unanswered is answered now; after a longer gap the callee hears an apology first. */
+  private resume(gapMs: number) {
+    const pending = this.conversation.history.at(-1)?.role === "user";
+    if (gapMs >= this.settings.resumeAfterMs) void this.speak([this.settings.resumeText], { complete: !pending, last: false, filler: true });
+    if (pending) {
+      this.waitingSince = this.c!.wallNow();
+      this.dueSince = this.waitingSince;
+      this.reply(null);
+    }
   }
 
   private bargeIn(atMs: number) {
@@ -206,6 +255,7 @@ export class ConversationAgent implements VoiceAgent {
     this.conversation.interrupted(heard);
     this.c!.log({ role: "agent", text: heard, startMs: s.startMs, endMs: atMs, interrupted: true });
     this.speaking = null;
+    this.save();
   }
 
   private startUtterance(atMs: number) {
@@ -246,8 +296,8 @@ export class ConversationAgent implements VoiceAgent {
       turn.stream?.abort();
       return;
     }
-    this.waitingSinceMs = atMs;
-    this.dueSinceMs = atMs;
+    this.waitingSince = this.c!.wallNow();
+    this.dueSince = this.waitingSince;
     this.reply(turn);
   }
 
@@ -267,7 +317,7 @@ export class ConversationAgent implements VoiceAgent {
           if (!text) {
             // Noise, not words: nothing to answer (a filler already playing is the whole reply).
             this.thinking = null;
-            this.dueSinceMs = null;
+            this.dueSince = null;
             this.finishReply(false);
             return;
           }
@@ -281,6 +331,7 @@ export class ConversationAgent implements VoiceAgent {
             }
           }
           this.conversation.heard(text);
+          this.save();
         }
         const gen = agentReply(this.conversation, this.engines.model, signal);
         let ended = false;
@@ -294,15 +345,15 @@ export class ConversationAgent implements VoiceAgent {
             break;
           }
           if (r.value.type === "sentence") {
-            this.waitingSinceMs = null;
+            this.waitingSince = null;
             await this.speak([r.value.text], { complete: false, last: false, signal });
             if (signal.aborted) return;
-            this.dueSinceMs = null;
+            this.dueSince = null;
           }
         }
         if (signal.aborted) return;
         this.thinking = null;
-        this.dueSinceMs = null;
+        this.dueSince = null;
         this.finishReply(ended);
       } catch (err) {
         if (signal.aborted) return;
@@ -310,7 +361,7 @@ export class ConversationAgent implements VoiceAgent {
         const message = String((err as Error)?.message ?? err);
         log("error", "voice_agent_error", { error: message, node: this.conversation.nodeId });
         this.note = `The agent ended the call after a provider failure: ${message.slice(0, 300)}`;
-        await this.goodbye(this.settings.errorText, "error");
+        await this.goodbye(this.settings.errorText, "provider_failure");
       }
     })();
   }
@@ -373,14 +424,15 @@ export class ConversationAgent implements VoiceAgent {
     } else if (o.complete && o.last) this.hangup();
   }
 
-  /** Says a last sentence and hangs up once it is heard; hangs up when even that cannot be said in time. */
-  private async goodbye(text: string, why: string) {
+  /** Says a last sentence and hangs up once it is heard (for `why`); hangs up when even that cannot be said in time. */
+  private async goodbye(text: string, why: EndReason) {
     log("info", "voice_agent_goodbye", { why, node: this.conversation.nodeId });
-    this.dueSinceMs = this.c!.now();
+    this.endReason = why;
+    this.dueSince = this.c!.wallNow();
     try {
       this.conversation.said(text);
       await this.speak([text], { complete: true, last: true });
-      this.dueSinceMs = null;
+      this.dueSince = null;
     } catch (err) {
       log("error", "voice_agent_goodbye_failed", { error: String((err as Error)?.message ?? err) });
       this.hangup();
@@ -388,18 +440,19 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   /** Nothing came within the dead-air limit: a reply gives way to an apology, a goodbye that will not come to silence. */
-  private gaveUp(atMs: number) {
-    this.dueSinceMs = null;
+  private gaveUp(wall: number) {
+    this.dueSince = null;
     const waiting = this.thinking !== null;
     this.thinking?.abort();
     this.thinking = null;
     if (!waiting || this.note) {
-      this.hangup();
+      // Not even the goodbye came: the line stays dead no longer (a provider failure keeps its own reason).
+      this.hangup(this.endReason === "agent_hangup" ? "dead_air" : this.endReason);
       return;
     }
-    log("error", "voice_agent_timeout", { waited_ms: this.settings.maxWaitMs, node: this.conversation.nodeId, at_ms: atMs });
+    log("error", "voice_agent_timeout", { waited_ms: this.settings.maxWaitMs, node: this.conversation.nodeId, at: wall });
     this.note = `No reply within ${this.settings.maxWaitMs / 1000} s of the callee's turn; the agent ended the call`;
-    void this.goodbye(this.settings.errorText, "timeout");
+    void this.goodbye(this.settings.errorText, "dead_air");
   }
 
   /** An answering machine took the call: recorded at once, then hung up on or left the greeting, as configured. */
@@ -407,7 +460,7 @@ export class ConversationAgent implements VoiceAgent {
     const c = this.c!;
     this.thinking?.abort();
     this.thinking = null;
-    this.dueSinceMs = null;
+    this.dueSince = null;
     if (this.speaking) {
       c.clear();
       this.speaking = null;

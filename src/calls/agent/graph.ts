@@ -77,6 +77,8 @@ function coerce(v: unknown, type: ExtractionVariable["type"]): unknown {
   return String(v);
 }
 
+export type ConversationState = { history: ChatMessage[]; gathered: Record<string, unknown>; disposition: string | null; path: string[] };
+
 export class Conversation {
   readonly history: ChatMessage[] = [];
   /** Variables the model filled in, over the whole call (a later value replaces an earlier one). */
@@ -112,6 +114,24 @@ export class Conversation {
     this.node = start;
     this.path = [start.id];
     this.global = global;
+  }
+
+  /** What the conversation has become (for the call to go on from after a restart): plain JSON. */
+  state(): ConversationState {
+    return { history: [...this.history], gathered: { ...this.gathered }, disposition: this.disposition, path: [...this.path] };
+  }
+
+  /** Goes on from a saved state; false (and nothing changed) when it does not fit this graph. */
+  restore(state: unknown): boolean {
+    const s = state as Partial<ConversationState> | null;
+    const at = Array.isArray(s?.path) ? this.nodes.get(String(s.path.at(-1))) : undefined;
+    if (!s || !at || !Array.isArray(s.history)) return false;
+    this.history.splice(0, this.history.length, ...(s.history as ChatMessage[]));
+    Object.assign(this.gathered, isObj(s.gathered) ? s.gathered : {});
+    this.disposition = typeof s.disposition === "string" ? s.disposition : null;
+    this.path.splice(0, this.path.length, ...(s.path as string[]));
+    this.node = at;
+    return true;
   }
 
   private render(s: string): string {

@@ -1,34 +1,39 @@
-// One Durable Object per answered call (keyed by run): the carrier's media socket ends here. It carries the call's
-// audio both ways through one codec, framing and pacing layer, keeps the call's clock, marks and transcript, and
-// ends the call through the carrier when the agent hangs up, the callee stays silent too long, the call reaches its
-// maximum length or the media fails, so no run is left open. The socket is accepted with the hibernation API.
+// One Durable Object per answered call (keyed by run): the carrier's media socket ends here. It keeps the socket,
+// the call's lifecycle and ending it; the audio path is the media loop (media-loop.ts), what a socket may send the
+// input guard, the recording and the run's outcome their own modules, and the agent is reached only through the
+// VoiceAgent seam.
 //
-// The session's clock is the callee's audio: carriers stream it continuously (silence included), one 20 ms frame
-// at a time, so counting frames gives the play clock the pacer needs without timers, in tests as on a real call.
+// Two clocks. The audio clock (one frame of the callee's audio = 20 ms) paces the agent's speech and times the
+// transcript. Time limits (silence, the call's length, the agent's re-prompt and dead air) run on the wall clock,
+// checked on every message and by a heartbeat alarm, so a stream that stops is noticed and a burst of late frames
+// is not silence.
+//
+// Restarts. A deploy or a crash resets the object and drops its socket, but not its storage: the call's record,
+// transcript, the agent's saved state and the recording's current part. The carrier reconnects through its own
+// mechanism (a resume document, a restarted stream, a new external media channel) and the call goes on; a call
+// whose media does not come back within RESUME_GRACE_MS is hung up and its run finished (`media_lost`).
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, isNull, like, not, or, sql } from "drizzle-orm";
+import { and, eq, isNull, like, not, or } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
-import { Framer, FRAME_MS, frameBytes } from "../../lib/audio/framer";
-import { G711_SILENCE, g711Decode, g711Encode } from "../../lib/audio/g711";
 import { isVoiced } from "../../lib/audio/level";
-import { Pacer } from "../../lib/audio/pacer";
-import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
-import { Resampler, type SampleRate } from "../../lib/audio/resample";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import { getProvider } from "../../telephony/providers/registry";
 import { loadGreeting } from "../../uploads/greetings";
-import type { MediaAdapter, MediaEvent, MediaFormat, ProviderName } from "../../telephony/providers/types";
+import type { MediaEvent, ProviderName } from "../../telephony/providers/types";
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
-import { ConversationAgent } from "../agent/conversation-agent";
-import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
-import { enginesFor } from "../agent/engines";
-import { EchoAgent, GreetingAgent, liveAgent, type AgentName } from "./agents";
-import { Recorder } from "./recorder";
+import type { ScriptedEngines } from "../agent/load";
+import type { AgentName } from "./agents";
+import { chooseAgent, type GreetingClip } from "./choose-agent";
+import { InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
+import { MediaLoop } from "./media-loop";
+import { endNote, finishRun, recordEnd, saveResults } from "./outcome";
+import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
+import { SessionStore, type CampaignAttempt } from "./store";
 import type { AgentControls, EndReason, Turn, VoiceAgent, VoicemailAction } from "./voice-agent";
 
 /** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
@@ -47,7 +52,7 @@ export type SessionStart = {
   answeredBy?: string | null;
   voicemail?: VoicemailAction;
   /** A campaign's call: the attempt its object hears the agent's disposition for. */
-  campaign?: { campaignId: number; contactId: number; attempt: number } | null;
+  campaign?: CampaignAttempt | null;
 };
 export type SessionOptions = {
   agent?: AgentName;
@@ -60,69 +65,67 @@ export type SessionOptions = {
   /** The conversation agent's deterministic engines (tests and the demo): a scripted model and known clips. */
   scripted?: ScriptedEngines;
 };
+export type MediaState = "none" | "live" | "lost" | "ended";
 
 const CONNECT_TIMEOUT_MS = 10_000;
-
 /** The callee's silence after which the call is ended, unless configured otherwise. */
 export const SILENCE_TIMEOUT_SECONDS = 30;
+/** How often a live session checks its wall-clock limits and its socket, and saves what a restart needs. */
+export const HEARTBEAT_MS = 1000;
+/** Media messages that may wait their turn (a second of audio); more are dropped. */
+const MAX_WAITING = 50;
+/** How long a call whose media socket was lost waits for the carrier to reconnect before it is hung up. */
+export const RESUME_GRACE_MS = 5000;
 
-type GreetingClip = { samples: Int16Array; rate: SampleRate };
-
-type Live = {
-  ws: WebSocket;
-  adapter: MediaAdapter;
-  format: MediaFormat;
-  streamId: string;
-  agent: VoiceAgent;
-  inbound: Framer;
-  outbound: Framer;
-  pacer: Pacer;
-  resamplers: Map<number, Resampler>;
-  clockMs: number;
-  lastActivityMs: number;
-  started: boolean;
-  /** Limits read once: the per-frame path touches no storage. */
-  maxMs: number;
-  silenceMs: number;
-  recorder: Recorder | null;
-};
+type Live = { ws: WebSocket; loop: MediaLoop; agent: VoiceAgent; guard: InputGuard; started: boolean; lastActivityWall: number };
 
 export class CallSession extends DurableObject<Env> {
   private readonly db: DoSql;
+  private readonly store: SessionStore;
+  private readonly recording: CallRecording;
   private live: Live | null = null;
-  /** The media socket this session opened itself (server mode), not one accepted with the hibernation API. */
-  private outbound: WebSocket | null = null;
-  private inOrder: Promise<void> = Promise.resolve();
+  /** The media sockets attached to this instance (a restarted object starts with none). */
+  private readonly attached = new Set<WebSocket>();
+  /** Sockets a reconnect replaced: what they still send or report is ignored. */
+  private readonly superseded = new WeakSet<WebSocket>();
+  private readonly guards = new WeakMap<WebSocket, InputGuard>();
+  private inOrder: Promise<unknown> = Promise.resolve();
+  /** Media messages queued behind the one being handled. */
+  private waiting = 0;
   private ending: Promise<void> | null = null;
-  /** Whether the call has ended, kept in memory once read (every message checks it). */
-  private ended: boolean | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = new DoSql(ctx.storage);
-    void migrateOnStart(ctx, this.db, CALL_SESSION_MIGRATIONS);
+    this.store = new SessionStore(this.db);
+    this.recording = new CallRecording(env.UPLOADS, this.db, this.store);
+    void migrateOnStart(ctx, this.db, CALL_SESSION_MIGRATIONS, () => this.store.load());
   }
 
   /** Chooses the agent and limits before the stream connects (the greeting agent and the defaults otherwise). */
   async prepare(options: SessionOptions): Promise<void> {
-    if (options.agent) this.db.putKv("agent", options.agent);
-    if (options.silenceSeconds) this.db.putKv("silence_ms", options.silenceSeconds * 1000);
-    if (options.maxCallSeconds) this.db.putKv("max_ms", options.maxCallSeconds * 1000);
+    this.store.set({
+      agent: options.agent,
+      silenceMs: options.silenceSeconds ? options.silenceSeconds * 1000 : undefined,
+      maxMs: options.maxCallSeconds ? options.maxCallSeconds * 1000 : undefined,
+      record: options.record,
+    });
     if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
-    if (options.record !== undefined) this.db.putKv("record", options.record ? "1" : "0");
     if (options.scripted) await this.ctx.storage.put("scripted_engines", options.scripted);
   }
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
-  async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; turns: Turn[] }> {
-    const turns = this.turns().map((t) => ({
-      role: t.role as Turn["role"],
-      text: t.text,
-      startMs: t.start_ms,
-      endMs: t.end_ms,
-      ...(t.interrupted ? { interrupted: true } : {}),
-    }));
-    return { ended: this.db.getKv("ended") === "1", endReason: this.db.getKv("end_reason") as EndReason | null, streamId: this.db.getKv("stream_id"), turns };
+  async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; resumes: number; turns: Turn[] }> {
+    const s = this.store.current;
+    return { ended: s.ended, endReason: s.endReason, streamId: s.streamId, resumes: s.resumes, turns: this.turns() };
+  }
+
+  /** Whether the call's media is connected, was lost and may come back (a carrier reconnecting asks), or is over. */
+  async mediaState(): Promise<MediaState> {
+    const s = this.store.current;
+    if (s.ended) return "ended";
+    if (s.runId === null) return "none";
+    return this.sockets().length ? "live" : "lost";
   }
 
   /** The media socket's upgrade, forwarded by the stream route once the per-run token checked out. */
@@ -138,7 +141,7 @@ export class CallSession extends DurableObject<Env> {
     const refusal = await this.begin(start);
     if (refusal) return refuse(409, refusal);
     const pair = new WebSocketPair();
-    this.ctx.acceptWebSocket(pair[1]);
+    this.attach(pair[1]);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
@@ -160,26 +163,28 @@ export class CallSession extends DurableObject<Env> {
     }
     if (!ws) {
       log("error", "media_connect_failed", { run_id: start.runId, error });
-      this.ending ??= this.end("media_error");
-      await this.ending;
+      await this.finish("media_error", "the media socket could not be opened");
       return { ok: false, error };
     }
+    this.attach(ws);
+    return { ok: true };
+  }
+
+  /**
+   * Takes a media socket in this object's own event loop. Not with the hibernation API: a call streams audio
+   * continuously, so the object never sleeps anyway, and a hibernatable socket costs a full event per message, which
+   * under a flood is what starved other calls. A restart drops the socket either way; the carrier reconnects.
+   */
+  private attach(ws: WebSocket): void {
     ws.accept();
     (ws as { binaryType?: string }).binaryType = "arraybuffer";
-    this.outbound = ws;
-    ws.addEventListener("message", (e) => this.ctx.waitUntil(this.webSocketMessage(ws, e.data as string | ArrayBuffer)));
-    // The carrier dropped the media socket without the call ending first: the call cannot go on without it. (After
-    // the messages before it.)
-    const gone = () => {
-      this.inOrder = this.inOrder.then(() => {
-        this.ending ??= this.end("media_error");
-        return this.ending;
-      });
-      this.ctx.waitUntil(this.inOrder);
-    };
-    ws.addEventListener("close", gone);
-    ws.addEventListener("error", gone);
-    return { ok: true };
+    this.attached.add(ws);
+    const failed = (err: unknown) => log("error", "media_handler_failed", { run_id: this.store.current.runId, error: String(err) });
+    ws.addEventListener("message", (e) => {
+      this.onSocketMessage(ws, e.data as string | ArrayBuffer)?.catch(failed);
+    });
+    ws.addEventListener("close", () => void this.onSocketClose(ws).catch(failed));
+    ws.addEventListener("error", () => void this.onSocketClose(ws).catch(failed));
   }
 
   /**
@@ -187,201 +192,236 @@ export class CallSession extends DurableObject<Env> {
    * agent in turn with the stream's messages. Before the stream starts the agent reads it at its start instead.
    */
   async machineDetected(answeredBy: string): Promise<boolean> {
-    this.ended ??= this.db.getKv("ended") === "1";
-    if (this.ended || this.db.getKv("run_id") === null) return false;
-    this.db.putKv("answered_by", answeredBy);
-    const ws = this.live?.ws ?? this.ctx.getWebSockets()[0];
+    const s = this.store.current;
+    if (s.ended || s.runId === null) return false;
+    this.store.set({ answeredBy });
+    const ws = this.live?.ws ?? this.sockets()[0];
     if (!ws) return false;
-    const handled = this.inOrder.then(async () => {
+    return this.serially(async () => {
       const live = await this.liveFor(ws);
       if (!live.started || this.ending || !live.agent.onMachine) return false;
       await live.agent.onMachine(answeredBy);
       if (!this.ending) this.pump(live);
       return true;
     });
-    this.inOrder = handled.then(
-      () => {},
-      () => {},
-    );
-    return handled;
   }
 
   /** The carrier reports the call over (the callee hung up): the session ends without a hang-up request. */
   async carrierEnded(): Promise<void> {
-    if (this.db.getKv("run_id") === null || this.db.getKv("ended") === "1") return;
-    this.ending ??= this.end("callee_hangup");
-    await this.ending;
+    const s = this.store.current;
+    if (s.runId === null || s.ended) return;
+    await this.finish("callee_hangup");
   }
 
-  /** Records the run the stream belongs to; refuses a second stream for the call, or one after it ended. */
+  /** Records the run the stream belongs to at its first connection; a later one is the call's media coming back. */
   private async begin(start: SessionStart): Promise<string | null> {
-    if (this.db.getKv("ended") === "1") return "This call's media stream has ended";
-    // One stream per call: a second upgrade (a replayed URL) is refused while the first is open, or once it was.
-    if (this.db.getKv("run_id") !== null) return "A media stream was already connected for this call";
-    this.db.putKv("run_id", start.runId);
-    this.db.putKv("org_id", start.orgId);
-    this.db.putKv("provider", start.provider);
-    this.db.putKv("greeting", start.greeting ?? "");
-    if (start.greetingRecording) this.db.putKv("greeting_recording", start.greetingRecording);
-    if (start.answeredBy) this.db.putKv("answered_by", start.answeredBy);
-    this.db.putKv("voicemail", start.voicemail ?? "hang_up");
-    if (start.campaign) this.db.putKv("campaign", JSON.stringify(start.campaign));
-    this.db.putKv("variables", JSON.stringify(start.variables));
-    if (this.db.getKv("record") === null) this.db.putKv("record", start.record ? "1" : "0");
-    const maxMs = Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000);
-    await this.ctx.storage.setAlarm(Date.now() + maxMs);
+    const s = this.store.current;
+    if (s.ended) return "This call's media stream has ended";
+    const now = Date.now();
+    if (s.runId === null) {
+      this.store.set({
+        runId: start.runId,
+        orgId: start.orgId,
+        provider: start.provider,
+        greeting: start.greeting ?? "",
+        greetingRecording: start.greetingRecording ?? null,
+        answeredBy: start.answeredBy ?? null,
+        voicemail: start.voicemail ?? "hang_up",
+        campaign: start.campaign ?? null,
+        variables: start.variables,
+        record: s.record ?? start.record,
+        startedWall: now,
+      });
+    } else {
+      // A reconnect (the only way to a second connection: each stream URL is single-use): the older socket, if the
+      // session still holds one, gives way, and the call goes on from what is stored.
+      for (const ws of this.sockets()) {
+        this.superseded.add(ws);
+        try {
+          ws.close(1000, "superseded by a reconnection");
+        } catch {
+          // already gone
+        }
+      }
+      this.attached.clear();
+      this.live = null;
+    }
+    await this.schedule(now + HEARTBEAT_MS);
     return null;
   }
 
   /**
    * Messages are handled one at a time, in order: the handler awaits I/O (the greeting from R2, a recording part),
-   * and the runtime would otherwise start on the next message meanwhile (frames out of order, a second agent).
+   * and the runtime would otherwise start on the next message meanwhile (frames out of order, a second agent). The
+   * input guard runs first, before any parsing, so a flood costs little and never waits in line.
    */
-  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    const handled = this.inOrder.then(() => this.onMessage(ws, message));
-    this.inOrder = handled.catch(() => {});
-    return handled;
+  private onSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> | undefined {
+    if (this.superseded.has(ws) || this.store.current.ended) return;
+    let guard = this.guards.get(ws);
+    if (!guard) this.guards.set(ws, (guard = new InputGuard()));
+    const verdict = guard.admit(typeof message === "string" ? message.length : message.byteLength, Date.now());
+    if (verdict === "drop") return;
+    if (verdict === "flood") {
+      log("error", "media_flood", { run_id: this.store.current.runId, dropped: guard.dropped });
+      return this.serially(() => this.finish("media_error", "the carrier's socket kept sending far above any real rate"));
+    }
+    // Messages waiting their turn: past a second's worth the session is behind, and more only deepens that.
+    if (this.waiting >= MAX_WAITING) {
+      guard.dropped++;
+      return;
+    }
+    this.waiting++;
+    return this.serially(async () => {
+      // Behind: let the runtime serve other calls between this socket's messages rather than run them all at once.
+      if (this.waiting > 1) await new Promise((r) => setTimeout(r, 0));
+      this.waiting--;
+      return this.onMessage(ws, message, guard);
+    });
   }
 
-  private async onMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    this.ended ??= this.db.getKv("ended") === "1";
-    if (this.ended) return;
+  private async onMessage(ws: WebSocket, message: string | ArrayBuffer, guard: InputGuard): Promise<void> {
+    if (this.store.current.ended || this.ending || this.superseded.has(ws)) return;
     const live = await this.liveFor(ws);
+    live.guard = guard;
+    let events: MediaEvent[];
     try {
-      for (const ev of live.adapter.parse(message)) {
+      events = live.loop.adapter.parse(message);
+      guard.readable();
+    } catch (err) {
+      // One undecodable frame is dropped (and counted); only a stream that stays unreadable ends the call.
+      if (guard.bad === 0 || guard.bad % 100 === 0)
+        log("warning", "media_unreadable", { run_id: this.store.current.runId, count: guard.bad + 1, error: String(err) });
+      if (guard.unreadable()) await this.finish("media_error", `${MAX_BAD_IN_A_ROW} unreadable media messages in a row (${guard.bad} in all)`);
+      return;
+    }
+    try {
+      for (const ev of events) {
         await this.handle(live, ev);
         if (this.ending) break;
       }
-      if (!this.ending) this.pump(live);
+      if (!this.ending) {
+        this.limits(live, Date.now());
+        this.pump(live);
+      }
     } catch (err) {
-      log("error", "media_error", { run_id: Number(this.db.getKv("run_id")), error: String(err) });
-      this.ending ??= this.end("media_error");
+      log("error", "media_error", { run_id: this.store.current.runId, error: String(err) });
+      await this.finish("media_error", String((err as Error)?.message ?? err).slice(0, 200));
     }
-    if (this.ending) await this.ending;
   }
 
-  async webSocketClose(): Promise<void> {
-    this.ending ??= this.end("callee_hangup");
-    await this.ending;
+  /** A socket closed: by the carrier's hang-up where it says so, else the media was lost and may come back. */
+  private async onSocketClose(ws: WebSocket): Promise<void> {
+    if (this.superseded.has(ws) || this.store.current.ended) return;
+    await this.serially(async () => {
+      if (this.live?.ws === ws) this.live = null;
+      this.attached.delete(ws);
+      const provider = this.store.current.provider;
+      // A carrier that ends its stream only by closing it (no stop message) has hung up.
+      if (provider && getProvider(provider).calls?.media?.closeEndsCall) return this.finish("callee_hangup");
+      this.store.set({ lostSince: Date.now() });
+      await this.schedule(Date.now() + RESUME_GRACE_MS);
+    });
   }
 
-  async webSocketError(): Promise<void> {
-    this.ending ??= this.end("media_error");
-    await this.ending;
-  }
-
-  /** The call reached its maximum length (a wall-clock backstop to the audio clock's own check). */
+  /** The heartbeat: wall-clock limits, a lost socket's grace, and what a restart needs saved. */
   async alarm(): Promise<void> {
-    if (this.db.getKv("ended") === "1" || this.db.getKv("run_id") === null) return;
-    this.ending ??= this.end("max_call_seconds");
-    await this.ending;
+    const s = this.store.current;
+    if (s.ended || s.runId === null) return;
+    await this.serially(() => this.beat(Date.now()));
   }
 
-  /** The agent the call gets: the prepared one, else the VOICE_AGENT setting's; the greeting agent otherwise. */
-  private async makeAgent(): Promise<VoiceAgent> {
-    const name = this.db.getKv("agent") ?? liveAgent(this.env);
-    if (name === "echo") return new EchoAgent();
-    if (name === "conversation") {
-      const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
-      const agent = await conversationFor(this.env, Number(this.db.getKv("run_id")), variables);
-      const scripted = await this.ctx.storage.get<ScriptedEngines>("scripted_engines");
-      // Prepared engines (tests, the demo), else the providers the agent chose (Workers AI by default). Without
-      // them (or a usable graph) the call gets the greeting agent, and the log says why.
-      const choice = agent ? await enginesFor(this.env, Number(this.db.getKv("org_id")), agent.configurations) : null;
-      if (agent && scripted) return new ConversationAgent(agent.conversation, scriptedEngines(scripted), choice?.turn);
-      if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn);
-      log("warning", "conversation_agent_unavailable", {
-        run_id: Number(this.db.getKv("run_id")),
-        graph: !!agent,
-        reason: choice && !choice.ok ? choice.reason : null,
-      });
+  private async beat(now: number): Promise<void> {
+    const s = this.store.current;
+    if (s.ended || this.ending) return;
+    const maxAt = (s.startedWall ?? now) + (s.maxMs ?? MAX_CALL_SECONDS * 1000);
+    if (now >= maxAt) return this.finish("max_call_seconds");
+    const ws = this.sockets()[0];
+    if (!ws) {
+      const lostSince = s.lostSince ?? now;
+      if (s.lostSince === null) this.store.set({ lostSince });
+      if (now - lostSince >= RESUME_GRACE_MS) {
+        return this.finish("media_lost", `for ${Math.round((now - lostSince) / 1000)} s (the service restarted or the carrier dropped it)`);
+      }
+      return this.schedule(Math.min(lostSince + RESUME_GRACE_MS, maxAt));
     }
-    return new GreetingAgent(await this.greetingClip());
+    const live = await this.liveFor(ws);
+    this.store.set({ clockMs: live.loop.clockMs, clockWall: now, lostSince: null });
+    if (live.loop.recorder) this.recording.checkpoint(live.loop.recorder);
+    this.limits(live, now);
+    if (this.ending) return;
+    await live.agent.onTick?.(now);
+    if (this.ending) return;
+    this.pump(live);
+    await this.schedule(Math.min(now + HEARTBEAT_MS, live.lastActivityWall + this.silenceMs(), maxAt));
   }
 
-  /** The greeting as audio: a prepared clip, else the contact's audio greeting from the store, else none. */
-  private async greetingClip(): Promise<GreetingClip | null> {
-    const prepared = await this.ctx.storage.get<GreetingClip>("greeting_clip");
-    if (prepared) return prepared;
-    const key = this.db.getKv("greeting_recording");
-    return key ? loadGreeting(this.env.UPLOADS, key) : null;
+  private async schedule(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at || current < Date.now()) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** The sockets carrying the call's media now (at most one). */
+  private sockets(): WebSocket[] {
+    return [...this.attached].filter((ws) => !this.superseded.has(ws) && ws.readyState <= 1);
+  }
+
+  private silenceMs(): number {
+    return this.store.current.silenceMs ?? SILENCE_TIMEOUT_SECONDS * 1000;
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const done = this.inOrder.then(fn);
+    this.inOrder = done.catch(() => {});
+    return done;
   }
 
   private async liveFor(ws: WebSocket): Promise<Live> {
     if (this.live && this.live.ws === ws) return this.live;
-    const provider = getProvider(this.db.getKv("provider") ?? "");
-    const adapter = provider.calls?.media;
-    if (!adapter) throw new Error(`${provider.displayName} has no media stream`);
-    // After hibernation the agent starts afresh; its stream, if started, carries on.
-    const streamId = this.db.getKv("stream_id");
-    const clockMs = Number(this.db.getKv("clock_ms") ?? 0);
-    this.live = {
-      ws,
-      adapter,
-      format: adapter.format,
-      streamId: streamId ?? "",
-      agent: await this.makeAgent(),
-      inbound: new Framer(frameSize(adapter.format)),
-      outbound: new Framer(frameSize(adapter.format)),
-      pacer: new Pacer(),
-      resamplers: new Map(),
-      clockMs,
-      lastActivityMs: clockMs,
-      started: streamId !== null,
-      maxMs: Number(this.db.getKv("max_ms") ?? MAX_CALL_SECONDS * 1000),
-      silenceMs: Number(this.db.getKv("silence_ms") ?? SILENCE_TIMEOUT_SECONDS * 1000),
-      // A session woken from hibernation records on from where it is (what was buffered before is lost with it).
-      recorder: this.db.getKv("record") === "0" ? null : new Recorder(adapter.format.rate),
-    };
-    return this.live;
+    const s = this.store.current;
+    const adapter = getProvider(s.provider ?? "").calls?.media;
+    if (!adapter) throw new Error(`${s.provider} has no media stream`);
+    const now = Date.now();
+    // A restarted session's clock goes on from the last saved reading, plus the time since.
+    const gap = s.clockWall !== null ? Math.max(0, now - s.clockWall) : 0;
+    const loop = new MediaLoop(adapter, (m) => ws.send(m), s.clockMs + gap, s.streamId ?? "", s.record !== false);
+    if (loop.recorder) {
+      this.recording.restore(loop.recorder);
+      for (const part of loop.recorder.skip(gap)) await this.recording.storePart(part, loop.recorder.rate);
+    }
+    const agent = await chooseAgent(this.env, s, {
+      greetingClip: await this.ctx.storage.get<GreetingClip>("greeting_clip"),
+      scripted: await this.ctx.storage.get<ScriptedEngines>("scripted_engines"),
+    });
+    const live: Live = { ws, loop, agent, guard: this.guards.get(ws) ?? new InputGuard(), started: false, lastActivityWall: now };
+    this.live = live;
+    return live;
   }
 
   private async handle(live: Live, ev: MediaEvent): Promise<void> {
     switch (ev.kind) {
       case "start": {
         if (live.started) return;
-        live.started = true;
-        live.streamId = ev.streamId;
-        if (ev.format) live.format = ev.format;
-        live.inbound = new Framer(frameSize(live.format));
-        live.outbound = new Framer(frameSize(live.format));
-        if (live.recorder) live.recorder = new Recorder(live.format.rate);
-        this.db.putKv("stream_id", ev.streamId);
-        const variables = JSON.parse(this.db.getKv("variables") ?? "{}");
-        // The contact's audio greeting, for the voice agent to open with (the greeting agent has its clip already).
-        const recording = live.agent instanceof ConversationAgent ? this.db.getKv("greeting_recording") : null;
-        const greetingAudio = recording ? await loadGreeting(this.env.UPLOADS, recording) : null;
-        await live.agent.onStart(
-          {
-            runId: Number(this.db.getKv("run_id")),
-            variables,
-            // A recording gone since the call started: the agent's own greeting rather than the recording's name.
-            greeting: recording && !greetingAudio ? null : this.db.getKv("greeting") || null,
-            greetingAudio,
-            rate: live.format.rate,
-            answeredBy: this.db.getKv("answered_by"),
-            voicemail: this.db.getKv("voicemail") === "leave_message" ? "leave_message" : "hang_up",
-          },
-          this.controls(live),
-        );
+        const resumed = this.store.current.streamId !== null;
+        live.loop.start(ev.streamId, ev.format);
+        this.store.set({ streamId: ev.streamId, ...(resumed ? { resumes: this.store.current.resumes + 1, lostSince: null } : {}) });
+        if (resumed) log("info", "call_media_resumed", { run_id: this.store.current.runId, resumes: this.store.current.resumes });
+        const s = this.store.current;
+        await this.startAgent(live, resumed, s.clockWall !== null ? Math.max(0, Date.now() - s.clockWall) : 0);
         return;
       }
       case "audio": {
         if (!live.started) return;
-        const frames: Uint8Array[] = [];
-        live.inbound.push(ev.payload, (f) => frames.push(f));
-        for (const f of frames) {
-          live.clockMs += FRAME_MS;
-          const samples = decode(live.format, f);
-          const part = live.recorder?.tick(live.clockMs, samples);
-          if (part) await this.storePart(part, live.format.rate);
+        const now = Date.now();
+        for (const samples of live.loop.frames(ev.payload)) {
+          const part = live.loop.tick(samples);
+          if (part) await this.recording.storePart(part, live.loop.format.rate);
           const voiced = isVoiced(samples);
-          if (voiced) live.lastActivityMs = live.clockMs;
-          await live.agent.onAudio({ samples, rate: live.format.rate, atMs: live.clockMs, voiced });
-          if (this.ending) return;
-          this.limits(live);
+          // While the agent speaks the line is not idle: the callee's silence counts from when it stops.
+          if (voiced || live.loop.pacer.busy(live.loop.clockMs)) live.lastActivityWall = now;
+          await live.agent.onAudio({ samples, rate: live.loop.format.rate, atMs: live.loop.clockMs, voiced });
           if (this.ending) return;
         }
+        await live.agent.onTick?.(now);
         return;
       }
       case "mark":
@@ -390,203 +430,140 @@ export class CallSession extends DurableObject<Env> {
       case "dtmf":
         return;
       case "stop":
-        this.ending ??= this.end("callee_hangup");
+        await this.finish("callee_hangup");
         return;
     }
   }
 
-  /** Ends the call when nobody has spoken for too long, or it ran too long. */
-  private limits(live: Live): void {
-    const { maxMs, silenceMs } = live;
-    // While the agent speaks the line is not idle: the callee's silence counts from when it stops.
-    if (live.pacer.busy(live.clockMs)) live.lastActivityMs = live.clockMs;
-    if (live.clockMs >= maxMs) this.ending ??= this.end("max_call_seconds");
-    else if (live.clockMs - live.lastActivityMs >= silenceMs) this.ending ??= this.end("callee_silent");
+  private async startAgent(live: Live, resumed: boolean, gapMs: number): Promise<void> {
+    live.started = true;
+    const s = this.store.current;
+    // The contact's audio greeting, for the voice agent to open with (the greeting agent has its clip already).
+    const recording = !resumed && live.agent.wantsGreetingAudio ? s.greetingRecording : null;
+    const greetingAudio = recording ? await loadGreeting(this.env.UPLOADS, recording) : null;
+    await live.agent.onStart(
+      {
+        runId: s.runId ?? 0,
+        variables: s.variables,
+        // A recording gone since the call started: the agent's own greeting rather than the recording's name.
+        greeting: recording && !greetingAudio ? null : s.greeting || null,
+        greetingAudio,
+        rate: live.loop.format.rate,
+        answeredBy: s.answeredBy,
+        voicemail: s.voicemail,
+        resumed: resumed ? { state: s.agentState, gapMs } : null,
+      },
+      this.controls(live),
+    );
+  }
+
+  /** Ends the call when the callee has been silent too long, or it ran too long, by the wall clock. */
+  private limits(live: Live, now: number): void {
+    const s = this.store.current;
+    if (now - (s.startedWall ?? now) >= (s.maxMs ?? MAX_CALL_SECONDS * 1000)) void this.finish("max_call_seconds");
+    else if (now - live.lastActivityWall >= this.silenceMs()) void this.finish("callee_silent");
   }
 
   /** Sends what the pacer lets out now; for carriers that echo no marks, reports the marks played by the clock. */
   private pump(live: Live): void {
-    for (const item of live.pacer.due(live.clockMs)) {
-      if (item.kind === "frame") {
-        live.ws.send(live.adapter.audio(item.frame, live.streamId));
-        live.recorder?.agentFrame(item.at, decode(live.format, item.frame));
-      } else if (live.adapter.mark) live.ws.send(live.adapter.mark(item.name, live.streamId));
-    }
-    const played = live.pacer.played(live.clockMs);
-    if (!live.adapter.mark) for (const name of played) void live.agent.onMark(name);
+    for (const name of live.loop.pump()) void live.agent.onMark(name);
   }
 
   private controls(live: Live): AgentControls {
-    const silence = live.format.codec === "pcm16" ? 0 : G711_SILENCE[live.format.codec];
+    const current = () => this.live === live && !this.ending;
     return {
       say: (samples, rate) => {
-        if (this.ending) return;
-        let s = samples;
-        if (rate !== live.format.rate) {
-          const r = live.resamplers.get(rate) ?? new Resampler(rate, live.format.rate as SampleRate);
-          live.resamplers.set(rate, r);
-          s = r.convert(samples);
-        }
-        live.outbound.push(encode(live.format, s), (f) => live.pacer.enqueue(f));
+        if (current()) live.loop.say(samples, rate);
       },
       mark: (name) => {
-        const rest = live.outbound.flush(silence);
-        if (rest) live.pacer.enqueue(rest);
-        live.pacer.mark(name);
+        if (current()) live.loop.mark(name);
       },
-      clear: () => {
-        live.outbound.reset();
-        const dropped = live.pacer.clear(live.clockMs);
-        if (live.adapter.clear) {
-          live.ws.send(live.adapter.clear(live.streamId));
-          // The carrier drops what it still held too: none of it was heard.
-          live.recorder?.dropAgentFrom(live.clockMs);
-        }
-        return dropped;
-      },
+      clear: () => (current() ? live.loop.clear() : []),
       transfer: async () => false,
-      machine: () => {
-        this.db.putKv("answered_by", "machine");
-        // At once, not with the outcome: the carrier's final status may arrive before the session has saved.
-        const runId = Number(this.db.getKv("run_id"));
-        this.ctx.waitUntil(
-          getDb(this.env)
-            .update(workflowRuns)
-            .set({ answeredBy: "machine_detected" })
-            .where(and(eq(workflowRuns.id, runId), or(isNull(workflowRuns.answeredBy), not(like(workflowRuns.answeredBy, "machine%")))))
-            .run()
-            .then(
-              () => undefined,
-              (err) => log("error", "run_update_failed", { run_id: runId, error: String(err) }),
-            ),
-        );
-      },
+      machine: () => this.machineRecorded(),
       hangup: (reason = "agent_hangup") => {
-        this.ending ??= this.end(reason);
+        if (current()) void this.finish(reason);
       },
       log: (t) => {
         this.db
           .run`INSERT INTO turns (role, text, start_ms, end_ms, interrupted) VALUES (${t.role}, ${t.text}, ${Math.round(t.startMs)}, ${Math.round(t.endMs)}, ${t.interrupted ? 1 : 0})`;
       },
-      now: () => live.clockMs,
-    };
-  }
-
-  private recordingKey(): string {
-    return `recordings/${this.db.getKv("org_id")}/${this.db.getKv("run_id")}.pcm`;
-  }
-
-  /** Uploads one full part of the recording (R2 multipart: every part but the last is PART_BYTES). */
-  private async storePart(part: Uint8Array, rate: number): Promise<void> {
-    const bucket = this.env.UPLOADS;
-    let uploadId = this.db.getKv("rec_upload");
-    if (!uploadId) {
-      const upload = await bucket.createMultipartUpload(this.recordingKey(), { customMetadata: { rate: String(rate), channels: "2" } });
-      uploadId = upload.uploadId;
-      this.db.putKv("rec_upload", uploadId);
-    }
-    const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
-    const uploaded = await bucket.resumeMultipartUpload(this.recordingKey(), uploadId).uploadPart(parts.length + 1, part);
-    parts.push(uploaded);
-    this.db.putKv("rec_parts", JSON.stringify(parts));
-  }
-
-  private turns(): TurnRow[] {
-    return this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`;
-  }
-
-  /** Stores what is left of the recording and completes it; returns its key, or null when nothing was recorded. */
-  private async finishRecording(): Promise<{ recordingKey: string; recordingRate: number } | null> {
-    const recorder = this.live?.recorder;
-    if (!recorder) return null;
-    const rest = recorder.finish();
-    const key = this.recordingKey();
-    const uploadId = this.db.getKv("rec_upload");
-    if (uploadId) {
-      const upload = this.env.UPLOADS.resumeMultipartUpload(key, uploadId);
-      const parts: R2UploadedPart[] = JSON.parse(this.db.getKv("rec_parts") ?? "[]");
-      if (rest) parts.push(await upload.uploadPart(parts.length + 1, rest));
-      await upload.complete(parts);
-    } else if (rest) {
-      await this.env.UPLOADS.put(key, rest, { customMetadata: { rate: String(recorder.rate), channels: "2" } });
-    } else return null;
-    return { recordingKey: key, recordingRate: recorder.rate };
-  }
-
-  /** The recording and the transcript onto the run (one write), where its details show them. */
-  private async saveToRun(runId: number): Promise<void> {
-    let recording: Awaited<ReturnType<CallSession["finishRecording"]>> = null;
-    try {
-      recording = await this.finishRecording();
-    } catch (err) {
-      log("error", "recording_failed", { run_id: runId, error: String(err) });
-    }
-    const turns = this.turns();
-    const transcript = turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms, interrupted: t.interrupted === 1 }));
-    const outcome = this.live?.agent.outcome?.();
-    const agent = outcome && {
-      gatheredContext: outcome.gathered,
-      disposition: outcome.disposition,
-      // Appended: the run may already say why its greeting fell back.
-      ...(outcome.note ? { notes: sql`coalesce(${workflowRuns.notes} || '; ', '') || ${outcome.note}` } : {}),
-      usage: {
-        stt_seconds: round2(outcome.usage.sttSeconds),
-        tts_seconds: round2(outcome.usage.ttsSeconds),
-        input_tokens: outcome.usage.inputTokens,
-        output_tokens: outcome.usage.outputTokens,
+      save: (state) => {
+        if (current()) this.store.set({ agentState: state });
       },
+      now: () => live.loop.clockMs,
+      wallNow: () => Date.now(),
     };
-    if (!recording && !transcript.length && !agent) return;
-    try {
-      await getDb(this.env)
-        .update(workflowRuns)
-        .set({ ...recording, ...(transcript.length ? { transcript } : {}), ...agent })
-        .where(eq(workflowRuns.id, runId))
-        .run();
-    } catch (err) {
-      log("error", "run_update_failed", { run_id: runId, error: String(err) });
-    }
-    const campaign = this.db.getKv("campaign");
-    if (campaign && outcome?.disposition) {
-      const { campaignId, contactId, attempt } = JSON.parse(campaign);
-      try {
-        await this.env.CAMPAIGN.get(this.env.CAMPAIGN.idFromName(String(campaignId))).onRunOutcome({
-          runId,
-          contactId,
-          attempt,
-          disposition: outcome.disposition,
-        });
-      } catch (err) {
-        // The run keeps the disposition; only the campaign's count misses it.
-        log("error", "campaign_disposition_failed", { run_id: runId, error: String(err) });
-      }
-    }
   }
 
-  /** Ends the call once: tells the agent, hangs up through the carrier unless the callee did, closes the socket. */
-  private async end(reason: EndReason): Promise<void> {
-    if (this.db.getKv("ended") === "1") return;
-    this.ended = true;
-    this.db.putKv("ended", "1");
-    this.db.putKv("end_reason", reason);
-    if (this.live) this.db.putKv("clock_ms", this.live.clockMs);
-    const runId = Number(this.db.getKv("run_id"));
+  /** An answering machine: on the run at once, not with the outcome (the carrier's final status may come first). */
+  private machineRecorded(): void {
+    this.store.set({ answeredBy: "machine" });
+    const runId = this.store.current.runId ?? 0;
+    this.ctx.waitUntil(
+      getDb(this.env)
+        .update(workflowRuns)
+        .set({ answeredBy: "machine_detected" })
+        .where(and(eq(workflowRuns.id, runId), or(isNull(workflowRuns.answeredBy), not(like(workflowRuns.answeredBy, "machine%")))))
+        .run()
+        .then(
+          () => undefined,
+          (err) => log("error", "run_update_failed", { run_id: runId, error: String(err) }),
+        ),
+    );
+  }
+
+  private turns(): Turn[] {
+    return this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`.map((t) => ({
+      role: t.role as Turn["role"],
+      text: t.text,
+      startMs: t.start_ms,
+      endMs: t.end_ms,
+      ...(t.interrupted ? { interrupted: true } : {}),
+    }));
+  }
+
+  /** Ends the call once, whoever asks first; later callers wait for the same end. */
+  private finish(reason: EndReason, detail: string | null = null): Promise<void> {
+    this.ending ??= this.end(reason, detail);
+    return this.ending;
+  }
+
+  /**
+   * Tells the agent, records why, hangs up through the carrier unless the callee did, saves the results, closes the
+   * socket. A call whose media was lost is also made final here: the carrier's own report may never arrive.
+   */
+  private async end(reason: EndReason, detail: string | null): Promise<void> {
+    const s = this.store.current;
+    if (s.ended) return;
+    const runId = s.runId ?? 0;
+    const note = endNote(reason, { silenceMs: this.silenceMs(), maxMs: s.maxMs ?? MAX_CALL_SECONDS * 1000, detail });
+    this.store.set({ ended: true, endReason: reason, endNote: note, ...(this.live ? { clockMs: this.live.loop.clockMs } : {}) });
+    const live = this.live;
     try {
-      await this.live?.agent.onEnd(reason);
+      await live?.agent.onEnd(reason);
     } catch (err) {
       log("error", "agent_error", { run_id: runId, error: String(err) });
     }
+    await recordEnd(this.env, runId, reason, note);
     if (reason !== "callee_hangup") {
       try {
-        await hangupRun(this.env, Number(this.db.getKv("org_id")), runId);
+        await hangupRun(this.env, s.orgId, runId);
       } catch (err) {
         // The run watchdog ends a call the carrier would not hang up; the socket closes below either way.
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
       }
     }
+    if (reason === "media_lost") await finishRun(this.env, runId, s.startedWall ? Math.round((Date.now() - s.startedWall) / 1000) : null);
     // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
-    await this.saveToRun(runId);
-    for (const ws of [...this.ctx.getWebSockets(), ...(this.outbound ? [this.outbound] : [])]) {
+    let recording: Awaited<ReturnType<CallRecording["finish"]>> = null;
+    try {
+      if (live?.loop.recorder) recording = await this.recording.finish(live.loop.recorder);
+    } catch (err) {
+      log("error", "recording_failed", { run_id: runId, error: String(err) });
+    }
+    await saveResults(this.env, runId, { recording, turns: this.turns(), outcome: live?.agent.outcome?.(), campaign: s.campaign });
+    for (const ws of this.sockets()) {
       try {
         ws.close(1000, reason);
       } catch {
@@ -596,16 +573,4 @@ export class CallSession extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     log("info", "call_session_ended", { run_id: runId, reason });
   }
-}
-
-const round2 = (n: number) => Math.round(n * 100) / 100;
-
-const frameSize = (f: MediaFormat) => frameBytes(f.rate, f.codec === "pcm16" ? 2 : 1);
-
-function decode(f: MediaFormat, bytes: Uint8Array): Int16Array {
-  return f.codec === "pcm16" ? pcm16FromBytes(bytes) : g711Decode(f.codec, bytes);
-}
-
-function encode(f: MediaFormat, samples: Int16Array): Uint8Array {
-  return f.codec === "pcm16" ? pcm16ToBytes(samples) : g711Encode(f.codec, samples);
 }

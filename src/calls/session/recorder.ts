@@ -9,6 +9,8 @@ export const PART_BYTES = 5 * 1024 * 1024;
 export class Recorder {
   private readonly part: Uint8Array;
   private fill = 0;
+  /** How much of the current part has been handed to `unsaved` (kept by the session for a restart). */
+  private saved = 0;
   private readonly agent = new Map<number, Int16Array>();
   /** Bytes handed out so far, in whole parts and the last. */
   written = 0;
@@ -52,9 +54,36 @@ export class Recorder {
         out = this.part.slice();
         this.written += this.fill;
         this.fill = 0;
+        this.saved = 0;
       }
     }
     return out;
+  }
+
+  /** Silence on both channels for `ms` the call went on unheard (its media was being reconnected); may fill a part. */
+  skip(ms: number, frameMs = 20): Uint8Array[] {
+    const parts: Uint8Array[] = [];
+    const silent = new Int16Array((this.rate * frameMs) / 1000);
+    for (let t = 0; t < ms; t += frameMs) {
+      const part = this.tick(-1, silent);
+      if (part) parts.push(part);
+    }
+    return parts;
+  }
+
+  /** The bytes of the current part not handed out by an earlier call (null: none). */
+  unsaved(): Uint8Array | null {
+    if (this.fill === this.saved) return null;
+    const bytes = this.part.slice(this.saved, this.fill);
+    this.saved = this.fill;
+    return bytes;
+  }
+
+  /** A restarted session's recorder takes back the part it had begun (what `unsaved` gave out). */
+  restore(bytes: Uint8Array): void {
+    this.part.set(bytes.subarray(0, this.partBytes - this.fill), this.fill);
+    this.fill += Math.min(bytes.length, this.partBytes - this.fill);
+    this.saved = this.fill;
   }
 
   /** What is left after the last full part (null when nothing is). */

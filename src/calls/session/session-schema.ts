@@ -5,8 +5,12 @@ export type TurnRow = { id: number; role: string; text: string; start_ms: number
 
 export const CALL_SESSION_MIGRATIONS: readonly Migration[] = [
   [
-    // run_id, org_id, provider, agent, greeting, variables, silence_ms, stream_id, started_at, ended, end_reason
+    // kv: the session's record, one row per field (store.ts)
     `CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
     `CREATE TABLE turns (id INTEGER PRIMARY KEY, role TEXT NOT NULL, text TEXT NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, interrupted INTEGER NOT NULL DEFAULT 0)`,
+  ],
+  [
+    // The part of the recording being filled, kept by the heartbeat so a restarted session records on from it.
+    `CREATE TABLE recording (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)`,
   ],
 ];

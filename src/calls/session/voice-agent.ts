@@ -6,7 +6,20 @@ import type { SampleRate } from "../../lib/audio/resample";
 /** 20 ms of the callee's audio as 16-bit linear samples, and whether it is loud enough to be speech. */
 export type AudioFrame = { samples: Int16Array; rate: SampleRate; atMs: number; voiced: boolean };
 
-export type EndReason = "agent_hangup" | "callee_hangup" | "callee_silent" | "max_call_seconds" | "media_error" | "transferred" | "voicemail";
+/** Why a call session ended its call; each is distinct on the run (`end_reason`). */
+export const END_REASONS = [
+  "agent_hangup",
+  "callee_hangup",
+  "callee_silent",
+  "dead_air",
+  "max_call_seconds",
+  "media_error",
+  "media_lost",
+  "provider_failure",
+  "transferred",
+  "voicemail",
+] as const;
+export type EndReason = (typeof END_REASONS)[number];
 
 /** What to do when an answering machine picks up: end the call, or leave the greeting as a message after the tone. */
 export type VoicemailAction = "hang_up" | "leave_message";
@@ -26,6 +39,8 @@ export type AgentContext = {
   /** The carrier's answering-machine verdict when the stream started (`human`, `machine_start`, ...), or null. */
   answeredBy?: string | null;
   voicemail?: VoicemailAction;
+  /** The call's media came back after the service restarted: the agent's state as it last saved it (see `save`). */
+  resumed?: { state: unknown; gapMs: number } | null;
 };
 
 /** What an agent may do on the call. */
@@ -44,8 +59,12 @@ export interface AgentControls {
   machine(): void;
   /** Adds a turn to the run's transcript. */
   log(turn: Turn): void;
-  /** Milliseconds since the stream started (the call's audio clock). */
+  /** Milliseconds since the stream started (the call's audio clock: transcript times and pacing). */
   now(): number;
+  /** Wall-clock milliseconds: what silence, re-prompt and dead-air limits count in (a burst of late frames is not silence). */
+  wallNow(): number;
+  /** Keeps the agent's state at a stable point, for the call to go on from should the service restart. */
+  save(state: unknown): void;
 }
 
 /** What an agent leaves on the run once the call ended. */
@@ -58,8 +77,12 @@ export type AgentOutcome = {
 };
 
 export interface VoiceAgent {
+  /** True for an agent that opens with the contact's audio greeting when there is one (the session loads it). */
+  readonly wantsGreetingAudio?: boolean;
   onStart(context: AgentContext, controls: AgentControls): void | Promise<void>;
   onAudio(frame: AudioFrame): void | Promise<void>;
+  /** The wall clock moved (the session's heartbeat, also while no audio arrives): time limits are checked. */
+  onTick?(wallMs: number): void | Promise<void>;
   onMark(name: string): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
   /** The carrier's answering-machine verdict, when it arrives after the media started (asynchronous detection). */

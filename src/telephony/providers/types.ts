@@ -138,6 +138,11 @@ export interface MediaAdapter {
   mark?(name: string, streamId: string): string;
   /** Drops the audio the carrier still holds; absent: only what the session holds back is dropped. */
   clear?(streamId: string): string;
+  /**
+   * True where the carrier ends a stream only by closing its socket (no stop message): a close is the call's end.
+   * Elsewhere a close without a stop is the media lost, and the session waits for the carrier to reconnect.
+   */
+  closeEndsCall?: boolean;
 }
 
 export interface ProviderCalls {

@@ -25,6 +25,8 @@ export const vonageMedia: MediaAdapter = {
     }
   },
   audio: (frame) => frame.slice().buffer,
+  // Vonage sends no stop: its socket closes when the call ends.
+  closeEndsCall: true,
   mark: (name) => JSON.stringify({ action: "notify", payload: { name } }),
   clear: () => JSON.stringify({ action: "clear" }),
 };

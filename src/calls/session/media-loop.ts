@@ -1,0 +1,111 @@
+// A call's audio both ways on one carrier socket. In: the carrier's payload → 20 ms frames → linear samples on the
+// call's audio clock (one frame = 20 ms). Out: the agent's samples → resampled to the wire rate → encoded →
+// framed → paced against that clock → the carrier's messages. The audio clock drives pacing and transcript times
+// only; time limits run on the wall clock (the session's heartbeat).
+import { FRAME_MS, Framer, frameBytes } from "../../lib/audio/framer";
+import { G711_SILENCE, g711Decode, g711Encode } from "../../lib/audio/g711";
+import { Pacer } from "../../lib/audio/pacer";
+import { pcm16FromBytes, pcm16ToBytes } from "../../lib/audio/pcm";
+import { Resampler, type SampleRate } from "../../lib/audio/resample";
+import type { MediaAdapter, MediaFormat } from "../../telephony/providers/types";
+import { Recorder } from "./recorder";
+
+export class MediaLoop {
+  format: MediaFormat;
+  streamId: string;
+  private inbound: Framer;
+  private outbound: Framer;
+  readonly pacer = new Pacer();
+  private readonly resamplers = new Map<number, Resampler>();
+  recorder: Recorder | null;
+
+  constructor(
+    readonly adapter: MediaAdapter,
+    private readonly send: (message: string | ArrayBuffer) => void,
+    /** The call's audio clock (ms since its stream first started): goes on from where a restarted call left it. */
+    public clockMs: number,
+    streamId: string,
+    private readonly recording: boolean,
+  ) {
+    this.format = adapter.format;
+    this.streamId = streamId;
+    this.inbound = new Framer(frameSize(this.format));
+    this.outbound = new Framer(frameSize(this.format));
+    this.recorder = recording ? new Recorder(this.format.rate) : null;
+  }
+
+  /** The stream's start: its id and, where it names one, its wire format. */
+  start(streamId: string, format: MediaFormat | null): void {
+    this.streamId = streamId;
+    if (format) this.format = format;
+    this.inbound = new Framer(frameSize(this.format));
+    this.outbound = new Framer(frameSize(this.format));
+    if (this.recorder && this.recorder.rate !== this.format.rate) this.recorder = new Recorder(this.format.rate);
+  }
+
+  /** The callee's payload as whole frames of linear samples, each advancing the clock by one frame. */
+  frames(payload: Uint8Array): Int16Array[] {
+    const out: Int16Array[] = [];
+    this.inbound.push(payload, (f) => out.push(decode(this.format, f)));
+    return out;
+  }
+
+  /** Advances the clock by one frame; returns a full recording part to upload, if the frame filled one. */
+  tick(samples: Int16Array): Uint8Array | null {
+    this.clockMs += FRAME_MS;
+    return this.recorder?.tick(this.clockMs, samples) ?? null;
+  }
+
+  /** Queues the agent's speech (any rate) to be paced out. */
+  say(samples: Int16Array, rate: SampleRate): void {
+    let s = samples;
+    if (rate !== this.format.rate) {
+      const r = this.resamplers.get(rate) ?? new Resampler(rate, this.format.rate as SampleRate);
+      this.resamplers.set(rate, r);
+      s = r.convert(samples);
+    }
+    this.outbound.push(encode(this.format, s), (f) => this.pacer.enqueue(f));
+  }
+
+  /** A mark after the speech queued so far (its last partial frame padded with silence). */
+  mark(name: string): void {
+    const silence = this.format.codec === "pcm16" ? 0 : G711_SILENCE[this.format.codec];
+    const rest = this.outbound.flush(silence);
+    if (rest) this.pacer.enqueue(rest);
+    this.pacer.mark(name);
+  }
+
+  /** Barge-in: drops what is held back, tells the carrier to drop what it holds where it can; the marks never played. */
+  clear(): string[] {
+    this.outbound.reset();
+    const dropped = this.pacer.clear(this.clockMs);
+    if (this.adapter.clear) {
+      this.send(this.adapter.clear(this.streamId));
+      // The carrier drops what it still held too: none of it was heard.
+      this.recorder?.dropAgentFrom(this.clockMs);
+    }
+    return dropped;
+  }
+
+  /** Sends what the pacer lets out now; returns the marks played by the clock for carriers that echo none. */
+  pump(): string[] {
+    for (const item of this.pacer.due(this.clockMs)) {
+      if (item.kind === "frame") {
+        this.send(this.adapter.audio(item.frame, this.streamId));
+        this.recorder?.agentFrame(item.at, decode(this.format, item.frame));
+      } else if (this.adapter.mark) this.send(this.adapter.mark(item.name, this.streamId));
+    }
+    const played = this.pacer.played(this.clockMs);
+    return this.adapter.mark ? [] : played;
+  }
+}
+
+const frameSize = (f: MediaFormat) => frameBytes(f.rate, f.codec === "pcm16" ? 2 : 1);
+
+function decode(f: MediaFormat, bytes: Uint8Array): Int16Array {
+  return f.codec === "pcm16" ? pcm16FromBytes(bytes) : g711Decode(f.codec, bytes);
+}
+
+function encode(f: MediaFormat, samples: Int16Array): Uint8Array {
+  return f.codec === "pcm16" ? pcm16ToBytes(samples) : g711Encode(f.codec, samples);
+}

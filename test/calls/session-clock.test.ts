@@ -1,0 +1,137 @@
+// The call session's time limits run on the wall clock, and its input is robust: a stream that stops is ended at the
+// silence limit, a burst of late frames is not silence, an unreadable frame is dropped (only a sustained run of them
+// ends the call), and a flood on one call's socket is dropped without starving another call's audio.
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import { MAX_BAD_IN_A_ROW } from "../../src/calls/session/input-guard";
+import { callSessionStub } from "../../src/calls/session/stub";
+import { isVoiced } from "../../src/lib/audio/level";
+import { readWav } from "../../src/lib/audio/wav";
+import type { CalleeStream } from "../../src/dev/simulator/media/callee";
+import { connect } from "./media-support";
+import { runApi, runRow, setup, startCall } from "./support";
+
+const SPEECH = readWav(Uint8Array.from(atob(inject("audioClips")["callee-8k.wav"]), (c) => c.charCodeAt(0))).samples;
+const FRAME = 160;
+/** Where the clip's speech starts: a frame from here on is voiced. */
+const SPEECH_AT = (() => {
+  for (let i = 0; i + FRAME * 10 <= SPEECH.length; i += FRAME) {
+    if ([...Array(10).keys()].every((k) => isVoiced(SPEECH.subarray(i + k * FRAME, i + (k + 1) * FRAME)))) return i;
+  }
+  throw new Error("no speech in the clip");
+})();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sends `n` frames of silence as fast as the socket takes them (one message, built once). */
+function burst(callee: CalleeStream, n: number) {
+  const frame = JSON.stringify({ event: "media", streamSid: callee.streamId, media: { track: "inbound", payload: btoa("\xff".repeat(FRAME)) } });
+  for (let i = 0; i < n; i++) callee.ws.send(frame);
+}
+
+async function echoCall(options: { silenceSeconds?: number } = {}) {
+  const s = await setup("twilio");
+  const runId = await startCall(s);
+  await callSessionStub(env, runId).prepare({ agent: "echo", ...options });
+  const callee = await connect("twilio", runId);
+  return { s, runId, callee };
+}
+
+describe("the call session's clock and input", () => {
+  it("a stream that stops sending frames ends at the silence limit by the wall clock (within a second), with the reason on the run", async () => {
+    const { s, runId, callee } = await echoCall({ silenceSeconds: 2 });
+    const t0 = Date.now();
+    callee.silence(100);
+    await callee.until(() => callee.closed !== null);
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(1900);
+    expect(waited).toBeLessThanOrEqual(3000);
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("callee_silent");
+    const run = await runApi(s, runId);
+    expect(run.end_reason).toBe("callee_silent");
+    expect(run.notes).toMatch(/said nothing for 2 s/);
+  });
+
+  it("a burst of 20,000 frames (400 s of audio in a moment) is not silence: the call goes on", async () => {
+    const { runId, callee } = await echoCall({ silenceSeconds: 5 });
+    const t0 = Date.now();
+    burst(callee, 20_000);
+    const sent = Date.now() - t0;
+    await sleep(1500);
+    expect(callee.closed).toBeNull();
+    expect((await callSessionStub(env, runId).snapshot()).ended).toBe(false);
+    expect(sent).toBeLessThan(3000);
+    // Still listening: the callee's speech comes back.
+    const before = callee.received.length;
+    callee.speak(SPEECH.subarray(SPEECH_AT, SPEECH_AT + FRAME * 5));
+    await callee.until(() => callee.received.length > before);
+    callee.hangup();
+    await callee.until(() => callee.closed !== null);
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("callee_hangup");
+  });
+
+  it("an undecodable frame is dropped and the conversation goes on", async () => {
+    const { runId, callee } = await echoCall();
+    callee.ws.send(JSON.stringify({ event: "media", streamSid: callee.streamId, media: { track: "inbound", payload: "%%% not base64 %%%" } }));
+    callee.ws.send("{ not json");
+    callee.speak(SPEECH.subarray(SPEECH_AT, SPEECH_AT + FRAME * 5));
+    await callee.until(() => callee.received.length >= 5 || callee.closed !== null);
+    expect(callee.closed).toBeNull();
+    expect((await callSessionStub(env, runId).snapshot()).ended).toBe(false);
+    callee.hangup();
+    await callee.until(() => callee.closed !== null);
+  });
+
+  it("a sustained run of unreadable frames ends the call as media_error, and the run says why", async () => {
+    const { s, runId, callee } = await echoCall();
+    const bad = JSON.stringify({ event: "media", streamSid: callee.streamId, media: { track: "inbound", payload: "%%%" } });
+    for (let i = 0; i < MAX_BAD_IN_A_ROW - 1; i++) callee.ws.send(bad);
+    callee.silence(20);
+    await sleep(300);
+    // One good frame in between: the run starts over.
+    expect(callee.closed).toBeNull();
+    for (let i = 0; i < MAX_BAD_IN_A_ROW; i++) callee.ws.send(bad);
+    await callee.until(() => callee.closed !== null);
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("media_error");
+    const run = await runApi(s, runId);
+    expect(run.end_reason).toBe("media_error");
+    expect(run.notes).toMatch(/media stream failed: 500 unreadable media messages in a row \(999 in all\)/);
+  });
+
+  it("a flood on one call's socket is dropped: another call's audio is never held up more than 60 ms, and health answers", async () => {
+    const a = await echoCall();
+    const b = await echoCall();
+    // Call A's callee speaks in real time; each frame's echo shows how long the session took to hand it back.
+    const sent: number[] = [];
+    const arrivals: number[] = [];
+    a.callee.ws.addEventListener("message", () => arrivals.push(Date.now()));
+    const voiced = SPEECH.subarray(SPEECH_AT, SPEECH_AT + FRAME);
+    const speaking = (async () => {
+      for (let i = 0; i < 100; i++) {
+        sent.push(Date.now());
+        a.callee.speak(voiced);
+        await sleep(20);
+      }
+    })();
+    await sleep(300);
+    // Call B's socket floods: 20,000 frames in a few chunks.
+    const health: number[] = [];
+    for (let chunk = 0; chunk < 20; chunk++) {
+      burst(b.callee, 1000);
+      await sleep(0);
+    }
+    const t = Date.now();
+    expect((await exports.default.fetch("http://edgedial.test/api/v1/health")).status).toBeLessThan(600);
+    health.push(Date.now() - t);
+    await speaking;
+    await sleep(100);
+    // Every frame echoed, none lost to the flood.
+    expect(arrivals.length).toBe(100);
+    const delays = arrivals.map((at, i) => at - sent[i]);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(60);
+    expect(health[0]).toBeLessThan(1000);
+    // The flood was dropped, not ended: call B is still up.
+    expect(b.callee.closed).toBeNull();
+    for (const c of [a.callee, b.callee]) c.hangup();
+    expect((await runRow(b.runId)).endReason).toBeNull();
+  });
+});
