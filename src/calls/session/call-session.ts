@@ -257,8 +257,8 @@ export class CallSession extends DurableObject<Env> {
    */
   private onSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> | undefined {
     if (this.superseded.has(ws) || this.store.current.ended) return;
-    let guard = this.guards.get(ws);
-    if (!guard) this.guards.set(ws, (guard = new InputGuard()));
+    const guard = this.guards.get(ws) ?? new InputGuard();
+    this.guards.set(ws, guard);
     const verdict = guard.admit(typeof message === "string" ? message.length : message.byteLength, Date.now());
     if (verdict === "drop") return;
     if (verdict === "flood") {
