@@ -124,23 +124,42 @@ describe("stream URLs: a token of their own, short-lived and single-use", () => 
     ok.webSocket!.close(1000);
   });
 
-  it("another fresh token for the same run reaches the call session, which decides; a token it refused stays usable", async () => {
+  it("another fresh token for the same run reaches the call session, which decides (a call coming back after a reset)", async () => {
     const s = await setup("plivo");
     const runId = await startCall(s);
     await callSessionStub(env, runId).prepare({ agent: "echo" });
     const first = await upgrade("plivo", runId);
     expect(first.status).toBe(101);
     first.webSocket!.accept();
-    const closed = new Promise((r) => first.webSocket!.addEventListener("close", r));
+    // Not the route's refusal (401/403): the session takes it over or says why not.
+    const second = await upgrade("plivo", runId);
+    expect([101, 409]).toContain(second.status);
+    if (second.status === 409) expect(await detail(second)).toMatch(/media stream/);
     first.webSocket!.close(1000);
+  });
+
+  it("a token whose upgrade the session refused is given back, not spent", async () => {
+    // Exotel with the greeting agent and nothing to say: the session ends the call by closing its socket, and the
+    // run stays open until Exotel's status callback, so a later upgrade reaches the session, which refuses it.
+    const s = await setup("exotel");
+    const runId = await startCall(s);
+    const firstUrl = await mediaUrl("exotel", runId);
+    const first = await upgradeAt("exotel", runId, firstUrl);
+    expect(first.status).toBe(101);
+    const ws = first.webSocket!;
+    ws.accept();
+    const closed = new Promise((r) => ws.addEventListener("close", r));
+    ws.send(JSON.stringify({ event: "connected" }));
+    ws.send(JSON.stringify({ event: "start", start: { call_sid: (await runRow(runId)).providerCallId } }));
     await closed;
-    // The session has ended (the run is not final until the carrier says so): its refusal, not the route's.
-    const second = await mediaUrl("plivo", runId);
-    const refusal = await upgradeAt("plivo", runId, second);
-    expect(refusal.status).toBe(409);
-    expect(await detail(refusal)).toMatch(/media stream/);
-    // The refused upgrade did not spend the token.
-    expect((await upgradeAt("plivo", runId, second)).status).toBe(409);
+    const url = await mediaUrl("exotel", runId);
+    const refused = await upgradeAt("exotel", runId, url);
+    expect([refused.status, await detail(refused)]).toEqual([409, "This call's media stream has ended"]);
+    const spent = (u: string) =>
+      env.DB.prepare("SELECT count(*) AS n FROM callback_nonces WHERE scheme = 'stream' AND nonce = ?").bind(tokenOf(u).split(".")[1]).first("n");
+    expect(await spent(firstUrl)).toBe(1);
+    expect(await spent(url)).toBe(0);
+    expect((await upgradeAt("exotel", runId, url)).status).toBe(409);
   });
 });
 
