@@ -74,6 +74,19 @@ export async function listen(callee: CalleeStream, ms: number) {
   }
 }
 
+/**
+ * Listens in real time until `test` holds (or the call closed): the callee's audio clock kept level with the wall
+ * clock, for what runs on the wall clock (the re-prompt, a slow reply's filler, dead air).
+ */
+export async function listenLive(callee: CalleeStream, test: () => boolean, maxMs = 20_000) {
+  const start = Date.now();
+  let sentMs = 0;
+  while (sentMs < maxMs && !callee.closed && !test()) {
+    for (; sentMs < Date.now() - start && !callee.closed; sentMs += 20) callee.silence(20);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** Keeps listening until the agent has sent `frames` frames in all (or the call closed). */
 export async function listenUntil(callee: CalleeStream, test: () => boolean, maxMs = 20_000) {
   for (let t = 0; t < maxMs && !callee.closed && !test(); t += 20) {

@@ -13,7 +13,7 @@ import { Resampler } from "../../src/lib/audio/resample";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
 import { seedCampaign, setupOrg } from "../campaigns/support";
-import { conversationCall, listen, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
+import { conversationCall, listen, listenLive, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
 import type { ScriptStep } from "../../src/calls/agent/scripted-model";
 import { setup, type Setup } from "./support";
 
@@ -92,12 +92,17 @@ describe("a conversation on the media path", () => {
     expect(interrupted).toMatchObject({ role: "agent", text: "Our offer is long." });
   });
 
-  it("a silent callee is asked once whether they are still there, then the call ends politely", async () => {
+  it("a silent callee is asked once whether they are still there (by the wall clock), then the call ends politely, as callee_silent", async () => {
     const s = await setup("twilio");
-    const { runId, callee } = await conversationCall(s);
-    await listenUntil(callee, () => callee.closed !== null, 30_000);
+    const { runId, callee, agentId } = await conversationCall(s, SCRIPT, { configurations: { voice_agent: { turn: { reprompt_after_ms: 2000 } } } });
+    await listenUntil(callee, () => callee.played.length >= 1);
+    // Audio faster than real time is not silence: the re-prompt waits for the wall clock.
+    await listen(callee, 3000);
+    expect(callee.marks).toHaveLength(1);
+    await listenLive(callee, () => callee.closed !== null);
     const snap = await callSessionStub(env, runId).snapshot();
-    expect(snap.endReason).toBe("agent_hangup");
+    expect(snap.endReason).toBe("callee_silent");
+    expect((await runWhen(s, agentId, runId, (r) => !!r.transcript?.length)).end_reason).toBe("callee_silent");
     expect(snap.turns.map((t) => t.text)).toEqual(["Hi Ada!", "Are you still there?", "It seems this is not a good time. Goodbye!"]);
   });
 
@@ -108,7 +113,7 @@ describe("a conversation on the media path", () => {
     const s = await setup("twilio");
     const { runId, callee, agentId } = await conversationCall(s, script, { ttsFailsOn });
     const snap = await answerOnce(callee, runId);
-    expect(snap.endReason).toBe("agent_hangup");
+    expect(snap.endReason).toBe("provider_failure");
     const texts = snap.turns.map((t) => t.text);
     expect(texts[0]).toBe("Hi Ada!");
     expect(texts[1]).toBe("Sure, tell me more.");
@@ -118,6 +123,7 @@ describe("a conversation on the media path", () => {
     expect(apology.startMs - snap.turns[1].endMs).toBeLessThanOrEqual(1000);
     // The reason is on the run.
     const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.end_reason).toBe("provider_failure");
     expect(run.notes).toMatch(
       /^The agent ended the call after a provider failure: (The model endpoint answered HTTP 503: overloaded|text-to-speech answered HTTP 503)$/,
     );
@@ -128,18 +134,24 @@ describe("a conversation on the media path", () => {
     const { runId, callee, agentId } = await conversationCall(s, [{ user: "tell me more", stall: true }], {
       configurations: { voice_agent: { turn: { max_wait_ms: 3000 } } },
     });
-    const snap = await answerOnce(callee, runId);
-    expect(snap.endReason).toBe("agent_hangup");
+    await listenUntil(callee, () => callee.played.length >= 1);
+    await listen(callee, 200);
+    callee.speak(SURE.samples);
+    // The filler and the dead-air limit run on the wall clock: the callee listens in real time.
+    await listenLive(callee, () => callee.closed !== null);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.endReason).toBe("dead_air");
     const last = snap.turns[snap.turns.length - 1];
     expect(last.text).toBe("One moment. I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!");
     // The filler came 1.5 s after the callee's turn ended (700 ms after their words); the apology (about 4.7 s of
     // speech from the clip engine) started at the configured 3 s limit, not the default 6 s.
     const calleeEnd = snap.turns[1].endMs;
     expect(last.startMs - calleeEnd).toBeGreaterThanOrEqual(700 + 1500);
-    expect(last.startMs - calleeEnd).toBeLessThanOrEqual(700 + 1500 + 100);
+    expect(last.startMs - calleeEnd).toBeLessThanOrEqual(700 + 1500 + 300);
     expect(last.endMs - calleeEnd).toBeGreaterThanOrEqual(700 + 3000 + 4000);
     expect(last.endMs - calleeEnd).toBeLessThanOrEqual(700 + 3000 + 5500);
     const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.end_reason).toBe("dead_air");
     expect(run.notes).toContain("No reply within 3 s of the callee's turn");
   });
 
