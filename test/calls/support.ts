@@ -199,7 +199,7 @@ let campaignSeq = 0;
 export const campaignId = () => 900_000 + Math.floor(Math.random() * 10_000) * 10 + (++campaignSeq % 10);
 
 /** A real campaign object for `s`'s agent and configuration, holding `contacts`, ready to start. */
-export async function campaignObject(s: Setup, id: number, retry: Partial<RetryConfig>, contacts: ContactInput[]) {
+export async function campaignObject(s: Setup, id: number, retry: Partial<RetryConfig>, contacts: ContactInput[], settings: Partial<CampaignSettings> = {}) {
   const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
   await stub.initialize({
     campaignId: id,
@@ -208,7 +208,7 @@ export async function campaignObject(s: Setup, id: number, retry: Partial<RetryC
     workflowId: s.agent.id,
     telephonyConfigurationId: s.configId,
     sourceId: "campaigns/x.csv",
-    settings: { ...DEFAULT_SETTINGS, retry_config: { ...DEFAULT_SETTINGS.retry_config, ...retry } } as CampaignSettings,
+    settings: { ...DEFAULT_SETTINGS, ...settings, retry_config: { ...DEFAULT_SETTINGS.retry_config, ...retry } } as CampaignSettings,
   });
   await stub.importContacts(contacts);
   await stub.finishImport();

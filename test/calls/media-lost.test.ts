@@ -1,0 +1,77 @@
+// A call whose media never comes back after the service restarted: the carrier did not reconnect (it has no
+// mechanism, or its callback was lost while the Worker was down). The session's heartbeat alarm notices, waits the
+// resume grace, hangs the call up at the carrier and makes the run final itself (the carrier's own final status was
+// sent while nothing listened, and is never sent again), so the campaign's slot comes back at once.
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { RESUME_GRACE_MS } from "../../src/calls/session/call-session";
+import { callSessionStub } from "../../src/calls/session/stub";
+import { isFinal } from "../../src/calls/runs";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
+import { connect } from "./media-support";
+import { resetSession } from "./resume-support";
+import { CALLEE, CONTEXT, campaignId, campaignObject, deliverAll, eventually, play, runApi, runRow, setup, simRequests } from "./support";
+
+describe("media lost and never back", () => {
+  it("the run ends media_lost within 15 s, the carrier is asked to hang up, and the campaign dials its next contact at once", async () => {
+    const s = await setup("twilio");
+    const id = campaignId();
+    const stub = await campaignObject(
+      s,
+      id,
+      { enabled: false },
+      [
+        { row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null },
+        { row: 3, phone_number: "+14155550177", initial_context: CONTEXT, greeting_override: null },
+      ],
+      { max_concurrency: 1 },
+    );
+    await stub.start();
+    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+    for (let i = 0; i < 5 && !(await runs()).length; i++) await runDurableObjectAlarm(stub);
+    const [first, ...others] = await runs();
+    expect(others).toEqual([]);
+    const callId = (await runApi(s, first.id)).provider_call_id as string;
+
+    // Answered; the carrier's final status (its last callback) will be sent while the Worker is down: never delivered.
+    const callbacks = (await play(callId, "answered")).filter((c) => c.kind !== "stream");
+    await deliverAll(callbacks.slice(0, -1));
+    await callSessionStub(env, first.id).prepare({ agent: "echo" });
+    const callee = await connect("twilio", first.id);
+    callee.silence(200);
+    await eventually(
+      () => callSessionStub(env, first.id).mediaState(),
+      (m) => m === "live",
+    );
+    // Let a heartbeat save the call's clock, then the deploy: the object restarts and its socket is gone.
+    await new Promise((r) => setTimeout(r, 1100));
+    const t0 = Date.now();
+    await resetSession(first.id);
+    await callee.until(() => callee.closed !== null);
+    expect(await callSessionStub(env, first.id).mediaState()).toBe("lost");
+
+    const run = await eventually(
+      () => runRow(first.id),
+      (r) => isFinal(r.status),
+      15_000,
+    );
+    const took = Date.now() - t0;
+    expect(isFinal(run.status), `the run is still ${run.status} after ${took} ms`).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(RESUME_GRACE_MS - 100);
+    expect(took).toBeLessThan(15_000);
+    expect(run.status).toBe("completed");
+    expect(run.endReason).toBe("media_lost");
+    expect(run.notes).toMatch(/media connection was lost/);
+    expect((await callSessionStub(env, first.id).snapshot()).endReason).toBe("media_lost");
+    // The carrier was asked to end the call (Twilio: the call updated to canceled, then completed while it is up).
+    const hangups = (await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`));
+    expect(hangups.length).toBeGreaterThanOrEqual(1);
+    expect(hangups[0].body).toMatch(/^Status=(canceled|completed)$/);
+    // The campaign's only slot came back with the run's end: its second contact is dialed without waiting for more.
+    const second = await eventually(runs, (rs) => rs.length === 2, 3000);
+    expect(second.map((r) => r.phoneNumber)).toEqual([CALLEE, "+14155550177"]);
+  });
+});
