@@ -9,6 +9,7 @@ import { CallSession } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
+import { streamToken } from "../../src/calls/callback-urls";
 import { connect, upgrade } from "./media-support";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
@@ -239,19 +240,28 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
     expect((await runRow(runId)).endReason).toBe("max_call_seconds");
   });
 
-  it("refuses a forged token, a replayed upgrade, an ended call and a request that is not an upgrade", async () => {
+  it("refuses a forged token, a replayed upgrade, an ended call and a request that is not an upgrade; a fresh stream URL reconnects", async () => {
     const s = await setup(provider);
     const runId = await startCall(s);
     expect((await upgrade(provider, runId, "0".repeat(64))).status).toBe(401);
     expect((await upgrade(provider, runId, undefined, {})).status).toBe(426);
     await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const token = await streamToken(env.CALLBACK_SECRET, provider, runId);
+    const first = await upgrade(provider, runId, token);
+    expect(first.status).toBe(101);
+    first.webSocket!.accept();
+    const closed = new Promise<CloseEvent>((r) => first.webSocket!.addEventListener("close", r));
+    // The same URL again (a replay) is refused: each stream URL opens once.
+    expect((await upgrade(provider, runId, token)).status).toBe(403);
+    // A freshly minted one (what the resume document hands a reconnecting carrier) takes over the call's media.
     const callee = await connect(provider, runId);
-    const again = await upgrade(provider, runId);
-    expect(again.status).toBe(409);
-    expect(await again.json()).toMatchObject({ detail: "A media stream was already connected for this call" });
+    expect((await closed).reason).toBe("superseded by a reconnection");
+    expect(await callSessionStub(env, runId).mediaState()).toBe("live");
     callee.hangup();
     await callee.until(() => callee.closed !== null);
-    expect((await upgrade(provider, runId)).status).toBe(409);
+    const ended = await upgrade(provider, runId);
+    expect(ended.status).toBe(409);
+    expect(await ended.json()).toMatchObject({ detail: "This call's media stream has ended" });
   });
 });
 
