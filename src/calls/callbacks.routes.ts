@@ -110,6 +110,20 @@ async function machineToSession(env: Env, before: RunRow, run: RunRow, updates: 
   }
 }
 
+/**
+ * The carrier reports an answered call over: its session ends now (the callee hung up), rather than wait out a
+ * socket that may already be gone (a restart) and then hang up a call that is over.
+ */
+async function endToSession(env: Env, before: RunRow, run: RunRow): Promise<void> {
+  if (!isFinal(run.status) || isFinal(before.status) || run.answeredAt == null || !liveAgent(env)) return;
+  try {
+    await callSessionStub(env, run.id).carrierEnded();
+  } catch (err) {
+    // The run is final; the session still ends by its socket's close or its heartbeat.
+    log("error", "call_end_not_handed_over", { run_id: run.id, error: String(err) });
+  }
+}
+
 /** A verified callback: status updates checked against the run, applied, then the carrier's commands or answer document. */
 async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, ctx, provider }: Checked, request: Request, rawBody: string): Promise<Response> {
   const calls = provider.calls!;
@@ -128,6 +142,7 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
     changed ||= r.applied;
   }
   await machineToSession(c.env, initial, run, updates);
+  if (changed) await endToSession(c.env, initial, run);
 
   const db = getDb(c.env);
   // Commands react to news only: a redelivered call.answered must not speak the greeting twice. With a voice agent

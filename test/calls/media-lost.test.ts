@@ -12,7 +12,7 @@ import { isFinal } from "../../src/calls/runs";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { connect } from "./media-support";
-import { resetSession } from "./resume-support";
+import { answeredLiveCall, carriersEnd, deliverLive, hearAgent, resetSession } from "./resume-support";
 import { CALLEE, CONTEXT, campaignId, campaignObject, deliverAll, eventually, play, runApi, runRow, setup, simRequests } from "./support";
 
 describe("media lost and never back", () => {
@@ -73,5 +73,25 @@ describe("media lost and never back", () => {
     // The campaign's only slot came back with the run's end: its second contact is dialed without waiting for more.
     const second = await eventually(runs, (rs) => rs.length === 2, 3000);
     expect(second.map((r) => r.phoneNumber)).toEqual([CALLEE, "+14155550177"]);
+  });
+});
+
+describe("the carrier's end of a call whose session is restarting", () => {
+  it("a final status during the outage ends the session at once as the callee's hang-up, with no hang-up request", async () => {
+    const s = await setup("twilio");
+    const { runId, callId, callee } = await answeredLiveCall(s, "twilio");
+    await hearAgent(callee);
+    await resetSession(runId);
+    await callee.until(() => callee.closed !== null);
+    const t0 = Date.now();
+    const end = carriersEnd.get(callId)!;
+    expect(end.map((c) => c.kind)).toEqual(["status"]);
+    await deliverLive(end[0]);
+    expect(Date.now() - t0).toBeLessThan(RESUME_GRACE_MS);
+    expect(await callSessionStub(env, runId).snapshot()).toMatchObject({ ended: true, endReason: "callee_hangup" });
+    const run = await runRow(runId);
+    expect(run.status).toBe("completed");
+    expect(run.endReason).toBe("callee_hangup");
+    expect((await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`))).toEqual([]);
   });
 });

@@ -85,8 +85,13 @@ export async function answerLive(s: Setup, provider: MediaProvider): Promise<Ans
  */
 export async function untilAnswered(callId: string, provider: MediaProvider): Promise<Callback[]> {
   const cbs = (await play(callId, "answered")).filter((c) => c.kind !== "stream");
-  return provider === "telnyx" ? cbs : cbs.slice(0, -1);
+  const answered = provider === "telnyx" ? cbs : cbs.slice(0, -1);
+  carriersEnd.set(callId, cbs.slice(answered.length));
+  return answered;
 }
+
+/** The carrier's report of each call's end, held back by `untilAnswered` (a test delivers it when the callee hangs up). */
+export const carriersEnd = new Map<string, Callback[]>();
 
 /** The simulator's view of a call (its current stream URL among the rest). */
 export const simCall = (callId: string) => sim<{ streamUrl?: string; state: string }>("GET", `/calls/${encodeURIComponent(callId)}`);
