@@ -1,7 +1,7 @@
 // npm run dev: local secrets, local D1 migrations, a development organization and key, then `wrangler dev`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createOrganization, d1, keyHash, sqlString, wrangler, wranglerLive } from "./lib/wrangler.mjs";
-import { planDev } from "./lib/dev-args.ts";
+import { DEV_SWEEP_SECONDS, planDev } from "./lib/dev-args.ts";
 import { freshSecrets } from "./lib/deploy-plan.ts";
 
 const DEV_VARS = ".dev.vars";
@@ -68,4 +68,8 @@ console.log(`
 `);
 const child = wranglerLive(plan.wranglerArgs);
 child.on("exit", (code) => process.exit(code ?? 0));
+// wrangler dev runs no cron triggers: the run watchdog and the import sweep run here every minute instead, so a call
+// the service could not end itself is still ended in local development.
+const sweep = setInterval(() => fetch(plan.sweepUrl).catch(() => {}), DEV_SWEEP_SECONDS * 1000);
+sweep.unref();
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));

@@ -7,7 +7,19 @@
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_IP = "127.0.0.1";
 
-export type DevPlan = { port: number; ip: string; url: string; publicBaseUrl: string; workersAi: boolean; wranglerArgs: string[] };
+/** How often `npm run dev` runs the Worker's scheduled sweep (wrangler dev runs no cron triggers). */
+export const DEV_SWEEP_SECONDS = 60;
+
+export type DevPlan = {
+  port: number;
+  ip: string;
+  url: string;
+  publicBaseUrl: string;
+  workersAi: boolean;
+  wranglerArgs: string[];
+  /** Runs the Worker's scheduled handler (the run watchdog, the import sweep): wrangler's --test-scheduled route. */
+  sweepUrl: string;
+};
 
 /** Takes `--port N`, `--port=N`, `-p N` and `--ip ...` out of argv; everything else goes to wrangler unchanged. */
 export function planDev(argv: string[], env: Record<string, string | undefined> = {}): DevPlan {
@@ -46,6 +58,7 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
     url,
     publicBaseUrl,
     workersAi,
+    sweepUrl: `${url}/__scheduled?cron=${encodeURIComponent("*/15 * * * *")}`,
     // The user's flags before --var: yargs lets an array flag swallow the positional arguments that follow it.
     wranglerArgs: [
       "dev",
@@ -54,6 +67,8 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
       "--port",
       String(port),
       ...(workersAi ? [] : ["--local"]),
+      // The scheduled handler on a route of its own: npm run dev calls it, as the cron would when deployed.
+      "--test-scheduled",
       ...rest,
       "--var",
       `PUBLIC_BASE_URL:${publicBaseUrl}`,

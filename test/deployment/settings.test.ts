@@ -148,8 +148,22 @@ describe("npm run dev -- --port N", () => {
       url: "http://127.0.0.1:8787",
       publicBaseUrl: "http://127.0.0.1:8787",
       workersAi: false,
-      // Local bindings only: Workers AI (remote only) would ask for a Cloudflare login.
-      wranglerArgs: ["dev", "--ip", "127.0.0.1", "--port", "8787", "--local", "--var", "PUBLIC_BASE_URL:http://127.0.0.1:8787", "--var", "LOCAL_DEV:true"],
+      // Local bindings only: Workers AI (remote only) would ask for a Cloudflare login. The scheduled handler on
+      // its own route (wrangler dev runs no crons), which npm run dev calls every minute.
+      wranglerArgs: [
+        "dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        "8787",
+        "--local",
+        "--test-scheduled",
+        "--var",
+        "PUBLIC_BASE_URL:http://127.0.0.1:8787",
+        "--var",
+        "LOCAL_DEV:true",
+      ],
+      sweepUrl: "http://127.0.0.1:8787/__scheduled?cron=*%2F15%20*%20*%20*%20*",
     });
   });
 
@@ -179,6 +193,7 @@ describe("npm run dev -- --port N", () => {
       "--port",
       "9001",
       "--local",
+      "--test-scheduled",
       "--persist-to",
       "/tmp/x",
       "--log-level",
