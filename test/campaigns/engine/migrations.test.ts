@@ -1,0 +1,17 @@
+// The campaign object's migrations are shipped: a stored object at version v has run exactly statements 1..v. Moving a
+// statement between modules is fine, changing one (even its whitespace: sqlite_master keeps the text) is not.
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/campaigns/engine/schema";
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+describe("campaign object: shipped migrations", () => {
+  it("are the list shipped so far, statement for statement", async () => {
+    expect(SCHEMA_VERSION).toBe(5);
+    expect(MIGRATIONS.map((m) => m.length)).toEqual([10, 8, 2, 19, 2]);
+    expect(await sha256(JSON.stringify(MIGRATIONS))).toBe("f874386e980318d428d416a505665483f4bc0b64bf3eb822c752b5ac0a4ff428");
+  });
+});
