@@ -4,11 +4,12 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { MAX_BAD_IN_A_ROW } from "../../src/calls/session/input-guard";
+import { MARK_CONFIRM_MS } from "../../src/calls/session/media-loop";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
 import { readWav } from "../../src/lib/audio/wav";
-import type { CalleeStream } from "../../src/dev/simulator/media/callee";
-import { connect } from "./media-support";
+import { CALLEE_PROTOCOLS, type CalleeStream } from "../../src/dev/simulator/media/callee";
+import { connect, upgrade } from "./media-support";
 import { runApi, runRow, setup, startCall } from "./support";
 
 const SPEECH = readWav(Uint8Array.from(atob(inject("audioClips")["callee-8k.wav"]), (c) => c.charCodeAt(0))).samples;
@@ -133,5 +134,39 @@ describe("the call session's clock and input", () => {
     expect(b.callee.closed).toBeNull();
     for (const c of [a.callee, b.callee]) c.hangup();
     expect((await runRow(b.runId)).endReason).toBeNull();
+  });
+
+  it("a carrier that never confirms a mark: the greeting still counts as heard a few seconds after it was sent, and the call ends", async () => {
+    const s = await setup("twilio");
+    const runId = await startCall(s);
+    const tone = new Int16Array(8000 / 2).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
+    await callSessionStub(env, runId).prepare({ agent: "greeting", greetingClip: { samples: tone, rate: 8000 } });
+    const res = await upgrade("twilio", runId);
+    expect(res.status).toBe(101);
+    const ws = res.webSocket!;
+    ws.accept();
+    let marks = 0;
+    let closed = false;
+    ws.addEventListener("message", (e) => {
+      if (typeof e.data === "string" && JSON.parse(e.data).event === "mark") marks++;
+    });
+    ws.addEventListener("close", () => {
+      closed = true;
+    });
+    const protocol = CALLEE_PROTOCOLS.twilio;
+    for (const m of protocol.opening((await runRow(runId)).providerCallId!, "MZ-never-echoes")) ws.send(m);
+    const t0 = Date.now();
+    // The callee's line runs in real time; its carrier plays the audio but never echoes the mark.
+    const silent = new Uint8Array(FRAME).fill(0xff);
+    for (let i = 0; !closed && i < 400; i++) {
+      ws.send(protocol.audio(silent, "MZ-never-echoes", i));
+      await sleep(20);
+    }
+    expect(closed).toBe(true);
+    expect(marks).toBe(1);
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(MARK_CONFIRM_MS);
+    expect(took).toBeLessThan(MARK_CONFIRM_MS + 3000);
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("agent_hangup");
   });
 });

@@ -425,7 +425,7 @@ export class CallSession extends DurableObject<Env> {
         return;
       }
       case "mark":
-        await live.agent.onMark(ev.name);
+        if (live.loop.confirmed(ev.name)) await live.agent.onMark(ev.name);
         return;
       case "dtmf":
         return;

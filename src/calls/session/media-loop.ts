@@ -10,6 +10,9 @@ import { Resampler, type SampleRate } from "../../lib/audio/resample";
 import type { MediaAdapter, MediaFormat } from "../../telephony/providers/types";
 import { Recorder } from "./recorder";
 
+/** How long after a mark is sent its echo may take (the carrier's lead and jitter buffer) before it counts as played. */
+export const MARK_CONFIRM_MS = 3000;
+
 export class MediaLoop {
   format: MediaFormat;
   streamId: string;
@@ -18,6 +21,8 @@ export class MediaLoop {
   readonly pacer = new Pacer();
   private readonly resamplers = new Map<number, Resampler>();
   recorder: Recorder | null;
+  /** Marks sent to a carrier that echoes them, by when the echo is due at the latest (wall clock), oldest first. */
+  private readonly unconfirmed = new Map<string, number>();
 
   constructor(
     readonly adapter: MediaAdapter,
@@ -78,6 +83,8 @@ export class MediaLoop {
   /** Barge-in: drops what is held back, tells the carrier to drop what it holds where it can; the marks never played. */
   clear(): string[] {
     this.outbound.reset();
+    // What the carrier echoes for marks it dropped tells the agent nothing new: it knows what was cut off.
+    this.unconfirmed.clear();
     const dropped = this.pacer.clear(this.clockMs);
     if (this.adapter.clear) {
       this.send(this.adapter.clear(this.streamId));
@@ -87,16 +94,35 @@ export class MediaLoop {
     return dropped;
   }
 
-  /** Sends what the pacer lets out now; returns the marks played by the clock for carriers that echo none. */
-  pump(): string[] {
+  /**
+   * Sends what the pacer lets out now. Returns the marks to count as played: by the clock for carriers that echo
+   * none, and for those that do, a mark whose echo is overdue (lost, or a carrier that skips it), so a goodbye never
+   * waits on a confirmation that will not come.
+   */
+  pump(now = Date.now()): string[] {
     for (const item of this.pacer.due(this.clockMs)) {
       if (item.kind === "frame") {
         this.send(this.adapter.audio(item.frame, this.streamId));
         this.recorder?.agentFrame(item.at, decode(this.format, item.frame));
-      } else if (this.adapter.mark) this.send(this.adapter.mark(item.name, this.streamId));
+      } else if (this.adapter.mark) {
+        this.send(this.adapter.mark(item.name, this.streamId));
+        this.unconfirmed.set(item.name, now + MARK_CONFIRM_MS);
+      }
     }
     const played = this.pacer.played(this.clockMs);
-    return this.adapter.mark ? [] : played;
+    if (!this.adapter.mark) return played;
+    const overdue: string[] = [];
+    for (const [name, by] of this.unconfirmed) {
+      if (by > now) break;
+      overdue.push(name);
+      this.unconfirmed.delete(name);
+    }
+    return overdue;
+  }
+
+  /** The carrier's echo of a mark: true the first time (false: counted as played already, or cleared). */
+  confirmed(name: string): boolean {
+    return this.unconfirmed.delete(name);
   }
 }
 
