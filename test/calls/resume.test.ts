@@ -51,6 +51,10 @@ describe.each(["twilio", "cloudonix", "plivo", "vobiz", "vonage", "telnyx"] as M
       const snap = await callSessionStub(env, runId).snapshot();
       expect(snap.endReason).toBe("agent_hangup");
       expect(snap.turns.map((t) => t.text)).toEqual(TRANSCRIPT);
+      // One resume, and the call's clock went on across it: the turns' times never go back.
+      expect(snap.resumes).toBe(1);
+      for (let i = 1; i < snap.turns.length; i++) expect(snap.turns[i].startMs).toBeGreaterThanOrEqual(snap.turns[i - 1].endMs - 1000);
+      expect(snap.turns.at(-1)!.startMs).toBeGreaterThan(snap.turns[2].endMs);
       expect((await runRow(runId)).status).not.toBe("failed");
     });
   },

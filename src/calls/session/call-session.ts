@@ -489,7 +489,8 @@ export class CallSession extends DurableObject<Env> {
           .run`INSERT INTO turns (role, text, start_ms, end_ms, interrupted) VALUES (${t.role}, ${t.text}, ${Math.round(t.startMs)}, ${Math.round(t.endMs)}, ${t.interrupted ? 1 : 0})`;
       },
       save: (state) => {
-        if (current()) this.store.set({ agentState: state });
+        // The clock with it: a call resumed from this point goes on from this time, not from the last heartbeat's.
+        if (current()) this.store.set({ agentState: state, clockMs: live.loop.clockMs, clockWall: Date.now() });
       },
       now: () => live.loop.clockMs,
       wallNow: () => Date.now(),
