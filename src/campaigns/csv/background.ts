@@ -13,18 +13,14 @@ import type { DoSql } from "../../lib/do-sql";
 import { readCounts } from "../engine/counts";
 import { insertContacts } from "../engine/contacts";
 import type { CampaignLog } from "../engine/logs";
-import type { CampaignRow } from "../engine/schema";
+import type { CampaignRow } from "../engine/campaign-row";
 import { transition } from "../engine/state";
 import type { Timers } from "../engine/timers";
-import type { Json } from "../engine/types";
+import type { ImportFailure, ImportItem } from "../engine/types";
 import { packContacts } from "../packed";
 import { CsvImport, type ImportCheckpoint, type ImportOutcome } from "./import";
 import { rulesOf, type ImportSpec } from "./rules";
 import { Utf8Chunks, utf8Length } from "./utf8";
-
-/** One located problem, as in a 422's `detail` (typed so it crosses RPC). */
-export type ImportItem = { loc: (string | number)[]; msg: string; type: string; input?: string; ctx?: { [k: string]: Json } };
-export type ImportFailure = { message: string; errors: ImportItem[] };
 
 type Job = {
   spec: ImportSpec;

@@ -3,7 +3,8 @@
 // kept on the attempt, counted once per attempt, and logged.
 import type { DoSql } from "../../lib/do-sql";
 import type { CampaignLog } from "./logs";
-import type { AttemptRow, ContactRow } from "./schema";
+import type { AttemptRow } from "./attempts";
+import type { ContactRow } from "./contacts";
 
 export const CONTACT_RUNS_MIGRATION = [
   `ALTER TABLE attempts ADD COLUMN disposition TEXT`,

@@ -1,8 +1,40 @@
-// The contact list: adding validated contacts (one phone number once), and reading back finished ones for a redial.
+// The contact list (its table and row): adding validated contacts (one phone number once), and reading back finished
+// ones for a redial.
 import type { DoSql } from "../../lib/do-sql";
 import type { ContactInput } from "../object-api";
 import type { PackedContacts } from "../packed";
-import type { ContactRow } from "./schema";
+
+/** Part of migration v1 (shipped: never edited). */
+export const CONTACTS_TABLE = [
+  // status: queued (ready to dial) | waiting (retry timer) | active (an attempt is open) | done | skipped (cancelled)
+  `CREATE TABLE contacts (
+      id INTEGER PRIMARY KEY,
+      row INTEGER NOT NULL,
+      phone_number TEXT NOT NULL UNIQUE,
+      initial_context TEXT NOT NULL,
+      greeting_override TEXT,
+      status TEXT NOT NULL DEFAULT 'queued',
+      attempts INTEGER NOT NULL DEFAULT 0,
+      queue_key INTEGER NOT NULL,
+      outcome TEXT
+    )`,
+  `CREATE INDEX contacts_queue ON contacts (status, queue_key)`,
+];
+
+export type ContactStatus = "queued" | "waiting" | "active" | "done" | "skipped";
+
+export type ContactRow = {
+  id: number;
+  row: number;
+  phone_number: string;
+  initial_context: string;
+  greeting_override: string | null;
+  status: ContactStatus;
+  attempts: number;
+  queue_key: number;
+  outcome: string | null;
+  zone_id?: number | null;
+};
 
 /** Never-attempted contacts sort after due retries (whose key is their due time). */
 export const PENDING_KEY = 9e15;

@@ -1,8 +1,21 @@
 // The campaign's log: what happened and why, newest first for the API (the snapshot's 100, and pages of `logs`).
 import { clock } from "../../lib/clock";
 import type { DoSql } from "../../lib/do-sql";
-import type { LogRow } from "./schema";
 import type { LogEntry, LogLevel, LogPage } from "./types";
+
+/** Part of migration v1 (shipped: never edited). */
+export const LOGS_TABLE = [
+  `CREATE TABLE logs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      ts TEXT NOT NULL,
+      level TEXT NOT NULL,
+      event TEXT NOT NULL,
+      message TEXT NOT NULL,
+      details TEXT NOT NULL
+    )`,
+];
+
+export type LogRow = { id: number; ts: string; level: string; event: string; message: string; details: string };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -6,8 +6,8 @@ import { clock } from "../../lib/clock";
 import { getDb } from "../../lib/db";
 import { emitCampaignStateChange } from "../../webhooks/campaign-events";
 import type { DoSql } from "../../lib/do-sql";
+import { campaignRow } from "./campaign-row";
 import { readCounts } from "./counts";
-import type { CampaignRow } from "./schema";
 import type { Timers } from "./timers";
 
 /** How often (at most) the D1 summary row is refreshed while counts change. */
@@ -42,7 +42,7 @@ export class SummaryMirror {
    * `writeDue` false: only a forced write happens now; one that is merely due is left to its timer (the alarm).
    */
   async flush(writeDue = true): Promise<void> {
-    const c = this.db.one<CampaignRow>`SELECT * FROM campaign WHERE id = 1`;
+    const c = campaignRow(this.db);
     if (!c) return;
     const now = clock.now();
     const force = this.forced;

@@ -1,7 +1,22 @@
 // The object's timers: one table of (kind, ref, due) and one alarm pointed at the earliest. Each kind has at most
 // one timer per ref; a timer that keeps failing is retried with backoff and then dropped.
 import type { DoSql } from "../../lib/do-sql";
-import type { TimerKind, TimerRow } from "./schema";
+
+/** Part of migration v1 (shipped: never edited). */
+export const TIMERS_TABLE = [
+  // One alarm serves them all: the earliest `due` is the alarm time.
+  `CREATE TABLE timers (
+      kind TEXT NOT NULL,
+      ref INTEGER NOT NULL,
+      due INTEGER NOT NULL,
+      fails INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (kind, ref)
+    )`,
+  `CREATE INDEX timers_due ON timers (due)`,
+];
+
+export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary" | "import" | "staged";
+export type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 /** Failures after which a timer is dropped rather than retried. */
 export const TIMER_MAX_FAILS = 5;

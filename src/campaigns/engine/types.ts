@@ -1,5 +1,4 @@
 // What the campaign object hands back over RPC: plain JSON-able values in the API's field names.
-import type { ImportFailure } from "../csv/background";
 import type { CampaignState } from "../object-api";
 import type { CampaignSettings } from "../settings";
 
@@ -7,6 +6,11 @@ export type LogLevel = "info" | "warning" | "error";
 /** JSON values (two levels, not recursive), so the type survives Workers RPC typing (`unknown` maps to `never`). */
 type JsonScalar = string | number | boolean | null;
 export type Json = JsonScalar | JsonScalar[] | { [k: string]: JsonScalar | JsonScalar[] };
+/** One located problem of a background import, as in a 422's `detail` (typed so it crosses RPC). */
+export type ImportItem = { loc: (string | number)[]; msg: string; type: string; input?: string; ctx?: { [k: string]: Json } };
+/** Why a background import failed (csv/background.ts). */
+export type ImportFailure = { message: string; errors: ImportItem[] };
+
 export type LogEntry = { ts: string; level: LogLevel; event: string; message: string; details: { [k: string]: Json } };
 
 /** Contact and attempt counts. */

@@ -5,7 +5,7 @@ import type { DoSql } from "../../lib/do-sql";
 import type { ScheduleConfig } from "../settings";
 import type { CampaignLog } from "./logs";
 import { Schedule } from "./schedule";
-import type { CampaignRow } from "./schema";
+import type { CampaignRow } from "./campaign-row";
 import type { Timers } from "./timers";
 import { isFinished } from "../transitions";
 
