@@ -18,55 +18,19 @@ import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import { agentReply } from "./turn";
 import { soundsLikeMachine } from "./voicemail";
+import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
+import { IdlePolicy } from "./idle-policy";
+import { MachineWait } from "./machine-wait";
+import { TurnDetector, type Utterance } from "./turn-detector";
 
-export type TurnSettings = {
-  /** The callee's silence after speech that ends their turn. */
-  endOfTurnMs: number;
-  /** Voiced audio shorter than this is noise, not a turn. */
-  minSpeechMs: number;
-  /** The callee's silence (after the agent finished) before they are asked whether they are still there. */
-  repromptAfterMs: number;
-  maxReprompts: number;
-  repromptText: string;
-  goodbyeText: string;
-  errorText: string;
-  /** After the callee's turn, this long without the agent's voice (a slow model) gets a short filler. 0: never. */
-  fillerAfterMs: number;
-  fillerText: string;
-  /** The longest the callee waits for a reply (or a goodbye) before the agent gives up: the dead-air limit. */
-  maxWaitMs: number;
-  /** Said when the call's media came back after a gap this long or longer (the service restarted mid-call). */
-  resumeAfterMs: number;
-  resumeText: string;
-  /** After an answering machine's greeting, this much quiet means its tone has passed: the message starts. */
-  afterToneMs: number;
-  /** A machine still talking after this long is hung up on without a message. */
-  maxMachineMs: number;
-};
-
-export const DEFAULT_TURN_SETTINGS: TurnSettings = {
-  endOfTurnMs: 700,
-  minSpeechMs: 200,
-  repromptAfterMs: 8000,
-  maxReprompts: 1,
-  repromptText: "Are you still there?",
-  goodbyeText: "It seems this is not a good time. Goodbye!",
-  errorText: "I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!",
-  fillerAfterMs: 1500,
-  fillerText: "One moment.",
-  maxWaitMs: 6000,
-  resumeAfterMs: 1000,
-  resumeText: "Sorry, the line cut out for a moment.",
-  afterToneMs: 1200,
-  maxMachineMs: 30_000,
-};
+export { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 
 export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech };
 
 /** What the agent is saying: the sentences by mark, those heard so far, and whether the reply is complete. */
 type Speaking = { byMark: Map<string, string>; heard: string[]; startMs: number; complete: boolean; last: boolean };
 
-type CalleeTurn = { samples: Int16Array; startMs: number; endMs: number; voicedMs: number; stream: SpeechStream | null };
+type CalleeTurn = Utterance & { stream: SpeechStream | null };
 
 /** What the agent saves besides the conversation, for a call that goes on after a restart. */
 type SavedState = { conversation: ConversationState; reprompts: number; firstTurn: boolean; marks: number };
@@ -74,30 +38,21 @@ type SavedState = { conversation: ConversationState; reprompts: number; firstTur
 export class ConversationAgent implements VoiceAgent {
   readonly wantsGreetingAudio = true;
   private c: AgentControls | null = null;
-  private utterance: Int16Array[] = [];
   private listening: SpeechStream | null = null;
-  private speechStartMs: number | null = null;
-  private voicedMs = 0;
-  private lastVoiceMs = 0;
-  /** When the line was last busy (the callee's voice, the agent's finished turn), by the wall clock: the re-prompt's. */
-  private lastActivityWall = 0;
-  private reprompts = 0;
+  private readonly turns: TurnDetector;
+  private readonly idle: IdlePolicy;
   private speaking: Speaking | null = null;
   private thinking: AbortController | null = null;
   private marks = 0;
   private ended = false;
   private endReason: EndReason = "agent_hangup";
   private note: string | null = null;
-  /** When the callee's last turn ended, while the agent has not answered it yet (the filler's clock; wall). */
-  private waitingSince: number | null = null;
-  /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock (wall). */
-  private dueSince: number | null = null;
   /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
   private voicemail: VoicemailAction = "hang_up";
-  /** Set once an answering machine is known: when, and when it last made a sound. */
-  private machine: { sinceMs: number; lastSoundMs: number; messageQueued: boolean } | null = null;
+  /** Set once an answering machine is known: waiting out its greeting and tone. */
+  private machine: MachineWait | null = null;
   private rate: AgentContext["rate"] = 8000;
   /** What the call opens with (and what a voicemail message says): the contact's override, else the graph's greeting. */
   private opening: { text: string; audio: Speech | null } | null = null;
@@ -108,13 +63,16 @@ export class ConversationAgent implements VoiceAgent {
     readonly conversation: Conversation,
     private readonly engines: Engines,
     private readonly settings: TurnSettings = DEFAULT_TURN_SETTINGS,
-  ) {}
+  ) {
+    this.turns = new TurnDetector(settings.endOfTurnMs);
+    this.idle = new IdlePolicy(settings);
+  }
 
   async onStart(ctx: AgentContext, controls: AgentControls) {
     this.c = controls;
     this.rate = ctx.rate;
     this.voicemail = ctx.voicemail ?? "hang_up";
-    this.lastActivityWall = controls.wallNow();
+    this.idle.lastActivity = controls.wallNow();
     const text = ctx.greeting ?? this.conversation.greeting;
     this.opening = text ? { text, audio: ctx.greetingAudio ?? null } : null;
     if (ctx.resumed && this.restore(ctx.resumed.state)) return this.resume(ctx.resumed.gapMs);
@@ -135,41 +93,33 @@ export class ConversationAgent implements VoiceAgent {
         // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
         this.thinking = null;
-        this.dueSince = null;
+        this.idle.dueSince = null;
         this.resumeCarried();
       }
-      if (this.speechStartMs === null) this.startUtterance(frame.atMs);
-      this.voicedMs += 20;
-      this.lastVoiceMs = frame.atMs;
-      this.lastActivityWall = this.c!.wallNow();
-      this.hear(frame.samples);
-      return;
+      this.idle.lastActivity = this.c!.wallNow();
     }
-    if (this.speechStartMs !== null) {
-      this.hear(frame.samples);
-      if (frame.atMs - this.lastVoiceMs >= this.settings.endOfTurnMs) this.endOfTurn(frame.atMs);
-    }
+    const ev = this.turns.push(frame.samples, frame.atMs, frame.voiced);
+    if (ev?.kind === "start") this.listening = this.engines.stt.open?.(this.rate) ?? null;
+    if (this.turns.active || ev) this.listening?.push(frame.samples);
+    if (ev?.kind === "end") this.endOfTurn(ev.utterance);
   }
 
   /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
   onTick(wall: number) {
-    if (this.ended || this.machine || !this.c || this.speechStartMs !== null) return;
-    // Dead air: a reply (or a goodbye) that does not come in time ends the call.
-    if (this.dueSince !== null && wall - this.dueSince >= this.settings.maxWaitMs) return this.gaveUp(wall);
-    // A slow reply: a short filler, once per turn, so the line does not sound dead.
-    if (this.thinking && !this.speaking && this.waitingSince !== null && this.settings.fillerAfterMs > 0) {
-      if (wall - this.waitingSince >= this.settings.fillerAfterMs) {
-        this.waitingSince = null;
+    if (this.ended || this.machine || !this.c || this.turns.active) return;
+    switch (this.idle.tick(wall, { speaking: !!this.speaking, thinking: !!this.thinking })) {
+      case "dead_air":
+        return this.gaveUp(wall);
+      case "filler":
         void this.speak([this.settings.fillerText], { complete: false, last: false, filler: true });
-      }
-      return;
-    }
-    if (!this.speaking && !this.thinking && wall - this.lastActivityWall >= this.settings.repromptAfterMs) {
-      this.lastActivityWall = wall;
-      if (this.reprompts++ < this.settings.maxReprompts) {
+        return;
+      case "reprompt":
         this.conversation.said(this.settings.repromptText);
         void this.speak([this.settings.repromptText], { complete: true, last: false });
-      } else void this.goodbye(this.settings.goodbyeText, "callee_silent");
+        return;
+      case "goodbye":
+        void this.goodbye(this.settings.goodbyeText, "callee_silent");
+        return;
     }
   }
 
@@ -207,7 +157,7 @@ export class ConversationAgent implements VoiceAgent {
     if (!s || s.byMark.size || !s.complete || !this.c) return;
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
     this.speaking = null;
-    this.lastActivityWall = this.c.wallNow();
+    this.idle.lastActivity = this.c.wallNow();
     if (s.last) this.hangup();
     else this.save();
   }
@@ -221,14 +171,14 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The state at a stable point (a turn heard, a reply heard or cut off), for the call to go on from after a restart. */
   private save() {
-    const state: SavedState = { conversation: this.conversation.state(), reprompts: this.reprompts, firstTurn: this.firstTurn, marks: this.marks };
+    const state: SavedState = { conversation: this.conversation.state(), reprompts: this.idle.reprompts, firstTurn: this.firstTurn, marks: this.marks };
     this.c?.save(state);
   }
 
   private restore(saved: unknown): boolean {
     const s = saved as Partial<SavedState> | null;
     if (!s?.conversation || !this.conversation.restore(s.conversation)) return false;
-    this.reprompts = Number(s.reprompts) || 0;
+    this.idle.reprompts = Number(s.reprompts) || 0;
     this.firstTurn = s.firstTurn === true;
     // Mark names go on from where they were, so none is mistaken for one sent before the restart.
     this.marks = Number(s.marks) || 0;
@@ -240,8 +190,7 @@ export class ConversationAgent implements VoiceAgent {
     const pending = this.conversation.history.at(-1)?.role === "user";
     if (gapMs >= this.settings.resumeAfterMs) void this.speak([this.settings.resumeText], { complete: !pending, last: false, filler: true });
     if (pending) {
-      this.waitingSince = this.c!.wallNow();
-      this.dueSince = this.waitingSince;
+      this.idle.awaitReply(this.c!.wallNow());
       this.reply(null);
     }
   }
@@ -258,46 +207,25 @@ export class ConversationAgent implements VoiceAgent {
     this.save();
   }
 
-  private startUtterance(atMs: number) {
-    this.speechStartMs = atMs;
-    this.listening = this.engines.stt.open?.(this.rate) ?? null;
-  }
-
-  private hear(samples: Int16Array) {
-    this.utterance.push(samples);
-    this.listening?.push(samples);
-  }
-
   /** The callee resumed before their last turn was transcribed: that turn's audio starts this utterance. */
   private resumeCarried() {
     const t = this.carried;
     this.carried = null;
-    if (!t || this.speechStartMs !== null) return;
+    if (!t) return;
     t.stream?.abort();
-    this.speechStartMs = t.startMs;
-    this.voicedMs = t.voicedMs;
+    if (!this.turns.carry(t)) return;
     this.listening = this.engines.stt.open?.(this.rate) ?? null;
-    this.hear(t.samples);
+    this.listening?.push(t.samples);
   }
 
-  private endOfTurn(atMs: number) {
-    const turn: CalleeTurn = {
-      samples: concat(this.utterance),
-      startMs: this.speechStartMs!,
-      endMs: atMs - this.settings.endOfTurnMs,
-      voicedMs: this.voicedMs,
-      stream: this.listening,
-    };
-    this.utterance = [];
+  private endOfTurn(u: Utterance) {
+    const turn: CalleeTurn = { ...u, stream: this.listening };
     this.listening = null;
-    this.speechStartMs = null;
-    this.voicedMs = 0;
     if (turn.voicedMs < this.settings.minSpeechMs) {
       turn.stream?.abort();
       return;
     }
-    this.waitingSince = this.c!.wallNow();
-    this.dueSince = this.waitingSince;
+    this.idle.awaitReply(this.c!.wallNow());
     this.reply(turn);
   }
 
@@ -317,11 +245,11 @@ export class ConversationAgent implements VoiceAgent {
           if (!text) {
             // Noise, not words: nothing to answer (a filler already playing is the whole reply).
             this.thinking = null;
-            this.dueSince = null;
+            this.idle.dueSince = null;
             this.finishReply(false);
             return;
           }
-          this.reprompts = 0;
+          this.idle.reprompts = 0;
           this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });
           if (this.firstTurn) {
             this.firstTurn = false;
@@ -345,15 +273,15 @@ export class ConversationAgent implements VoiceAgent {
             break;
           }
           if (r.value.type === "sentence") {
-            this.waitingSince = null;
+            this.idle.waitingSince = null;
             await this.speak([r.value.text], { complete: false, last: false, signal });
             if (signal.aborted) return;
-            this.dueSince = null;
+            this.idle.dueSince = null;
           }
         }
         if (signal.aborted) return;
         this.thinking = null;
-        this.dueSince = null;
+        this.idle.dueSince = null;
         this.finishReply(ended);
       } catch (err) {
         if (signal.aborted) return;
@@ -428,11 +356,11 @@ export class ConversationAgent implements VoiceAgent {
   private async goodbye(text: string, why: EndReason) {
     log("info", "voice_agent_goodbye", { why, node: this.conversation.nodeId });
     this.endReason = why;
-    this.dueSince = this.c!.wallNow();
+    this.idle.dueSince = this.c!.wallNow();
     try {
       this.conversation.said(text);
       await this.speak([text], { complete: true, last: true });
-      this.dueSince = null;
+      this.idle.dueSince = null;
     } catch (err) {
       log("error", "voice_agent_goodbye_failed", { error: String((err as Error)?.message ?? err) });
       this.hangup();
@@ -441,7 +369,6 @@ export class ConversationAgent implements VoiceAgent {
 
   /** Nothing came within the dead-air limit: a reply gives way to an apology, a goodbye that will not come to silence. */
   private gaveUp(wall: number) {
-    this.dueSince = null;
     const waiting = this.thinking !== null;
     this.thinking?.abort();
     this.thinking = null;
@@ -460,14 +387,14 @@ export class ConversationAgent implements VoiceAgent {
     const c = this.c!;
     this.thinking?.abort();
     this.thinking = null;
-    this.dueSince = null;
+    this.idle.dueSince = null;
     if (this.speaking) {
       c.clear();
       this.speaking = null;
     }
     c.machine();
     this.endReason = "voicemail";
-    this.machine = { sinceMs: atMs, lastSoundMs: atMs, messageQueued: false };
+    this.machine = new MachineWait(atMs, this.settings);
     const leaving = this.voicemail === "leave_message" && !!this.opening;
     this.note = `An answering machine answered (${how}); ${leaving ? "the greeting was left as a message" : "the call was hung up"}`;
     log("info", "voice_agent_machine", { how, action: leaving ? "leave_message" : "hang_up" });
@@ -476,12 +403,9 @@ export class ConversationAgent implements VoiceAgent {
 
   /** Waits out the machine's greeting and its tone, then leaves the message and hangs up once it has played. */
   private onMachineAudio(frame: AudioFrame) {
-    const m = this.machine!;
-    if (m.messageQueued) return;
-    if (frame.voiced) m.lastSoundMs = frame.atMs;
-    if (frame.atMs - m.sinceMs >= this.settings.maxMachineMs) return this.hangup();
-    if (frame.atMs - m.lastSoundMs < this.settings.afterToneMs) return;
-    m.messageQueued = true;
+    const next = this.machine!.push(frame.atMs, frame.voiced);
+    if (next === "hang_up") return this.hangup();
+    if (next !== "leave") return;
     const message = this.opening!;
     void this.speak([message.text], { complete: true, last: true, audio: message.audio }).catch((err) => {
       log("error", "voice_agent_message_failed", { error: String((err as Error)?.message ?? err) });
@@ -492,14 +416,4 @@ export class ConversationAgent implements VoiceAgent {
 
 async function* once(p: Promise<Speech>): AsyncIterable<Speech> {
   yield await p;
-}
-
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

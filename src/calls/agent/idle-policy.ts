@@ -1,0 +1,39 @@
+// What the agent does when nothing happens, on the wall clock: a slow reply gets a short filler once per turn, a reply
+// (or a goodbye) that does not come within the dead-air limit ends the call, and a silent callee is re-prompted, then
+// told goodbye. Pure: the agent reports what happens and asks `tick` what to do now.
+import type { TurnSettings } from "./turn-settings";
+
+export type IdleAction = "dead_air" | "filler" | "reprompt" | "goodbye" | null;
+
+export class IdlePolicy {
+  /** When the line was last busy (the callee's voice, the agent's finished turn). */
+  lastActivity = 0;
+  /** When the callee's last turn ended while the agent has not answered it yet (the filler's clock). */
+  waitingSince: number | null = null;
+  /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock. */
+  dueSince: number | null = null;
+  reprompts = 0;
+
+  constructor(private readonly s: TurnSettings) {}
+
+  /** A turn of the callee's ended: a reply is due from now. */
+  awaitReply(now: number): void {
+    this.waitingSince = now;
+    this.dueSince = now;
+  }
+
+  tick(now: number, state: { speaking: boolean; thinking: boolean }): IdleAction {
+    if (this.dueSince !== null && now - this.dueSince >= this.s.maxWaitMs) {
+      this.dueSince = null;
+      return "dead_air";
+    }
+    if (state.thinking && !state.speaking && this.waitingSince !== null && this.s.fillerAfterMs > 0) {
+      if (now - this.waitingSince < this.s.fillerAfterMs) return null;
+      this.waitingSince = null;
+      return "filler";
+    }
+    if (state.speaking || state.thinking || now - this.lastActivity < this.s.repromptAfterMs) return null;
+    this.lastActivity = now;
+    return this.reprompts++ < this.s.maxReprompts ? "reprompt" : "goodbye";
+  }
+}
