@@ -26,6 +26,8 @@ export default defineConfig(async () => ({
   ],
   test: {
     include: ["test/integration/**/*.test.ts"],
+    // Those run in Node, by vitest.integration-node.config.ts (the Worker as a process of its own).
+    exclude: ["test/integration/node/**"],
     setupFiles: ["./test/setup.ts"],
     globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts"],
     testTimeout: 30_000,
