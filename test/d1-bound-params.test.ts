@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createOrg } from "./helpers";
 import { minimalDefinition } from "./workflows/fixtures";
-import { makeCampaign, resetWorld, tick, FakeCarrier } from "./campaigns/engine-harness";
+import { makeCampaign, resetWorld, tick, type FakeCarrier } from "./campaigns/engine-harness";
 
 /** `n` ari configurations written straight to D1 (fast), each with one active number. */
 async function seedConfigs(orgId: number, n: number) {

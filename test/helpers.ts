@@ -26,7 +26,7 @@ export async function call(method: string, path: string, opts: Opts = {}) {
   if (body !== undefined && !headers["Content-Type"]) headers["Content-Type"] = "application/json";
   const res = await exports.default.fetch(new Request(`http://edgedial.test${path}`, { method, headers, body }));
   const text = await res.text();
-  let json: any = undefined;
+  let json: any;
   try {
     json = text ? JSON.parse(text) : undefined;
   } catch {

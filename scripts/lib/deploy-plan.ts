@@ -28,7 +28,7 @@ export function planDeploy(config: WranglerConfig, env: Record<string, string | 
   const secretsFromEnv: Record<string, string> = {};
   for (const name of REQUIRED_SECRETS) {
     const value = env[name];
-    if (value && value.trim()) secretsFromEnv[name] = value;
+    if (value?.trim()) secretsFromEnv[name] = value;
   }
   const db = (config.d1_databases ?? []).find((d) => d.binding === "DB");
   const problems = deployProblems({

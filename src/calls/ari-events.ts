@@ -120,9 +120,7 @@ export class AriEventsObject extends DurableObject<Env> {
       if (!ws) error = `the PBX answered HTTP ${res.status} to the events WebSocket${res.status === 401 ? " (check app_name and app_password)" : ""}`;
     } catch (err) {
       // Generic to the caller (whether a port answered is not told to a client); the details go to the log.
-      console.error(
-        JSON.stringify({ level: "error", msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) }),
-      );
+      log("error", "pbx_unreachable", { msg: "ARI events WebSocket unreachable", config_id: configId, error: String((err as Error)?.message ?? err) });
       error = PBX_UNREACHABLE;
     }
     if (!ws) {
@@ -150,7 +148,7 @@ export class AriEventsObject extends DurableObject<Env> {
     const failures = Number(this.db.getKv("failures") ?? 0) + 1;
     this.db.putKv("failures", failures);
     this.db.putKv("last_error", error);
-    console.warn(JSON.stringify({ level: "warning", msg: "ARI events connection failed", config_id: this.db.getKv("config_id"), failures, error }));
+    log("warning", "ari_events_connect_failed", { config_id: this.db.getKv("config_id"), failures, error });
     if (failures >= ARI_MAX_FAILURES) {
       await this.markInactive(error);
       return;
@@ -290,7 +288,7 @@ export class AriEventsObject extends DurableObject<Env> {
     // Asterisk connects at once, so the short-lived, single-use stream token fits as for any carrier.
     const client = clientMode ? { runId, token: await streamToken(this.env.CALLBACK_SECRET, "ari", runId) } : null;
     const started = await startAriMedia(ctx, providerEnvOf(this.env), channelId, client);
-    let error = started.ok ? null : started.message;
+    const error = started.ok ? null : started.message;
     if (started.ok && started.connectUrl) {
       const connected = await callSessionStub(this.env, runId).connectTo(started.connectUrl, await sessionStart(this.env, run, "ari"));
       // A session that could not connect has ended the call itself (media_error).

@@ -2,6 +2,7 @@
 // writes nothing when the carrier accepts it); until then its campaign's object has it. Reads that show a run or hang
 // one up fill it in from there: one call per campaign.
 import { type RunRow, isFinal } from "./runs";
+import { log } from "../lib/log";
 
 const asksCampaign = (r: RunRow) => r.providerCallId == null && r.campaignId != null && r.contactId != null && r.attempt != null && !isFinal(r.status);
 
@@ -22,7 +23,7 @@ export async function campaignCallIds(env: Env, rows: RunRow[]): Promise<Map<num
         const ids = await stub.callIdsOf(runs.map((r) => ({ runId: r.id, contactId: r.contactId!, attempt: r.attempt! })));
         for (const [runId, callId] of Object.entries(ids)) known.set(Number(runId), callId);
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", event: "campaign_call_ids_failed", campaign_id: campaignId, error: String(err) }));
+        log("error", "campaign_call_ids_failed", { campaign_id: campaignId, error: String(err) });
       }
     }),
   );

@@ -13,6 +13,7 @@ import type { CallStatus } from "../telephony/providers/types";
 import { campaignCallIds } from "./campaign-call-ids";
 import { applyStatus } from "./status";
 import type { RunRow } from "./runs";
+import { log } from "../lib/log";
 
 const OPEN: CallStatus[] = ["queued", "initiated", "ringing", "in_progress"];
 /** Runs handled per cron run; any rest waits for the next run (every 15 minutes), so one run stays short. */
@@ -56,7 +57,7 @@ export async function sweepOverdueRuns(env: Env, now: number, limits: RunSweepLi
         result.hungUp.push(run.id);
       } catch (err) {
         // A configuration deleted or a carrier down: the run is still ended below once past the grace.
-        console.error(JSON.stringify({ level: "error", event: "watchdog_hangup_failed", run_id: run.id, error: String(err) }));
+        log("error", "watchdog_hangup_failed", { run_id: run.id, error: String(err) });
       }
       if (run.createdAt < abandoned) {
         const r = await applyStatus(env, run, { status: "unknown", error: SWEEP_NOTE, providerCallId: callId ?? undefined });
@@ -65,7 +66,7 @@ export async function sweepOverdueRuns(env: Env, now: number, limits: RunSweepLi
     } catch (err) {
       // One failure must not block the rest.
       result.failed.push(run.id);
-      console.error(JSON.stringify({ level: "error", event: "run_sweep_failed", run_id: run.id, error: String(err) }));
+      log("error", "run_sweep_failed", { run_id: run.id, error: String(err) });
     }
   }
   return result;

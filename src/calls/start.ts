@@ -215,7 +215,7 @@ export async function hangupRun(env: Env, orgId: number, runId: number): Promise
     .from(workflowRuns)
     .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
     .get();
-  if (!run || !run.telephonyConfigurationId) return;
+  if (!run?.telephonyConfigurationId) return;
   // A campaign call whose answer was not recorded (its callback lost or still on its way) has its id in its campaign.
   const callId = run.providerCallId ?? (await campaignCallIds(env, [run])).get(run.id);
   if (!callId) return;

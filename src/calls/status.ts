@@ -12,6 +12,7 @@ import type { CampaignCallStatus } from "./campaign-calls";
 import { organizationStub } from "../organizations/organization-object";
 import { RANK, isFinal, type RunRow } from "./runs";
 import { emitRunCompleted } from "../webhooks/run-events";
+import { log } from "../lib/log";
 
 export type ApplyResult = { applied: boolean; status: string; run: RunRow };
 
@@ -99,7 +100,7 @@ async function releaseLease(env: Env, run: RunRow): Promise<void> {
     await organizationStub(env, run.orgId).release(run.leaseId);
   } catch (err) {
     // The lease expires on its own; a lost release only holds a slot until then.
-    console.error(JSON.stringify({ level: "error", msg: "lease release failed", run_id: run.id, error: String(err) }));
+    log("error", "lease_release_failed", { run_id: run.id, error: String(err) });
   }
 }
 

@@ -4,6 +4,7 @@ import { createRouter } from "../lib/app";
 import { clock } from "../lib/clock";
 import { publicBaseUrl, settingProblems } from "../lib/deployment";
 import { json } from "../lib/schemas";
+import { log } from "../lib/log";
 
 const Health = z
   .object({
@@ -49,7 +50,7 @@ async function dbReachable(c: { env: Env; get(key: "requestId"): string }): Prom
     return true;
   } catch (err) {
     dbOkUntil.delete(c.env.DB);
-    console.error(JSON.stringify({ level: "error", event: "health_d1_failed", request_id: c.get("requestId"), error: String(err) }));
+    log("error", "health_d1_failed", { request_id: c.get("requestId"), error: String(err) });
     return false;
   }
 }

@@ -7,7 +7,7 @@ import { requireApiKey } from "./auth";
 import { forgetReadsOnWrite } from "./read-cache";
 import { limitBodies } from "./body-limit";
 import { logClientError } from "./client-errors";
-import { redactTokens } from "./redact";
+import { log } from "./log";
 import { ApiErrorWithFields } from "./error-fields";
 import { ApiError, zodIssuesToItems, type Loc } from "./errors";
 import { MemoRouter } from "./memo-router";
@@ -138,9 +138,7 @@ export function createApp() {
         return c.json({ detail: err.message || "Bad Request" }, err.status);
       }
     }
-    console.error(
-      redactTokens(JSON.stringify({ level: "error", request_id: c.get("requestId"), path: c.req.path, error: String(err), stack: (err as Error)?.stack })),
-    );
+    log("error", "unhandled_error", { request_id: c.get("requestId"), path: c.req.path, error: String(err), stack: (err as Error)?.stack });
     return c.json({ detail: "Internal Server Error" }, 500);
   });
 

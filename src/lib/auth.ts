@@ -8,6 +8,7 @@ import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
 import { cachedKey, markUsed, rememberKey } from "./key-cache";
 import type { AppEnv } from "./types";
+import { log } from "./log";
 
 /** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads
  *  and signed recording links. */
@@ -71,11 +72,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (stale) markUsed(row, now);
   const keyId = row.id;
   // Alongside the request rather than before it; a failure to note the use never fails the request.
-  const noted = stale
-    ? noteKeyUse(c.env, keyId, now).catch((err) =>
-        console.warn(JSON.stringify({ level: "warning", event: "key_last_used_failed", key_id: keyId, error: String(err) })),
-      )
-    : undefined;
+  const noted = stale ? noteKeyUse(c.env, keyId, now).catch((err) => log("warning", "key_last_used_failed", { key_id: keyId, error: String(err) })) : undefined;
   await next();
   await noted;
 };

@@ -2,7 +2,7 @@
 // The line names what was refused, never the rejected values (a 422's inputs may be large or secret).
 import type { Context } from "hono";
 import type { ValidationItem } from "./errors";
-import { redactTokens } from "./redact";
+import { log } from "./log";
 
 const MAX_MESSAGE = 200;
 
@@ -12,9 +12,5 @@ export function logClientError(c: Context, status: number, detail: string | Vali
       ? { detail: detail.length > MAX_MESSAGE ? `${detail.slice(0, MAX_MESSAGE)}…` : detail }
       : { errors: detail.slice(0, 10).map((i) => ({ loc: i.loc.join("."), type: i.type })), error_count: detail.length };
   // A refused callback's path holds its per-run token (a replayed one is genuine).
-  console.info(
-    redactTokens(
-      JSON.stringify({ level: "info", event: "client_error", request_id: c.get("requestId"), method: c.req.method, path: c.req.path, status, ...summary }),
-    ),
-  );
+  log("info", "client_error", { request_id: c.get("requestId"), method: c.req.method, path: c.req.path, status, ...summary });
 }

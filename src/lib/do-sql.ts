@@ -21,6 +21,7 @@ const plainText = new WeakMap<TemplateStringsArray, string>();
 function checked(strings: TemplateStringsArray): string {
   let text = plainText.get(strings);
   if (text === undefined) {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows a value's place as it is written, ${}
     if (strings.some((s) => s.includes("?"))) throw new Error(`do-sql: write values as \${...}, not '?' (in: ${strings.join("${}")})`);
     text = strings.join("?");
     plainText.set(strings, text);

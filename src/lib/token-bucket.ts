@@ -40,7 +40,7 @@ export function take(state: BucketState | undefined, limit: BucketLimit, now: nu
  */
 export function takeAll(buckets: { state: BucketState | undefined; limit: BucketLimit }[], now: number, n = 1): TakeResult[] {
   const filled = buckets.map((b) => refill(b.state, b.limit, now));
-  const short = buckets.map((b, i) => filled[i].tokens < n);
+  const short = filled.map((s) => s.tokens < n);
   if (short.some(Boolean)) {
     const wait = Math.max(...buckets.map((b, i) => (short[i] ? secondsUntil(filled[i], b.limit, n) : 1)));
     return filled.map((state) => ({ ok: false, state, retryAfterSeconds: wait }));

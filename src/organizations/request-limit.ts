@@ -19,6 +19,7 @@ import { refill, secondsUntil, type BucketLimit, type BucketState } from "../lib
 import type { AppEnv } from "../lib/types";
 import { organizationStub } from "./organization-object";
 import { rateLimited, REQUEST_BATCH_MAX, REQUEST_HOLD_MS, type RequestDecision } from "./rate-limits";
+import { log } from "../lib/log";
 
 // Last answer per key id, in this isolate. Bounded: forgetting an entry only costs one RPC.
 const lastSeen = new Map<number, { state: BucketState; limit: BucketLimit }>();
@@ -92,7 +93,7 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
   } catch (err) {
     // An unreachable limiter lets the request through rather than failing the whole API. Call starts stay guarded:
     // their buckets are checked in the same RPC that grants the call's lease, which no call goes without.
-    console.warn(JSON.stringify({ level: "warning", event: "request_limit_unavailable", key_id: keyId, error: String(err) }));
+    log("warning", "request_limit_unavailable", { key_id: keyId, error: String(err) });
     return next();
   }
   remember(keyId, decision);

@@ -7,6 +7,7 @@ import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { defaultRules, effectiveRules, type AttemptCapConfig, type CallingRules, type LocalHoursConfig } from "./calling-rules";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
+import { log } from "../lib/log";
 
 export type PolicyState = {
   stored: StoredPolicy | null;
@@ -59,7 +60,7 @@ export async function destinationRefusal(db: Db, orgId: number, number: string):
   // Extensions, SIP URIs and dial strings are the PBX's own: no policy to load.
   if (!number.startsWith("+")) return null;
   const refused = checkDestination(number, (await loadCallingPolicy(db, orgId)).effective);
-  if (refused) console.log(JSON.stringify({ level: "warning", event: "destination_refused", org_id: orgId, ...refused.ctx }));
+  if (refused) log("warning", "destination_refused", { org_id: orgId, ...refused.ctx });
   return refused;
 }
 

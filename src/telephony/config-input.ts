@@ -5,7 +5,8 @@ import type { z } from "@hono/zod-openapi";
 import { ApiError, zodIssuesToItems, type Loc, type ValidationItem } from "../lib/errors";
 import type { SecretBox } from "../lib/secret-box";
 import { classifySecretInput, looksMasked } from "../lib/mask";
-import { clone, deepMerge, deletePath, getPath, isPlainObject, setPath, type Obj } from "./merge";
+import { clone, deepMerge, deletePath, getPath, setPath } from "./merge";
+import { isObject, type Obj } from "../lib/helpers";
 import { KEPT } from "./providers/define";
 import type { Provider } from "./providers/types";
 import { rekeySecret, sealSecret, storedSecrets, type SecretMap } from "./secrets";
@@ -90,10 +91,10 @@ export async function prepareUpdate(
   box: SecretBox,
 ): Promise<PreparedConfig> {
   const current = storedSecrets(stored.secrets);
-  const storedConfig: Obj = isPlainObject(stored.config) ? clone(stored.config) : {};
+  const storedConfig: Obj = isObject(stored.config) ? clone(stored.config) : {};
   if (patchInput === undefined) return { config: storedConfig, secrets: await rekeySecrets(box, orgId, current) };
 
-  if (!isPlainObject(patchInput)) throw new ApiError(422, [{ loc: CONFIG_LOC, msg: "Input should be an object", type: "model_type" }]);
+  if (!isObject(patchInput)) throw new ApiError(422, [{ loc: CONFIG_LOC, msg: "Input should be an object", type: "model_type" }]);
   const patch = clone(patchInput);
   if (patch.provider !== undefined && patch.provider !== provider.name) {
     throw new ApiError(422, [

@@ -8,6 +8,7 @@
 import { Metadata, type MetadataJson } from "libphonenumber-js/core";
 import maxMetadata from "libphonenumber-js/metadata.max.json";
 import { freeTails, prefixReach } from "./regex-shape";
+import { log } from "../lib/log";
 
 const TYPES = ["FIXED_LINE", "MOBILE", "TOLL_FREE", "PREMIUM_RATE", "PERSONAL_NUMBER", "VOICEMAIL", "UAN", "PAGER", "VOIP", "SHARED_COST"];
 
@@ -75,7 +76,7 @@ function planOf(cc: string): Plan | null {
       reach: [],
     };
   } catch (err) {
-    console.warn(JSON.stringify({ level: "warning", event: "e164_class_plan_failed", calling_code: cc, error: String(err) }));
+    log("warning", "e164_class_plan_failed", { calling_code: cc, error: String(err) });
   }
   plans.set(cc, plan);
   return plan;

@@ -1,16 +1,12 @@
 // Dotted-path access and the deep merge behind partial updates (PUT sends only what changed).
-export type Obj = Record<string, unknown>;
-
-export function isPlainObject(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import { isObject, type Obj } from "../lib/helpers";
 
 export const splitPath = (path: string): string[] => path.split(".");
 
 export function getPath(obj: unknown, path: string): unknown {
   let cur: unknown = obj;
   for (const key of splitPath(path)) {
-    if (!isPlainObject(cur) || !Object.hasOwn(cur, key)) return undefined;
+    if (!isObject(cur) || !Object.hasOwn(cur, key)) return undefined;
     cur = cur[key];
   }
   return cur;
@@ -21,7 +17,7 @@ export function setPath(obj: Obj, path: string, value: unknown): boolean {
   const keys = splitPath(path);
   let cur: unknown = obj;
   for (const key of keys.slice(0, -1)) {
-    if (!isPlainObject(cur) || !isPlainObject(cur[key])) return false;
+    if (!isObject(cur) || !isObject(cur[key])) return false;
     cur = cur[key];
   }
   (cur as Obj)[keys[keys.length - 1]] = value;
@@ -32,10 +28,10 @@ export function deletePath(obj: Obj, path: string): void {
   const keys = splitPath(path);
   let cur: unknown = obj;
   for (const key of keys.slice(0, -1)) {
-    if (!isPlainObject(cur)) return;
+    if (!isObject(cur)) return;
     cur = cur[key];
   }
-  if (isPlainObject(cur)) delete cur[keys[keys.length - 1]];
+  if (isObject(cur)) delete cur[keys[keys.length - 1]];
 }
 
 /** A JSON-safe deep copy (configurations are plain JSON). */
@@ -53,7 +49,7 @@ export function deepMerge(base: Obj, patch: Obj): Obj {
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
     const current = out[key];
-    out[key] = isPlainObject(value) && isPlainObject(current) ? deepMerge(current, value) : clone(value);
+    out[key] = isObject(value) && isObject(current) ? deepMerge(current, value) : clone(value);
   }
   return out;
 }

@@ -4,7 +4,8 @@
 import type { ValidationItem } from "../lib/errors";
 import { checkOutboundUrl } from "../lib/url-guard";
 import { CONFIG_LOC } from "./config-input";
-import { getPath, type Obj } from "./merge";
+import { getPath } from "./merge";
+import type { Obj } from "../lib/helpers";
 
 export const PBX_URL_PATHS = ["ari_endpoint", "external_pbx.agent_api.url", "external_pbx.non_agent_api.url"] as const;
 

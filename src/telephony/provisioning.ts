@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { telephonyConfigs } from "../db/schema";
 import { getDb } from "../lib/db";
 import { publicBaseUrl as publicBaseUrlOf, requireSettings } from "../lib/deployment";
-import { isPlainObject, type Obj } from "./merge";
+import { isObject, type Obj } from "../lib/helpers";
 import { getProvider } from "./providers/registry";
 import type { ProviderEnv, ProviderName } from "./providers/types";
 import { loadConfigContext } from "./resolve";
@@ -24,7 +24,7 @@ export function providerEnvOf(env: Env, requestUrl?: string): ProviderEnv {
   if (raw) {
     try {
       const parsed = JSON.parse(raw);
-      if (isPlainObject(parsed)) baseUrls = parsed as typeof baseUrls;
+      if (isObject(parsed)) baseUrls = parsed as typeof baseUrls;
     } catch {
       // a malformed override is ignored: the real hosts apply
     }
@@ -56,8 +56,8 @@ export function requireSaveSettings(env: Env, providerName: string): void {
 export async function provisionOnSave(env: Env, requestUrl: string, row: ConfigRow): Promise<ConfigRow> {
   const provider = getProvider(row.provider);
   if (!provider.provision) return row;
-  const state: Obj = isPlainObject(row.state) ? { ...row.state } : {};
-  let config: Obj = isPlainObject(row.config) ? { ...row.config } : {};
+  const state: Obj = isObject(row.state) ? { ...row.state } : {};
+  let config: Obj = isObject(row.config) ? { ...row.config } : {};
   try {
     const out = await provider.provision(await loadConfigContext(env, row), providerEnvOf(env, requestUrl));
     delete state.application_error;

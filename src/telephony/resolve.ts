@@ -7,7 +7,8 @@ import { conflict } from "../lib/errors";
 import { SecretBox } from "../lib/secret-box";
 import { readiness } from "./checklist";
 import { allowsPrivatePbx } from "./calling-policy";
-import { getPath, isPlainObject, setPath, clone, type Obj } from "./merge";
+import { getPath, setPath, clone } from "./merge";
+import { isObject, type Obj } from "../lib/helpers";
 import { PBX_URL_PATHS } from "./pbx-urls";
 import { getProvider } from "./providers/registry";
 import type { ConfigContext, Provider } from "./providers/types";
@@ -58,13 +59,13 @@ export async function resolveTelephonyConfig(env: { DB: D1Database }, orgId: num
 /** The full configuration with secrets decrypted, for a provider call that dials or provisions. Never log it. */
 export async function loadConfigContext(env: { DB: D1Database; ENCRYPTION_KEYS: string }, row: ConfigRow): Promise<ConfigContext> {
   const provider = getProvider(row.provider);
-  const config: Obj = { provider: provider.name, ...(isPlainObject(row.config) ? clone(row.config) : {}) };
+  const config: Obj = { provider: provider.name, ...(isObject(row.config) ? clone(row.config) : {}) };
   const plain = await openSecrets(SecretBox.fromEnv(env), row.orgId, storedSecrets(row.secrets));
   for (const [path, value] of Object.entries(plain)) setPath(config, path, value);
   const activeNumbers = (await activeNumbersOf(getDb(env), [row.id])).get(row.id) ?? [];
   // Only a configuration with PBX URLs needs the organization's SSRF allowance (one more read, ARI only).
   const allowPrivatePbx = PBX_URL_PATHS.some((p) => getPath(config, p) !== undefined) ? await allowsPrivatePbx(getDb(env), row.orgId) : false;
-  return { id: row.id, orgId: row.orgId, config, state: isPlainObject(row.state) ? clone(row.state) : {}, activeNumbers, allowPrivatePbx };
+  return { id: row.id, orgId: row.orgId, config, state: isObject(row.state) ? clone(row.state) : {}, activeNumbers, allowPrivatePbx };
 }
 
 /** The caller ID to present: the configuration's default caller-ID number if active, else its first active number. */

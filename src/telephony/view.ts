@@ -2,7 +2,8 @@
 // appear as their stored masks.
 import type { telephonyConfigs } from "../db/schema";
 import { buildChecklist, type Checklist } from "./checklist";
-import { clone, getPath, isPlainObject, setPath, type Obj } from "./merge";
+import { clone, getPath, setPath } from "./merge";
+import { isObject, type Obj } from "../lib/helpers";
 import type { ConfigContext, Provider } from "./providers/types";
 import { storedSecrets } from "./secrets";
 
@@ -10,11 +11,11 @@ export type ConfigRow = typeof telephonyConfigs.$inferSelect;
 
 /** `credentials`: the provider's fields with masks for secrets (null for an unset nullable one). */
 export function maskedCredentials(provider: Provider, row: Pick<ConfigRow, "config" | "secrets">, activeNumbers: string[]): Obj {
-  const out: Obj = { provider: provider.name, ...(isPlainObject(row.config) ? clone(row.config) : {}) };
+  const out: Obj = { provider: provider.name, ...(isObject(row.config) ? clone(row.config) : {}) };
   const secrets = storedSecrets(row.secrets);
   for (const path of provider.sensitive) {
     const parent = path.includes(".") ? getPath(out, path.slice(0, path.lastIndexOf("."))) : out;
-    if (!isPlainObject(parent)) continue; // e.g. external_pbx is null: nothing beneath it to show
+    if (!isObject(parent)) continue; // e.g. external_pbx is null: nothing beneath it to show
     setPath(out, path, secrets[path]?.mask ?? null);
   }
   out.from_numbers = activeNumbers;
@@ -27,7 +28,7 @@ export function readContext(provider: Provider, row: ConfigRow, activeNumbers: s
     id: row.id,
     orgId: row.orgId,
     config: maskedCredentials(provider, row, activeNumbers),
-    state: isPlainObject(row.state) ? row.state : {},
+    state: isObject(row.state) ? row.state : {},
     activeNumbers,
   };
 }

@@ -9,6 +9,7 @@ import type { DeliveryMessage } from "./events";
 import { signedHeaders } from "./signing";
 import { openSecret } from "./store";
 import { webhookUrlProblem } from "./url-check";
+import { log } from "../lib/log";
 
 export const MAX_ATTEMPTS = 8;
 const BASE_DELAY_SECONDS = 10;
@@ -87,14 +88,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env, fe
         await deliverOne(env, message, fetcher);
       } catch (err) {
         // Our own failure (D1, a secret that does not open): the queue tries again later.
-        console.error(
-          JSON.stringify({
-            level: "error",
-            event: "webhook_delivery_error",
-            delivery_id: (message.body as Partial<DeliveryMessage> | null)?.deliveryId,
-            error: String(err),
-          }),
-        );
+        log("error", "webhook_delivery_error", { delivery_id: (message.body as Partial<DeliveryMessage> | null)?.deliveryId, error: String(err) });
         message.retry({ delaySeconds: backoffSeconds(message.attempts) });
       }
     }),

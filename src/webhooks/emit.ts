@@ -7,6 +7,7 @@ import { base64UrlEncode, randomBytes } from "../lib/crypto";
 import { getDb } from "../lib/db";
 import { enqueue } from "./deliveries";
 import type { WebhookEventType, WebhookPayload } from "./events";
+import { log } from "../lib/log";
 
 /** A Standard Webhooks message id: unique per event and endpoint, kept across retries and redeliveries. */
 const messageId = () => `msg_${base64UrlEncode(randomBytes(18))}`;
@@ -52,6 +53,6 @@ export async function emitSafely(env: Env, orgId: number, type: WebhookEventType
   try {
     await emitEvent(env, orgId, type, data);
   } catch (err) {
-    console.error(JSON.stringify({ level: "error", event: "webhook_emit_failed", org_id: orgId, type, error: String(err) }));
+    log("error", "webhook_emit_failed", { org_id: orgId, type, error: String(err) });
   }
 }

@@ -1,5 +1,6 @@
 // Template variables: `{{name}}` or `{{ name }}` in prompts and greetings, filled from a call's
 // initial_context. Pure functions: campaigns use the extracted set to check CSV columns, calls use the renderer.
+import { isObject, type Obj } from "../lib/helpers";
 
 /** `{{ name }}`: an identifier (letters, digits, `_`, `.` for nested keys, `-`), optionally padded with spaces. */
 const VARIABLE = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
@@ -9,9 +10,6 @@ const TEMPLATED_KEY = /prompt|greeting/i;
 
 // JSON can't be cyclic, but a guard keeps a pathological definition from exhausting the stack.
 const MAX_DEPTH = 64;
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function collect(value: unknown, out: Set<string>, depth: number): void {
   if (depth > MAX_DEPTH) return;

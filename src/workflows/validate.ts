@@ -1,5 +1,6 @@
 // Structural validation of an agent definition. Pure: no I/O, and total over any input, because it
 // also runs on whatever a stored definition holds. Every problem is reported, not only the first.
+import { isObject, type Obj } from "../lib/helpers";
 import { speechLength } from "../lib/speech";
 import { checkOutboundUrl } from "../lib/url-guard";
 
@@ -37,8 +38,6 @@ export type ValidateOptions = {
   speechLimits?: readonly SpeechLimit[];
 };
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isNonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim().length > 0;
 const isNodeType = (v: unknown): v is NodeType => typeof v === "string" && (NODE_TYPES as readonly string[]).includes(v);
 const show = (v: unknown): string => {

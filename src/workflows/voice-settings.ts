@@ -3,6 +3,7 @@
 // sealed like telephony secrets: stored as envelopes with their mask, shown only as the mask, opened only for a call.
 import { z } from "@hono/zod-openapi";
 import { ApiError, type ValidationItem } from "../lib/errors";
+import { isObject, type Obj } from "../lib/helpers";
 import { classifySecretInput, maskSecret } from "../lib/mask";
 import { isEnvelope, type Envelope, type SecretBox } from "../lib/secret-box";
 import { checkOutboundUrl } from "../lib/url-guard";
@@ -96,13 +97,12 @@ export type VoiceAgentSettings = z.infer<typeof VoiceAgentSettings>;
 type Part = "llm" | "stt" | "tts";
 const PARTS: readonly Part[] = ["llm", "stt", "tts"];
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const aad = (orgId: number, part: Part) => `edgedial/agent/${orgId}/voice_agent.${part}.api_key`;
 const loc = (part: Part) => ["body", "workflow_configurations", "voice_agent", part, "api_key"];
 
 /** The stored voice_agent, or null. */
-const storedVoice = (configurations: unknown): Obj | null => (isObj(configurations) && isObj(configurations.voice_agent) ? configurations.voice_agent : null);
+const storedVoice = (configurations: unknown): Obj | null =>
+  isObject(configurations) && isObject(configurations.voice_agent) ? configurations.voice_agent : null;
 
 /**
  * The configurations to store: every api_key sealed. A key sent back as its current mask keeps the stored key, but
@@ -110,16 +110,16 @@ const storedVoice = (configurations: unknown): Obj | null => (isObj(configuratio
  * omitted for a provider that needs one also keeps it under the same condition.
  */
 export async function sealVoiceSecrets(box: () => SecretBox, orgId: number, input: Obj, stored: unknown): Promise<Obj> {
-  if (!isObj(input.voice_agent)) return input;
+  if (!isObject(input.voice_agent)) return input;
   const voice: Obj = { ...input.voice_agent };
   const before = storedVoice(stored);
   const bad: ValidationItem[] = [];
   for (const part of PARTS) {
     const p = voice[part];
-    if (!isObj(p)) continue;
+    if (!isObject(p)) continue;
     const next: Obj = { ...p };
     voice[part] = next;
-    const old = isObj(before?.[part]) ? (before[part] as Obj) : null;
+    const old = isObject(before?.[part]) ? (before[part] as Obj) : null;
     const oldKey =
       old && isEnvelope(old.api_key) && old.provider === p.provider && old.base_url === p.base_url ? (old.api_key as Envelope & { mask: string }) : null;
     const sent = p.api_key;
@@ -151,7 +151,7 @@ export function maskVoiceSecrets(configurations: Obj): Obj {
   const shown: Obj = { ...voice };
   for (const part of PARTS) {
     const p = voice[part];
-    if (isObj(p) && isEnvelope(p.api_key)) shown[part] = { ...p, api_key: String((p.api_key as { mask?: unknown }).mask ?? "") };
+    if (isObject(p) && isEnvelope(p.api_key)) shown[part] = { ...p, api_key: String((p.api_key as { mask?: unknown }).mask ?? "") };
   }
   return { ...configurations, voice_agent: shown };
 }
@@ -163,7 +163,7 @@ export async function openVoiceSettings(box: SecretBox | null, orgId: number, co
   const open: Obj = { ...voice };
   for (const part of PARTS) {
     const p = voice[part];
-    if (!isObj(p) || !isEnvelope(p.api_key)) continue;
+    if (!isObject(p) || !isEnvelope(p.api_key)) continue;
     if (!box) throw new Error("The agent's provider key cannot be opened: ENCRYPTION_KEYS is not set");
     const { mask: _mask, ...envelope } = p.api_key as Envelope & { mask?: string };
     open[part] = { ...p, api_key: await box.decrypt(envelope, aad(orgId, part)) };

@@ -4,6 +4,7 @@ import { createRouter } from "../lib/app";
 import { actorOf } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
+import { isObject } from "../lib/helpers";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
@@ -106,9 +107,6 @@ const version = createRoute({
   request: { params: VersionParams },
   responses: { 200: json(WorkflowVersion), ...errors(401, 404, 422) },
 });
-
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function view(w: StoredWorkflow, totalRuns: number) {
   const codes = isObject(w.callDispositionCodes) ? w.callDispositionCodes : {};

@@ -60,6 +60,7 @@ describe("tagged queries", () => {
     });
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test's name quotes the tag's syntax
   it("refuses a literal '?' in the text: values are only ever written as ${...}", async () => {
     await withStorage((db) => {
       db.ddl(`CREATE TABLE t (id INTEGER PRIMARY KEY)`);

@@ -1,6 +1,6 @@
 // The token-bucket arithmetic behind the rate limits (src/lib/token-bucket.ts): pure, time passed in.
 import { describe, expect, it } from "vitest";
-import { parseLimit, refill, secondsUntil, take, takeAll, type BucketLimit } from "../../src/lib/token-bucket";
+import { parseLimit, refill, secondsUntil, take, takeAll, type BucketLimit, type BucketState } from "../../src/lib/token-bucket";
 import { knownEmpty, remember } from "../../src/organizations/request-limit";
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
@@ -8,7 +8,7 @@ const limit: BucketLimit = { rate: 2, burst: 3 };
 
 describe("take", () => {
   it("a new bucket is full: `burst` takes pass at one instant, the next is refused with a whole-second Retry-After", () => {
-    let state = undefined;
+    let state: BucketState | undefined;
     for (let i = 0; i < 3; i++) {
       const r = take(state, limit, T0);
       expect(r.ok).toBe(true);

@@ -6,7 +6,7 @@ import { startCampaignCall } from "../../src/calls/start";
 import { clock } from "../../src/lib/clock";
 import { call, createOrg, type Org } from "../helpers";
 import { CALLEE, CONTEXT, runApi, setup, startCall } from "../calls/support";
-import { FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
+import { type FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
 import { createCampaign, draftCampaign, goodCsv, setupOrg, upload, world } from "../campaigns/support";
 
 afterEach(() => clock.set(null));

@@ -4,6 +4,7 @@ import { pbxUrlRefusal } from "../../pbx-urls";
 import { ariLifecycle } from "./lifecycle";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../kit";
+import { log } from "../../../lib/log";
 
 export const DEFAULT_DIAL_TEMPLATE = "PJSIP/{number}";
 export const ARI_RING_SECONDS = 30;
@@ -51,7 +52,7 @@ const ALREADY_DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/\S+$/;
 /** Applies `dial_string_template` (default `PJSIP/{number}`); a dial string passes unchanged. */
 export function dialString(template: string | undefined | null, number: string): string {
   if (ALREADY_DIAL_STRING.test(number)) return number;
-  const t = template && template.includes("{number}") ? template : DEFAULT_DIAL_TEMPLATE;
+  const t = template?.includes("{number}") ? template : DEFAULT_DIAL_TEMPLATE;
   return t.split("{number}").join(number);
 }
 
@@ -135,7 +136,7 @@ export function mapAriEvent(ev: any, s: AriChannelState): StatusUpdate | null {
  */
 export const PBX_UNREACHABLE = "Could not reach the PBX";
 function unreachable(msg: string, ids: Record<string, unknown>, res: CarrierResponse): { ok: false; message: string } {
-  console.error(JSON.stringify({ level: "error", msg, ...ids, error: res.text }));
+  log("error", "pbx_unreachable", { msg, ...ids, error: res.text });
   return { ok: false, message: PBX_UNREACHABLE };
 }
 
