@@ -19,8 +19,7 @@ const MAX_LINES = 500;
 // A key ending in "/**" ranks a folder with everything under it as one unit: inside it only circles are checked.
 // A key naming a file ranks that file apart from its folder; keep these rare and say why.
 //
-// Moving a part means moving its line: e.g. when the voice agent leaves calls/agent/ for agent/, the
-// "calls/agent" line becomes "agent" at the same rank, and each new subfolder gets its own line.
+// Moving a part means moving its line, at the same rank; each new subfolder gets its own line.
 const RANKS = {
   // The Worker's entry: src/index.ts (exports the Durable Objects) and src/app.ts (mounts every router).
   "": 100,
@@ -57,7 +56,7 @@ const RANKS = {
 
   // The voice agent stands beside telephony (calls uses both) and may use neither: ranked with the carriers' kit,
   // below the carriers, so no telephony folder is open to it. It may use workflows/, uploads/ and lib/.
-  "calls/agent": 50,
+  agent: 50,
 
   // The parts every feature builds on, independent of one another.
   organizations: 40,

@@ -1,11 +1,11 @@
 // The voice agent's turn path in Node, with its engines stubbed at fixed latencies: from the frame that ends the
 // callee's turn to the agent's first audio, minus the stubs' own latencies, is the time edgedial adds (the energy
 // gate, the graph, the reply runner, the sentence splitter, queuing the speech).
-import type { ChatEvent, ChatModel } from "../../src/calls/agent/chat";
-import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
-import { Conversation } from "../../src/calls/agent/graph";
-import type { SpeechToText, TextToSpeech } from "../../src/calls/agent/speech";
-import type { AgentControls } from "../../src/calls/session/voice-agent";
+import type { ChatEvent, ChatModel } from "../../src/agent/chat";
+import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/agent/conversation-agent";
+import { Conversation } from "../../src/agent/graph";
+import type { SpeechToText, TextToSpeech } from "../../src/agent/speech";
+import type { AgentControls } from "../../src/agent/voice-agent";
 
 export type Latencies = { sttMs: number; firstTokenMs: number; ttsMs: number };
 

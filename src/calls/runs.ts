@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
 import type { CallStatus } from "../telephony/providers/types";
-import { END_REASONS } from "./session/voice-agent";
+import { END_REASONS } from "../agent/voice-agent";
 
 export type RunRow = typeof workflowRuns.$inferSelect;
 

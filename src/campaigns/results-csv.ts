@@ -3,7 +3,7 @@
 // then one D1 query for the page's gathered values), so memory stays flat whatever the campaign's size.
 import Papa from "papaparse";
 import { sql } from "drizzle-orm";
-import { extractedNames } from "../calls/agent/graph";
+import { extractedNames } from "../agent/graph";
 import { getDb } from "../lib/db";
 import type { ContactView } from "./engine/contact-runs";
 import type { CampaignRpc } from "./stub";

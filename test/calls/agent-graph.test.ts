@@ -2,11 +2,11 @@
 // transitions, extraction, disposition, the end), the reply runner (sentences as they stream, hops bounded) and the
 // sentence splitter.
 import { describe, expect, it } from "vitest";
-import type { ChatEvent, ChatModel, ChatRequest } from "../../src/calls/agent/chat";
-import { CALL_INSTRUCTIONS, Conversation, END_CALL_TOOL, MAX_HOPS_PER_TURN } from "../../src/calls/agent/graph";
-import { SCRIPT_FALLBACK, ScriptedModel } from "../../src/calls/agent/scripted-model";
-import { MAX_SENTENCE_CHARS, SentenceSplitter } from "../../src/calls/agent/sentences";
-import { agentReply, type ReplyEvent } from "../../src/calls/agent/turn";
+import type { ChatEvent, ChatModel, ChatRequest } from "../../src/agent/chat";
+import { CALL_INSTRUCTIONS, Conversation, END_CALL_TOOL, MAX_HOPS_PER_TURN } from "../../src/agent/graph";
+import { SCRIPT_FALLBACK, ScriptedModel } from "../../src/agent/scripted-model";
+import { MAX_SENTENCE_CHARS, SentenceSplitter } from "../../src/agent/sentences";
+import { agentReply, type ReplyEvent } from "../../src/agent/turn";
 
 const DEFINITION = {
   nodes: [

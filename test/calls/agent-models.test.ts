@@ -2,18 +2,23 @@
 // checks the request and streams server-sent events cut at awkward places) and Workers AI faked at the binding.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
-import { ModelError, sseData } from "../../src/calls/agent/chat-stream";
-import { OpenAiModel } from "../../src/calls/agent/openai-model";
-import { WorkersAiModel } from "../../src/calls/agent/workers-ai-model";
-import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "../../src/calls/agent/workers-ai-speech";
-import { DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
-import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/calls/agent/deepgram-speech";
-import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/calls/agent/elevenlabs-speech";
-import { enginesFor } from "../../src/calls/agent/engines";
-import { ScriptedModel } from "../../src/calls/agent/scripted-model";
+import type { ChatEvent, ChatRequest } from "../../src/agent/chat";
+import { ModelError, sseData } from "../../src/agent/chat-stream";
+import { OpenAiModel } from "../../src/agent/openai-model";
+import { WorkersAiModel } from "../../src/agent/workers-ai-model";
+import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "../../src/agent/workers-ai-speech";
+import { DEFAULT_TURN_SETTINGS } from "../../src/agent/conversation-agent";
+import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/agent/deepgram-speech";
+import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/agent/elevenlabs-speech";
+import { enginesFor } from "../../src/agent/engines";
+import { allowsPrivatePbx } from "../../src/telephony/calling-policy";
+import { getDb } from "../../src/lib/db";
+import { ScriptedModel } from "../../src/agent/scripted-model";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
+
+/** The organization's network policy, as the calls module hands it to the agent's engines. */
+const privacy = (e: Env, orgId: number) => () => allowsPrivatePbx(getDb(e), orgId);
 
 const REQUEST: ChatRequest = {
   messages: [
@@ -336,7 +341,7 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
   };
   const withAi = { ...env, AI: ai } as unknown as Env;
   const engines = async (configurations: unknown, e: Env = withAi) => {
-    const choice = await enginesFor(e, 1, configurations);
+    const choice = await enginesFor(e, 1, configurations, privacy(e, 1));
     if (!choice.ok) throw new Error(choice.reason);
     return choice;
   };
@@ -392,22 +397,22 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
     expect(chosen.engines.model).toBeInstanceOf(ScriptedModel);
     expect((await chosen.engines.tts.synthesize("Hi!")).samples.length).toBeGreaterThan(0);
     // Never on a deployment: LOCAL_DEV is only set in local development.
-    const deployed = await enginesFor({ ...withAi, LOCAL_DEV: "" } as Env, 1, scripted);
+    const deployed = await enginesFor({ ...withAi, LOCAL_DEV: "" } as Env, 1, scripted, privacy(withAi, 1));
     expect(deployed).toMatchObject({ ok: false, reason: "The model is scripted, which only local development (LOCAL_DEV) runs" });
-    const missing = await enginesFor(withAi, 1, { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "rec_nope" }] } } });
+    const missing = await enginesFor(withAi, 1, { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "rec_nope" }] } } }, privacy(withAi, 1));
     expect(missing).toMatchObject({ ok: false, reason: "Speech-to-text's clip rec_nope is not a stored recording" });
   });
 
   it("says why there are no engines: Workers AI without the binding, an endpoint the organization's network policy refuses", async () => {
     // A deployment whose wrangler config lost the binding (the suites' own env has a local stand-in for it).
     const noAi = { ...env, AI: undefined } as unknown as Env;
-    expect(await enginesFor(noAi, 1, {})).toEqual({
+    expect(await enginesFor(noAi, 1, {}, privacy(noAi, 1))).toEqual({
       ok: false,
       reason: "The model is Workers AI, and this deployment has no AI binding",
       turn: DEFAULT_TURN_SETTINGS,
     });
     const local = { voice_agent: { llm: { provider: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3" } } };
-    const refused = await enginesFor(withAi, 999_999, local);
+    const refused = await enginesFor(withAi, 999_999, local, privacy(withAi, 999_999));
     expect(refused.ok).toBe(false);
     expect(!refused.ok && refused.reason).toMatch(/^The model endpoint refused/);
   });

@@ -1,10 +1,10 @@
 // The voice agent's pure parts on their own: the turn detector (frames in, an utterance's start and end out), the
 // idle policy (what to do when nothing happens, by the wall clock) and the wait for an answering machine's tone.
 import { describe, expect, it } from "vitest";
-import { IdlePolicy } from "../../src/calls/agent/idle-policy";
-import { MachineWait } from "../../src/calls/agent/machine-wait";
-import { TurnDetector } from "../../src/calls/agent/turn-detector";
-import { DEFAULT_TURN_SETTINGS as S } from "../../src/calls/agent/turn-settings";
+import { IdlePolicy } from "../../src/agent/idle-policy";
+import { MachineWait } from "../../src/agent/machine-wait";
+import { TurnDetector } from "../../src/agent/turn-detector";
+import { DEFAULT_TURN_SETTINGS as S } from "../../src/agent/turn-settings";
 
 const frame = (v: number) => new Int16Array(160).fill(v);
 

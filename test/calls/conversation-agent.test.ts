@@ -1,11 +1,11 @@
 // The conversation agent on its own, with fake controls (marks heard at once) and engines the test holds back: a
 // slow model gets a filler once, then the reply follows it; noise is not a turn.
 import { describe, expect, it } from "vitest";
-import type { ChatEvent, ChatModel } from "../../src/calls/agent/chat";
-import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/calls/agent/conversation-agent";
-import { Conversation } from "../../src/calls/agent/graph";
-import { MACHINE_SPEECH_MS } from "../../src/calls/agent/voicemail";
-import type { AgentControls, Turn } from "../../src/calls/session/voice-agent";
+import type { ChatEvent, ChatModel } from "../../src/agent/chat";
+import { ConversationAgent, DEFAULT_TURN_SETTINGS } from "../../src/agent/conversation-agent";
+import { Conversation } from "../../src/agent/graph";
+import { MACHINE_SPEECH_MS } from "../../src/agent/voicemail";
+import type { AgentControls, Turn } from "../../src/agent/voice-agent";
 
 const DEF = { nodes: [{ id: "s", type: "startCall", data: { prompt: "Help.", greeting: "Hi!" } }], edges: [] };
 const tick = () => new Promise((r) => setTimeout(r, 0));

@@ -3,9 +3,9 @@
 // agent, and the callee's listening loops.
 import { env } from "cloudflare:workers";
 import { expect, inject } from "vitest";
-import type { KnownClip } from "../../src/calls/agent/clip-speech";
-import { END_CALL_TOOL } from "../../src/calls/agent/graph";
-import type { ScriptStep } from "../../src/calls/agent/scripted-model";
+import type { KnownClip } from "../../src/agent/clip-speech";
+import { END_CALL_TOOL } from "../../src/agent/graph";
+import type { ScriptStep } from "../../src/agent/scripted-model";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream, MediaProvider } from "../../src/dev/simulator/media/callee";
 import type { SampleRate } from "../../src/lib/audio/resample";

@@ -14,7 +14,7 @@ import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { call } from "../helpers";
 import { seedCampaign, setupOrg } from "../campaigns/support";
 import { conversationCall, listen, listenLive, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
-import type { ScriptStep } from "../../src/calls/agent/scripted-model";
+import type { ScriptStep } from "../../src/agent/scripted-model";
 import { setup, type Setup } from "./support";
 
 /** The callee's side of the seats conversation, until the agent hangs up. */

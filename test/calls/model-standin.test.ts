@@ -2,9 +2,9 @@
 // model, against the Node stand-in (test/calls/speech-standin.global.ts): the request as such endpoints take it, the
 // streamed reply read across arbitrary cuts, and the endpoint's refusals and silence as ModelErrors.
 import { describe, expect, inject, it } from "vitest";
-import type { ChatEvent, ChatRequest } from "../../src/calls/agent/chat";
-import { ModelError } from "../../src/calls/agent/chat-stream";
-import { OpenAiModel } from "../../src/calls/agent/openai-model";
+import type { ChatEvent, ChatRequest } from "../../src/agent/chat";
+import { ModelError } from "../../src/agent/chat-stream";
+import { OpenAiModel } from "../../src/agent/openai-model";
 
 const BASE = `http://127.0.0.1:${inject("speechStandinPort")}/v1`;
 const key = (behaviour = "ok") => `${behaviour}-${crypto.randomUUID()}`;

@@ -4,9 +4,9 @@
 // the key's first word picks the stand-in's behaviour (deny: 401, fail: 500, slow: no answer for 2 s, mute: the live
 // socket never answers the end of the turn).
 import { describe, expect, inject, it } from "vitest";
-import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/calls/agent/deepgram-speech";
-import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/calls/agent/elevenlabs-speech";
-import { type Speech, SpeechError } from "../../src/calls/agent/speech";
+import { DeepgramSpeechToText, DeepgramTextToSpeech } from "../../src/agent/deepgram-speech";
+import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "../../src/agent/elevenlabs-speech";
+import { type Speech, SpeechError } from "../../src/agent/speech";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 
 const BASE = `http://127.0.0.1:${inject("speechStandinPort")}`;

@@ -4,7 +4,7 @@
 // nothing to play it hangs up at once. The echo agent repeats what the callee says, frame for frame (tests and the
 // demo use it to show audio flowing both ways).
 import type { SampleRate } from "../../lib/audio/resample";
-import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "./voice-agent";
+import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "../../agent/voice-agent";
 
 export type AgentName = "greeting" | "echo" | "conversation";
 export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo", "conversation"];

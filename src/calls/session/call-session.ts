@@ -25,7 +25,7 @@ import { loadGreeting } from "../../uploads/greetings";
 import type { MediaEvent, ProviderName } from "../../telephony/providers/types";
 import { MAX_CALL_SECONDS } from "../call-length";
 import { hangupRun } from "../start";
-import type { ScriptedEngines } from "../agent/load";
+import type { ScriptedEngines } from "../../agent/load";
 import type { AgentName } from "./agents";
 import { chooseAgent, type GreetingClip } from "./choose-agent";
 import { InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
@@ -34,7 +34,7 @@ import { endNote, finishRun, recordEnd, saveResults } from "./outcome";
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
 import { SessionStore, type CampaignAttempt } from "./store";
-import type { AgentControls, EndReason, Turn, VoiceAgent, VoicemailAction } from "./voice-agent";
+import type { AgentControls, EndReason, Turn, VoiceAgent, VoicemailAction } from "../../agent/voice-agent";
 
 /** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
 export const SESSION_HEADER = "X-Edgedial-Session";

@@ -1,14 +1,16 @@
 // Which agent talks on a call: the prepared one, else the deployment's VOICE_AGENT. The conversation agent runs the
 // run's agent graph on the engines its settings choose (Workers AI by default), or on prepared deterministic
 // engines (tests, the demo); without a usable graph or engines the call gets the greeting agent, and the log says why.
+import { getDb } from "../../lib/db";
 import { log } from "../../lib/log";
+import { allowsPrivatePbx } from "../../telephony/calling-policy";
 import { loadGreeting } from "../../uploads/greetings";
-import { ConversationAgent } from "../agent/conversation-agent";
-import { enginesFor } from "../agent/engines";
-import { conversationFor, scriptedEngines, type ScriptedEngines } from "../agent/load";
+import { ConversationAgent } from "../../agent/conversation-agent";
+import { enginesFor } from "../../agent/engines";
+import { conversationFor, scriptedEngines, type ScriptedEngines } from "../../agent/load";
 import { EchoAgent, GreetingAgent, liveAgent } from "./agents";
 import type { SessionRecord } from "./store";
-import type { VoiceAgent } from "./voice-agent";
+import type { VoiceAgent } from "../../agent/voice-agent";
 import type { SampleRate } from "../../lib/audio/resample";
 
 export type GreetingClip = { samples: Int16Array; rate: SampleRate };
@@ -22,7 +24,7 @@ export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared
   if (name === "echo") return new EchoAgent();
   if (name === "conversation") {
     const agent = await conversationFor(env, runId, s.variables);
-    const choice = agent ? await enginesFor(env, s.orgId, agent.configurations) : null;
+    const choice = agent ? await enginesFor(env, s.orgId, agent.configurations, () => allowsPrivatePbx(getDb(env), s.orgId)) : null;
     if (agent && prepared.scripted) return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn);
     if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn);
     log("warning", "conversation_agent_unavailable", { run_id: runId, graph: !!agent, reason: choice && !choice.ok ? choice.reason : null });

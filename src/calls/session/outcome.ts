@@ -8,7 +8,7 @@ import { log } from "../../lib/log";
 import { getRun } from "../runs";
 import { applyStatus } from "../status";
 import type { CampaignAttempt } from "./store";
-import type { AgentOutcome, EndReason, Turn } from "./voice-agent";
+import type { AgentOutcome, EndReason, Turn } from "../../agent/voice-agent";
 
 /** The run's note for an end the transcript does not explain by itself. */
 export function endNote(reason: EndReason, o: { silenceMs: number; maxMs: number; detail?: string | null }): string | null {

@@ -4,7 +4,7 @@
 import type { DoSql } from "../../lib/do-sql";
 import type { ProviderName } from "../../telephony/providers/types";
 import type { AgentName } from "./agents";
-import type { EndReason, VoicemailAction } from "./voice-agent";
+import type { EndReason, VoicemailAction } from "../../agent/voice-agent";
 
 export type CampaignAttempt = { campaignId: number; contactId: number; attempt: number };
 

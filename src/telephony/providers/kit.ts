@@ -203,12 +203,7 @@ export function intOrNull(v: unknown): number | null {
   return Number.isFinite(n) && n >= 0 ? Math.round(n) : null;
 }
 
-/** AMD verdicts that mean a machine answered (Twilio names, and the plain words other carriers use). */
-export function isMachine(answeredBy: string | null | undefined): boolean {
-  if (!answeredBy) return false;
-  const v = answeredBy.toLowerCase();
-  return v.startsWith("machine") || v === "fax" || v === "voicemail";
-}
+export { isMachine } from "../../lib/answered-by";
 
 export const str = (v: unknown): string => (typeof v === "string" ? v : v == null ? "" : String(v));
 

@@ -169,7 +169,7 @@ export class AriApp {
 
 const RATE = 8000;
 const FRAME = 160;
-/** The scripted text-to-speech speaks a 330 Hz tone (src/calls/agent/clip-speech.ts). */
+/** The scripted text-to-speech speaks a 330 Hz tone (src/agent/clip-speech.ts). */
 const AGENT_HZ = 330;
 
 /** Share of a frame's power at one frequency (Goertzel): near 1 for a pure tone. */

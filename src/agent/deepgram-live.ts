@@ -2,7 +2,7 @@
 // `Finalize` and `CloseStream`. Deepgram's own API and Workers AI's Deepgram models (the binding's WebSocket) speak it;
 // each provides the socket. Flux, Deepgram's conversational model, speaks its turn protocol instead (`TurnInfo`
 // events: the turn so far on each update, the whole of it at `EndOfTurn`; `CloseStream` ends it).
-import { pcm16ToBytes } from "../../lib/audio/pcm";
+import { pcm16ToBytes } from "../lib/audio/pcm";
 import { ProviderCall } from "./provider-call";
 import type { SpeechStream } from "./speech";
 

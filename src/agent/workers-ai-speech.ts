@@ -1,8 +1,8 @@
 // Speech on Workers AI through the `AI` binding: Deepgram Nova-3 (or Flux, live only) transcribes an utterance,
 // Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
-import { pcm16FromBytes } from "../../lib/audio/pcm";
-import type { SampleRate } from "../../lib/audio/resample";
-import { readWav, wavFile } from "../../lib/audio/wav";
+import { pcm16FromBytes } from "../lib/audio/pcm";
+import type { SampleRate } from "../lib/audio/resample";
+import { readWav, wavFile } from "../lib/audio/wav";
 import { DeepgramLive } from "./deepgram-live";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import type { AiRunner } from "./workers-ai-model";

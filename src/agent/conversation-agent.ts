@@ -10,9 +10,9 @@
 // the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
 // not silence. The conversation's state is saved at each stable point, and a call whose media came back after a
 // restart goes on from it: a pending turn is answered, and a longer gap gets a short apology.
-import { log } from "../../lib/log";
-import { isMachine } from "../../telephony/providers/kit";
-import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "../session/voice-agent";
+import { log } from "../lib/log";
+import { isMachine } from "../lib/answered-by";
+import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
 import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";

@@ -1,8 +1,8 @@
 // Deepgram's own API: Nova transcribes an utterance (pre-recorded REST) or a turn while it is spoken (live
 // WebSocket); Aura speaks a sentence as raw 16-bit PCM, read as it is generated. Aura's voice is part of its model
 // name.
-import { pcm16ToBytes } from "../../lib/audio/pcm";
-import type { SampleRate } from "../../lib/audio/resample";
+import { pcm16ToBytes } from "../lib/audio/pcm";
+import type { SampleRate } from "../lib/audio/resample";
 import { DeepgramLive, deepgramSays } from "./deepgram-live";
 import { base, joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";

@@ -1,9 +1,9 @@
 // What a call's conversation agent is made of: the run's agent graph (the definition version the run was started
 // with), its variables and disposition codes, and the engines it talks with.
 import { eq } from "drizzle-orm";
-import { workflowDefinitions, workflowRuns, workflows } from "../../db/schema";
-import { getDb } from "../../lib/db";
-import { parseStoredDefinition } from "../../workflows/store";
+import { workflowDefinitions, workflowRuns, workflows } from "../db/schema";
+import { getDb } from "../lib/db";
+import { parseStoredDefinition } from "../workflows/store";
 import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import type { Engines } from "./conversation-agent";
 import { Conversation } from "./graph";

@@ -2,7 +2,7 @@
 // activity detection cuts the turns), text-to-speech one sentence at a time (speech starts with the first sentence
 // of a reply). Providers (Workers AI's Deepgram models, Deepgram's and ElevenLabs' own APIs, the deterministic
 // engines of tests and the demo) are one module each.
-import type { SampleRate } from "../../lib/audio/resample";
+import type { SampleRate } from "../lib/audio/resample";
 
 export type Speech = { samples: Int16Array; rate: SampleRate };
 

@@ -4,7 +4,7 @@
 // are the variables the node declares for extraction; calling one moves the call to the edge's target. At an endCall
 // node the model says goodbye and may name the call's disposition; once that reply is spoken the call ends.
 // Pure: no I/O, so every path is unit-tested over scripted model turns.
-import { renderTemplate } from "../../workflows";
+import { renderTemplate } from "../workflows";
 import type { ChatMessage, ChatRequest, ToolCall, ToolParameters, ToolSpec } from "./chat";
 
 export type ExtractionVariable = { name: string; type: "string" | "number" | "boolean"; description: string };

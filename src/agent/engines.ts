@@ -1,12 +1,11 @@
 // The engines a call's agent talks with, as its `voice_agent` settings choose them: Workers AI through the AI binding
 // by default, an OpenAI-compatible endpoint for the model, Deepgram or ElevenLabs for speech. Keys are opened only
 // here, for the call; endpoints are checked against the organization's network policy before they are used.
-import { getDb } from "../../lib/db";
-import { SecretBox } from "../../lib/secret-box";
-import { checkOutboundUrl } from "../../lib/url-guard";
-import { allowsPrivatePbx } from "../../telephony/calling-policy";
-import { openVoiceSettings, type VoiceAgentSettings } from "../../workflows/voice-settings";
-import { getGreeting, loadGreeting } from "../../uploads/greetings";
+import { getDb } from "../lib/db";
+import { SecretBox } from "../lib/secret-box";
+import { checkOutboundUrl } from "../lib/url-guard";
+import { openVoiceSettings, type VoiceAgentSettings } from "../workflows/voice-settings";
+import { getGreeting, loadGreeting } from "../uploads/greetings";
 import type { ChatModel } from "./chat";
 import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conversation-agent";
@@ -23,8 +22,11 @@ export type EngineChoice = ({ ok: true; engines: Engines } | { ok: false; reason
 
 class Unavailable extends Error {}
 
-/** The agent's engines and turn settings, or why it has none (the call then gets the greeting agent). */
-export async function enginesFor(env: Env, orgId: number, configurations: unknown): Promise<EngineChoice> {
+/**
+ * The agent's engines and turn settings, or why it has none (the call then gets the greeting agent). Whether the
+ * organization lets its endpoints be private addresses is asked of the caller (the calls module knows the policy).
+ */
+export async function enginesFor(env: Env, orgId: number, configurations: unknown, allowsPrivate: () => Promise<boolean>): Promise<EngineChoice> {
   let v: VoiceAgentSettings | null;
   try {
     v = await openVoiceSettings(env.ENCRYPTION_KEYS ? SecretBox.fromEnv(env) : null, orgId, configurations);
@@ -39,7 +41,7 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
   let privateOk: boolean | null = null;
   const endpoint = async (url: string | undefined, what: string) => {
     if (!url) return undefined;
-    privateOk ??= await allowsPrivatePbx(getDb(env), orgId);
+    privateOk ??= await allowsPrivate();
     const verdict = checkOutboundUrl(url, { allowPrivate: privateOk });
     if (!verdict.ok) throw new Unavailable(`${what} endpoint refused: ${verdict.message}`);
     return url;

@@ -1,6 +1,6 @@
 // ElevenLabs' own API: a sentence spoken by a chosen voice (voice_id) as raw 16-bit PCM, read as it is generated;
 // an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
-import { wavFile } from "../../lib/audio/wav";
+import { wavFile } from "../lib/audio/wav";
 import { joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
 import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
 

@@ -1,7 +1,7 @@
 // The seam between a call session (the media plane) and whatever talks on the call. The session owns the socket,
 // codecs, pacing, clock and ending the call; an agent only hears 20 ms frames of linear audio and answers through
 // the controls it is given. Agents never see carrier messages or wire formats.
-import type { SampleRate } from "../../lib/audio/resample";
+import type { SampleRate } from "../lib/audio/resample";
 
 /** 20 ms of the callee's audio as 16-bit linear samples, and whether it is loud enough to be speech. */
 export type AudioFrame = { samples: Int16Array; rate: SampleRate; atMs: number; voiced: boolean };

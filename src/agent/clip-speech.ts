@@ -2,8 +2,8 @@
 // (committed espeak-ng recordings, registered with their text) by the shape of their loudness over time, which
 // survives the carriers' codecs and resampling; text-to-speech plays a registered clip for its exact text and
 // otherwise a soft tone as long as the text would take to say (about 60 ms a character), so timing is realistic.
-import { rms } from "../../lib/audio/level";
-import type { SampleRate } from "../../lib/audio/resample";
+import { rms } from "../lib/audio/level";
+import type { SampleRate } from "../lib/audio/resample";
 import type { Speech, SpeechToText, TextToSpeech } from "./speech";
 
 export type KnownClip = { text: string; samples: Int16Array; rate: SampleRate };

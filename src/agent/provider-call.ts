@@ -1,7 +1,7 @@
 // One request to a speech provider (Deepgram, ElevenLabs): its time limit under the caller's signal, its errors as
 // SpeechErrors naming the provider (the key scrubbed), and a raw PCM body read as it arrives.
-import { pcm16FromBytes } from "../../lib/audio/pcm";
-import type { SampleRate } from "../../lib/audio/resample";
+import { pcm16FromBytes } from "../lib/audio/pcm";
+import type { SampleRate } from "../lib/audio/resample";
 import { type Speech, SpeechError } from "./speech";
 
 export const SPEECH_TIMEOUT_MS = 10_000;
