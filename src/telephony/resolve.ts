@@ -5,7 +5,7 @@ import { telephonyConfigs } from "../db/schema";
 import { getDb } from "../lib/db";
 import { conflict } from "../lib/errors";
 import { SecretBox } from "../lib/secret-box";
-import { readiness } from "./checklist";
+import { readiness } from "./providers/checklist";
 import { allowsPrivatePbx } from "./calling-policy";
 import { getPath, setPath, clone } from "./merge";
 import { isObject, type Obj } from "../lib/helpers";

@@ -1,7 +1,7 @@
 // The configuration response object, built from a stored row without decrypting anything: secrets
 // appear as their stored masks.
 import type { telephonyConfigs } from "../db/schema";
-import { buildChecklist, type Checklist } from "./checklist";
+import { buildChecklist, type Checklist } from "./providers/checklist";
 import { clone, getPath, setPath } from "./merge";
 import { isObject, type Obj } from "../lib/helpers";
 import type { ConfigContext, Provider } from "./providers/types";

@@ -1,6 +1,6 @@
 // Pure status mapping per carrier, ARI's Q.850 table, and dial strings.
 import { describe, expect, it } from "vitest";
-import { mapTwilio } from "../../src/telephony/providers/twilio/calls";
+import { mapTwilio } from "../../src/telephony/providers/twilio-family";
 import { mapPlivo } from "../../src/telephony/providers/plivo-family";
 import { mapTelnyx } from "../../src/telephony/providers/telnyx/calls";
 import { mapVonage } from "../../src/telephony/providers/vonage/calls";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/lib/errors";
 import { parseKeySpec, SecretBox, SecretBoxError } from "../../src/lib/secret-box";
-import { callerIdStep, credentialsStep, readiness, webhookSigningStep } from "../../src/telephony/checklist";
+import { callerIdStep, credentialsStep, readiness, webhookSigningStep } from "../../src/telephony/providers/checklist";
 import { prepareCreate, prepareUpdate, redactSecretInputs } from "../../src/telephony/config-input";
 import { classifySecretInput, maskSecret } from "../../src/lib/mask";
 import { deepMerge, deletePath, getPath, setPath } from "../../src/telephony/merge";

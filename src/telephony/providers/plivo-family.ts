@@ -3,7 +3,7 @@
 // application provisioning. What differs stays in each carrier's folder: the API
 // base URL, the auth headers and the callback signature scheme.
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "./types";
-import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
+import { applicationStep, callerIdStep, credentialsStep, isSet } from "./checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
 import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str, xmlEscape } from "./kit";
 import { applicationName, inboundUrl, provisioningError } from "./provision-kit";

@@ -1,6 +1,6 @@
 // Asterisk ARI: originate with query parameters and our own channel id, outcomes
 // from the events WebSocket (held by the ARI Durable Object), Q.850 causes mapped to outcomes.
-import { pbxUrlRefusal } from "../../pbx-urls";
+import { pbxUrlRefusal } from "../pbx-urls";
 import { ariLifecycle } from "./lifecycle";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
 import { basicAuth, carrierFetch, credentialsResult, originateFetch, refused, str, type CarrierResponse } from "../kit";

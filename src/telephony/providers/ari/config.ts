@@ -1,7 +1,7 @@
 // Asterisk ARI: a PBX we connect out to (Basic auth with an ari.conf user); numbers may also be
 // extensions, SIP URIs or dial strings, and caller ID is optional.
 import { z } from "@hono/zod-openapi";
-import { callerIdStep, credentialsStep } from "../../checklist";
+import { callerIdStep, credentialsStep } from "../checklist";
 import { constant, custom, defineConfig, group, httpUrl, integer, secret, text } from "../define";
 import type { ConfigContext } from "../types";
 

@@ -15,7 +15,7 @@ import {
   speakThenHangupXml,
   str,
 } from "../kit";
-import { mapTwilio } from "../twilio/calls";
+import { mapTwilio } from "../twilio-family";
 import { cloudonixMedia } from "./media";
 
 export const CLOUDONIX_API = "https://api.cloudonix.io";

@@ -1,5 +1,5 @@
 // Cloudonix: Bearer domain API key; no callback signature (our per-run token protects callbacks).
-import { applicationStep, callerIdStep, credentialsStep, isSet } from "../../checklist";
+import { applicationStep, callerIdStep, credentialsStep, isSet } from "../checklist";
 import { defineConfig, optionalId, secret, text } from "../define";
 import type { ConfigContext } from "../types";
 

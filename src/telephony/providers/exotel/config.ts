@@ -1,5 +1,5 @@
 // Exotel: Basic auth with api_key:api_token against the account's regional API host.
-import { callerIdStep, credentialsStep } from "../../checklist";
+import { callerIdStep, credentialsStep } from "../checklist";
 import { defineConfig, oneOf, secret, text } from "../define";
 import type { ConfigContext } from "../types";
 

@@ -1,6 +1,6 @@
 // Telnyx Call Control v2: Bearer API key; webhooks signed with Ed25519 (the account's public key).
 import { z } from "@hono/zod-openapi";
-import { applicationStep, callerIdStep, credentialsStep, isSet, webhookSigningStep } from "../../checklist";
+import { applicationStep, callerIdStep, credentialsStep, isSet, webhookSigningStep } from "../checklist";
 import { base64Decode } from "../../../lib/crypto";
 import { custom, defineConfig, optionalId, secret } from "../define";
 import type { ConfigContext } from "../types";

@@ -1,21 +1,9 @@
 // Twilio Programmable Voice: form-encoded REST, TwiML answer document,
 // X-Twilio-Signature = base64(HMAC-SHA1(AuthToken, URL + sorted params)).
-import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
+import type { ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv } from "../types";
 import { base64Encode, hmac, safeEqual } from "../../../lib/crypto";
-import {
-  baseUrl,
-  basicAuth,
-  carrierFetch,
-  connectStreamXml,
-  credentialsResult,
-  formFields,
-  intOrNull,
-  isMachine,
-  originateFetch,
-  refused,
-  speakThenHangupXml,
-  str,
-} from "../kit";
+import { baseUrl, basicAuth, carrierFetch, connectStreamXml, credentialsResult, formFields, originateFetch, refused, speakThenHangupXml, str } from "../kit";
+import { mapTwilio } from "../twilio-family";
 import { twilioMedia } from "./media";
 
 export const TWILIO_API = "https://api.twilio.com";
@@ -60,37 +48,6 @@ function urlVariants(url: string): string[] {
     out.push(url.replace(`:${defaultPort}`, ""));
   }
   return out;
-}
-
-const STATUS: Record<string, CallStatus> = {
-  queued: "initiated",
-  initiated: "initiated",
-  ringing: "ringing",
-  "in-progress": "in_progress",
-  completed: "completed",
-  busy: "busy",
-  "no-answer": "no_answer",
-  failed: "failed",
-  canceled: "canceled",
-};
-
-/** Maps one Twilio callback (status callback or the answer request) to a normalized update. */
-export function mapTwilio(p: Record<string, string>): StatusUpdate | null {
-  let status = STATUS[p.CallStatus ?? ""];
-  if (!status) return null;
-  const answeredBy = p.AnsweredBy || null;
-  if (status === "completed" && isMachine(answeredBy)) status = "voicemail";
-  if (status === "busy" && p.SipResponseCode === "603") status = "declined";
-  const update: StatusUpdate = { status, providerCallId: p.CallSid || undefined };
-  if (answeredBy) update.answeredBy = answeredBy;
-  const duration = intOrNull(p.CallDuration);
-  if (duration !== null) update.durationSeconds = duration;
-  if (status === "failed" && p.SipResponseCode) update.error = `Call failed (SIP ${p.SipResponseCode})`;
-  if (p.Timestamp) {
-    const t = Date.parse(p.Timestamp);
-    if (Number.isFinite(t)) update.at = new Date(t).toISOString();
-  }
-  return update;
 }
 
 export const twilioCalls: ProviderCalls = {

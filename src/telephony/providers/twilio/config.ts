@@ -1,5 +1,5 @@
 // Twilio: Basic auth with the account SID and auth token; callbacks signed with the auth token (X-Twilio-Signature).
-import { callerIdStep, credentialsStep } from "../../checklist";
+import { callerIdStep, credentialsStep } from "../checklist";
 import { defineConfig, flag, secret, text } from "../define";
 import type { ConfigContext } from "../types";
 

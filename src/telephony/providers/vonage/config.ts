@@ -1,6 +1,6 @@
 // Vonage Voice API: an RS256 JWT minted from the application's private key; callbacks optionally signed
 // (HS256) with the account signature secret.
-import { callerIdStep, credentialsStep, isSet, webhookSigningStep } from "../../checklist";
+import { callerIdStep, credentialsStep, isSet, webhookSigningStep } from "../checklist";
 import { defineConfig, secret, text } from "../define";
 import type { ConfigContext } from "../types";
 

@@ -1,6 +1,6 @@
 // The setup checklist: providers list their steps; readiness is derived here,
 // in one place, so no provider can report "ready" while a blocking step is incomplete.
-import type { ChecklistStep } from "./providers/types";
+import type { ChecklistStep } from "./types";
 
 export type Checklist = {
   ready_for_outbound: boolean;
