@@ -5,7 +5,8 @@
 
 export type AfterStream = { kind: "redirect"; url: string; method: "GET" | "POST" } | { kind: "end" };
 
-const xmlUnescape = (s: string) => s.replace(/&(lt|gt|quot|apos|amp);/g, (_m, e: string) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" })[e] as string);
+const xmlUnescape = (s: string) =>
+  s.replace(/&(lt|gt|quot|apos|amp);/g, (_m, e: string) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" })[e] as string);
 
 /** The verb after the stream (`</Connect>` for TwiML/CXML, `</Stream>` for Plivo XML), when it is a Redirect. */
 export function afterStream(document: string, closing: "Connect" | "Stream"): AfterStream {

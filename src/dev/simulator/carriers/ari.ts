@@ -66,7 +66,7 @@ export function ari(sockets: AriSockets): Carrier {
       if (info) {
         // System information (a read-only credentials check).
         const account = state.accounts.get(info[1]);
-        if (!account || account.provider !== "ari") return err(404, "Not found");
+        if (account?.provider !== "ari") return err(404, "Not found");
         if (!authenticated(req, new URL(req.url), account)) return err(401, "Authentication required");
         if (req.method !== "GET") return err(405, "Method not allowed");
         const fault = state.takeFault(account.id, "info");
@@ -78,13 +78,13 @@ export function ari(sockets: AriSockets): Carrier {
       const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);
-      if (!account || account.provider !== "ari") return err(404, "Not found");
+      if (account?.provider !== "ari") return err(404, "Not found");
       const url = new URL(req.url);
       if (!authenticated(req, url, account)) return err(401, "Authentication required");
       state.record(account.id, {
         method: req.method,
         path,
-        query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, url.searchParams.getAll(k)])),
+        query: Object.fromEntries([...url.searchParams].map(([k]) => [k, url.searchParams.getAll(k)])),
         headers: Object.fromEntries(req.headers),
         body,
         at: Date.now(),
@@ -194,14 +194,14 @@ const bridges = new Map<string, { accountId: string; channels: string[] }>();
  */
 async function externalMedia(state: Parameters<Carrier["handle"]>[0], req: Request, path: string, body: string, accountId: string, what: string) {
   const account = state.accounts.get(accountId);
-  if (!account || account.provider !== "ari") return err(404, "Not found");
+  if (account?.provider !== "ari") return err(404, "Not found");
   const url = new URL(req.url);
   if (!authenticated(req, url, account)) return err(401, "Authentication required");
   const q = url.searchParams;
   state.record(account.id, {
     method: req.method,
     path,
-    query: Object.fromEntries([...q].map(([k, v]) => [k, q.getAll(k)])),
+    query: Object.fromEntries([...q].map(([k]) => [k, q.getAll(k)])),
     headers: Object.fromEntries(req.headers),
     body,
     at: Date.now(),

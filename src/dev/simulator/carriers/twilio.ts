@@ -2,7 +2,7 @@
 // {code, message, more_info, status}, X-Twilio-Signature on every callback.
 import { basicCredentials, twilioSign } from "../sign";
 import { afterStream, redirectRequest } from "./after-stream";
-import { E164, json, randomHex, type Callback, type Carrier, type SimCall, type SimState } from "../types";
+import { E164, json, randomHex, type Callback, type Carrier, type SimCall } from "../types";
 
 const err = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
 

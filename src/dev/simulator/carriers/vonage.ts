@@ -149,9 +149,8 @@ export const vonage: Carrier = {
     if (fault) return problem(fault.status, "Internal Error", String(fault.body ?? "An internal error occurred"));
     const invalid: Array<{ name: string; reason: string }> = [];
     const to = Array.isArray(p.to) ? p.to[0] : undefined;
-    if (!to || to.type !== "phone" || !DIGITS.test(String(to.number ?? ""))) invalid.push({ name: "to", reason: "must be [{type:'phone', number: digits}]" });
-    if (!p.from || p.from.type !== "phone" || !DIGITS.test(String(p.from.number ?? "")))
-      invalid.push({ name: "from", reason: "must be {type:'phone', number: digits}" });
+    if (to?.type !== "phone" || !DIGITS.test(String(to.number ?? ""))) invalid.push({ name: "to", reason: "must be [{type:'phone', number: digits}]" });
+    if (p.from?.type !== "phone" || !DIGITS.test(String(p.from.number ?? ""))) invalid.push({ name: "from", reason: "must be {type:'phone', number: digits}" });
     if (!(Array.isArray(p.answer_url) && typeof p.answer_url[0] === "string") && !Array.isArray(p.ncco))
       invalid.push({ name: "answer_url", reason: "answer_url (array) or ncco is required" });
     if (p.event_url !== undefined && !(Array.isArray(p.event_url) && typeof p.event_url[0] === "string"))
