@@ -218,7 +218,7 @@ export class Conversation {
       const m = this.history[i];
       if (m.role !== "assistant" || !m.content) continue;
       const content = norm(m.content);
-      if (rest && rest.startsWith(content)) {
+      if (rest !== "" && rest.startsWith(content)) {
         rest = rest.slice(content.length).trim();
         continue;
       }
