@@ -9,7 +9,7 @@ import { deliverWebhooks } from "./webhooks/deliver";
 export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
 export { AriEventsObject } from "./calls/ari-events";
-export { CallSession } from "./calls/session/call-session";
+export { CallSession } from "./calls/call-session";
 
 export default {
   fetch: app.fetch,

@@ -31,7 +31,7 @@ import { reconnectAriMedia } from "./ari-resume";
 import type { MediaState } from "./resume";
 import { streamToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
-import { sessionStart } from "./session/session-start";
+import { sessionStart } from "./session-start";
 import { callSessionStub } from "./session/stub";
 import { campaignCallIds } from "./campaign-call-ids";
 import { getRun, isFinal } from "./runs";

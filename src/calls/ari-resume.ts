@@ -13,7 +13,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { streamToken } from "./callback-urls";
 import { mediaStateOf, resumable, type MediaState } from "./resume";
 import { getRun } from "./runs";
-import { sessionStart } from "./session/session-start";
+import { sessionStart } from "./session-start";
 import { callSessionStub } from "./session/stub";
 
 /**

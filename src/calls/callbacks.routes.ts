@@ -17,7 +17,7 @@ import { withCampaignCallIds } from "./campaign-call-ids";
 import { greetingFor } from "./greeting";
 import { liveAgent } from "./session/agents";
 import { SESSION_HEADER } from "./session/call-session";
-import { sessionStart } from "./session/session-start";
+import { sessionStart } from "./session-start";
 import { callSessionStub } from "./session/stub";
 import { getRun, isFinal, type RunRow } from "./runs";
 import { workflowRuns } from "../db/schema";

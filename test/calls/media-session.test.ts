@@ -5,7 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { describe, expect, inject, it } from "vitest";
-import { CallSession } from "../../src/calls/session/call-session";
+import { CallSession } from "../../src/calls/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";

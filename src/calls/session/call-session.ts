@@ -13,85 +13,47 @@
 // mechanism (a resume document, a restarted stream, a new external media channel) and the call goes on; a call
 // whose media does not come back within RESUME_GRACE_MS is hung up and its run finished (`media_lost`).
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, isNull, like, not, or } from "drizzle-orm";
-import { workflowRuns } from "../../db/schema";
-import { getDb } from "../../lib/db";
+import type { AgentControls, EndReason, Turn, VoiceAgent } from "../../agent/voice-agent";
+import type { ScriptedEngines } from "../../agent/load";
 import { isVoiced } from "../../lib/audio/level";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import { getProvider } from "../../telephony/providers/registry";
+import type { MediaEvent } from "../../telephony/providers/types";
 import { loadGreeting } from "../../uploads/greetings";
-import type { MediaEvent, ProviderName } from "../../telephony/providers/types";
-import { MAX_CALL_SECONDS } from "../call-length";
-import { hangupRun } from "../start";
-import type { ScriptedEngines } from "../../agent/load";
-import type { AgentName } from "./agents";
+import { HEARTBEAT_MS, MAX_CALL_SECONDS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
 import { chooseAgent, type GreetingClip } from "./choose-agent";
-import { InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
+import { agentControls } from "./controls";
+import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
+import { MediaSockets } from "./media-sockets";
 import { MediaLoop } from "./media-loop";
-import { endNote, finishRun, recordEnd, saveResults } from "./outcome";
+import { endNote, machineOnRun, recordEnd, saveResults } from "./outcome";
+import type { CallPorts } from "./ports";
+import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 import { CallRecording } from "./recording";
-import { CALL_SESSION_MIGRATIONS, type TurnRow } from "./session-schema";
-import { SessionStore, type CampaignAttempt } from "./store";
-import type { AgentControls, EndReason, Turn, VoiceAgent, VoicemailAction } from "../../agent/voice-agent";
+import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
+import { SessionStore } from "./store";
 
-/** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
-export const SESSION_HEADER = "X-Edgedial-Session";
-export type SessionStart = {
-  runId: number;
-  orgId: number;
-  provider: ProviderName;
-  greeting: string | null;
-  /** The R2 key of the contact's audio greeting, which the greeting agent plays; null: none (or gone). */
-  greetingRecording?: string | null;
-  variables: Record<string, string>;
-  /** The organization's recording setting (prepare's `record` wins where given). */
-  record: boolean;
-  /** The carrier's answering-machine verdict so far, and what the campaign wants done with a machine. */
-  answeredBy?: string | null;
-  voicemail?: VoicemailAction;
-  /** A campaign's call: the attempt its object hears the agent's disposition for. */
-  campaign?: CampaignAttempt | null;
-};
-export type SessionOptions = {
-  agent?: AgentName;
-  /** The greeting as audio (a prerecorded clip) for the greeting agent to play. */
-  greetingClip?: GreetingClip;
-  silenceSeconds?: number;
-  maxCallSeconds?: number;
-  /** False: the call is not recorded. */
-  record?: boolean;
-  /** The conversation agent's deterministic engines (tests and the demo): a scripted model and known clips. */
-  scripted?: ScriptedEngines;
-};
-export type MediaState = "none" | "live" | "lost" | "ended";
+export { HEARTBEAT_MS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
+export { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 
 const CONNECT_TIMEOUT_MS = 10_000;
-/** The callee's silence after which the call is ended, unless configured otherwise. */
-export const SILENCE_TIMEOUT_SECONDS = 30;
-/** How often a live session checks its wall-clock limits and its socket, and saves what a restart needs. */
-export const HEARTBEAT_MS = 1000;
-/** Media messages that may wait their turn (a second of audio); more are dropped. */
-const MAX_WAITING = 50;
-/** How long a call whose media socket was lost waits for the carrier to reconnect before it is hung up. */
-export const RESUME_GRACE_MS = 5000;
 
-type Live = { ws: WebSocket; loop: MediaLoop; agent: VoiceAgent; guard: InputGuard; started: boolean; lastActivityWall: number };
+type Live = { ws: WebSocket; loop: MediaLoop; agent: VoiceAgent; started: boolean; lastActivityWall: number };
 
-export class CallSession extends DurableObject<Env> {
+/**
+ * The session; the deployed class (src/calls/call-session.ts) supplies the calls module's operations it needs
+ * (`calls`): hanging up through the carrier, finishing a run, a campaign's disposition.
+ */
+export abstract class CallSessionCore extends DurableObject<Env> {
+  protected abstract readonly calls: CallPorts;
   private readonly db: DoSql;
   private readonly store: SessionStore;
   private readonly recording: CallRecording;
   private live: Live | null = null;
-  /** The media sockets attached to this instance (a restarted object starts with none). */
-  private readonly attached = new Set<WebSocket>();
-  /** Sockets a reconnect replaced: what they still send or report is ignored. */
-  private readonly superseded = new WeakSet<WebSocket>();
-  private readonly guards = new WeakMap<WebSocket, InputGuard>();
+  private readonly sockets = new MediaSockets();
   private inOrder: Promise<unknown> = Promise.resolve();
-  /** Media messages queued behind the one being handled. */
-  private waiting = 0;
   private ending: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -117,7 +79,7 @@ export class CallSession extends DurableObject<Env> {
   /** The call's state: why it ended (null while live) and the transcript so far. */
   async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; resumes: number; turns: Turn[] }> {
     const s = this.store.current;
-    return { ended: s.ended, endReason: s.endReason, streamId: s.streamId, resumes: s.resumes, turns: this.turns() };
+    return { ended: s.ended, endReason: s.endReason, streamId: s.streamId, resumes: s.resumes, turns: readTurns(this.db) };
   }
 
   /** Whether the call's media is connected, was lost and may come back (a carrier reconnecting asks), or is over. */
@@ -125,7 +87,7 @@ export class CallSession extends DurableObject<Env> {
     const s = this.store.current;
     if (s.ended) return "ended";
     if (s.runId === null) return "none";
-    return this.sockets().length ? "live" : "lost";
+    return this.sockets.current().length ? "live" : "lost";
   }
 
   /** The media socket's upgrade, forwarded by the stream route once the per-run token checked out. */
@@ -170,21 +132,12 @@ export class CallSession extends DurableObject<Env> {
     return { ok: true };
   }
 
-  /**
-   * Takes a media socket in this object's own event loop. Not with the hibernation API: a call streams audio
-   * continuously, so the object never sleeps anyway, and a hibernatable socket costs a full event per message, which
-   * under a flood is what starved other calls. A restart drops the socket either way; the carrier reconnects.
-   */
   private attach(ws: WebSocket): void {
-    ws.accept();
-    (ws as { binaryType?: string }).binaryType = "arraybuffer";
-    this.attached.add(ws);
     const failed = (err: unknown) => log("error", "media_handler_failed", { run_id: this.store.current.runId, error: String(err) });
-    ws.addEventListener("message", (e) => {
-      this.onSocketMessage(ws, e.data as string | ArrayBuffer)?.catch(failed);
+    this.sockets.attach(ws, {
+      message: (data) => void this.onSocketMessage(ws, data)?.catch(failed),
+      close: () => void this.onSocketClose(ws).catch(failed),
     });
-    ws.addEventListener("close", () => void this.onSocketClose(ws).catch(failed));
-    ws.addEventListener("error", () => void this.onSocketClose(ws).catch(failed));
   }
 
   /**
@@ -195,7 +148,7 @@ export class CallSession extends DurableObject<Env> {
     const s = this.store.current;
     if (s.ended || s.runId === null) return false;
     this.store.set({ answeredBy });
-    const ws = this.live?.ws ?? this.sockets()[0];
+    const ws = this.live?.ws ?? this.sockets.current()[0];
     if (!ws) return false;
     return this.serially(async () => {
       const live = await this.liveFor(ws);
@@ -235,15 +188,7 @@ export class CallSession extends DurableObject<Env> {
     } else {
       // A reconnect (the only way to a second connection: each stream URL is single-use): the older socket, if the
       // session still holds one, gives way, and the call goes on from what is stored.
-      for (const ws of this.sockets()) {
-        this.superseded.add(ws);
-        try {
-          ws.close(1000, "superseded by a reconnection");
-        } catch {
-          // already gone
-        }
-      }
-      this.attached.clear();
+      this.sockets.supersedeAll();
       this.live = null;
     }
     await this.schedule(now + HEARTBEAT_MS);
@@ -252,37 +197,28 @@ export class CallSession extends DurableObject<Env> {
 
   /**
    * Messages are handled one at a time, in order: the handler awaits I/O (the greeting from R2, a recording part),
-   * and the runtime would otherwise start on the next message meanwhile (frames out of order, a second agent). The
-   * input guard runs first, before any parsing, so a flood costs little and never waits in line.
+   * and the runtime would otherwise start on the next message meanwhile (frames out of order, a second agent).
    */
   private onSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> | undefined {
-    if (this.superseded.has(ws) || this.store.current.ended) return;
-    const guard = this.guards.get(ws) ?? new InputGuard();
-    this.guards.set(ws, guard);
-    const verdict = guard.admit(typeof message === "string" ? message.length : message.byteLength, Date.now());
-    if (verdict === "drop") return;
-    if (verdict === "flood") {
-      log("error", "media_flood", { run_id: this.store.current.runId, dropped: guard.dropped });
+    if (this.sockets.isSuperseded(ws) || this.store.current.ended) return;
+    const admitted = this.sockets.admit(ws, message, Date.now());
+    if (!admitted) return;
+    if ("flood" in admitted) {
+      log("error", "media_flood", { run_id: this.store.current.runId, dropped: admitted.flood.dropped });
       return this.serially(() => this.finish("media_error", "the carrier's socket kept sending far above any real rate"));
     }
-    // Messages waiting their turn: past a second's worth the session is behind, and more only deepens that.
-    if (this.waiting >= MAX_WAITING) {
-      guard.dropped++;
-      return;
-    }
-    this.waiting++;
+    this.sockets.waiting++;
     return this.serially(async () => {
       // Behind: let the runtime serve other calls between this socket's messages rather than run them all at once.
-      if (this.waiting > 1) await new Promise((r) => setTimeout(r, 0));
-      this.waiting--;
-      return this.onMessage(ws, message, guard);
+      if (this.sockets.waiting > 1) await new Promise((r) => setTimeout(r, 0));
+      this.sockets.waiting--;
+      return this.onMessage(ws, message, admitted.guard);
     });
   }
 
   private async onMessage(ws: WebSocket, message: string | ArrayBuffer, guard: InputGuard): Promise<void> {
-    if (this.store.current.ended || this.ending || this.superseded.has(ws)) return;
+    if (this.store.current.ended || this.ending || this.sockets.isSuperseded(ws)) return;
     const live = await this.liveFor(ws);
-    live.guard = guard;
     let events: MediaEvent[];
     try {
       events = live.loop.adapter.parse(message);
@@ -311,10 +247,10 @@ export class CallSession extends DurableObject<Env> {
 
   /** A socket closed: by the carrier's hang-up where it says so, else the media was lost and may come back. */
   private async onSocketClose(ws: WebSocket): Promise<void> {
-    if (this.superseded.has(ws) || this.store.current.ended) return;
+    if (this.sockets.isSuperseded(ws) || this.store.current.ended) return;
     await this.serially(async () => {
       if (this.live?.ws === ws) this.live = null;
-      this.attached.delete(ws);
+      this.sockets.drop(ws);
       const provider = this.store.current.provider;
       // A carrier that ends its stream only by closing it (no stop message) has hung up.
       if (provider && getProvider(provider).calls?.media?.closeEndsCall) return this.finish("callee_hangup");
@@ -335,7 +271,7 @@ export class CallSession extends DurableObject<Env> {
     if (s.ended || this.ending) return;
     const maxAt = (s.startedWall ?? now) + (s.maxMs ?? MAX_CALL_SECONDS * 1000);
     if (now >= maxAt) return this.finish("max_call_seconds");
-    const ws = this.sockets()[0];
+    const ws = this.sockets.current()[0];
     if (!ws) {
       const lostSince = s.lostSince ?? now;
       if (s.lostSince === null) this.store.set({ lostSince });
@@ -358,11 +294,6 @@ export class CallSession extends DurableObject<Env> {
   private async schedule(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at || current < Date.now()) await this.ctx.storage.setAlarm(at);
-  }
-
-  /** The sockets carrying the call's media now (at most one). */
-  private sockets(): WebSocket[] {
-    return [...this.attached].filter((ws) => !this.superseded.has(ws) && ws.readyState <= 1);
   }
 
   private silenceMs(): number {
@@ -392,7 +323,7 @@ export class CallSession extends DurableObject<Env> {
       greetingClip: await this.ctx.storage.get<GreetingClip>("greeting_clip"),
       scripted: await this.ctx.storage.get<ScriptedEngines>("scripted_engines"),
     });
-    const live: Live = { ws, loop, agent, guard: this.guards.get(ws) ?? new InputGuard(), started: false, lastActivityWall: now };
+    const live: Live = { ws, loop, agent, started: false, lastActivityWall: now };
     this.live = live;
     return live;
   }
@@ -470,58 +401,16 @@ export class CallSession extends DurableObject<Env> {
   }
 
   private controls(live: Live): AgentControls {
-    const current = () => this.live === live && !this.ending;
-    return {
-      say: (samples, rate) => {
-        if (current()) live.loop.say(samples, rate);
+    return agentControls(live.loop, {
+      current: () => this.live === live && !this.ending,
+      hangup: (reason) => void this.finish(reason),
+      machine: () => {
+        this.store.set({ answeredBy: "machine" });
+        this.ctx.waitUntil(machineOnRun(this.env, this.store.current.runId ?? 0));
       },
-      mark: (name) => {
-        if (current()) live.loop.mark(name);
-      },
-      clear: () => (current() ? live.loop.clear() : []),
-      transfer: async () => false,
-      machine: () => this.machineRecorded(),
-      hangup: (reason = "agent_hangup") => {
-        if (current()) void this.finish(reason);
-      },
-      log: (t) => {
-        this.db
-          .run`INSERT INTO turns (role, text, start_ms, end_ms, interrupted) VALUES (${t.role}, ${t.text}, ${Math.round(t.startMs)}, ${Math.round(t.endMs)}, ${t.interrupted ? 1 : 0})`;
-      },
-      save: (state) => {
-        // The clock with it: a call resumed from this point goes on from this time, not from the last heartbeat's.
-        if (current()) this.store.set({ agentState: state, clockMs: live.loop.clockMs, clockWall: Date.now() });
-      },
-      now: () => live.loop.clockMs,
-      wallNow: () => Date.now(),
-    };
-  }
-
-  /** An answering machine: on the run at once, not with the outcome (the carrier's final status may come first). */
-  private machineRecorded(): void {
-    this.store.set({ answeredBy: "machine" });
-    const runId = this.store.current.runId ?? 0;
-    this.ctx.waitUntil(
-      getDb(this.env)
-        .update(workflowRuns)
-        .set({ answeredBy: "machine_detected" })
-        .where(and(eq(workflowRuns.id, runId), or(isNull(workflowRuns.answeredBy), not(like(workflowRuns.answeredBy, "machine%")))))
-        .run()
-        .then(
-          () => undefined,
-          (err) => log("error", "run_update_failed", { run_id: runId, error: String(err) }),
-        ),
-    );
-  }
-
-  private turns(): Turn[] {
-    return this.db.all<TurnRow>`SELECT * FROM turns ORDER BY id`.map((t) => ({
-      role: t.role as Turn["role"],
-      text: t.text,
-      startMs: t.start_ms,
-      endMs: t.end_ms,
-      ...(t.interrupted ? { interrupted: true } : {}),
-    }));
+      log: (t) => insertTurn(this.db, t),
+      save: (state, clockMs) => this.store.set({ agentState: state, clockMs, clockWall: Date.now() }),
+    });
   }
 
   /** Ends the call once, whoever asks first; later callers wait for the same end. */
@@ -549,13 +438,19 @@ export class CallSession extends DurableObject<Env> {
     await recordEnd(this.env, runId, reason, note);
     if (reason !== "callee_hangup") {
       try {
-        await hangupRun(this.env, s.orgId, runId);
+        await this.calls.hangup(s.orgId, runId);
       } catch (err) {
         // The run watchdog ends a call the carrier would not hang up; the socket closes below either way.
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
       }
     }
-    if (reason === "media_lost") await finishRun(this.env, runId, s.startedWall ? Math.round((Date.now() - s.startedWall) / 1000) : null);
+    if (reason === "media_lost") {
+      try {
+        await this.calls.finish(runId, s.startedWall ? Math.round((Date.now() - s.startedWall) / 1000) : null);
+      } catch (err) {
+        log("error", "run_finish_failed", { run_id: runId, error: String(err) });
+      }
+    }
     // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
     let recording: Awaited<ReturnType<CallRecording["finish"]>> = null;
     try {
@@ -563,8 +458,8 @@ export class CallSession extends DurableObject<Env> {
     } catch (err) {
       log("error", "recording_failed", { run_id: runId, error: String(err) });
     }
-    await saveResults(this.env, runId, { recording, turns: this.turns(), outcome: live?.agent.outcome?.(), campaign: s.campaign });
-    for (const ws of this.sockets()) {
+    await saveResults(this.env, runId, { recording, turns: readTurns(this.db), outcome: live?.agent.outcome?.(), campaign: s.campaign }, this.calls);
+    for (const ws of this.sockets.current()) {
       try {
         ws.close(1000, reason);
       } catch {

@@ -1,12 +1,10 @@
 // What a call session leaves on its run when the call ends: why it ended (at once, before anything slow), then the
-// recording, transcript and the agent's results in one write, the campaign's disposition; and, where the carrier
-// will not report the end itself (the media was lost while the service restarted), the run's final status.
-import { eq, sql } from "drizzle-orm";
+// recording, transcript and the agent's results in one write, and the campaign's disposition (through the ports).
+import { and, eq, isNull, like, not, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
 import { log } from "../../lib/log";
-import { getRun } from "../runs";
-import { applyStatus } from "../status";
+import type { CallPorts } from "./ports";
 import type { CampaignAttempt } from "./store";
 import type { AgentOutcome, EndReason, Turn } from "../../agent/voice-agent";
 
@@ -24,6 +22,19 @@ export function endNote(reason: EndReason, o: { silenceMs: number; maxMs: number
       return `The call's media connection was lost${detail} and did not come back; the call was hung up`;
     default:
       return o.detail ?? null;
+  }
+}
+
+/** An answering machine took the call: on the run at once, not with the outcome (the carrier's final status may come first). */
+export async function machineOnRun(env: Env, runId: number): Promise<void> {
+  try {
+    await getDb(env)
+      .update(workflowRuns)
+      .set({ answeredBy: "machine_detected" })
+      .where(and(eq(workflowRuns.id, runId), or(isNull(workflowRuns.answeredBy), not(like(workflowRuns.answeredBy, "machine%")))))
+      .run();
+  } catch (err) {
+    log("error", "run_update_failed", { run_id: runId, error: String(err) });
   }
 }
 
@@ -50,7 +61,7 @@ export type CallResults = {
 };
 
 /** The recording, the transcript and the agent's results onto the run (one write); the disposition to the campaign. */
-export async function saveResults(env: Env, runId: number, r: CallResults): Promise<void> {
+export async function saveResults(env: Env, runId: number, r: CallResults, ports: Pick<CallPorts, "disposition">): Promise<void> {
   const transcript = r.turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.startMs, end_ms: t.endMs, interrupted: !!t.interrupted }));
   const o = r.outcome;
   const agent = o && {
@@ -76,26 +87,11 @@ export async function saveResults(env: Env, runId: number, r: CallResults): Prom
     log("error", "run_update_failed", { run_id: runId, error: String(err) });
   }
   if (!r.campaign || !o?.disposition) return;
-  const { campaignId, contactId, attempt } = r.campaign;
   try {
-    await env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId))).onRunOutcome({ runId, contactId, attempt, disposition: o.disposition });
+    await ports.disposition(r.campaign, runId, o.disposition);
   } catch (err) {
     // The run keeps the disposition; only the campaign's count misses it.
     log("error", "campaign_disposition_failed", { run_id: runId, error: String(err) });
-  }
-}
-
-/**
- * The run made final by the session itself: its media was lost and the carrier's own report of the end may never
- * come (it was sent while the service was down). A later report of the carrier's is a repeat and changes nothing;
- * the campaign's slot and the organization's lease are given back now.
- */
-export async function finishRun(env: Env, runId: number, durationSeconds: number | null): Promise<void> {
-  try {
-    const run = await getRun(getDb(env), runId);
-    if (run) await applyStatus(env, run, { status: "completed", durationSeconds });
-  } catch (err) {
-    log("error", "run_finish_failed", { run_id: runId, error: String(err) });
   }
 }
 

@@ -1,5 +1,6 @@
 // The call session's SQLite schema, versioned (src/lib/do-sql.ts migrate): never edit a shipped version, add one.
-import type { Migration } from "../../lib/do-sql";
+import type { Turn } from "../../agent/voice-agent";
+import type { DoSql, Migration } from "../../lib/do-sql";
 
 export type TurnRow = { id: number; role: string; text: string; start_ms: number; end_ms: number; interrupted: number };
 
@@ -14,3 +15,19 @@ export const CALL_SESSION_MIGRATIONS: readonly Migration[] = [
     `CREATE TABLE recording (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)`,
   ],
 ];
+
+/** One turn of the transcript, as the agent logged it. */
+export function insertTurn(db: DoSql, t: Turn): void {
+  db.run`INSERT INTO turns (role, text, start_ms, end_ms, interrupted) VALUES (${t.role}, ${t.text}, ${Math.round(t.startMs)}, ${Math.round(t.endMs)}, ${t.interrupted ? 1 : 0})`;
+}
+
+/** The transcript so far, in order. */
+export function readTurns(db: DoSql): Turn[] {
+  return db.all<TurnRow>`SELECT * FROM turns ORDER BY id`.map((t) => ({
+    role: t.role as Turn["role"],
+    text: t.text,
+    startMs: t.start_ms,
+    endMs: t.end_ms,
+    ...(t.interrupted ? { interrupted: true } : {}),
+  }));
+}

@@ -13,7 +13,7 @@
 // D1 writes, the carrier's hang-up), is counted for that session; the rest of the Worker passes through uncounted.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { env } from "cloudflare:workers";
-import { CallSession } from "../../../src/calls/session/call-session";
+import { CallSessionCore as CallSession } from "../../../src/calls/session/call-session";
 
 export const WORKERS_LIMITS = { connections: 6, subrequests: 10_000 } as const;
 

@@ -1,12 +1,12 @@
 // What a call session is told about its run when its media connects, by the stream route (the carrier connected to
 // us) or by the ARI object (the session connects to the PBX).
-import { getDb } from "../../lib/db";
-import { recordsCalls } from "../../telephony/calling-policy";
-import type { ProviderName } from "../../telephony/providers/types";
-import { getGreeting } from "../../uploads/greetings";
-import { greetingFor, missingRecordingNote } from "../greeting";
-import type { RunRow } from "../runs";
-import type { SessionStart } from "./call-session";
+import { getDb } from "../lib/db";
+import { recordsCalls } from "../telephony/calling-policy";
+import type { ProviderName } from "../telephony/providers/types";
+import { getGreeting } from "../uploads/greetings";
+import { greetingFor, missingRecordingNote } from "./greeting";
+import type { RunRow } from "./runs";
+import type { SessionStart } from "./session/call-session";
 
 /** The transcript's text for an audio greeting (its words are not known, only its name). */
 export const audioGreetingText = (name: string) => `[audio greeting: ${name}]`;

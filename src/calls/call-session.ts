@@ -1,0 +1,25 @@
+// The call session Durable Object as deployed: the session (src/calls/session/) with the calls module's operations
+// it may not import itself, hanging up through the carrier, finishing a run and telling a campaign the disposition.
+import { getDb } from "../lib/db";
+import { campaignPort } from "./campaign-port";
+import { getRun } from "./runs";
+import { CallSessionCore } from "./session/call-session";
+import type { CallPorts } from "./session/ports";
+import { hangupRun } from "./start";
+import { applyStatus } from "./status";
+
+export class CallSession extends CallSessionCore {
+  protected readonly calls: CallPorts = {
+    hangup: (orgId, runId) => hangupRun(this.env, orgId, runId),
+    // The session made the run final itself: its media was lost and the carrier's own report of the end may never
+    // come (it was sent while the service was down). A later report of the carrier's is a repeat and changes
+    // nothing; the campaign's slot and the organization's lease are given back now.
+    finish: async (runId, durationSeconds) => {
+      const run = await getRun(getDb(this.env), runId);
+      if (run) await applyStatus(this.env, run, { status: "completed", durationSeconds });
+    },
+    disposition: async (c, runId, disposition) => {
+      await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition });
+    },
+  };
+}
