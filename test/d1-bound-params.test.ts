@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { call, createOrg } from "./helpers";
 import { minimalDefinition } from "./workflows/fixtures";
 import { makeCampaign, resetWorld, tick, type FakeCarrier } from "./campaigns/engine-harness";
+import { unwrap } from "../src/campaigns/errors";
 
 /** `n` ari configurations written straight to D1 (fast), each with one active number. */
 async function seedConfigs(orgId: number, n: number) {
@@ -72,9 +73,9 @@ describe("D1's 100 bound parameters", () => {
     const { id, stub } = await makeCampaign({ contacts: 2, settings: { retry_config: { enabled: false }, rate_limit: 50 }, start: true });
     await tick(stub);
     for (const s of carrier.open(id)) await carrier.report(s, "busy");
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
     const outcomes = Array.from({ length: 150 }, (_, i) => (i % 2 ? "busy" : "no_answer"));
-    expect((await stub.redialPlan(outcomes)).count).toBe(2);
-    expect((await stub.redialContacts(outcomes, 0, 10)).contacts).toHaveLength(2);
+    expect(unwrap(await stub.redialPlan(outcomes)).count).toBe(2);
+    expect(unwrap(await stub.redialContacts(outcomes, 0, 10)).contacts).toHaveLength(2);
   });
 });

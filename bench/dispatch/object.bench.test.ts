@@ -6,6 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import type { CampaignObject } from "../../src/campaigns/campaign-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import { unwrap } from "../../src/campaigns/errors";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import type { LeaseRequest } from "../../src/organizations/leases";
@@ -64,7 +65,7 @@ it(`object time per call, ${CONTACTS.toLocaleString("en")} contacts`, async () =
     let alarmMs = 0;
     let statusMs = 0;
     const t0 = performance.now();
-    while ((await obj.snapshot()).state === "running") {
+    while (unwrap(await obj.snapshot()).state === "running") {
       const batch = finished.splice(0);
       if (!batch.length) {
         // Nothing out: the alarm dials what it may.
@@ -85,7 +86,7 @@ it(`object time per call, ${CONTACTS.toLocaleString("en")} contacts`, async () =
       }
     }
     const totalMs = performance.now() - t0;
-    return { totalMs, alarmMs, statusMs, delays: delays.sort((x, y) => x - y), lasts: lasts.sort((x, y) => x - y), snap: await obj.snapshot() };
+    return { totalMs, alarmMs, statusMs, delays: delays.sort((x, y) => x - y), lasts: lasts.sort((x, y) => x - y), snap: unwrap(await obj.snapshot()) };
   });
   setCallStarter(null);
   setLeaseClient(null);

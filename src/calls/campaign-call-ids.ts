@@ -1,6 +1,7 @@
 // A campaign's call records the carrier's call id in D1 only with its answer or its final status (startCampaignCall
 // writes nothing when the carrier accepts it); until then its campaign's object has it. Reads that show a run or hang
 // one up fill it in from there: one call per campaign.
+import { campaignPort } from "./campaign-port";
 import { type RunRow, isFinal } from "./runs";
 import { log } from "../lib/log";
 
@@ -19,8 +20,7 @@ export async function campaignCallIds(env: Env, rows: RunRow[]): Promise<Map<num
   await Promise.all(
     [...byCampaign].map(async ([campaignId, runs]) => {
       try {
-        const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)));
-        const ids = await stub.callIdsOf(runs.map((r) => ({ runId: r.id, contactId: r.contactId!, attempt: r.attempt! })));
+        const ids = await campaignPort(env, campaignId).callIdsOf(runs.map((r) => ({ runId: r.id, contactId: r.contactId!, attempt: r.attempt! })));
         for (const [runId, callId] of Object.entries(ids)) known.set(Number(runId), callId);
       } catch (err) {
         log("error", "campaign_call_ids_failed", { campaign_id: campaignId, error: String(err) });

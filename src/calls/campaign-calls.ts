@@ -37,3 +37,6 @@ export type CampaignCallStatus = CampaignCallRef & {
   status: CallStatus;
   at: string; // ISO time the carrier reported it
 };
+
+/** The disposition the voice agent chose for a campaign call, told to its campaign when the call's session ends. */
+export type RunOutcome = CampaignCallRef & { disposition: string };

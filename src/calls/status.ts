@@ -9,6 +9,7 @@ import { isoNow } from "../lib/clock";
 import { isMachine } from "../telephony/providers/kit";
 import type { CallStatus, StatusUpdate } from "../telephony/providers/types";
 import type { CampaignCallStatus } from "./campaign-calls";
+import { campaignPort } from "./campaign-port";
 import { organizationStub } from "../organizations/organization-object";
 import { RANK, isFinal, type RunRow } from "./runs";
 import { emitRunCompleted } from "../webhooks/run-events";
@@ -48,8 +49,7 @@ async function sendBatch(env: Env, campaignId: number): Promise<void> {
   if (!batch?.length) return; // an earlier caller's microtask sent it
   byCampaign!.delete(campaignId);
   try {
-    const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)));
-    const results = await stub.onCallStatuses(batch.map((w) => w.status));
+    const results = await campaignPort(env, campaignId).onCallStatuses(batch.map((w) => w.status));
     for (const [i, w] of batch.entries()) w.resolve(results[i] ?? { applied: false });
   } catch (err) {
     for (const w of batch) w.reject(err);

@@ -15,6 +15,7 @@ import { importCsv } from "./csv/import";
 import { rulesOf } from "./csv/rules";
 import type { CampaignState } from "./object-api";
 import { packContacts } from "./packed";
+import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 import { nextState, refusal } from "./transitions";
 import { CREATING } from "./view";
@@ -44,7 +45,7 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
   // 2. It takes contacts now (409 naming its state) before anything is read. The object checks again when the
   //    append opens and when it commits: this is only the early, cheap answer.
   const stub = campaignStub(env, campaignId);
-  const { state } = await stub.snapshot();
+  const { state } = unwrap(await stub.snapshot());
   if (!nextState(state, "append")) throw conflict(refusal(state, "append"));
   // 3. Its agent and configuration, whose rules the rows must meet (gone: a conflict with the campaign, as at start).
   const workflow = await getWorkflow(db, orgId, row.workflowId);
@@ -62,11 +63,14 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
   // 5. Every row, as at create, staged in the object; then all of them at once, or none.
   let token: string | null = null;
   try {
-    token = (await stub.beginAppend(orgId)).token;
+    token = unwrap(await stub.beginAppend(orgId)).token;
     const open = token;
-    const outcome = await importCsv(file.body, { ...rulesOf(spec), sink: { importContacts: (chunk) => stub.stageAppend(open, packContacts(chunk)) } });
+    const outcome = await importCsv(file.body, {
+      ...rulesOf(spec),
+      sink: { importContacts: async (chunk) => unwrap(await stub.stageAppend(open, packContacts(chunk))) },
+    });
     if (!outcome.ok) throw unprocessable(outcome.items);
-    const done = await stub.commitAppend(open, input.source_url);
+    const done = unwrap(await stub.commitAppend(open, input.source_url));
     token = null;
     return {
       campaign_id: campaignId,

@@ -23,6 +23,7 @@ import { CONFIG_GONE, redialCampaign } from "./redial";
 import { resultsCsv } from "./results-csv";
 import { nextState, refusal } from "./transitions";
 import type { CampaignState } from "./object-api";
+import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 import { CAMPAIGN_STATES, Campaign, CampaignLog, CREATING, campaignView } from "./view";
 
@@ -223,7 +224,7 @@ const MAX_KNOWN_CAMPAIGNS = 10_000;
 
 /** Refuses an operation the table does not allow, before any other check (409 naming the state). */
 async function currentState(env: Env, id: number): Promise<CampaignState> {
-  return (await campaignStub(env, id).snapshot()).state;
+  return unwrap(await campaignStub(env, id).snapshot()).state;
 }
 
 export const campaignControlRouter = createRouter()
@@ -234,7 +235,7 @@ export const campaignControlRouter = createRouter()
     const state = await currentState(c.env, campaign_id);
     if (!nextState(state, "start")) throw conflict(refusal(state, "start"));
     await requireDialable(c.env, orgId, row);
-    await campaignStub(c.env, campaign_id).start();
+    unwrap(await campaignStub(c.env, campaign_id).start());
     await audit(c, getDb(c.env), { action: "start", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
@@ -245,21 +246,21 @@ export const campaignControlRouter = createRouter()
     const state = await currentState(c.env, campaign_id);
     if (!nextState(state, "resume")) throw conflict(refusal(state, "resume"));
     await requireDialable(c.env, orgId, row);
-    await campaignStub(c.env, campaign_id).resume();
+    unwrap(await campaignStub(c.env, campaign_id).resume());
     await audit(c, getDb(c.env), { action: "resume", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, orgId, campaign_id), 200);
   })
   .openapi(pause, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
-    await campaignStub(c.env, campaign_id).pause();
+    unwrap(await campaignStub(c.env, campaign_id).pause());
     await audit(c, getDb(c.env), { action: "pause", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
   .openapi(cancel, async (c) => {
     const { campaign_id } = c.req.valid("param");
     await owned(c.env, c.get("orgId"), campaign_id);
-    await campaignStub(c.env, campaign_id).cancel();
+    unwrap(await campaignStub(c.env, campaign_id).cancel());
     await audit(c, getDb(c.env), { action: "cancel", resourceType: "campaign", resourceId: campaign_id });
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
   })
@@ -309,21 +310,21 @@ export const campaignControlRouter = createRouter()
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
     await owned(c.env, c.get("orgId"), campaign_id);
-    const page = await campaignStub(c.env, campaign_id).logs(limit, before);
+    const page = unwrap(await campaignStub(c.env, campaign_id).logs(limit, before));
     return c.json({ items: page.items.map(({ id: _id, ...entry }) => entry), next_cursor: page.next_before ? encodeCursor(page.next_before) : null }, 200);
   })
   .openapi(contacts, async (c) => {
     const { campaign_id } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");
     await owned(c.env, c.get("orgId"), campaign_id);
-    const page = await campaignStub(c.env, campaign_id).contacts(decodeCursor(cursor) ?? 0, limit);
+    const page = unwrap(await campaignStub(c.env, campaign_id).contacts(decodeCursor(cursor) ?? 0, limit));
     return c.json({ items: page.items, next_cursor: page.next ? encodeCursor(page.next) : null }, 200);
   })
   .openapi(eventsRoute, async (c) => {
     const { campaign_id } = c.req.valid("param");
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "Expected a WebSocket upgrade", { Upgrade: "websocket" });
     await owned(c.env, c.get("orgId"), campaign_id);
-    return (await c.env.CAMPAIGN.get(c.env.CAMPAIGN.idFromName(String(campaign_id))).fetch(c.req.raw)) as never;
+    return (await campaignStub(c.env, campaign_id).fetch(c.req.raw)) as never;
   })
   .openapi(resultsCsvRoute, async (c) => {
     const { campaign_id } = c.req.valid("param");

@@ -21,6 +21,7 @@ import type { CampaignMeta } from "./object-api";
 import { packContacts } from "./packed";
 import type { CampaignSettings } from "./settings";
 import { CREATING } from "./view";
+import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 
 export type CreateInput = {
@@ -110,7 +111,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
 
   if (background) {
     try {
-      await campaignStub(env, campaignId).beginImport(meta, spec);
+      unwrap(await campaignStub(env, campaignId).beginImport(meta, spec));
       await audited({ import: "background" }, sql`1`);
       return campaignId;
     } catch (err) {
@@ -122,10 +123,13 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
 
   const stub = campaignStub(env, campaignId);
   try {
-    await stub.initialize(meta);
-    const outcome = await importCsv(body!, { ...rulesOf(spec), sink: { importContacts: (chunk) => stub.importPacked(packContacts(chunk)) } });
+    unwrap(await stub.initialize(meta));
+    const outcome = await importCsv(body!, {
+      ...rulesOf(spec),
+      sink: { importContacts: async (chunk) => unwrap(await stub.importPacked(packContacts(chunk))) },
+    });
     if (!outcome.ok) throw unprocessable(outcome.items);
-    const { total } = await stub.finishImport();
+    const { total } = unwrap(await stub.finishImport());
     // Committed: from here on the campaign is visible. Guarded on `creating` so nothing else's write is undone.
     const [[done]] = await db.batch([
       db

@@ -1,26 +1,46 @@
-// Errors the campaign object throws across RPC. Workers RPC keeps an Error's message but not its class,
-// so the HTTP status travels in the message ("[409] Cannot pause ...") and routes map it back.
+// Refusals of the campaign object (a 404, 409 or 422 for the client) and how they cross RPC: as typed values. Workers
+// RPC keeps only an Error's message (not its class or fields), and a Durable Object method that throws is reported by
+// the runtime as an uncaught exception with its stack, once per refused request: a client asking to pause a draft
+// campaign is not a fault of the service. So the engine throws an EngineError, the object's methods answer a Result
+// (refusable), and the Worker's callers turn a refusal into the HTTP error (unwrap).
 import { ApiError } from "../lib/errors";
+
+export type RefusalStatus = 404 | 409 | 422;
+export type Refused = { ok: false; status: RefusalStatus; detail: string };
+/** What a refusable method of the campaign object answers. */
+export type Result<T> = { ok: true; value: T } | Refused;
 
 export class EngineError extends Error {
   constructor(
-    readonly status: 404 | 409 | 422,
+    readonly status: RefusalStatus,
     readonly detail: string,
   ) {
+    // The status in the message too: an EngineError that escapes (an alarm's) is logged with it.
     super(`[${status}] ${detail}`);
   }
 }
 
 export const engineConflict = (detail: string) => new EngineError(409, detail);
+export const campaignNotFound = () => new EngineError(404, "Campaign not found");
 
-const ENCODED = /^\[(404|409|422)\] ([\s\S]*)$/;
+/** Runs one engine operation: its value, or the refusal it threw (any other error is thrown on). */
+export async function refusable<T>(op: () => T | Promise<T>): Promise<Result<T>> {
+  try {
+    return { ok: true, value: await op() };
+  } catch (err) {
+    if (err instanceof EngineError) return { ok: false, status: err.status, detail: err.detail };
+    throw err;
+  }
+}
 
-/** The ApiError an error thrown by the campaign object stands for, or null when it is not one of ours. */
-export function engineErrorToApi(err: unknown): ApiError | null {
-  const msg = err instanceof Error ? err.message : typeof err === "string" ? err : null;
-  const m = msg ? ENCODED.exec(msg) : null;
-  if (!m) return null;
-  const status = Number(m[1]) as 404 | 409 | 422;
-  if (status === 422) return new ApiError(422, [{ loc: ["body"], msg: m[2], type: "value_error" }]);
-  return new ApiError(status, m[2]);
+/** The HTTP error a refusal stands for (a 422 located at the body). */
+export function refusalError(r: Refused): ApiError {
+  if (r.status === 422) return new ApiError(422, [{ loc: ["body"], msg: r.detail, type: "value_error" }]);
+  return new ApiError(r.status, r.detail);
+}
+
+/** The Worker's side of a refusable call: the value, or the refusal's HTTP error thrown. */
+export function unwrap<T>(r: Result<T>): T {
+  if (r.ok) return r.value;
+  throw refusalError(r);
 }

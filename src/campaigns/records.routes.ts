@@ -26,6 +26,7 @@ import {
   type SettingsPatch,
 } from "./settings";
 import { CAMPAIGN_STATES, Campaign, CREATING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
+import { refusalError, unwrap } from "./errors";
 import { campaignStub } from "./stub";
 
 const tags = ["campaigns"];
@@ -231,12 +232,9 @@ export const campaignRecordsRouter = createRouter()
     if (!row) throw notFound("Campaign");
     // The object's state is the truth (D1 mirrors it a moment later).
     // A campaign whose contacts went before a failure (a second DELETE finishing the first) has only its D1 row.
-    const state = await campaignStub(c.env, campaign_id)
-      .snapshot()
-      .then(
-        (s) => s.state,
-        (err) => (err instanceof ApiError && err.status === 404 ? row.state : Promise.reject(err)),
-      );
+    const snap = await campaignStub(c.env, campaign_id).snapshot();
+    if (!snap.ok && snap.status !== 404) throw refusalError(snap);
+    const state = snap.ok ? snap.value.state : row.state;
     const done = await deleteCampaign(c.env, db, orgId, { ...row, state }, campaignStub(c.env, campaign_id));
     await audit(c, db, { action: "delete", resourceType: "campaign", resourceId: campaign_id, summary: { name: row.name, ...done } });
     return c.body(null, 204);
@@ -252,7 +250,7 @@ export const campaignRecordsRouter = createRouter()
       if (body[k] !== undefined) (sent as Record<string, unknown>)[k] = body[k];
     }
     checkMerged(mergeSettings(completeSettings(current), sent), sent as Record<string, unknown>);
-    await campaignStub(c.env, campaign_id).updateSettings(sent);
+    unwrap(await campaignStub(c.env, campaign_id).updateSettings(sent));
     // Field names, with the values of the scalar ones (the pace and concurrency are what matter for accountability).
     const scalars = Object.fromEntries((["name", "max_concurrency", "rate_limit"] as const).filter((k) => sent[k] !== undefined).map((k) => [k, sent[k]]));
     await audit(c, getDb(c.env), { action: "update", resourceType: "campaign", resourceId: campaign_id, summary: { fields: Object.keys(sent), ...scalars } });

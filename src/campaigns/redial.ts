@@ -8,6 +8,7 @@ import { isoNow } from "../lib/clock";
 import { getDb } from "../lib/db";
 import { conflict } from "../lib/errors";
 import { CREATING } from "./view";
+import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 
 const PAGE = 1000;
@@ -20,7 +21,7 @@ export const CONFIG_GONE = "Cannot redial: the campaign's telephony configuratio
  */
 export async function redialCampaign(env: Env, parentId: number, outcomes: string[], configId: number, apiKeyId: number | null = null): Promise<number> {
   const parent = campaignStub(env, parentId);
-  const plan = await parent.redialPlan(outcomes);
+  const plan = unwrap(await parent.redialPlan(outcomes));
   const db = getDb(env);
   const name = `${plan.meta.name} (redial)`.slice(0, 255);
   const row = await db
@@ -47,15 +48,15 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
   const childId = row.id;
   const child = campaignStub(env, childId);
   try {
-    await child.initialize({ ...plan.meta, telephonyConfigurationId: configId, name, campaignId: childId, parentCampaignId: parentId });
+    unwrap(await child.initialize({ ...plan.meta, telephonyConfigurationId: configId, name, campaignId: childId, parentCampaignId: parentId }));
     let after = 0;
     for (;;) {
-      const page = await parent.redialContacts(outcomes, after, PAGE);
-      if (page.contacts.length) await child.importContacts(page.contacts);
+      const page = unwrap(await parent.redialContacts(outcomes, after, PAGE));
+      if (page.contacts.length) unwrap(await child.importContacts(page.contacts));
       if (page.next == null) break;
       after = page.next;
     }
-    const { total } = await child.finishImport();
+    const { total } = unwrap(await child.finishImport());
     await db.batch([
       db
         .update(campaigns)
@@ -67,7 +68,7 @@ export async function redialCampaign(env: Env, parentId: number, outcomes: strin
         { action: "redial", resourceType: "campaign", resourceId: parentId, summary: { redialed_campaign_id: childId, outcomes, total_rows: total } },
       ),
     ]);
-    await parent.linkRedial(childId, total);
+    unwrap(await parent.linkRedial(childId, total));
     return childId;
   } catch (err) {
     await child.discard().catch(() => undefined);

@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { extractedNames } from "../agent/graph";
 import { getDb } from "../lib/db";
 import type { ContactView } from "./engine/contact-runs";
+import { unwrap } from "./errors";
 import type { CampaignRpc } from "./stub";
 
 export const EXPORT_PAGE = 500;
@@ -77,7 +78,7 @@ export function resultsCsv(env: Env, orgId: number, stub: CampaignRpc, definitio
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (after === null) return controller.close();
-      const page = await stub.contacts(after, EXPORT_PAGE, true);
+      const page = unwrap(await stub.contacts(after, EXPORT_PAGE, true));
       let text = "";
       if (!layout) {
         // Every contact of a file has its columns; the first names them.

@@ -1,62 +1,18 @@
-// The campaign object addressed by campaign id (idFromName(String(id))), typed by its class: every RPC method is
-// async and returns plain data, so the class's own signatures describe the stub (and avoid deep RPC type mapping).
-// The one way the Worker reaches the object: its refusals arrive as the contract's HTTP errors (ApiError), mapped here.
+// The campaign object as the Worker's routes reach it: addressed by campaign id (calls/campaign-port.ts) and typed by
+// the class's own method signatures (plain data over RPC; this also avoids the runtime's deep RPC type mapping). Its
+// refusable methods answer a Result: callers unwrap it into the contract's HTTP error (errors.ts).
+import { campaignObject } from "../calls/campaign-port";
 import type { CampaignObject } from "./campaign-object";
-import { engineErrorToApi } from "./errors";
-import { FAULT_RETURNING_METHODS, isFault, type Fault } from "./faults";
 
-export type CampaignRpc = Pick<
-  CampaignObject,
-  | "initialize"
-  | "beginImport"
-  | "importContacts"
-  | "importPacked"
-  | "finishImport"
-  | "failSource"
-  | "discard"
-  | "beginAppend"
-  | "stageAppend"
-  | "commitAppend"
-  | "discardAppend"
-  | "snapshot"
-  | "progress"
-  | "progressFor"
-  | "logs"
-  | "contacts"
-  | "onRunOutcome"
-  | "start"
-  | "resume"
-  | "pause"
-  | "cancel"
-  | "updateSettings"
-  | "wake"
-  | "onCallStatus"
-  | "redialPlan"
-  | "redialContacts"
-  | "linkRedial"
->;
+/** The object's RPC methods (its methods that answer a promise; the runtime's own entry points left out). */
+export type CampaignRpc = {
+  [K in keyof CampaignObject as K extends "alarm" | "webSocketMessage" | "webSocketClose"
+    ? never
+    : CampaignObject[K] extends (...args: never[]) => Promise<unknown>
+      ? K
+      : never]: CampaignObject[K];
+};
 
-type Method = (...args: unknown[]) => Promise<unknown>;
-const MAPPED = new Set<PropertyKey>(FAULT_RETURNING_METHODS);
-
-/** The campaign's object; a refusal (a returned Fault or an encoded "[409] ..." error) rejects with its ApiError. */
 export function campaignStub(env: Env, campaignId: number): CampaignRpc {
-  const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(campaignId)));
-  return new Proxy(stub, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop);
-      if (!MAPPED.has(prop) || typeof value !== "function") return value;
-      return async (...args: unknown[]) => {
-        let r: unknown;
-        try {
-          // Called as a method of the stub: an RPC method stub has no real `apply` (it would be another RPC).
-          r = await (target as unknown as Record<PropertyKey, Method>)[prop](...args);
-        } catch (err) {
-          throw engineErrorToApi(err) ?? err;
-        }
-        if (isFault(r)) throw engineErrorToApi((r as Fault).__engine_fault) ?? new Error((r as Fault).__engine_fault);
-        return r;
-      };
-    },
-  }) as unknown as CampaignRpc;
+  return campaignObject(env, campaignId) as unknown as CampaignRpc;
 }

@@ -6,6 +6,7 @@ import { campaigns, telephonyConfigs, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { ValidationErrorSchema } from "../lib/schemas";
+import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./object-api";
@@ -160,7 +161,7 @@ export async function campaignView(env: Env, orgId: number, campaignId: number):
   const base = summaryView(flattenSummary(row));
   let snap: CampaignSnapshot;
   try {
-    snap = await campaignStub(env, campaignId).snapshot();
+    snap = unwrap(await campaignStub(env, campaignId).snapshot());
   } catch (err) {
     // The summary row is still a truthful (if slightly older) answer; the failure is logged, not hidden.
     console.warn(JSON.stringify({ level: "warning", event: "campaign_snapshot_failed", campaign_id: campaignId, error: String(err) }));

@@ -28,6 +28,7 @@ import {
   CONTEXT,
   LABEL,
 } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 /** The pool's carrier timeout (vitest.config.ts); the simulator hangs well past it. */
 const TIMEOUT_MS = Number((env as unknown as { CARRIER_TIMEOUT_MS?: string }).CARRIER_TIMEOUT_MS);
@@ -91,11 +92,11 @@ describe("a carrier that does not answer in time", () => {
     for (let i = 0; i < 3; i++) await runDurableObjectAlarm(stub);
     expect(originates(await simRequests(s.acct))).toHaveLength(1);
     expect(await campaignRuns()).toHaveLength(1);
-    const progress = await stub.progress();
+    const progress = unwrap(await stub.progress());
     expect(progress).toMatchObject({ state: "completed", failed: 1, failed_calls: 1, pending: 0, processed: 1 });
     // The contact's outcome is the carrier failure itself (`failed`, a breaker failure), not an unknown.
-    expect((await stub.redialPlan(["failed"])).count).toBe(1);
-    expect((await stub.redialPlan(["unknown"])).count).toBe(0);
+    expect(unwrap(await stub.redialPlan(["failed"])).count).toBe(1);
+    expect(unwrap(await stub.redialPlan(["unknown"])).count).toBe(0);
     // The engine's lease came back.
     const { organizationStub } = await import("../../src/organizations/organization-object");
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);

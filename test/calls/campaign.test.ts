@@ -29,6 +29,7 @@ import {
   simRequests,
   type Setup,
 } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 const request = (s: Setup, over: Partial<CampaignCallRequest> = {}): CampaignCallRequest => ({
   orgId: s.org.id,
@@ -85,7 +86,7 @@ describe("a real campaign object dialling through the calls module", () => {
     expect(await answerText(shown.provider_call_id)).toContain("<Say>Hi Cy, a quick question</Say>");
     expect(await runRow(run.id)).toMatchObject({ status: "completed", providerCallId: shown.provider_call_id });
     expect((await organizationStub(env, s.org.id).usage()).inUse).toBe(0);
-    const progress = await stub.progress();
+    const progress = unwrap(await stub.progress());
     expect(progress).toMatchObject({ completed: 1, processed: 1, pending: 0 });
     expect(progress.state).toBe("completed");
   });

@@ -16,6 +16,7 @@ import { seedCampaign, setupOrg } from "../campaigns/support";
 import { conversationCall, listen, listenLive, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
 import type { ScriptStep } from "../../src/agent/scripted-model";
 import { setup, type Setup } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 /** The callee's side of the seats conversation, until the agent hangs up. */
 async function wholeConversation(callee: CalleeStream) {
@@ -191,8 +192,8 @@ describe("a conversation on the media path", () => {
       state.storage.sql.exec("INSERT INTO attempts (contact_id, attempt, status, run_id, dialed_at) VALUES (1, 1, 'in_flight', ?, 0)", runId);
     });
     await wholeConversation(callee);
-    for (let i = 0; i < 50 && !Object.keys((await stub.progress()).dispositions).length; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await stub.progress()).dispositions).toEqual({ interested: 1 });
+    for (let i = 0; i < 50 && !Object.keys(unwrap(await stub.progress()).dispositions).length; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(unwrap(await stub.progress()).dispositions).toEqual({ interested: 1 });
   });
 
   it("a contact's text greeting opens the call in place of the Start node's, and is the message left on a machine", async () => {

@@ -10,6 +10,7 @@ import { getDb } from "../../src/lib/db";
 import { call } from "../helpers";
 import { createCampaign, goodCsv, upload } from "../campaigns/support";
 import { CALLEE, campaignId, campaignObject, setup, simRequests, type Setup } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 /** The agent's definition with its end node removed: saved fine, invalid for calls (no endCall, a dangling edge). */
 function brokenDefinition(s: Setup) {
@@ -91,9 +92,9 @@ describe("an agent with an invalid definition", () => {
     ]);
     await breakAgent(s);
     await stub.start();
-    for (let i = 0; i < 5 && (await stub.snapshot()).state === "running"; i++) await runDurableObjectAlarm(stub);
-    expect((await stub.snapshot()).state).toBe("paused");
-    const logs = (await stub.logs(10)).items as { event: string; message: string }[];
+    for (let i = 0; i < 5 && unwrap(await stub.snapshot()).state === "running"; i++) await runDurableObjectAlarm(stub);
+    expect(unwrap(await stub.snapshot()).state).toBe("paused");
+    const logs = unwrap(await stub.logs(10)).items as { event: string; message: string }[];
     expect(logs.find((l) => l.event === "dial_failed")?.message).toMatch(/Workflow definition is invalid/);
     expect(await runsOf(s.agent.id)).toEqual([]);
     expect((await simRequests(s.acct)).filter((r) => /Calls\.json$/.test(r.path))).toEqual([]);

@@ -13,6 +13,7 @@ import { certainlyNotPlaced, failedBeforeSending, originateFetch, refused, retry
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { call } from "../helpers";
 import { CALLEE, campaignObject, runRow, setup, simBusy, simFault, simRefuse, simRequests, type Recorded, type Setup, CONTEXT, LABEL } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 /** Requests that place a call (provisioning on save also POSTs, to application endpoints). */
 const originates = (reqs: Recorded[]) => reqs.filter((r) => r.method === "POST" && !/Application|call_control_applications|applications/.test(r.path));
@@ -115,11 +116,11 @@ describe("originate retry bounds", () => {
       { row: 2, phone_number: CALLEE, initial_context: {}, greeting_override: null },
     ]);
     await stub2.start();
-    for (let i = 0; i < 5 && !(await stub2.snapshot()).logs.some((l) => l.event === "dial_failed"); i++) await runDurableObjectAlarm(stub2);
-    const failed = (await stub2.snapshot()).logs.find((l) => l.event === "dial_failed");
+    for (let i = 0; i < 5 && !unwrap(await stub2.snapshot()).logs.some((l) => l.event === "dial_failed"); i++) await runDurableObjectAlarm(stub2);
+    const failed = unwrap(await stub2.snapshot()).logs.find((l) => l.event === "dial_failed");
     const reason = "Twilio refused the call (HTTP 429, code 20500): Too Many Requests (3 attempts)";
     expect(failed).toMatchObject({ level: "warning", message: expect.stringContaining(reason), details: { error: reason, kind: "carrier_refused" } });
-    expect((await stub2.snapshot()).logs.filter((l) => l.event === "dial_failed")).toHaveLength(1);
+    expect(unwrap(await stub2.snapshot()).logs.filter((l) => l.event === "dial_failed")).toHaveLength(1);
   });
 });
 

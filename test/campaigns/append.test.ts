@@ -11,6 +11,7 @@ import { clock } from "../../src/lib/clock";
 import { call, createOrg } from "../helpers";
 import { type FakeCarrier, advance, campaignStub, errorOf, resetWorld, sqlOf, tick } from "./engine-harness";
 import { CAMPAIGNS, createWorkflow, definition, goodCsv, phone, setupOrg, upload } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 const limits = { ...appendLimits };
 let carrier: FakeCarrier;
@@ -256,13 +257,13 @@ describe("appending contacts to a campaign", () => {
     const chunk = [{ row: 2, phone_number: phone(70), initial_context: { first_name: "Late" }, greeting_override: null }];
 
     // The file is being read (opened and partly staged) when the campaign's only call ends.
-    const { token } = (await stub.beginAppend(w.org.id)) as { token: string };
+    const { token } = unwrap(await stub.beginAppend(w.org.id)) as { token: string };
     await stub.stageAppend(token, packContacts(chunk));
     await carrier.report(carrier.open(id)[0], "completed");
     await tick(stub);
     expect(await progress(w, id)).toMatchObject({ state: "running", total: 1, completed: 1 });
     // The commit adds the contact, and the campaign dials it and then completes.
-    expect(await stub.commitAppend(token, "second.csv")).toMatchObject({ added: 1, state: "running", total_rows: 2 });
+    expect(unwrap(await stub.commitAppend(token, "second.csv"))).toMatchObject({ added: 1, state: "running", total_rows: 2 });
     await tick(stub);
     expect(carrier.dialsOf(id, phone(70))).toHaveLength(1);
     await carrier.report(carrier.open(id)[0], "completed");
@@ -273,7 +274,7 @@ describe("appending contacts to a campaign", () => {
     const stub2 = campaignStub(id2);
     expect((await call("POST", `${CAMPAIGNS}/${id2}/start`, { key: w.key })).status).toBe(200);
     await tick(stub2);
-    const second = (await stub2.beginAppend(w.org.id)) as { token: string };
+    const second = unwrap(await stub2.beginAppend(w.org.id)) as { token: string };
     await carrier.report(carrier.open(id2)[0], "completed");
     expect((await progress(w, id2)).state).toBe("running");
     expect(await stub2.discardAppend(second.token)).toEqual({ discarded: true });
@@ -316,14 +317,14 @@ describe("appending contacts to a campaign", () => {
     const before = await progress(w, id);
 
     // A Worker that staged part of a file and died: its batch is opened and filled but never committed.
-    const { token } = (await stub.beginAppend(w.org.id)) as { token: string };
+    const { token } = unwrap(await stub.beginAppend(w.org.id)) as { token: string };
     const chunk = Array.from({ length: 3 }, (_, i) => ({
       row: i + 2,
       phone_number: phone(40 + i),
       initial_context: { first_name: "X" },
       greeting_override: null,
     }));
-    expect(await stub.stageAppend(token, packContacts(chunk))).toMatchObject({ inserted: 3, duplicates: [] });
+    expect(unwrap(await stub.stageAppend(token, packContacts(chunk)))).toMatchObject({ inserted: 3, duplicates: [] });
     expect(await staged(id)).toBe(3);
     await tick(stub);
     expect(await progress(w, id)).toEqual(before);
@@ -343,7 +344,7 @@ describe("appending contacts to a campaign", () => {
     for (let i = 40; i < 43; i++) expect(carrier.dialsOf(id, phone(i))).toHaveLength(0);
 
     // A batch gone stale without its timer having run yet is dropped by the next append, which goes through.
-    const second = (await stub.beginAppend(w.org.id)) as { token: string };
+    const second = unwrap(await stub.beginAppend(w.org.id)) as { token: string };
     await stub.stageAppend(second.token, packContacts(chunk));
     clock.set(clock.now() + appendLimits.staleMs);
     const next = await append(w, id, goodCsv(1, 60));

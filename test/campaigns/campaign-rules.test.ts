@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { call } from "../helpers";
 import { FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
 import { draftCampaign as draft, setupOrg } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 const draftCampaign = (o: Parameters<typeof draft>[0], n = 3) => draft(o, n, "review");
 
 let carrier: FakeCarrier;
@@ -21,12 +22,12 @@ describe("review: redial body (malformed JSON is 422 json_invalid)", () => {
     expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
     await tick(stub);
     for (const s of carrier.open(id)) await carrier.report(s, "busy");
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
 
     const bad = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, raw: '{"outcomes": ["busy"' });
     expect(bad.status, bad.text).toBe(422);
     expect(bad.json.detail[0]).toMatchObject({ loc: ["body"], type: "json_invalid" });
-    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+    expect(unwrap(await stub.snapshot()).redialed_campaign_id).toBeNull();
 
     // No body at all still means the default outcomes.
     const child = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key });
@@ -39,7 +40,7 @@ describe("review: progress percentages (processed / total × 100)", () => {
   it("is exactly processed / total × 100, in both field sets", async () => {
     const { stub } = await makeCampaign({ contacts: 3, settings: { rate_limit: 1, max_concurrency: 1 }, start: true });
     await tick(stub);
-    const p = await stub.progress();
+    const p = unwrap(await stub.progress());
     expect([p.processed, p.total]).toEqual([1, 3]);
     expect(p.progress_percentage).toBe((1 / 3) * 100);
     expect(p.completion_percentage).toBe((1 / 3) * 100);
@@ -54,7 +55,7 @@ describe("review: redial of an archived agent's campaign (archived agents take n
     expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
     await tick(stub);
     for (const s of carrier.open(id)) await carrier.report(s, "no_answer");
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
     const campaignsOf = async () => (await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE org_id = ?").bind(o.org.id).first<{ n: number }>())!.n;
     const before = await campaignsOf();
 
@@ -63,7 +64,7 @@ describe("review: redial of an archived agent's campaign (archived agents take n
     expect(refused.status, refused.text).toBe(409);
     expect(refused.json).toEqual({ detail: "Workflow is archived" });
     expect(await campaignsOf()).toBe(before);
-    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+    expect(unwrap(await stub.snapshot()).redialed_campaign_id).toBeNull();
 
     expect((await call("PUT", `/api/v1/workflow/${o.workflowId}/status`, { key: o.org.key, body: { status: "active" } })).status).toBe(200);
     const child = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key });
@@ -84,15 +85,15 @@ describe("review: breaker window reset on start/resume from paused", () => {
       await tick(stub);
       const calls = carrier.open(id);
       for (let i = 0; i < 4; i++) await carrier.report(calls[i], "failed");
-      expect((await stub.snapshot()).state).toBe("running"); // 4 < min_calls_in_window
+      expect(unwrap(await stub.snapshot()).state).toBe("running"); // 4 < min_calls_in_window
       await carrier.report(calls[4], "failed");
-      expect((await stub.snapshot()).state).toBe("paused");
+      expect(unwrap(await stub.snapshot()).state).toBe("paused");
       // No time passes: the user reacts at once (the clock is the same millisecond).
-      const again = await stub[op]();
+      const again = unwrap(await stub[op]());
       expect(again.state).toBe("running");
       expect(again.logs[0].event).toBe("campaign_resumed");
       // One more failure after the reset is 1 of 1 finished: below min_calls_in_window, so no trip.
       await carrier.report(calls[5], "failed");
-      expect((await stub.snapshot()).state).toBe("running");
+      expect(unwrap(await stub.snapshot()).state).toBe("running");
     });
 });

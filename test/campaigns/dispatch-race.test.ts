@@ -6,7 +6,7 @@
 // contact's next attempt. Each case below needs one of the two: the other cannot cover for it there.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { leaseIdFor } from "../../src/campaigns/campaign-object";
+import { leaseIdFor } from "../../src/campaigns/engine/round";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import { clock } from "../../src/lib/clock";
 import type { LeaseRequest, LeaseResult } from "../../src/organizations/leases";
@@ -76,9 +76,9 @@ async function raceTwoRounds(stub: CampaignStub): Promise<Race> {
   holding = 2;
   const race: Race = { stub, a: { done: false, error: null }, b: { done: false, error: null }, starts: new Set() };
   await runInDurableObject(stub, (instance) => {
-    const obj = instance as unknown as { dispatchRound(mine: Set<Promise<void>>): Promise<boolean> };
+    const { dispatch } = instance as unknown as { dispatch: { round(mine: Set<Promise<void>>): Promise<boolean> } };
     for (const r of [race.a, race.b])
-      obj.dispatchRound(race.starts).then(
+      dispatch.round(race.starts).then(
         () => void Object.assign(r, { done: true }),
         (err) => void Object.assign(r, { done: true, error: err }),
       );

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { numberZoneKey } from "../../src/telephony/number-zones";
 import { FakeCarrier, advance, makeCampaign, orgStub, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -31,7 +32,7 @@ describe("dispatch", () => {
       initialContext: { i: "0" },
       leaseId: `campaign:${id}:${req.contactId}:1`,
     });
-    const p = await stub.progress();
+    const p = unwrap(await stub.progress());
     expect(p).toMatchObject({ state: "running", total: 10, processed: 3, pending: 7, in_progress: 3 });
   });
 
@@ -95,10 +96,10 @@ describe("concurrency caps", () => {
       },
     });
     expect(peak).toBe(5); // the cap was actually reached
-    expect((await a.stub.snapshot()).state).toBe("completed");
-    expect((await b.stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await a.stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await b.stub.snapshot()).state).toBe("completed");
     expect((await orgStub(orgId).usage()).inUse).toBe(0);
-    const logs = [...(await a.stub.logs(100)).items, ...(await b.stub.logs(100)).items];
+    const logs = [...unwrap(await a.stub.logs(100)).items, ...unwrap(await b.stub.logs(100)).items];
     expect(logs.some((l) => l.event === "org_cap_reached")).toBe(true);
   });
 
@@ -110,7 +111,7 @@ describe("concurrency caps", () => {
     await stub.start();
     await tick(stub);
     expect(carrier.open(id)).toHaveLength(1);
-    expect((await stub.snapshot()).logs[0]).toMatchObject({ event: "org_cap_reached", level: "warning", details: { in_use: 3, cap: 3 } });
+    expect(unwrap(await stub.snapshot()).logs[0]).toMatchObject({ event: "org_cap_reached", level: "warning", details: { in_use: 3, cap: 3 } });
     // A single call ends: the organization wakes the waiting campaign, which dials into the freed slot.
     await orgStub(orgId).release("single:a");
     await tick(stub);
@@ -257,7 +258,7 @@ describe("calling rules read beside dispatch", () => {
     await carrier.report(carrier.open(id)[0], "completed");
     await tick(stub);
     expect(carrier.started).toHaveLength(3);
-    expect((await stub.progress()).calling_rules.held_local_hours).toBe(7);
+    expect(unwrap(await stub.progress()).calling_rules.held_local_hours).toBe(7);
   });
 });
 
@@ -267,14 +268,14 @@ describe("pause and settings", () => {
     await tick(stub);
     const inFlight = carrier.open(id);
     expect(inFlight).toHaveLength(3);
-    const paused = await stub.pause();
+    const paused = unwrap(await stub.pause());
     expect(paused.logs[0]).toMatchObject({ event: "campaign_paused", details: { in_progress: 3 } });
     await carrier.report(inFlight[0], "completed");
     await carrier.report(inFlight[1], "no_answer");
     await advance(600_000, stub); // the no_answer retry comes due, but nothing dials while paused
     expect(carrier.started).toHaveLength(3);
     await carrier.report(inFlight[2], "completed");
-    const p = await stub.progress();
+    const p = unwrap(await stub.progress());
     expect(p).toMatchObject({ state: "paused", completed: 2, processed: 3, in_progress: 0, pending: 3 });
     await stub.resume();
     await tick(stub);
@@ -301,7 +302,7 @@ describe("pause and settings", () => {
     for (const s of carrier.open(id)) await carrier.report(s, "completed");
     await tick(stub);
     expect(carrier.open(id)).toHaveLength(1);
-    expect((await stub.snapshot()).logs.some((l) => l.event === "settings_updated")).toBe(true);
+    expect(unwrap(await stub.snapshot()).logs.some((l) => l.event === "settings_updated")).toBe(true);
   });
 
   it("cancel skips pending contacts while calls in progress finish and are recorded", async () => {
@@ -310,15 +311,15 @@ describe("pause and settings", () => {
     const [a, b] = carrier.open(id);
     await carrier.report(a, "busy"); // awaiting retry: skipped by cancel
     await tick(stub);
-    const snap = await stub.cancel();
+    const snap = unwrap(await stub.cancel());
     expect(snap.logs[0]).toMatchObject({ event: "campaign_cancelled", details: { skipped: 3, in_progress: 2 } });
     await carrier.report(b, "completed");
     await advance(3600_000, stub);
     expect(carrier.started).toHaveLength(3);
-    const p = await stub.progress();
+    const p = unwrap(await stub.progress());
     expect(p).toMatchObject({ state: "cancelled", completed: 1, failed: 1, pending: 2, in_progress: 1 });
     await carrier.report(carrier.open(id)[0], "no_answer"); // finishes and is recorded, never retried
-    expect((await stub.progress()).in_progress).toBe(0);
+    expect(unwrap(await stub.progress()).in_progress).toBe(0);
     expect(await sqlOf(stub, "SELECT count(*) AS n FROM timers WHERE kind = 'retry'")).toEqual([{ n: 0 }]);
   });
 });

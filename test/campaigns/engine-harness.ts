@@ -1,7 +1,6 @@
 // Test support for the campaign engine: a controllable clock, a fake carrier behind the call-starter seam, and a
 // driver that moves time only through alarms (runDurableObjectAlarm) and the clock. No real sleeps, no real timers.
 import { env } from "cloudflare:workers";
-import { isFault } from "../../src/campaigns/faults";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import type { ContactInput } from "../../src/campaigns/object-api";
@@ -181,9 +180,9 @@ export const sqlOf = <T extends Record<string, SqlStorageValue>>(stub: CampaignS
 /** The message an RPC rejects with (awaited directly: `.rejects` on RPC promises reports them as unhandled). */
 export async function errorOf(p: Promise<unknown>): Promise<string> {
   try {
-    // The object returns its refusals as values (src/campaigns/faults.ts); a raw stub hands them over as such.
-    const r = await p;
-    if (isFault(r)) return r.__engine_fault;
+    // The object answers its refusals as values (src/campaigns/errors.ts); a raw stub hands them over as such.
+    const r = (await p) as { ok?: boolean; status?: number; detail?: string } | null;
+    if (r?.ok === false) return `[${r.status}] ${r.detail}`;
   } catch (err) {
     return (err as Error).message;
   }

@@ -4,6 +4,7 @@ import { errorOf } from "./engine-harness";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { unwrap } from "../../src/campaigns/errors";
 
 let next = 900_000;
 const stubFor = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
@@ -23,12 +24,12 @@ describe("campaign object: creation RPCs", () => {
     const id = ++next;
     const stub = stubFor(id);
     await stub.initialize(meta(id));
-    const a = await stub.importContacts([contact(2, "+14155550100"), contact(3, "+14155550101"), contact(4, "+14155550100")]);
+    const a = unwrap(await stub.importContacts([contact(2, "+14155550100"), contact(3, "+14155550101"), contact(4, "+14155550100")]));
     expect(a).toEqual({ inserted: 2, duplicates: [{ row: 4, phone_number: "+14155550100", first_row: 2 }] });
-    const b = await stub.importContacts([contact(5, "+14155550101"), contact(6, "+14155550102")]);
+    const b = unwrap(await stub.importContacts([contact(5, "+14155550101"), contact(6, "+14155550102")]));
     expect(b).toEqual({ inserted: 1, duplicates: [{ row: 5, phone_number: "+14155550101", first_row: 3 }] });
-    expect(await stub.finishImport()).toEqual({ total: 3 });
-    const snap = await stub.snapshot();
+    expect(unwrap(await stub.finishImport())).toEqual({ total: 3 });
+    const snap = unwrap(await stub.snapshot());
     expect(snap).toMatchObject({ id, state: "draft", counts: { total: 3, pending: 3, processed: 0, executed: 0, queued: 3 } });
     expect(snap.settings).toEqual(DEFAULT_SETTINGS);
     expect(snap.logs.map((l) => l.event)).toEqual(["source_sync_completed", "campaign_created"]);
@@ -49,11 +50,11 @@ describe("campaign object: creation RPCs", () => {
       initial_context: { name: `${odd}${i}`, note: i % 500 === 1 ? wide : "" },
       greeting_override: i % 3 === 0 ? { type: "text" as const, text: `Hi ${odd}` } : i % 3 === 1 ? null : { type: "audio" as const, recordingId: "rec-1" },
     }));
-    const res = await stub.importContacts(chunk);
+    const res = unwrap(await stub.importContacts(chunk));
     const expected = chunk.filter((c, i) => i >= 1_000 && i % 100 === 0).map((c) => ({ row: c.row, phone_number: c.phone_number, first_row: c.row - 997 }));
     expect(res).toEqual({ inserted: 3_000 - expected.length, duplicates: expected });
     // A second chunk: repeats of the first chunk's numbers and of its own.
-    const again = await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]);
+    const again = unwrap(await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]));
     expect(again).toEqual({
       inserted: 1,
       duplicates: [
@@ -80,7 +81,7 @@ describe("campaign object: creation RPCs", () => {
       expect(readCounts(db)).toEqual(recount(db));
       expect(readCounts(db)).toMatchObject({ total: kept.length + 1, pending: kept.length + 1, queued: kept.length + 1 });
     });
-    expect(await stub.finishImport()).toEqual({ total: 3_000 - expected.length + 1 });
+    expect(unwrap(await stub.finishImport())).toEqual({ total: 3_000 - expected.length + 1 });
   });
 
   it("initialize is idempotent for the same campaign and refuses another", async () => {
@@ -89,7 +90,7 @@ describe("campaign object: creation RPCs", () => {
     await stub.initialize(meta(id));
     await stub.initialize(meta(id));
     expect(await errorOf(stub.initialize(meta(id + 1)))).toMatch("[409]");
-    expect((await stub.snapshot()).logs).toHaveLength(1);
+    expect(unwrap(await stub.snapshot()).logs).toHaveLength(1);
   });
 
   it("snapshot of an object never initialized is a 404", async () => {
@@ -101,7 +102,7 @@ describe("campaign object: creation RPCs", () => {
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     await stub.finishImport();
-    const s = await stub.updateSettings({ max_concurrency: 3, retry_config: { max_retries: 5 } });
+    const s = unwrap(await stub.updateSettings({ max_concurrency: 3, retry_config: { max_retries: 5 } }));
     expect(s.settings.max_concurrency).toBe(3);
     expect(s.settings.retry_config).toEqual({ ...DEFAULT_SETTINGS.retry_config, max_retries: 5 });
     expect(await errorOf(stub.updateSettings({ rate_limit: 51 }))).toMatch("[422]");
@@ -119,7 +120,7 @@ describe("campaign object: creation RPCs", () => {
     const rows = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec("SELECT count(*) AS n FROM contacts").one().n);
     expect(rows).toBe(0);
     await stub.initialize(meta(id));
-    expect((await stub.snapshot()).counts.total).toBe(0);
+    expect(unwrap(await stub.snapshot()).counts.total).toBe(0);
   });
 });
 

@@ -7,6 +7,7 @@ import type { CampaignObject } from "../../src/campaigns/campaign-object";
 import { clock } from "../../src/lib/clock";
 import { createOrg } from "../helpers";
 import { FakeCarrier, advance, campaignStub, makeCampaign, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -31,7 +32,7 @@ describe("restarts", () => {
       },
     });
     expectNoDoubleDial(id);
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.state).toBe("completed");
     expect(snap.counts.total).toBe(12);
     expect(snap.counts.completed + snap.counts.failed).toBe(12);
@@ -51,7 +52,7 @@ describe("restarts", () => {
     const stub = campaignStub(id); // stubs of an aborted object are broken: take a fresh one
     carrier.decide = () => ({ ok: true, runId: 0, providerCallId: null });
     // Waking (any call) reconciles before anything else happens.
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.logs.find((l) => l.event === "attempt_reconciled")).toMatchObject({
       level: "warning",
       details: { contact_id: carrier.started[0].req.contactId, attempt: 1 },
@@ -59,7 +60,7 @@ describe("restarts", () => {
     await simulate(carrier, [stub], { untilMs: clock.now() + 3600_000, plan: () => ({ durationMs: 2000, outcome: "completed" }) });
     expectNoDoubleDial(id);
     expect(carrier.dialsOf(id, carrier.started[0].req.phoneNumber)).toHaveLength(1);
-    const done = await stub.snapshot();
+    const done = unwrap(await stub.snapshot());
     expect(done.state).toBe("completed");
     expect(done.counts).toMatchObject({ total: 4, processed: 4, completed: 3, failed: 1, executed: 4, failed_calls: 1 });
     expect(await sqlOf(stub, "SELECT outcome FROM contacts WHERE id = ?", carrier.started[0].req.contactId)).toEqual([{ outcome: "unknown" }]);
@@ -131,7 +132,7 @@ describe("restarts", () => {
     expect(await sqlOf(stub, "SELECT status FROM attempts")).toEqual([{ status: "unknown" }]);
     await advance(3600_000, stub);
     expect(carrier.dialsOf(id, starts[0].req.phoneNumber)).toHaveLength(1);
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
   });
 });
 
@@ -156,9 +157,9 @@ describe("the alarm", () => {
     // Make one contact's retry timer blow up whenever it fires.
     const bad = a.req.contactId;
     await runInDurableObject(stub, (instance: CampaignObject) => {
-      const inst = instance as unknown as { fireTimer: (t: { kind: string; ref: number }, now: number) => Promise<void> };
-      const original = inst.fireTimer.bind(instance);
-      inst.fireTimer = async (t, now) => {
+      const inst = (instance as unknown as { alarms: { fire: (t: { kind: string; ref: number }, now: number) => Promise<void> } }).alarms;
+      const original = inst.fire.bind(inst);
+      inst.fire = async (t, now) => {
         if (t.kind === "retry" && t.ref === bad) throw new Error("corrupt row");
         return original(t, now);
       };
@@ -166,7 +167,7 @@ describe("the alarm", () => {
     await advance(121_000, stub);
     expect(carrier.dialsOf(id, b.req.phoneNumber)).toHaveLength(2); // the healthy retry fired
     expect(carrier.dialsOf(id, a.req.phoneNumber)).toHaveLength(1);
-    const failures = () => stub.logs(100).then((p) => p.items.filter((l) => l.event === "timer_failed"));
+    const failures = () => stub.logs(100).then((p) => unwrap(p).items.filter((l) => l.event === "timer_failed"));
     expect((await failures())[0]).toMatchObject({ level: "error", details: { kind: "retry", ref: bad, fails: 1 } });
     await advance(20 * 60_000, stub);
     const all = await failures();

@@ -2,6 +2,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { FakeCarrier, advance, makeCampaign, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -39,7 +40,7 @@ describe("retries", () => {
       expect(d2.at - ends.get(d1.runId)!).toBeLessThan(301_000);
       expect(d3.at - ends.get(d2.runId)!).toBeGreaterThanOrEqual(300_000);
     }
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.state).toBe("completed");
     expect(snap.counts).toMatchObject({ total: 7, processed: 7, completed: 1, failed: 6, executed: 11, queued: 11, failed_calls: 9 });
   });
@@ -72,7 +73,7 @@ describe("retries", () => {
     await carrier.report(carrier.open(id)[0], "busy");
     await advance(3600_000, stub);
     expect(carrier.started).toHaveLength(1);
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
   });
 });
 
@@ -89,13 +90,13 @@ describe("circuit breaker", () => {
     const calls = carrier.open(id);
     const sequence = ["failed", "completed", "completed", "completed", "failed"] as const; // 1/4, then 2/5 = 0.4
     for (const [i, o] of sequence.entries()) await carrier.report(calls[i], o);
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
     await carrier.report(calls[5], "busy"); // not a failure: 2/6
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
     await carrier.report(calls[6], "failed"); // 3/7 < 0.5
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
     await carrier.report(calls[7], "failed"); // 4/8 = 0.5: trips
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.state).toBe("paused");
     expect(snap.logs.map((l) => l.event).slice(0, 2)).toEqual(["campaign_paused", "circuit_breaker_tripped"]);
     expect(snap.logs[1]).toMatchObject({ level: "warning", details: { failures: 4, finished: 8, failure_threshold: 0.5 } });
@@ -109,12 +110,12 @@ describe("circuit breaker", () => {
     await carrier.report(calls[9], "failed");
     for (const call of carrier.open(id)) await carrier.report(call, "completed");
     expect(carrier.started).toHaveLength(dialed);
-    expect((await stub.progress()).in_progress).toBe(0);
+    expect(unwrap(await stub.progress()).in_progress).toBe(0);
     // Resume resets the window: one more failure alone does not trip it again.
     await stub.resume();
     await tick(stub);
     await carrier.report(carrier.open(id)[0], "failed");
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
   });
 
   it("carrier refusals count as failures; old failures slide out of the window", async () => {
@@ -130,16 +131,16 @@ describe("circuit breaker", () => {
     await tick(stub);
     await advance(2000, stub);
     expect(carrier.started).toHaveLength(3);
-    expect((await stub.snapshot()).logs.filter((l) => l.event === "dial_failed")).toHaveLength(3);
-    expect((await stub.snapshot()).state).toBe("running"); // 3 < min_calls_in_window
+    expect(unwrap(await stub.snapshot()).logs.filter((l) => l.event === "dial_failed")).toHaveLength(3);
+    expect(unwrap(await stub.snapshot()).state).toBe("running"); // 3 < min_calls_in_window
     await advance(130_000, stub);
     await carrier.report(carrier.open(id)[0], "completed");
-    expect((await stub.snapshot()).state).toBe("running"); // the refusals are out of the window
+    expect(unwrap(await stub.snapshot()).state).toBe("running"); // the refusals are out of the window
     // Every start refused: the round already under way finishes (its calls were started together), then nothing more.
     const refused = await makeCampaign({ contacts: 30, settings: { rate_limit: 50, max_concurrency: 10, circuit_breaker: breaker }, start: true });
     carrier.decide = () => ({ ok: false, runId: null, kind: "invalid_number", message: "not dialable" });
     await tick(refused.stub);
-    expect((await refused.stub.snapshot()).state).toBe("paused");
+    expect(unwrap(await refused.stub.snapshot()).state).toBe("paused");
     await advance(600_000, refused.stub);
     expect(carrier.started.filter((s) => s.req.campaignId === refused.id)).toHaveLength(10);
     expect(await sqlOf(refused.stub, "SELECT count(*) AS n FROM attempts WHERE status = 'failed' AND failure = 1")).toEqual([{ n: 10 }]);

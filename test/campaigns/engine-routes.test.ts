@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
 import { FakeCarrier, advance, campaignStub, resetWorld, tick } from "./engine-harness";
 import { draftCampaign, setupOrg } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -20,7 +21,7 @@ async function completedWithOneOfEachOutcome() {
   await tick(stub);
   const outcomes = ["completed", "busy", "no_answer", "voicemail", "failed"] as const;
   for (const [i, s] of carrier.open(id).entries()) await carrier.report(s, outcomes[i]);
-  expect((await stub.snapshot()).state).toBe("completed");
+  expect(unwrap(await stub.snapshot()).state).toBe("completed");
   return { o, id, stub };
 }
 
@@ -192,7 +193,7 @@ describe("campaign operations over HTTP", () => {
       expect(bad.status, bad.text).toBe(422);
       expect(bad.json.detail[0]).toMatchObject({ loc: ["body"], type: "json_invalid" });
     }
-    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+    expect(unwrap(await stub.snapshot()).redialed_campaign_id).toBeNull();
 
     // `call` sends Content-Type: application/json with any raw body, the empty one included.
     for (const raw of ["", " \r\n"]) {

@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/call-length";
 import { clock } from "../../src/lib/clock";
 import { FakeCarrier, advance, errorOf, makeCampaign, orgStub, resetWorld, sqlOf, tick, type CampaignStub } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -20,7 +21,7 @@ async function inState(state: string): Promise<CampaignStub> {
   if (state === "completed") await stub.start();
   if (state === "cancelled") await stub.cancel();
   if (state === "failed") await stub.failSource("R2 object vanished");
-  expect((await stub.snapshot()).state).toBe(state);
+  expect(unwrap(await stub.snapshot()).state).toBe(state);
   return stub;
 }
 
@@ -38,7 +39,7 @@ describe("transitions", () => {
       it(`${from} + ${op} → ${allowed[op] ?? "409"}`, async () => {
         const stub = await inState(from);
         if (allowed[op]) {
-          const snap = await stub[op]();
+          const snap = unwrap(await stub[op]());
           expect(snap.state).toBe(allowed[op]);
           const event = {
             start: from === "paused" ? "campaign_resumed" : "campaign_started",
@@ -49,24 +50,24 @@ describe("transitions", () => {
           expect(snap.logs[0].event).toBe(event);
         } else {
           expect(await errorOf(stub[op]())).toBe(`[409] Cannot ${op} a campaign in state '${from}'`);
-          expect((await stub.snapshot()).state).toBe(from);
+          expect(unwrap(await stub.snapshot()).state).toBe(from);
         }
       });
 
   it("source failure: draft and running fail (logged), finished states refuse", async () => {
     for (const from of ["draft", "running"]) {
       const stub = await inState(from);
-      const snap = await stub.failSource("unreadable");
+      const snap = unwrap(await stub.failSource("unreadable"));
       expect(snap.state).toBe("failed");
       expect(snap.logs.map((l) => l.event).slice(0, 2)).toEqual(["campaign_failed", "source_sync_failed"]);
-      expect((await stub.progress()).source_sync).toMatchObject({ status: "failed", error: "unreadable" });
+      expect(unwrap(await stub.progress()).source_sync).toMatchObject({ status: "failed", error: "unreadable" });
     }
     expect(await errorOf((await inState("paused")).failSource("x"))).toBe("[409] Cannot fail a campaign in state 'paused'");
   });
 
   it("an empty campaign completes the moment it starts", async () => {
     const { stub } = await makeCampaign({ contacts: 0 });
-    const snap = await stub.start();
+    const snap = unwrap(await stub.start());
     expect(snap.state).toBe("completed");
     expect(snap.completed_at).toBe(new Date(clock.now()).toISOString());
   });
@@ -79,10 +80,10 @@ describe("completion", () => {
     const [a, b, c] = carrier.open(id);
     await carrier.report(a, "completed");
     await carrier.report(b, "declined");
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
     clock.advance(1234);
     await carrier.report(c, "completed");
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.state).toBe("completed");
     expect(snap.completed_at).toBe(new Date(clock.now()).toISOString());
     expect(snap.counts).toMatchObject({ total: 3, processed: 3, completed: 2, failed: 1, pending: 0, in_progress: 0, executed: 3, queued: 3, failed_calls: 1 });
@@ -93,10 +94,10 @@ describe("completion", () => {
     const { id, stub } = await makeCampaign({ contacts: 1, settings: { rate_limit: 10 }, start: true });
     await tick(stub);
     await carrier.report(carrier.open(id)[0], "busy");
-    expect((await stub.snapshot()).state).toBe("running");
+    expect(unwrap(await stub.snapshot()).state).toBe("running");
     await advance(120_000, stub);
     await carrier.report(carrier.open(id)[0], "completed");
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
   });
 });
 
@@ -108,20 +109,20 @@ describe("call statuses", () => {
     expect((await carrier.report(a, "in_progress")).applied).toBe(true);
     expect((await carrier.report(a, "ringing")).applied).toBe(false); // behind in_progress
     expect((await carrier.report(a, "completed")).applied).toBe(true);
-    const before = await stub.snapshot();
+    const before = unwrap(await stub.snapshot());
     const attemptsBefore = await sqlOf(stub, "SELECT * FROM attempts ORDER BY id");
     const timersBefore = await sqlOf(stub, "SELECT kind, ref, due FROM timers ORDER BY kind, ref");
     for (const late of ["completed", "busy", "ringing", "failed", "unknown", "in_progress"] as const)
       expect((await carrier.report(a, late)).applied).toBe(false);
     expect(await sqlOf(stub, "SELECT * FROM attempts ORDER BY id")).toEqual(attemptsBefore);
     expect(await sqlOf(stub, "SELECT kind, ref, due FROM timers ORDER BY kind, ref")).toEqual(timersBefore);
-    const after = await stub.snapshot();
+    const after = unwrap(await stub.snapshot());
     expect(after.counts).toEqual(before.counts);
     expect(after.logs).toEqual(before.logs);
     // b: a busy (retried later), then a duplicate busy: still one retry, one failed call.
     await carrier.report(b, "busy");
     await carrier.report(b, "busy");
-    expect((await stub.snapshot()).counts).toMatchObject({ failed_calls: 1, awaiting_retry: 1, executed: 2 });
+    expect(unwrap(await stub.snapshot()).counts).toMatchObject({ failed_calls: 1, awaiting_retry: 1, executed: 2 });
     expect(await sqlOf(stub, "SELECT count(*) AS n FROM timers WHERE kind = 'retry'")).toEqual([{ n: 1 }]);
   });
 
@@ -129,7 +130,7 @@ describe("call statuses", () => {
     const { stub } = await makeCampaign({ contacts: 1, start: true });
     const r = await stub.onCallStatus({ runId: 999, contactId: 4242, attempt: 1, status: "completed", at: new Date(clock.now()).toISOString() });
     expect(r.applied).toBe(false);
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.logs[0]).toMatchObject({ event: "call_status_ignored", level: "warning", details: { contact_id: 4242, run_id: 999 } });
     expect(snap.counts.executed).toBe(0);
     // A bogus status value and a bogus timestamp are harmless too.
@@ -153,7 +154,7 @@ describe("call timeout", () => {
     expect(carrier.started).toHaveLength(1);
     await advance(1000, stub);
     expect(carrier.started).toHaveLength(2); // the slot freed and the next contact dialed
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.logs.find((l) => l.event === "call_timed_out")).toMatchObject({ level: "warning", details: { contact_id: first.req.contactId, attempt: 1 } });
     expect(await sqlOf(stub, "SELECT status, outcome FROM contacts WHERE id = ?", first.req.contactId)).toEqual([{ status: "done", outcome: "unknown" }]);
     // The carrier's late word changes nothing.

@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { FakeCarrier, advance, makeCampaign, resetWorld, simulate, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -35,7 +36,7 @@ describe("calling windows across DST", () => {
         settings: { max_concurrency: 1, rate_limit: 1, schedule_config: { enabled: true, timezone: tz, slots: everyDay("09:00", "09:10") } },
         start: true,
       });
-      const snap = await stub.snapshot();
+      const snap = unwrap(await stub.snapshot());
       expect(snap.next_window_at).not.toBeNull();
       expect(snap.logs[0].event).toBe("window_closed");
       // Each call lasts 5 minutes: two fit in a window (09:00, 09:05), so ten contacts take five days and cross the change.
@@ -49,14 +50,14 @@ describe("calling windows across DST", () => {
           }
         },
       });
-      expect((await stub.snapshot()).state).toBe("completed");
+      expect(unwrap(await stub.snapshot()).state).toBe("completed");
       const times = carrier.started.filter((s) => s.req.campaignId === id).map((s) => new Date(s.at).toISOString());
       expect(times).toHaveLength(10);
       const dstStarts = times.filter((t) => t.startsWith(dstDay));
       expect(dstStarts.length).toBe(2);
       expect(dstStarts.every((t) => t.slice(11, 15) === after)).toBe(true);
       expect(times.filter((t) => t < dstDay).every((t) => t.slice(11, 15) === before)).toBe(true);
-      const events = (await stub.logs(100)).items.map((l) => l.event);
+      const events = unwrap(await stub.logs(100)).items.map((l) => l.event);
       expect(events.filter((e) => e === "window_opened").length).toBeGreaterThanOrEqual(5);
       expect(events.filter((e) => e === "window_closed").length).toBeGreaterThanOrEqual(5);
     });
@@ -72,14 +73,14 @@ describe("windows and the rest of the engine", () => {
     });
     await tick(stub);
     expect(carrier.started).toHaveLength(0);
-    expect((await stub.progress()).next_window_at).toBe("2030-01-08T09:00:00.000Z");
+    expect(unwrap(await stub.progress()).next_window_at).toBe("2030-01-08T09:00:00.000Z");
     await stub.updateSettings({ schedule_config: { enabled: true, timezone: "UTC", slots: [{ day_of_week: 0, start_time: "19:00", end_time: "24:00" }] } });
     await tick(stub);
     expect(carrier.open(id)).toHaveLength(2);
-    expect((await stub.progress()).next_window_at).toBeNull();
+    expect(unwrap(await stub.progress()).next_window_at).toBeNull();
     // And closing it again stops new dials at once (the calls in progress carry on).
     await stub.updateSettings({ schedule_config: { enabled: true, timezone: "UTC", slots: [{ day_of_week: 3, start_time: "09:00", end_time: "10:00" }] } });
-    expect((await stub.progress()).next_window_at).toBe("2030-01-10T09:00:00.000Z");
+    expect(unwrap(await stub.progress()).next_window_at).toBe("2030-01-10T09:00:00.000Z");
   });
 
   it("a retry is due after the delay and then waits for the next window", async () => {

@@ -8,6 +8,7 @@ import { clock } from "../../src/lib/clock";
 import { DEFAULT_LOCAL_HOURS } from "../../src/telephony/calling-rules";
 import { call, createOrg } from "../helpers";
 import { type FakeCarrier, advance, makeCampaign, phone, resetWorld, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -70,7 +71,7 @@ describe("a campaign at the edges of the local hours", () => {
     await carrier.report(carrier.open(id)[0], "completed", closes);
     await tick(stub);
     expect(carrier.dialsOf(id, phone(1))).toEqual([]);
-    expect((await stub.progress()).calling_rules).toMatchObject({ held_local_hours: 1 });
+    expect(unwrap(await stub.progress()).calling_rules).toMatchObject({ held_local_hours: 1 });
 
     await advance(opens - 1 - clock.now(), stub);
     expect(carrier.dialsOf(id, phone(1))).toEqual([]);

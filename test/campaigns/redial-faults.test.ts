@@ -7,6 +7,7 @@ import { ApiError } from "../../src/lib/errors";
 import { call } from "../helpers";
 import { FakeCarrier, resetWorld, tick } from "./engine-harness";
 import { draftCampaign, setupOrg } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -20,7 +21,7 @@ async function finishedCampaign() {
   expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
   await tick(stub);
   for (const s of carrier.open(id)) await carrier.report(s, "busy");
-  expect((await stub.snapshot()).state).toBe("completed");
+  expect(unwrap(await stub.snapshot()).state).toBe("completed");
   return { o, id, stub };
 }
 
@@ -57,7 +58,7 @@ describe("redial: the configuration was deleted after the campaign finished", ()
     expect(res.status, res.text).toBe(409);
     expect(res.json.detail).toMatch(/telephony configuration .*(deleted|no longer exists)/i);
     expect(await campaignsOf(o.org.id)).toBe(before);
-    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+    expect(unwrap(await stub.snapshot()).redialed_campaign_id).toBeNull();
   });
 
   it("a configuration deleted between the route's check and the insert is a 409 too (the foreign key refuses it)", async () => {
@@ -67,6 +68,6 @@ describe("redial: the configuration was deleted after the campaign finished", ()
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(409);
     expect(await campaignsOf(o.org.id)).toBe(before);
-    expect((await stub.snapshot()).redialed_campaign_id).toBeNull();
+    expect(unwrap(await stub.snapshot()).redialed_campaign_id).toBeNull();
   });
 });

@@ -10,6 +10,7 @@ import { clock } from "../../src/lib/clock";
 import { numberZoneKey } from "../../src/telephony/number-zones";
 import type { CallStatus } from "../../src/telephony/providers/types";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
+import { unwrap } from "../../src/campaigns/errors";
 import { call, createOrg } from "../helpers";
 import { T0, campaignStub, orgStub, resetWorld, simulate, uniqueId, type CampaignStub, type Started } from "./engine-harness";
 import { prng } from "./prng";
@@ -136,11 +137,11 @@ describe("calling rules simulation", () => {
       // Whole minutes: calls end together, so the clock takes fewer, fuller steps (each runs every campaign's alarm).
       plan: (_s: Started) => ({ durationMs: r.int(1, 4) * 60_000, outcome: r.pick(OUTCOMES) }),
       check,
-      stop: async () => (await Promise.all(stubs.map((s) => s.progress()))).every((p) => p.state === "completed"),
+      stop: async () => (await Promise.all(stubs.map(async (s) => unwrap(await s.progress())))).every((p) => p.state === "completed"),
     });
     await check();
 
-    const progress = await Promise.all(stubs.map((s) => s.progress()));
+    const progress = await Promise.all(stubs.map(async (s) => unwrap(await s.progress())));
     for (const p of progress) expect(p.state).toBe("completed");
     expect(carrier.started.length).toBeGreaterThanOrEqual(TARGET_CALLS);
     // Every rule did something: contacts were held, suppressed and deferred by the cap.

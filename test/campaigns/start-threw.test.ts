@@ -4,6 +4,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
 import { type CampaignStub, type FakeCarrier, alarmAt, makeCampaign, orgStub, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 
@@ -66,7 +67,7 @@ describe("a call start that threw", () => {
     expect(attempts).toEqual([{ attempt: 1, status: "unknown", error: "Error: carrier exploded", ended_at: expect.any(Number) }]);
     expect(await sqlOf(stub, "SELECT count(*) AS n FROM timers WHERE kind IN ('retry', 'timeout')")).toEqual([{ n: 0 }]);
 
-    const snap = await stub.snapshot();
+    const snap = unwrap(await stub.snapshot());
     expect(snap.state).toBe("completed");
     const failed = snap.logs.filter((l) => l.event === "dial_failed");
     expect(failed).toHaveLength(1);
@@ -90,7 +91,7 @@ describe("a call start that threw", () => {
       { attempt: 2, status: "unknown" },
     ]);
     expect(await sqlOf(stub, "SELECT status, outcome FROM contacts")).toEqual([{ status: "done", outcome: "unknown" }]);
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
   });
 
   it("a throw while other starts of the same round succeed leaves those calls alone", async () => {

@@ -19,6 +19,7 @@ import type { Outcome } from "../../src/dev/simulator/types";
 import { campaignObject, deliverAll, play, setup, type Setup } from "../calls/support";
 import { type FakeCarrier, makeCampaign, resetWorld, sqlOf, tick } from "./engine-harness";
 import { countD1Writes, d1Tally } from "./rows-written";
+import { unwrap } from "../../src/campaigns/errors";
 
 const at = () => new Date().toISOString();
 
@@ -55,14 +56,14 @@ describe("onCallStatuses", () => {
       st(c, "completed", c.runId + 1000), // another run for a known attempt
     ]);
     expect(results.map((r) => r.applied)).toEqual([true, false, true, false, true, false, false, false]);
-    const rows = await stub.contacts(0, 10);
+    const rows = unwrap(await stub.contacts(0, 10));
     const outcome = (x: typeof a) => rows.items.find((i) => i.id === x.req.contactId)?.outcome;
     expect([outcome(a), outcome(b), outcome(c)]).toEqual(["completed", "completed", null]);
-    const ignored = (await stub.logs(50)).items.filter((l) => l.event === "call_status_ignored");
+    const ignored = unwrap(await stub.logs(50)).items.filter((l) => l.event === "call_status_ignored");
     expect(ignored).toHaveLength(2);
     // The two freed slots were dialed within the batch's call, before it answered (no alarm ran).
     expect(carrier.started).toHaveLength(5);
-    const k = (await stub.snapshot()).counts;
+    const k = unwrap(await stub.snapshot()).counts;
     expect(k).toMatchObject({ completed: 2, in_progress: 3 });
   });
 
@@ -76,7 +77,7 @@ describe("onCallStatuses", () => {
         acquireMany: async (rs, release) => {
           // What the campaign's object has written when the request leaves (read through its own RPC meanwhile).
           const w = watch;
-          const seen = w ? await e.CAMPAIGN.get(e.CAMPAIGN.idFromName(String(w.id))).contacts(0, 10) : null;
+          const seen = w ? unwrap(await e.CAMPAIGN.get(e.CAMPAIGN.idFromName(String(w.id))).contacts(0, 10)) : null;
           const outcomesWhenAsked = w && seen ? w.contactIds.map((cid) => seen.items.find((i) => i.id === cid)?.outcome ?? null) : undefined;
           calls.push({ kind: "acquireMany", leases: rs.length, release: release ?? [], outcomesWhenAsked });
           return org.acquireMany(rs, release);
@@ -107,7 +108,7 @@ describe("onCallStatuses", () => {
       // only after it (a request that leaves after writes waits until they are stored).
       expect(calls).toEqual([{ kind: "acquireMany", leases: 2, release: [open[0].req.leaseId, open[1].req.leaseId], outcomesWhenAsked: [null, null] }]);
       expect(carrier.started).toHaveLength(5); // the two freed slots dialed again
-      expect((await stub.snapshot()).counts).toMatchObject({ completed: 2, in_progress: 3 });
+      expect(unwrap(await stub.snapshot()).counts).toMatchObject({ completed: 2, in_progress: 3 });
     } finally {
       setLeaseClient(null);
     }
@@ -152,7 +153,7 @@ describe("onCallStatuses", () => {
         "SELECT c.row, a.attempt, a.status, a.last_status, a.failure, a.ended_at IS NOT NULL AS ended FROM attempts a JOIN contacts c ON c.id = a.contact_id ORDER BY c.row, a.attempt",
       ),
       timers: await sqlOf(stub, "SELECT t.kind, t.due FROM timers t WHERE t.kind IN ('retry', 'timeout') ORDER BY t.kind, t.due"),
-      counts: (await stub.snapshot()).counts,
+      counts: unwrap(await stub.snapshot()).counts,
     });
     const [a, b] = [await state(one.stub), await state(each.stub)];
     expect(a).toEqual(b);
@@ -234,7 +235,7 @@ describe("D1 rows a campaign attempt writes", () => {
     const from = { rows: d1Tally.rowsWritten, changes: d1Tally.changes, writes: d1Tally.writes.length };
     await stub.start();
     const played = new Set<number>();
-    for (let guard = 0; guard < 300 && (await stub.snapshot()).state !== "completed"; guard++) {
+    for (let guard = 0; guard < 300 && unwrap(await stub.snapshot()).state !== "completed"; guard++) {
       // Placed calls have their carrier's call id in the campaign's object until they are answered.
       const runs = await withCampaignCallIds(
         env,
@@ -257,7 +258,7 @@ describe("D1 rows a campaign attempt writes", () => {
     }
     const runs = await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
     const seen = runs.map((r) => `${r.id}:${r.status}:${r.providerCallId ? "id" : "no id"}:${played.has(r.id) ? "played" : "not played"}`).join(", ");
-    expect((await stub.snapshot()).counts, `runs ${seen}`).toMatchObject({ total: n, processed: n, in_progress: 0 });
+    expect(unwrap(await stub.snapshot()).counts, `runs ${seen}`).toMatchObject({ total: n, processed: n, in_progress: 0 });
     const writes = d1Tally.writes.slice(from.writes);
     const runWrites = writes.filter((w) => /workflow_runs/.test(w));
     const perAttempt = (x: number) => x / n;

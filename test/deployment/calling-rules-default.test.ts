@@ -11,6 +11,7 @@ import worker from "../../src/index";
 import { clock } from "../../src/lib/clock";
 import { createOrg } from "../helpers";
 import { type CampaignStub, type FakeCarrier, T0, advance, makeCampaign, phone, resetWorld, sqlOf, tick } from "../campaigns/engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 const vars = (parse(config) as { vars: Record<string, string> }).vars;
 /** The pool's bindings with the deployment's vars in place of the pool's overrides (those wrangler.jsonc lacks are unset). */
@@ -59,9 +60,9 @@ describe("the deployment's default calling rules", () => {
     await tick(stub);
     await advance(60_000, stub);
     expect(carrier.dialsOf(id, phone(0))).toEqual([]);
-    const progress = await stub.progress();
+    const progress = unwrap(await stub.progress());
     expect(progress.calling_rules).toMatchObject({ held_local_hours: 1 });
-    expect((await stub.snapshot()).logs.map((l) => l.event)).toContain("local_hours_wait");
+    expect(unwrap(await stub.snapshot()).logs.map((l) => l.event)).toContain("local_hours_wait");
 
     const opens = Date.parse("2030-01-07T16:00:00Z");
     await advance(opens - 1000 - clock.now(), stub);
@@ -86,7 +87,7 @@ describe("the deployment's default calling rules", () => {
       for (const s of carrier.open(id)) await carrier.report(s, "busy");
     }
     expect(carrier.dialsOf(id, phone(0)).map((s) => s.req.attempt)).toEqual([1, 2, 3]);
-    const skipped = (await stub.snapshot()).logs.filter((l) => l.event === "dial_skipped");
+    const skipped = unwrap(await stub.snapshot()).logs.filter((l) => l.event === "dial_skipped");
     expect(skipped[0]).toMatchObject({ details: { reason: "attempt_cap", phone_number: phone(0) } });
     expect(await sqlOf(stub, "SELECT status, attempts FROM contacts")).toEqual([{ status: "waiting", attempts: 3 }]);
   });

@@ -10,6 +10,7 @@ import { createOrg, type Org } from "../helpers";
 import { CALLEE, play, runRow, setup } from "../calls/support";
 import { draftCampaign, setupOrg } from "../campaigns/support";
 import { resetWorld } from "../campaigns/engine-harness";
+import { unwrap } from "../../src/campaigns/errors";
 
 const ORIGIN = "https://dial.example.com";
 /** A deployed Worker as it should be: an https origin, every secret, no LOCAL_DEV. */
@@ -211,7 +212,7 @@ describe("a campaign does not start on a deployment that cannot place calls", ()
     const res = await callWith({ ...DEPLOYED, ...broken }, "POST", `/api/v1/campaign/${id}/start`, { key: w.org.key });
     expect(res.status, res.text).toBe(409);
     expect(res.json.detail).toContain(name);
-    expect((await stub.snapshot()).state).toBe("draft");
+    expect(unwrap(await stub.snapshot()).state).toBe("draft");
   });
 
   it("in local development a campaign needs PUBLIC_BASE_URL too (its calls have no request origin)", async () => {
@@ -220,7 +221,7 @@ describe("a campaign does not start on a deployment that cannot place calls", ()
     const res = await callWith({ PUBLIC_BASE_URL: "", LOCAL_DEV: "true" }, "POST", `/api/v1/campaign/${id}/start`, { key: w.org.key });
     expect(res.status, res.text).toBe(409);
     expect(res.json.detail).toContain("PUBLIC_BASE_URL is not set");
-    expect((await stub.snapshot()).state).toBe("draft");
+    expect(unwrap(await stub.snapshot()).state).toBe("draft");
   });
 
   it("starts once the deployment is complete", async () => {

@@ -8,6 +8,7 @@ import { call, createOrg, type Org } from "../helpers";
 import { CALLEE, CONTEXT, runApi, setup, startCall } from "../calls/support";
 import { type FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
 import { createCampaign, draftCampaign, goodCsv, setupOrg, upload, world } from "../campaigns/support";
+import { unwrap } from "../../src/campaigns/errors";
 
 afterEach(() => clock.set(null));
 
@@ -213,7 +214,7 @@ describe("campaigns", () => {
       expect((await post("resume")).status).toBe(200);
       await tick(stub);
       for (const s of carrier.open(id)) await carrier.report(s, "busy");
-      expect((await stub.snapshot()).state).toBe("completed");
+      expect(unwrap(await stub.snapshot()).state).toBe("completed");
       const child = await post("redial", { outcomes: ["busy"] });
       expect(child.status, child.text).toBe(200);
       expect(child.json.created_by_key_id).toBe(me);

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
 import { CALLEE, setup, simRequests, type Setup } from "../calls/support";
 import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
+import { unwrap } from "../../src/campaigns/errors";
 
 const POLICY = "/api/v1/organizations/calling-policy";
 const ISSUE_NUMBERS = ["+19005550100", "+449098790000", "+870773123456", "+252612345678"];
@@ -113,9 +114,9 @@ describe("campaign CSVs", () => {
 
     expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: s.org.key })).status).toBe(200);
     const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
-    for (let i = 0; i < 10 && (await stub.progress()).pending > 0; i++) await runDurableObjectAlarm(stub);
+    for (let i = 0; i < 10 && unwrap(await stub.progress()).pending > 0; i++) await runDurableObjectAlarm(stub);
 
-    expect(await stub.progress()).toMatchObject({ total: 5, processed: 5, pending: 0, failed: 4 });
+    expect(unwrap(await stub.progress())).toMatchObject({ total: 5, processed: 5, pending: 0, failed: 4 });
     expect((await originates(s)).map((r) => r.body)).toEqual([expect.stringContaining(encodeURIComponent(CALLEE))]);
     const logs = (await call("GET", `${CAMPAIGNS}/${id}/logs?limit=100`, { key: s.org.key })).json.items as {
       event: string;

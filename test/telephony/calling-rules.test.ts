@@ -9,6 +9,7 @@ import { defaultRules } from "../../src/telephony/calling-rules";
 import { call, createOrg } from "../helpers";
 import { setup, simRequests, type Setup } from "../calls/support";
 import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
+import { unwrap } from "../../src/campaigns/errors";
 
 const LIST = "/api/v1/organizations/suppressions";
 const POLICY = "/api/v1/organizations/calling-policy";
@@ -154,12 +155,12 @@ describe("the recipient's local hours", () => {
     const wait = (await logs(s, id)).find((l) => l.event === "local_hours_wait");
     expect(wait?.details).toMatchObject({ zone: "America/Los_Angeles", contacts: 1, opens_at: "2031-01-07T16:00:00.000Z" });
     // The object wakes itself when Los Angeles reaches 08:00.
-    const alarm = await stubOf(id).progress();
+    const alarm = unwrap(await stubOf(id).progress());
     expect(alarm.calling_rules.held_local_hours).toBe(1);
     clock.set(Date.parse("2031-01-07T16:00:00Z"));
     await drive(id);
     expect(await dialed(s)).toEqual([NY, LA]);
-    expect((await stubOf(id).progress()).calling_rules.held_local_hours).toBe(0);
+    expect(unwrap(await stubOf(id).progress()).calling_rules.held_local_hours).toBe(0);
   });
 });
 

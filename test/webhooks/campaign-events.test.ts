@@ -6,6 +6,7 @@ import { call } from "../helpers";
 import { type FakeCarrier, resetWorld, tick } from "../campaigns/engine-harness";
 import { draftCampaign, setupOrg } from "../campaigns/support";
 import { createEndpoint } from "./support";
+import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;
 beforeEach(() => {
@@ -33,7 +34,7 @@ describe("campaign webhook events", () => {
     expect((await call("POST", `/api/v1/campaign/${id}/resume`, { key: o.org.key })).status).toBe(200);
     await tick(stub);
     for (const s of carrier.open(id)) await carrier.report(s, "completed");
-    expect((await stub.snapshot()).state).toBe("completed");
+    expect(unwrap(await stub.snapshot()).state).toBe("completed");
 
     expect(await events(ep.id)).toEqual([
       { event: "campaign.state_changed", data: { campaign_id: id, from_state: "draft", state: "running" } },

@@ -1,6 +1,7 @@
 // What each contact's calls came to: the runs of its attempts, and the dispositions the voice agent chose. A run's
 // disposition arrives from its call session when the call ends (before or after the carrier's final status); it is
 // kept on the attempt, counted once per attempt, and logged.
+import type { RunOutcome } from "../../calls/campaign-calls";
 import type { DoSql } from "../../lib/do-sql";
 import type { CampaignLog } from "./logs";
 import type { AttemptRow } from "./attempts";
@@ -10,8 +11,6 @@ export const CONTACT_RUNS_MIGRATION = [
   `ALTER TABLE attempts ADD COLUMN disposition TEXT`,
   `CREATE TABLE dispositions (code TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
 ];
-
-export type RunOutcome = { runId: number; contactId: number; attempt: number; disposition: string };
 
 /** Records a run's disposition once (a repeat or another run's report changes nothing). */
 export function recordDisposition(db: DoSql, log: CampaignLog, o: RunOutcome): boolean {

@@ -22,3 +22,30 @@ export function setLeaseClient(f: ((env: Env, orgId: number) => LeaseClient) | n
 export function leaseClient(env: Env, orgId: number): LeaseClient {
   return factory ? factory(env, orgId) : (organizationStub(env, orgId) as unknown as LeaseClient);
 }
+
+/**
+ * The organization's lease API as one campaign object uses it. One client is kept: calls on one stub reach the
+ * organization object in the order they were made (a batch's release before the next round's acquire).
+ */
+export class OrgLeases {
+  private current: { orgId: number; client: LeaseClient } | null = null;
+  /** Leases of attempts that ended, to give back to the organization (with the next round's acquire). */
+  readonly toRelease: string[] = [];
+
+  constructor(private readonly env: Env) {}
+
+  client(orgId: number): LeaseClient {
+    if (this.current?.orgId !== orgId) this.current = { orgId, client: leaseClient(this.env, orgId) };
+    return this.current.client;
+  }
+
+  /** `undial`: the calls never reached a carrier (they do not count towards the numbers' attempt cap). */
+  async release(orgId: number, leaseIds: string[], undial = false): Promise<void> {
+    try {
+      await this.client(orgId).releaseMany(leaseIds, undial);
+    } catch (err) {
+      // The leases expire by themselves; a failed release costs capacity for a while, never correctness.
+      console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_ids: leaseIds, error: String(err) }));
+    }
+  }
+}

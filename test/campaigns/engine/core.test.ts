@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BreakerWindow, breakerTrips, breakerWindowStart } from "../../../src/campaigns/engine/breaker";
-import { engineErrorToApi } from "../../../src/campaigns/errors";
+import { EngineError, refusable, unwrap } from "../../../src/campaigns/errors";
 import { PaceWindow, nextStartAt, startBudget } from "../../../src/campaigns/engine/pacing";
 import { retryDueAt } from "../../../src/campaigns/engine/retry";
 import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/transitions";
@@ -37,12 +37,21 @@ describe("transition table", () => {
     expect(refusal("draft", "pause")).toBe("Cannot pause a campaign in state 'draft'");
     expect(refusal("completed", "update")).toBe("Cannot update a campaign in state 'completed'");
   });
-  it("encoded RPC errors map back to API errors", () => {
-    expect(engineErrorToApi(new Error("[409] Cannot pause a campaign in state 'draft'"))).toMatchObject({
-      status: 409,
-      detail: "Cannot pause a campaign in state 'draft'",
+  it("a refusal crosses RPC as a typed value and maps back to its API error", async () => {
+    const refused = await refusable(() => {
+      throw new EngineError(409, "Cannot pause a campaign in state 'draft'");
     });
-    expect(engineErrorToApi(new Error("boom"))).toBeNull();
+    expect(refused).toEqual({ ok: false, status: 409, detail: "Cannot pause a campaign in state 'draft'" });
+    expect(() => unwrap(refused)).toThrow(expect.objectContaining({ status: 409, detail: "Cannot pause a campaign in state 'draft'" }));
+    const invalid = await refusable(() => {
+      throw new EngineError(422, "name must be 1 to 255 characters");
+    });
+    expect(() => unwrap(invalid)).toThrow(
+      expect.objectContaining({ status: 422, detail: [{ loc: ["body"], msg: "name must be 1 to 255 characters", type: "value_error" }] }),
+    );
+    expect(await refusable(() => 7)).toEqual({ ok: true, value: 7 });
+    // Anything else is a fault, not a refusal: it is thrown on.
+    await expect(refusable(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
   });
 });
 

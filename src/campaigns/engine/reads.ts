@@ -1,0 +1,97 @@
+// What the object answers about itself: the campaign (snapshot), its progress, its contacts with their runs, its log,
+// and the finished contacts a redial takes. Read only.
+import type { ContactInput } from "../object-api";
+import { contactsPage, dispositionCounts, type ContactView } from "./contact-runs";
+import { finishedPage } from "./contacts";
+import type { CampaignCore } from "./core";
+import type { CampaignProgress, CampaignSnapshot, LogPage } from "./types";
+
+export class Reads {
+  constructor(private readonly core: CampaignCore) {}
+
+  snapshot(): CampaignSnapshot {
+    const { core } = this;
+    const c = core.need();
+    return {
+      id: c.campaign_id,
+      org_id: c.org_id,
+      name: c.name,
+      workflow_id: c.workflow_id,
+      telephony_configuration_id: c.telephony_configuration_id,
+      state: c.state,
+      source_type: "csv",
+      source_id: c.source_id,
+      settings: core.settings(c),
+      created_at: c.created_at,
+      started_at: c.started_at,
+      completed_at: c.completed_at,
+      parent_campaign_id: c.parent_campaign_id,
+      redialed_campaign_id: c.redialed_campaign_id,
+      counts: core.counts(),
+      next_window_at: core.window.nextOpening(c),
+      logs: core.log.newest(100),
+      import_error: core.imports.failure(),
+    };
+  }
+
+  progress(): CampaignProgress {
+    const { core } = this;
+    const c = core.need();
+    const k = core.counts();
+    // Contract 6: exactly processed / total × 100 (0 when total is 0), not rounded: clients round for display.
+    const pct = k.total ? (k.processed / k.total) * 100 : 0;
+    return {
+      campaign_id: c.campaign_id,
+      state: c.state,
+      total_rows: k.total,
+      imported_rows: k.total,
+      processed_rows: k.processed,
+      failed_calls: k.failed_calls,
+      progress_percentage: pct,
+      source_sync: {
+        status: c.source_error ? "failed" : c.import_done ? "completed" : "pending",
+        last_synced_at: c.source_synced_at,
+        error: c.source_error,
+      },
+      rate_limit: core.settings(c).rate_limit,
+      started_at: c.started_at,
+      completed_at: c.completed_at,
+      total: k.total,
+      processed: k.processed,
+      completed: k.completed,
+      failed: k.failed,
+      pending: k.pending,
+      retry_waiting: k.awaiting_retry,
+      in_progress: k.in_progress,
+      completion_percentage: pct,
+      next_window_at: core.window.nextOpening(c),
+      dispositions: dispositionCounts(core.db),
+      calling_rules: { held_local_hours: core.hours.held(), skipped: core.hours.skips() },
+    };
+  }
+
+  /** progress() for `orgId`'s campaign once created; null otherwise (a create or redial fills a `draft` until finishImport). */
+  progressFor(orgId: number): CampaignProgress | null {
+    const c = this.core.campaign();
+    if (!c || c.org_id !== orgId || (c.state === "draft" && !c.import_done)) return null;
+    return this.progress();
+  }
+
+  /** Contacts in row order with their attempts' runs and dispositions, a page after contact id `after`. */
+  contacts(after: number, limit: number, withContext: boolean): { items: ContactView[]; next: number | null } {
+    this.core.need();
+    return contactsPage(this.core.db, after, limit, withContext);
+  }
+
+  /** Logs newest first, `limit` per page, continuing below log id `before`. */
+  logs(limit: number, before: number | null): LogPage {
+    this.core.need();
+    return this.core.log.page(limit, before);
+  }
+
+  /** One page of the contacts whose final outcome is in `outcomes`, in contact order after `afterId`. */
+  redialContacts(outcomes: string[], afterId: number, limit: number): { contacts: ContactInput[]; next: number | null } {
+    this.core.need();
+    return finishedPage(this.core.db, outcomes, afterId, limit);
+  }
+}
