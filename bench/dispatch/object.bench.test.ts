@@ -10,7 +10,7 @@ import { unwrap } from "../../src/campaigns/errors";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import type { LeaseRequest } from "../../src/organizations/leases";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";
 
 const CONTACTS = 10_000;

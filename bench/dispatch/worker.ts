@@ -12,7 +12,7 @@ import { type LeaseClient, setLeaseClient } from "../../src/campaigns/engine/lea
 import { organizationStub } from "../../src/organizations/organization-object";
 import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
 import { forwardCampaignStatus } from "../../src/calls/status";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { SqlRowTally, countD1Writes, d1Tally } from "../../test/campaigns/rows-written";
 
 // Every Durable Object class of the Worker (this module's own classes take precedence over the star export).

@@ -4,7 +4,7 @@ const API = "/api/v1";
 const KEY_STORAGE = "edgedial.apiKey";
 const POLL_MS = 2000;
 
-// Campaign operations each state allows (src/campaigns/transitions.ts). A paused campaign is continued by resume.
+// Campaign operations each state allows (src/campaigns/engine/transitions.ts). A paused campaign is continued by resume.
 const ACTIONS = {
   start: { states: ["draft"], label: "Start", text: "Start this campaign? It begins dialing its contacts within its schedule." },
   pause: { states: ["running"], label: "Pause", text: "Pause this campaign? No new calls start; calls in progress finish." },

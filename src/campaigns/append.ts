@@ -13,11 +13,11 @@ import { getWorkflow, templateVariables } from "../workflows";
 import { fileNotFound, importSpec } from "./create";
 import { importCsv } from "./csv/import";
 import { rulesOf } from "./csv/rules";
-import type { CampaignState } from "./object-api";
-import { packContacts } from "./packed";
+import type { CampaignState } from "./engine/object-api";
+import { packContacts } from "./engine/packed";
 import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
-import { nextState, refusal } from "./transitions";
+import { nextState, refusal } from "./engine/transitions";
 import { CREATING } from "./view";
 
 export type AppendInput = { source_url: string; default_country?: string | null };

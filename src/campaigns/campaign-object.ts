@@ -11,7 +11,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { CampaignCallRef, CampaignCallStatus, RunOutcome } from "../calls/campaign-calls";
 import type { CampaignPort } from "../calls/campaign-port";
 import { migrateOnStart } from "../lib/do-sql";
-import type { ImportSpec } from "./csv/rules";
+import { BackgroundImport } from "./csv/background";
 import { Alarm } from "./engine/alarm";
 import { CallStatuses } from "./engine/call-statuses";
 import { ContactImports } from "./engine/contact-imports";
@@ -28,10 +28,10 @@ import { Reads } from "./engine/reads";
 import { reconcile } from "./engine/reconcile";
 import { MIGRATIONS } from "./engine/schema";
 import type { CommitResult, StageResult } from "./engine/staged";
-import type { CampaignCounts, CampaignProgress, CampaignSnapshot, LogPage, SettingsPatch } from "./engine/types";
+import type { CampaignCounts, CampaignProgress, CampaignSnapshot, ImportSpec, LogPage, SettingsPatch } from "./engine/types";
 import { refusable, type Result } from "./errors";
-import type { CampaignMeta, CampaignState, ContactInput } from "./object-api";
-import { packContacts, type PackedContacts } from "./packed";
+import type { CampaignMeta, CampaignState, ContactInput } from "./engine/object-api";
+import { packContacts, type PackedContacts } from "./engine/packed";
 
 type Inserted = { inserted: number; duplicates: Duplicate[] };
 
@@ -48,7 +48,12 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const core = new CampaignCore(ctx, env, async () => this.reads.progress());
+    const core = new CampaignCore(
+      ctx,
+      env,
+      async () => this.reads.progress(),
+      (parts) => new BackgroundImport(parts),
+    );
     const leases = new OrgLeases(env);
     const moves = new StateMoves(core);
     const endings = new AttemptEndings(core, moves, leases);

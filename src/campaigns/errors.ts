@@ -1,27 +1,14 @@
-// Refusals of the campaign object (a 404, 409 or 422 for the client) and how they cross RPC: as typed values. Workers
-// RPC keeps only an Error's message (not its class or fields), and a Durable Object method that throws is reported by
-// the runtime as an uncaught exception with its stack, once per refused request: a client asking to pause a draft
-// campaign is not a fault of the service. So the engine throws an EngineError, the object's methods answer a Result
-// (refusable), and the Worker's callers turn a refusal into the HTTP error (unwrap).
+// How the campaign object's refusals (a 404, 409 or 422 for the client) cross RPC: as typed values. Workers RPC keeps
+// only an Error's message (not its class or fields), and a Durable Object method that throws is reported by the
+// runtime as an uncaught exception with its stack, once per refused request: a client asking to pause a draft
+// campaign is not a fault of the service. So the engine throws an EngineError (engine/refusals.ts), the object's
+// methods answer a Result (refusable), and the Worker's callers turn a refusal into the HTTP error (unwrap).
 import { ApiError } from "../lib/errors";
+import { EngineError, type RefusalStatus } from "./engine/refusals";
 
-export type RefusalStatus = 404 | 409 | 422;
 export type Refused = { ok: false; status: RefusalStatus; detail: string };
 /** What a refusable method of the campaign object answers. */
 export type Result<T> = { ok: true; value: T } | Refused;
-
-export class EngineError extends Error {
-  constructor(
-    readonly status: RefusalStatus,
-    readonly detail: string,
-  ) {
-    // The status in the message too: an EngineError that escapes (an alarm's) is logged with it.
-    super(`[${status}] ${detail}`);
-  }
-}
-
-export const engineConflict = (detail: string) => new EngineError(409, detail);
-export const campaignNotFound = () => new EngineError(404, "Campaign not found");
 
 /** Runs one engine operation: its value, or the refusal it threw (any other error is thrown on). */
 export async function refusable<T>(op: () => T | Promise<T>): Promise<Result<T>> {

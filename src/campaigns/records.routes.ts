@@ -14,7 +14,7 @@ import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
 import { deleteCampaign } from "./delete";
-import { isFinished, refusal } from "./transitions";
+import { isFinished, refusal } from "./engine/transitions";
 import {
   SETTINGS_FIELDS,
   SETTINGS_VIEW,
@@ -24,7 +24,7 @@ import {
   validateSettings,
   type CampaignSettings,
   type SettingsPatch,
-} from "./settings";
+} from "./engine/settings";
 import { CAMPAIGN_STATES, Campaign, CREATING, campaignView, flattenSummary, selectSummaries, summaryView } from "./view";
 import { refusalError, unwrap } from "./errors";
 import { campaignStub } from "./stub";

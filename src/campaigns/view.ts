@@ -9,8 +9,8 @@ import { ValidationErrorSchema } from "../lib/schemas";
 import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
-import type { CampaignState } from "./object-api";
-import { SETTINGS_VIEW, completeSettings } from "./settings";
+import type { CampaignState } from "./engine/object-api";
+import { SETTINGS_VIEW, completeSettings } from "./engine/settings";
 
 /**
  * State of a summary row whose campaign a request is still creating (its contacts imported before it answers):

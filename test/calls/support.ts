@@ -10,8 +10,8 @@ import type { ProviderName } from "../../src/telephony/providers/types";
 import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { PlayRequest } from "../../src/dev/simulator/sim-object";
 import { call, createOrg, type Org } from "../helpers";
-import { DEFAULT_SETTINGS, type CampaignSettings, type RetryConfig } from "../../src/campaigns/settings";
-import type { ContactInput } from "../../src/campaigns/object-api";
+import { DEFAULT_SETTINGS, type CampaignSettings, type RetryConfig } from "../../src/campaigns/engine/settings";
+import type { ContactInput } from "../../src/campaigns/engine/object-api";
 
 export const SIM = "http://sim.test";
 /** Carriers whose signed deliveries are once-only (a nonce, a timestamp, a JWT id): the same bytes twice are a replay. */

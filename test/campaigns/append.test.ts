@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendLimits } from "../../src/campaigns/engine/staged";
-import { packContacts } from "../../src/campaigns/packed";
-import { nextState, refusal } from "../../src/campaigns/transitions";
+import { packContacts } from "../../src/campaigns/engine/packed";
+import { nextState, refusal } from "../../src/campaigns/engine/transitions";
 import { clock } from "../../src/lib/clock";
 import { call, createOrg } from "../helpers";
 import { type FakeCarrier, advance, campaignStub, errorOf, resetWorld, sqlOf, tick } from "./engine-harness";

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call } from "../helpers";
-import { FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
+import { type FakeCarrier, makeCampaign, resetWorld, tick } from "./engine-harness";
 import { draftCampaign as draft, setupOrg } from "./support";
 import { unwrap } from "../../src/campaigns/errors";
 const draftCampaign = (o: Parameters<typeof draft>[0], n = 3) => draft(o, n, "review");

@@ -2,7 +2,7 @@
 // from the caller ID's country), and each contact's initial_context held to the single call's caps.
 import { describe, expect, it } from "vitest";
 import { importCsv, type ImportOptions } from "../../src/campaigns/csv/import";
-import type { ContactInput } from "../../src/campaigns/object-api";
+import type { ContactInput } from "../../src/campaigns/engine/object-api";
 import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../../src/lib/context-limits";
 import { createCampaign, upload, world } from "./support";
 

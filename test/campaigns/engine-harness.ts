@@ -3,10 +3,10 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
-import type { ContactInput } from "../../src/campaigns/object-api";
+import type { ContactInput } from "../../src/campaigns/engine/object-api";
 import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign-calls";
 import type { SettingsPatch } from "../../src/campaigns/engine/types";
-import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";
 import type { CallStatus } from "../../src/telephony/providers/types";
 

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { errorOf } from "./engine-harness";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { unwrap } from "../../src/campaigns/errors";
 
 let next = 900_000;
@@ -51,7 +51,7 @@ describe("campaign object: creation RPCs", () => {
       greeting_override: i % 3 === 0 ? { type: "text" as const, text: `Hi ${odd}` } : i % 3 === 1 ? null : { type: "audio" as const, recordingId: "rec-1" },
     }));
     const res = unwrap(await stub.importContacts(chunk));
-    const expected = chunk.filter((c, i) => i >= 1_000 && i % 100 === 0).map((c) => ({ row: c.row, phone_number: c.phone_number, first_row: c.row - 997 }));
+    const expected = chunk.filter((_c, i) => i >= 1_000 && i % 100 === 0).map((c) => ({ row: c.row, phone_number: c.phone_number, first_row: c.row - 997 }));
     expect(res).toEqual({ inserted: 3_000 - expected.length, duplicates: expected });
     // A second chunk: repeats of the first chunk's numbers and of its own.
     const again = unwrap(await stub.importContacts([contact(5_000, num(0)), contact(5_001, "+14155550199"), contact(5_002, "+14155550199")]));

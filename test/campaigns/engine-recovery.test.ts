@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { CampaignObject } from "../../src/campaigns/campaign-object";
 import { clock } from "../../src/lib/clock";
 import { createOrg } from "../helpers";
-import { FakeCarrier, advance, campaignStub, makeCampaign, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { type FakeCarrier, advance, campaignStub, makeCampaign, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
 import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;

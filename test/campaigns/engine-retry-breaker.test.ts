@@ -1,7 +1,7 @@
 // Retries by outcome and the circuit breaker.
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
-import { FakeCarrier, advance, makeCampaign, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
+import { type FakeCarrier, advance, makeCampaign, phone, resetWorld, simulate, sqlOf, tick } from "./engine-harness";
 import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;

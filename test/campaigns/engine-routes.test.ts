@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { call, createOrg } from "../helpers";
-import { FakeCarrier, advance, campaignStub, resetWorld, tick } from "./engine-harness";
+import { type FakeCarrier, advance, campaignStub, resetWorld, tick } from "./engine-harness";
 import { draftCampaign, setupOrg } from "./support";
 import { unwrap } from "../../src/campaigns/errors";
 
@@ -152,7 +152,7 @@ describe("campaign operations over HTTP", () => {
   });
 
   it("redial makes a new draft with the chosen outcomes' contacts, linked both ways, and can be repeated", async () => {
-    const { o, id, stub } = await completedWithOneOfEachOutcome();
+    const { o, id } = await completedWithOneOfEachOutcome();
 
     const bad = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, body: { outcomes: ["ringing"] } });
     expect(bad.status).toBe(422);

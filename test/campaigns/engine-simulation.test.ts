@@ -12,7 +12,7 @@ import { recount } from "../../src/campaigns/engine/counts";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import { DoSql } from "../../src/lib/do-sql";
 import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign-calls";
-import type { ScheduleConfig } from "../../src/campaigns/settings";
+import type { ScheduleConfig } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";
 import type { CallStatus } from "../../src/telephony/providers/types";
 import { T0, makeCampaign } from "./engine-harness";
@@ -41,7 +41,7 @@ const SCHEDULES: (ScheduleConfig | null)[] = [
 
 /** The window oracle: a direct reading of UTC slots, independent of the engine's schedule code. */
 function openAt(s: ScheduleConfig | null, ms: number): boolean {
-  if (!s || !s.enabled) return true;
+  if (!s?.enabled) return true;
   const d = new Date(ms);
   const dow = (d.getUTCDay() + 6) % 7;
   const hhmm = `${String(d.getUTCHours()).padStart(2, "0")}:${String(d.getUTCMinutes()).padStart(2, "0")}`;
@@ -64,7 +64,7 @@ async function runOne(
   let schedule: ScheduleConfig | null = SCHEDULES[2];
   let maxConcurrency = 6;
   let rateLimit = 3;
-  const { id, stub } = await makeCampaign({
+  const { stub } = await makeCampaign({
     contacts,
     settings: {
       max_concurrency: maxConcurrency,

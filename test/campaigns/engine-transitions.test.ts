@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/call-length";
 import { clock } from "../../src/lib/clock";
-import { FakeCarrier, advance, errorOf, makeCampaign, orgStub, resetWorld, sqlOf, tick, type CampaignStub } from "./engine-harness";
+import { type FakeCarrier, advance, errorOf, makeCampaign, orgStub, resetWorld, sqlOf, tick, type CampaignStub } from "./engine-harness";
 import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;

@@ -2,7 +2,7 @@
 // progress shows next_window_at; a PATCH of the schedule takes effect at once.
 import { beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../../src/lib/clock";
-import { FakeCarrier, advance, makeCampaign, resetWorld, simulate, tick } from "./engine-harness";
+import { type FakeCarrier, advance, makeCampaign, resetWorld, simulate, tick } from "./engine-harness";
 import { unwrap } from "../../src/campaigns/errors";
 
 let carrier: FakeCarrier;

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { completePrefixLength, firstInvalidUtf8, Utf8Chunks } from "../../src/campaigns/csv/utf8";
 import { detectNewline } from "../../src/campaigns/csv/records";
 import { importCsv, type ImportOptions } from "../../src/campaigns/csv/import";
-import type { ContactInput } from "../../src/campaigns/object-api";
+import type { ContactInput } from "../../src/campaigns/engine/object-api";
 
 const enc = new TextEncoder();
 

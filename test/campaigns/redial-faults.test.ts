@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { redialCampaign } from "../../src/campaigns/redial";
 import { ApiError } from "../../src/lib/errors";
 import { call } from "../helpers";
-import { FakeCarrier, resetWorld, tick } from "./engine-harness";
+import { type FakeCarrier, resetWorld, tick } from "./engine-harness";
 import { draftCampaign, setupOrg } from "./support";
 import { unwrap } from "../../src/campaigns/errors";
 

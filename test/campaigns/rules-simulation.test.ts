@@ -5,7 +5,7 @@
 // `npm run test:slow` runs it to 10,000+ calls.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ContactInput } from "../../src/campaigns/object-api";
+import type { ContactInput } from "../../src/campaigns/engine/object-api";
 import { clock } from "../../src/lib/clock";
 import { numberZoneKey } from "../../src/telephony/number-zones";
 import type { CallStatus } from "../../src/telephony/providers/types";
@@ -14,7 +14,7 @@ import { unwrap } from "../../src/campaigns/errors";
 import { call, createOrg } from "../helpers";
 import { T0, campaignStub, orgStub, resetWorld, simulate, uniqueId, type CampaignStub, type Started } from "./engine-harness";
 import { prng } from "./prng";
-import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/engine/settings";
 
 const SEED = 0x7a1e5;
 const SLOW = (env as unknown as { SIMULATION_CALLS?: string }).SIMULATION_CALLS === "10000";

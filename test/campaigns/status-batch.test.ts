@@ -14,7 +14,7 @@ import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { clock } from "../../src/lib/clock";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import type { Outcome } from "../../src/dev/simulator/types";
 import { campaignObject, deliverAll, play, setup, type Setup } from "../calls/support";
 import { type FakeCarrier, makeCampaign, resetWorld, sqlOf, tick } from "./engine-harness";

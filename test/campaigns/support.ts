@@ -3,7 +3,7 @@
 // plus a filled object) for the tests that drive campaign routes.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/settings";
+import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { call, createOrg, type Org } from "../helpers";
 import { campaignStub, contacts } from "./engine-harness";
 

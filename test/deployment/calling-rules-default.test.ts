@@ -24,7 +24,10 @@ const DEPLOYED = (() => {
 /** The campaign's object as deployed: the same object, with the deployment's bindings (before its first round reads the rules). */
 async function asDeployed(stub: CampaignStub): Promise<void> {
   await runInDurableObject(stub, (instance) => {
-    (instance as unknown as { env: Env }).env = DEPLOYED;
+    // The engine reads the rules' defaults from the env its rules cache was built with (engine/rules-cache.ts).
+    const o = instance as unknown as { env: Env; dispatch: { rules: { env: Env } } };
+    o.env = DEPLOYED;
+    o.dispatch.rules.env = DEPLOYED;
   });
 }
 

@@ -9,17 +9,15 @@ import { campaigns } from "../../db/schema";
 import { clock } from "../../lib/clock";
 import { getDb } from "../../lib/db";
 import type { ValidationItem } from "../../lib/errors";
-import type { DoSql } from "../../lib/do-sql";
 import { readCounts } from "../engine/counts";
 import { insertContacts } from "../engine/contacts";
-import type { CampaignLog } from "../engine/logs";
 import type { CampaignRow } from "../engine/campaign-row";
 import { transition } from "../engine/state";
-import type { Timers } from "../engine/timers";
-import type { ImportFailure, ImportItem } from "../engine/types";
-import { packContacts } from "../packed";
+import type { FileImport, ImportParts } from "../engine/core";
+import type { ImportFailure, ImportItem, ImportSpec } from "../engine/types";
+import { packContacts } from "../engine/packed";
 import { CsvImport, type ImportCheckpoint, type ImportOutcome } from "./import";
-import { rulesOf, type ImportSpec } from "./rules";
+import { rulesOf } from "./rules";
 import { Utf8Chunks, utf8Length } from "./utf8";
 
 type Job = {
@@ -53,18 +51,8 @@ class Stopped extends Error {}
 /** The file cannot be read as it was: not worth retrying. */
 class FileGone extends Error {}
 
-type Deps = {
-  db: DoSql;
-  storage: DurableObjectStorage;
-  env: Env;
-  log: CampaignLog;
-  timers: Timers;
-  /** The campaign changed state: the D1 summary is to be written at once. */
-  changed(): void;
-};
-
-export class BackgroundImport {
-  constructor(private readonly d: Deps) {}
+export class BackgroundImport implements FileImport {
+  constructor(private readonly d: ImportParts) {}
 
   private job(): Job | undefined {
     return this.d.storage.kv.get<Job>(JOB);

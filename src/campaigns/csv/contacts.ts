@@ -5,10 +5,10 @@ import { MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS, jsonBytes } from "../../lib/contex
 import { isValidTimeZone } from "../../lib/time-zones";
 import { normalizeNumber, readDialable, type NumberReading } from "../../telephony/numbers";
 import { extractVariables } from "../../workflows/template";
-import type { ContactInput } from "../object-api";
+import type { ContactInput } from "../engine/object-api";
+import type { Problem } from "../engine/types";
 import type { GreetingOverride } from "../../calls/campaign-calls";
 
-export const MAX_ROWS = 1_000_000;
 /** Characters of one contact's cells together; a longer row would bloat every call's context. */
 export const MAX_ROW_CHARS = 64 * 1024;
 
@@ -19,16 +19,6 @@ export const G_RECORDING = "greeting_override_recording_id";
 /** A contact's own IANA time zone: the calling rules' local hours follow it instead of the number's. */
 export const TIMEZONE = "timezone";
 const GREETING_COLUMNS = new Set([G_TYPE, G_TEXT, G_RECORDING]);
-
-/** One problem in the file: a row (header = 1) and the column's name as written, or its position when unnamed. */
-export type Problem = {
-  row: number;
-  column?: string | number;
-  msg: string;
-  type: string;
-  input?: string;
-  ctx?: Record<string, unknown>;
-};
 
 export type Header = {
   /** Names as written (trimmed), by position. */

@@ -4,8 +4,10 @@
 // Duplicates are judged by the sink (the campaign object holds every number already imported).
 import { boundedInput, type ValidationItem } from "../../lib/errors";
 import type { NumberReading } from "../../telephony/numbers";
-import type { ContactInput } from "../object-api";
-import { isBlankRecord, MAX_ROWS, PHONE, readHeader, readRow, type Header, type Problem } from "./contacts";
+import type { ContactInput } from "../engine/object-api";
+import { MAX_ROWS } from "../engine/contacts";
+import type { Problem } from "../engine/types";
+import { isBlankRecord, PHONE, readHeader, readRow, type Header } from "./contacts";
 import { CsvRecords, type Newline } from "./records";
 import { Utf8Chunks, utf8Length } from "./utf8";
 

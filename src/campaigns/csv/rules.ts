@@ -1,27 +1,9 @@
 // What a campaign's import checks the file against, decided once by create: plain data, so a background import
 // stored in the campaign's object applies exactly the rules a request would have.
-import { checkDestination, REFUSED_TYPE, type DestinationType, type EffectivePolicy } from "../../telephony/destination-policy";
-import type { NumberReading } from "../../telephony/numbers";
+// (The spec's type is the engine's, engine/types.ts: the object stores it for a background import.)
+import { checkDestination, REFUSED_TYPE, type EffectivePolicy } from "../../telephony/destination-policy";
+import type { ImportSpec } from "../engine/types";
 import type { ImportOptions } from "./import";
-
-export type ImportSpec = {
-  /** The uploaded file's key in the uploads bucket, and its etag when the campaign was created. */
-  key: string;
-  etag?: string;
-  pbx: boolean;
-  numbers: NumberReading;
-  /** The organization's destination policy when the campaign was created. */
-  policy: {
-    allowedCountries: string[];
-    countriesSource: EffectivePolicy["countriesSource"];
-    blockedTypes: DestinationType[];
-    allowedNumbers: string[];
-  };
-  /** The organization's audio greeting ids. */
-  recordings: string[];
-  /** Template variables the agent uses. */
-  requiredVariables: string[];
-};
 
 export function specPolicy(p: EffectivePolicy): ImportSpec["policy"] {
   return {

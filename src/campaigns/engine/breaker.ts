@@ -1,6 +1,6 @@
 // The circuit breaker: over a sliding window of finished attempts, it trips when the window holds at
 // least min_calls_in_window of them and the failure share is at least failure_threshold.
-import type { CircuitBreaker } from "../settings";
+import type { CircuitBreaker } from "./settings";
 
 /** Start of the window at `now`; a resume resets it, so nothing before `resetAt` counts. */
 export function breakerWindowStart(now: number, cfg: CircuitBreaker, resetAt: number): number {

@@ -3,7 +3,7 @@
 // and never overwritten); then, once for the batch, the slots it freed are dialed at once rather than at the next alarm.
 import type { CampaignCallRef, CampaignCallStatus } from "../../calls/campaign-calls";
 import { clock } from "../../lib/clock";
-import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "../outcomes";
+import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./outcomes";
 import { OPEN_ATTEMPT, attemptKey, attemptsOf, isOpen, type AttemptRow } from "./attempts";
 import type { CampaignRow } from "./campaign-row";
 import type { CampaignCore } from "./core";

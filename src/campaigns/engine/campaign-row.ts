@@ -1,6 +1,6 @@
 // The campaign's own row (one, id 1): what the campaign is, its state (written only by state.ts) and bookkeeping.
 import type { DoSql } from "../../lib/do-sql";
-import type { CampaignState } from "../object-api";
+import type { CampaignState } from "./object-api";
 
 /** Part of migration v1 (shipped: never edited). */
 export const CAMPAIGN_TABLE = [

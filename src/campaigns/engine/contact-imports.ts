@@ -2,9 +2,9 @@
 // (POST /campaign/{id}/contacts, ../append.ts): beginAppend, stageAppend (chunks), then commitAppend or discardAppend.
 // Staged rows are invisible until the commit adds them all at once (staged.ts).
 import { clock } from "../../lib/clock";
-import { EngineError, engineConflict } from "../errors";
-import type { CampaignState } from "../object-api";
-import type { PackedContacts } from "../packed";
+import { EngineError, engineConflict } from "./refusals";
+import type { CampaignState } from "./object-api";
+import type { PackedContacts } from "./packed";
 import type { CampaignRow } from "./campaign-row";
 import { insertContacts, type Duplicate } from "./contacts";
 import type { CampaignCore } from "./core";

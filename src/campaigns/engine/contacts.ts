@@ -1,8 +1,8 @@
 // The contact list (its table and row): adding validated contacts (one phone number once), and reading back finished
 // ones for a redial.
 import type { DoSql } from "../../lib/do-sql";
-import type { ContactInput } from "../object-api";
-import type { PackedContacts } from "../packed";
+import type { ContactInput } from "./object-api";
+import type { PackedContacts } from "./packed";
 
 /** Part of migration v1 (shipped: never edited). */
 export const CONTACTS_TABLE = [
@@ -35,6 +35,9 @@ export type ContactRow = {
   outcome: string | null;
   zone_id?: number | null;
 };
+
+/** Contacts a campaign holds at most (its file's rows, appended ones included). */
+export const MAX_ROWS = 1_000_000;
 
 /** Never-attempted contacts sort after due retries (whose key is their due time). */
 export const PENDING_KEY = 9e15;

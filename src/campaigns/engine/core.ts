@@ -3,9 +3,8 @@
 // recipients' hours), the campaign row and its settings, and settling after a change.
 import { clock } from "../../lib/clock";
 import { DoSql } from "../../lib/do-sql";
-import { BackgroundImport } from "../csv/background";
-import { campaignNotFound } from "../errors";
-import { completeSettings, type CampaignSettings } from "../settings";
+import { campaignNotFound } from "./refusals";
+import { completeSettings, type CampaignSettings } from "./settings";
 import { openAttempts } from "./attempts";
 import { campaignRow, type CampaignRow } from "./campaign-row";
 import { readCounts } from "./counts";
@@ -16,8 +15,29 @@ import { RecipientHours } from "./recipient-hours";
 import { StagedContacts } from "./staged";
 import { SummaryMirror } from "./summary";
 import { Timers } from "./timers";
-import type { CampaignCounts, CampaignProgress } from "./types";
+import type { CampaignCounts, CampaignProgress, ImportFailure, ImportSpec } from "./types";
 import { CallingWindow } from "./window";
+
+/** What the background import of the campaign's file works with (lent by the core). */
+export type ImportParts = {
+  db: DoSql;
+  storage: DurableObjectStorage;
+  env: Env;
+  log: CampaignLog;
+  timers: Timers;
+  /** The campaign changed state: the D1 summary is to be written at once. */
+  changed(): void;
+};
+
+/** The background import of the campaign's file (csv/background.ts) as the engine drives it. */
+export interface FileImport {
+  /** Records the job and asks for its first slice at once (inside the caller's transaction). */
+  begin(spec: ImportSpec): void;
+  /** The `import` timer: one slice, then the next is set (or the import ends). */
+  run(): Promise<void>;
+  /** Why the import failed, when it did. */
+  failure(): ImportFailure | null;
+}
 
 export class CampaignCore {
   readonly db: DoSql;
@@ -26,7 +46,7 @@ export class CampaignCore {
   readonly window: CallingWindow;
   readonly summary: SummaryMirror;
   readonly events: CampaignEvents;
-  readonly imports: BackgroundImport;
+  readonly imports: FileImport;
   readonly staged: StagedContacts;
   readonly pace = new PaceWindow();
   readonly hours: RecipientHours;
@@ -37,6 +57,8 @@ export class CampaignCore {
     readonly env: Env,
     /** The progress watchers are sent (reads.ts), computed only when someone watches. */
     private readonly progress: () => Promise<CampaignProgress>,
+    /** The file import (csv/, above the engine: the object hands it in). */
+    fileImport: (parts: ImportParts) => FileImport,
   ) {
     this.db = new DoSql(ctx.storage);
     this.log = new CampaignLog(this.db);
@@ -51,7 +73,7 @@ export class CampaignCore {
     );
     this.summary = new SummaryMirror(this.db, this.timers, env);
     this.events = new CampaignEvents(ctx);
-    this.imports = new BackgroundImport({
+    this.imports = fileImport({
       db: this.db,
       storage: ctx.storage,
       env,

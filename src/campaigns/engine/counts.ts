@@ -1,7 +1,7 @@
 // Contact and attempt counts. The object keeps them in a one-row `counters` table maintained by SQLite
 // triggers from each row's old and new values (so no code path can forget one); `recount` derives the same numbers
 // by scanning, for the migration that introduces the table and for tests that check the two always agree.
-import { FAILED_CALL_STATUSES } from "../outcomes";
+import { FAILED_CALL_STATUSES } from "./outcomes";
 import { fixedSql, type DoSql } from "../../lib/do-sql";
 import type { CampaignCounts } from "./types";
 

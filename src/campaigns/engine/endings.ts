@@ -1,7 +1,7 @@
 // How an attempt ends: its final outcome written once (a final status is never overwritten), its contact done or
 // waiting for a retry, its slot and lease freed, then the breaker, completion or the next dispatch.
 import { clock } from "../../lib/clock";
-import { isBreakerFailure } from "../outcomes";
+import { isBreakerFailure } from "./outcomes";
 import { OPEN_ATTEMPT, type AttemptRow } from "./attempts";
 import type { CampaignRow } from "./campaign-row";
 import type { CampaignCore } from "./core";

@@ -2,7 +2,7 @@
 // (default 08:00–21:00) in every zone the number may be in. A number whose zone is uncertain (a country with several
 // zones and an area code that does not narrow it) is called only when it is a decent hour in all of them.
 import type { LocalHoursConfig } from "../../telephony/calling-rules";
-import type { ScheduleConfig } from "../settings";
+import type { ScheduleConfig } from "./settings";
 import { Schedule } from "./schedule";
 
 const WEEK_MS = 7 * 86_400_000;

@@ -3,17 +3,16 @@
 // object settles (summary, alarm, watchers); a change the state table does not allow is a 409 refusal.
 import { clock } from "../../lib/clock";
 import { migrate } from "../../lib/do-sql";
-import type { ImportSpec } from "../csv/rules";
-import { EngineError, engineConflict } from "../errors";
-import type { CampaignMeta } from "../object-api";
-import { completeSettings, mergeSettings, validateSettings, type SettingsPatch } from "../settings";
+import { EngineError, engineConflict } from "./refusals";
+import type { CampaignMeta } from "./object-api";
+import { completeSettings, mergeSettings, validateSettings, type SettingsPatch } from "./settings";
 import { countFinished } from "./contacts";
 import type { CampaignCore } from "./core";
 import type { StateMoves } from "./moves";
 import type { Reads } from "./reads";
 import { MIGRATIONS } from "./schema";
 import { allowed, transition } from "./state";
-import type { CampaignSnapshot } from "./types";
+import type { CampaignSnapshot, ImportSpec } from "./types";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,6 +1,6 @@
 // What the object answers about itself: the campaign (snapshot), its progress, its contacts with their runs, its log,
 // and the finished contacts a redial takes. Read only.
-import type { ContactInput } from "../object-api";
+import type { ContactInput } from "./object-api";
 import { contactsPage, dispositionCounts, type ContactView } from "./contact-runs";
 import { finishedPage } from "./contacts";
 import type { CampaignCore } from "./core";

@@ -2,7 +2,7 @@
 // asked. The run record decides when it can; otherwise the outcome is `unknown` and the contact is not dialed again
 // (when in doubt, don't dial).
 import { clock } from "../../lib/clock";
-import { PROGRESS_ORDER, isFinalStatus } from "../outcomes";
+import { PROGRESS_ORDER, isFinalStatus } from "./outcomes";
 import type { AttemptRow } from "./attempts";
 import type { CampaignCore } from "./core";
 import type { AttemptEndings } from "./endings";

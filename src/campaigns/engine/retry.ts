@@ -1,6 +1,6 @@
 // Retry policy: only busy / no_answer / voicemail (each behind its flag), at most max_retries
 // retries, due at the outcome's time plus the delay. The window is waited for by dispatch, not here.
-import type { RetryConfig } from "../settings";
+import type { RetryConfig } from "./settings";
 
 const FLAG_OF: Readonly<Record<string, keyof RetryConfig>> = {
   busy: "retry_on_busy",

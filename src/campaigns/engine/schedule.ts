@@ -1,7 +1,7 @@
 // Calling windows: weekly slots in an IANA timezone, start inclusive, end exclusive, `24:00` allowed as
 // an end, 0 = Monday. All math goes through Intl, so DST gaps and overlaps come out right: a window opens at the
 // first instant whose local wall time lies inside a slot, wherever the clocks jump.
-import type { ScheduleConfig } from "../settings";
+import type { ScheduleConfig } from "./settings";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;

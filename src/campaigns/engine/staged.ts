@@ -6,12 +6,12 @@
 // timer. While a batch is live, a running campaign whose calls are all done waits for it rather than completing
 // under the append (which would then be refused).
 import type { DoSql } from "../../lib/do-sql";
-import { MAX_ROWS, type Problem } from "../csv/contacts";
-import { engineConflict } from "../errors";
-import type { PackedContacts } from "../packed";
-import { PENDING_KEY, type Duplicate } from "./contacts";
+import { engineConflict } from "./refusals";
+import type { PackedContacts } from "./packed";
+import { MAX_ROWS, PENDING_KEY, type Duplicate } from "./contacts";
 import type { CampaignLog } from "./logs";
 import type { Timers } from "./timers";
+import type { Problem } from "./types";
 
 export const STAGED_MIGRATION = [
   // room: new contacts the campaign can still take (the row limit); fresh: staged rows whose number is new.

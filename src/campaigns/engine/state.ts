@@ -2,9 +2,9 @@
 // transition table (transitions.ts), checked here, and written with the columns that go with it, inside the caller's
 // transaction. A state the table does not lead to cannot be written.
 import { sql, type DoSql, type SqlFragment } from "../../lib/do-sql";
-import type { CampaignState } from "../object-api";
-import { EngineError, engineConflict } from "../errors";
-import { nextState, refusal, type Trigger } from "../transitions";
+import type { CampaignState } from "./object-api";
+import { EngineError, engineConflict } from "./refusals";
+import { nextState, refusal, type Trigger } from "./transitions";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

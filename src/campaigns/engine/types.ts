@@ -1,11 +1,46 @@
-// What the campaign object hands back over RPC: plain JSON-able values in the API's field names.
-import type { CampaignState } from "../object-api";
-import type { CampaignSettings } from "../settings";
+// What the campaign object takes and hands back over RPC: plain JSON-able values in the API's field names.
+import type { DestinationType, EffectivePolicy } from "../../telephony/destination-policy";
+import type { NumberReading } from "../../telephony/numbers";
+import type { CampaignState } from "./object-api";
+import type { CampaignSettings } from "./settings";
 
 export type LogLevel = "info" | "warning" | "error";
 /** JSON values (two levels, not recursive), so the type survives Workers RPC typing (`unknown` maps to `never`). */
 type JsonScalar = string | number | boolean | null;
 export type Json = JsonScalar | JsonScalar[] | { [k: string]: JsonScalar | JsonScalar[] };
+/**
+ * What a campaign's import checks its file against, decided once by create (csv/rules.ts applies it): plain data,
+ * so a background import stored in the campaign's object applies exactly the rules a request would have.
+ */
+export type ImportSpec = {
+  /** The uploaded file's key in the uploads bucket, and its etag when the campaign was created. */
+  key: string;
+  etag?: string;
+  pbx: boolean;
+  numbers: NumberReading;
+  /** The organization's destination policy when the campaign was created. */
+  policy: {
+    allowedCountries: string[];
+    countriesSource: EffectivePolicy["countriesSource"];
+    blockedTypes: DestinationType[];
+    allowedNumbers: string[];
+  };
+  /** The organization's audio greeting ids. */
+  recordings: string[];
+  /** Template variables the agent uses. */
+  requiredVariables: string[];
+};
+
+/** One problem in a file of contacts: a row (header = 1) and the column's name as written, or its position when unnamed. */
+export type Problem = {
+  row: number;
+  column?: string | number;
+  msg: string;
+  type: string;
+  input?: string;
+  ctx?: Record<string, unknown>;
+};
+
 /** One located problem of a background import, as in a 422's `detail` (typed so it crosses RPC). */
 export type ImportItem = { loc: (string | number)[]; msg: string; type: string; input?: string; ctx?: { [k: string]: Json } };
 /** Why a background import failed (csv/background.ts). */
@@ -86,6 +121,6 @@ export type CampaignProgress = {
 };
 
 /** A settings change (PATCH): any subset; nested objects are merged over the current values. */
-export type { SettingsPatch } from "../settings";
+export type { SettingsPatch } from "./settings";
 
 export type LogPage = { items: (LogEntry & { id: number })[]; next_before: number | null };

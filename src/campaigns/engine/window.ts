@@ -2,12 +2,12 @@
 // timer), and the log lines at each opening and closing. Answers are cached until the next change.
 import { clock } from "../../lib/clock";
 import type { DoSql } from "../../lib/do-sql";
-import type { ScheduleConfig } from "../settings";
+import type { ScheduleConfig } from "./settings";
 import type { CampaignLog } from "./logs";
 import { Schedule } from "./schedule";
 import type { CampaignRow } from "./campaign-row";
 import type { Timers } from "./timers";
-import { isFinished } from "../transitions";
+import { isFinished } from "./transitions";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { BreakerWindow, breakerTrips, breakerWindowStart } from "../../../src/campaigns/engine/breaker";
-import { EngineError, refusable, unwrap } from "../../../src/campaigns/errors";
+import { refusable, unwrap } from "../../../src/campaigns/errors";
+import { EngineError } from "../../../src/campaigns/engine/refusals";
 import { PaceWindow, nextStartAt, startBudget } from "../../../src/campaigns/engine/pacing";
 import { retryDueAt } from "../../../src/campaigns/engine/retry";
-import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/transitions";
-import { CircuitBreaker, RetryConfig } from "../../../src/campaigns/settings";
+import { STATES, nextState, refusal, type Trigger } from "../../../src/campaigns/engine/transitions";
+import { CircuitBreaker, RetryConfig } from "../../../src/campaigns/engine/settings";
 
 describe("transition table", () => {
   const allowed: Record<string, string> = {

@@ -1,5 +1,5 @@
 // Call statuses as the engine sees them: which are final, which count as failed calls, which succeed.
-import type { CallStatus } from "../telephony/providers/types";
+import type { CallStatus } from "../../telephony/providers/types";
 
 export const FINAL_STATUSES: ReadonlySet<CallStatus> = new Set(["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"]);
 

@@ -1,7 +1,7 @@
 // Campaign settings: the zod schemas used by create and PATCH, and the defaults the engine applies.
 // Strict objects: an unknown field in a request is a 422 `extra_forbidden`.
 import { z } from "@hono/zod-openapi";
-import { isValidTimeZone } from "../lib/time-zones";
+import { isValidTimeZone } from "../../lib/time-zones";
 
 const TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
 
