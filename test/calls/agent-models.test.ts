@@ -399,7 +399,12 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
     // Never on a deployment: LOCAL_DEV is only set in local development.
     const deployed = await enginesFor({ ...withAi, LOCAL_DEV: "" } as Env, 1, scripted, privacy(withAi, 1));
     expect(deployed).toMatchObject({ ok: false, reason: "The model is scripted, which only local development (LOCAL_DEV) runs" });
-    const missing = await enginesFor(withAi, 1, { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "rec_nope" }] } } }, privacy(withAi, 1));
+    const missing = await enginesFor(
+      withAi,
+      1,
+      { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "rec_nope" }] } } },
+      privacy(withAi, 1),
+    );
     expect(missing).toMatchObject({ ok: false, reason: "Speech-to-text's clip rec_nope is not a stored recording" });
   });
 

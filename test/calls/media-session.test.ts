@@ -7,7 +7,7 @@ import worker from "../../src/index";
 import { describe, expect, inject, it } from "vitest";
 import { CallSession } from "../../src/calls/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
-import { CALLEE_PROTOCOLS, CalleeStream, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
+import { CALLEE_PROTOCOLS, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import { streamToken } from "../../src/calls/callback-urls";
 import { connect, upgrade } from "./media-support";
@@ -16,7 +16,7 @@ import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { getProvider } from "../../src/telephony/providers/registry";
 import { call, createOrg } from "../helpers";
-import { deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall, type Setup } from "./support";
+import { deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall } from "./support";
 
 const clip = (name: string) => readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
 const CALLEE_SPEECH = clip("callee-8k.wav");

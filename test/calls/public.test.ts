@@ -259,6 +259,7 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "answered_by",
         "error",
         "notes",
+        "end_reason",
         "created_at",
         "started_at",
         "answered_at",

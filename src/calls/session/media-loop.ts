@@ -30,7 +30,7 @@ export class MediaLoop {
     /** The call's audio clock (ms since its stream first started): goes on from where a restarted call left it. */
     public clockMs: number,
     streamId: string,
-    private readonly recording: boolean,
+    recording: boolean,
   ) {
     this.format = adapter.format;
     this.streamId = streamId;
