@@ -53,17 +53,30 @@ export default defineConfig(async () => {
       ),
     ],
     test: {
-      include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
-      // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
-      exclude: ["test/integration/**", "test/browser/**"],
-      setupFiles: ["./test/setup.ts"],
-      // Run in Node: the requests the Plivo and Vonage SDKs send (for the originate comparison), and the speech clips.
-      globalSetup: [
-        "./test/calls/sdk-requests.global.ts",
-        "./test/calls/audio-clips.global.ts",
-        "./test/calls/speech-standin.global.ts",
-        "./test/webhooks/receiver.global.ts",
+      // Two projects: pure modules' tests (`*.unit.test.ts`) in Node, with no runtime to boot; everything that needs
+      // the Worker, its bindings, Durable Objects or the carrier simulator in the Workers pool.
+      projects: [
+        ...(SLOW ? [] : [{ test: { name: "unit", environment: "node", include: ["test/**/*.unit.test.ts"] } }]),
+        {
+          extends: true,
+          test: {
+            name: "workers",
+            include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
+            // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
+            exclude: ["test/integration/**", "test/browser/**", "test/**/*.unit.test.ts"],
+            setupFiles: ["./test/setup.ts"],
+            // Run in Node: the requests the Plivo and Vonage SDKs send (for the originate comparison), and the speech clips.
+            globalSetup: [
+              "./test/calls/sdk-requests.global.ts",
+              "./test/calls/audio-clips.global.ts",
+              "./test/calls/speech-standin.global.ts",
+              "./test/webhooks/receiver.global.ts",
+            ],
+          },
+        },
       ],
+      // Most files wait on timers, sockets and the simulator rather than compute: more files at once than cores.
+      maxWorkers: 3,
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,
       hookTimeout: 30_000,
