@@ -32,6 +32,7 @@ import type { CampaignCounts, CampaignProgress, CampaignSnapshot, ImportSpec, Lo
 import { refusable, type Result } from "./errors";
 import type { CampaignMeta, CampaignState, ContactInput } from "./engine/object-api";
 import { packContacts, type PackedContacts } from "./engine/packed";
+import { log } from "../lib/log";
 
 type Inserted = { inserted: number; duplicates: Duplicate[] };
 
@@ -69,7 +70,7 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
       try {
         await reconcile(core, endings);
       } catch (err) {
-        console.error(JSON.stringify({ level: "error", event: "campaign_reconcile_failed", error: String(err) }));
+        log("error", "campaign_reconcile_failed", { error: String(err) });
       }
     });
   }

@@ -24,6 +24,7 @@ import type { CampaignSettings } from "./engine/settings";
 import { CREATING } from "./view";
 import { unwrap } from "./errors";
 import { campaignStub } from "./stub";
+import { log } from "../lib/log";
 
 export type CreateInput = {
   name: string;
@@ -176,7 +177,7 @@ async function discardCampaign(env: Env, campaignId: number, state: string | nul
     await campaignStub(env, campaignId).discard();
   } catch (err) {
     // The row goes anyway, so the leftover object is unreachable; log it for cleanup.
-    console.error(JSON.stringify({ level: "error", event: "campaign_discard_failed", campaign_id: campaignId, error: String(err) }));
+    log("error", "campaign_discard_failed", { campaign_id: campaignId, error: String(err) });
   }
   await getDb(env)
     .delete(campaigns)

@@ -7,6 +7,7 @@ import { campaigns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { CREATING } from "./view";
 import { campaignStub } from "./stub";
+import { log } from "../lib/log";
 
 /** Far beyond the longest import (cpu_ms caps a create at 5 minutes of CPU), so a live import is never swept. */
 export const ABANDONED_IMPORT_AGE_MS = 60 * 60 * 1000;
@@ -42,11 +43,11 @@ export async function sweepAbandonedImports(env: Env, now: number): Promise<Swee
     } catch (err) {
       // One failure must not block the rest.
       result.failed.push(id);
-      console.error(JSON.stringify({ level: "error", event: "abandoned_import_sweep_failed", campaign_id: id, error: String(err) }));
+      log("error", "abandoned_import_sweep_failed", { campaign_id: id, error: String(err) });
     }
   }
   if (result.removed.length) {
-    console.log(JSON.stringify({ level: "info", event: "abandoned_imports_swept", campaign_ids: result.removed }));
+    log("info", "abandoned_imports_swept", { campaign_ids: result.removed });
   }
   return result;
 }

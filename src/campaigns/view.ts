@@ -11,6 +11,7 @@ import { campaignStub } from "./stub";
 import type { CampaignSnapshot } from "./engine/types";
 import type { CampaignState } from "./engine/object-api";
 import { SETTINGS_VIEW, completeSettings } from "./engine/settings";
+import { log } from "../lib/log";
 
 /**
  * State of a summary row whose campaign a request is still creating (its contacts imported before it answers):
@@ -164,7 +165,7 @@ export async function campaignView(env: Env, orgId: number, campaignId: number):
     snap = unwrap(await campaignStub(env, campaignId).snapshot());
   } catch (err) {
     // The summary row is still a truthful (if slightly older) answer; the failure is logged, not hidden.
-    console.warn(JSON.stringify({ level: "warning", event: "campaign_snapshot_failed", campaign_id: campaignId, error: String(err) }));
+    log("warning", "campaign_snapshot_failed", { campaign_id: campaignId, error: String(err) });
     return base;
   }
   return withSnapshot(base, snap);

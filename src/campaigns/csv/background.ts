@@ -19,6 +19,7 @@ import { packContacts } from "../engine/packed";
 import { CsvImport, type ImportCheckpoint, type ImportOutcome } from "./import";
 import { rulesOf } from "./rules";
 import { Utf8Chunks, utf8Length } from "./utf8";
+import { log as logLine } from "../../lib/log";
 
 type Job = {
   spec: ImportSpec;
@@ -94,7 +95,7 @@ export class BackgroundImport implements FileImport {
         const why = gone ? err.message : `The import stopped after ${fails} attempts: ${String(err)}`;
         return await this.fail({ message: why, errors: [] });
       }
-      console.warn(JSON.stringify({ level: "warning", event: "background_import_retry", fails, error: String(err) }));
+      logLine("warning", "background_import_retry", { fails, error: String(err) });
       this.save({ ...(this.job() ?? job), fails });
       this.d.timers.set("import", 0, clock.now() + 1000 * 2 ** (fails - 1));
       return;
@@ -213,7 +214,7 @@ export class BackgroundImport implements FileImport {
     try {
       await getDb(this.d.env).update(campaigns).set({ importError: failure }).where(eq(campaigns.id, campaignId!));
     } catch (err) {
-      console.warn(JSON.stringify({ level: "warning", event: "import_error_summary_failed", campaign_id: campaignId, error: String(err) }));
+      logLine("warning", "import_error_summary_failed", { campaign_id: campaignId, error: String(err) });
     }
   }
 

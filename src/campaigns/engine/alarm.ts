@@ -9,6 +9,7 @@ import type { Dispatch } from "./dispatch";
 import type { AttemptEndings } from "./endings";
 import type { StateMoves } from "./moves";
 import type { TimerRow } from "./timers";
+import { log } from "../../lib/log";
 
 export class Alarm {
   constructor(
@@ -97,7 +98,7 @@ export class Alarm {
         error: String(err),
       });
     } catch (inner) {
-      console.error(JSON.stringify({ level: "error", event: "timer_failed", kind: t.kind, ref: t.ref, error: String(err), inner: String(inner) }));
+      log("error", "timer_failed", { kind: t.kind, ref: t.ref, error: String(err), inner: String(inner) });
     }
   }
 }

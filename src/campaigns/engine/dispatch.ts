@@ -11,6 +11,7 @@ import type { OrgLeases } from "./leases";
 import type { StateMoves } from "./moves";
 import { LEASE_TTL_SECONDS, MAX_ROUND, ORG_RETRY_FALLBACK_MS, attemptCapOf, leaseIdFor, sortAnswers, unanswered, type Picked } from "./round";
 import { RulesCache } from "./rules-cache";
+import { log } from "../../lib/log";
 
 /**
  * Call starts awaiting the carrier at most: a round does not wait for the previous round's starts (a slow carrier
@@ -210,7 +211,7 @@ export class Dispatch {
         freed.length ? freed : undefined,
       )
       .catch((err): LeaseResult[] => {
-        console.warn(JSON.stringify({ level: "warning", event: "lease_acquire_failed", campaign_id: c.campaign_id, error: String(err) }));
+        log("warning", "lease_acquire_failed", { campaign_id: c.campaign_id, error: String(err) });
         this.leases.toRelease.push(...freed); // perhaps not released: again with the next call (releasing is idempotent)
         return unanswered(leaseIds.length);
       });

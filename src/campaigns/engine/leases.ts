@@ -2,6 +2,7 @@
 // in-process simulations and benchmarks stand in an equivalent in-memory coordinator.
 import { organizationStub } from "../../organizations/organization-object";
 import type { LeaseRequest, LeaseResult } from "../../organizations/leases";
+import { log } from "../../lib/log";
 
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
@@ -45,7 +46,7 @@ export class OrgLeases {
       await this.client(orgId).releaseMany(leaseIds, undial);
     } catch (err) {
       // The leases expire by themselves; a failed release costs capacity for a while, never correctness.
-      console.warn(JSON.stringify({ level: "warning", event: "lease_release_failed", lease_ids: leaseIds, error: String(err) }));
+      log("warning", "lease_release_failed", { lease_ids: leaseIds, error: String(err) });
     }
   }
 }

@@ -2,6 +2,7 @@
 import { clock } from "../../lib/clock";
 import type { DoSql } from "../../lib/do-sql";
 import type { LogEntry, LogLevel, LogPage } from "./types";
+import { iso } from "../../lib/helpers";
 
 /** Part of migration v1 (shipped: never edited). */
 export const LOGS_TABLE = [
@@ -16,8 +17,6 @@ export const LOGS_TABLE = [
 ];
 
 export type LogRow = { id: number; ts: string; level: string; event: string; message: string; details: string };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 function toEntry(r: Omit<LogRow, "id">): LogEntry {
   return { ts: r.ts, level: r.level as LogLevel, event: r.event, message: r.message, details: JSON.parse(r.details) };

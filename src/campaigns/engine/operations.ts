@@ -13,8 +13,7 @@ import type { Reads } from "./reads";
 import { MIGRATIONS } from "./schema";
 import { allowed, transition } from "./state";
 import type { CampaignSnapshot, ImportSpec } from "./types";
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso } from "../../lib/helpers";
 
 export class Operations {
   constructor(

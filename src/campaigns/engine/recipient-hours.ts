@@ -7,6 +7,7 @@ import type { LocalHoursConfig } from "../../telephony/calling-rules";
 import { numberZoneKey } from "../../telephony/number-zones";
 import { ZoneHours } from "./local-hours";
 import type { CampaignLog } from "./logs";
+import { iso } from "../../lib/helpers";
 
 export const RECIPIENT_HOURS_MIGRATION = [
   // key: IANA zones joined by `&` ("" = not judged). fresh = 0: to be computed (new, or the hours changed).
@@ -20,7 +21,6 @@ export const RECIPIENT_HOURS_MIGRATION = [
 const ASSIGN_BATCH = 500;
 /** Contacts kept with their zone ahead of dispatch (assignAhead), so a round rarely has to give zones out itself. */
 const ZONED_AHEAD = 1000;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 type ZoneRow = { id: number; key: string; open: number; change_at: number | null };
 

@@ -6,6 +6,7 @@ import { getDb } from "../../lib/db";
 import { loadCallingRules } from "../../telephony/calling-policy";
 import { defaultRules, type CallingRules } from "../../telephony/calling-rules";
 import type { CampaignRow } from "./campaign-row";
+import { log } from "../../lib/log";
 
 /** How long the calling rules read from D1 are used before they are read again. */
 const RULES_TTL_MS = 60_000;
@@ -31,7 +32,7 @@ export class RulesCache {
     try {
       value = await loadCallingRules(getDb(this.env), c.org_id, defaultRules(this.env));
     } catch (err) {
-      console.warn(JSON.stringify({ level: "warning", event: "calling_rules_unreadable", campaign_id: c.campaign_id, error: String(err) }));
+      log("warning", "calling_rules_unreadable", { campaign_id: c.campaign_id, error: String(err) });
     }
     this.rules = { at: now, value };
     return value;

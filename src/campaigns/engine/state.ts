@@ -5,8 +5,7 @@ import { sql, type DoSql, type SqlFragment } from "../../lib/do-sql";
 import type { CampaignState } from "./object-api";
 import { EngineError, engineConflict } from "./refusals";
 import { nextState, refusal, type Trigger } from "./transitions";
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso } from "../../lib/helpers";
 
 /** The state `trigger` leads to from `from`; a 409 with the table's refusal when there is none. */
 export function allowed(from: CampaignState, trigger: Trigger): CampaignState {

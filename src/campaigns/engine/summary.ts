@@ -9,11 +9,11 @@ import type { DoSql } from "../../lib/do-sql";
 import { campaignRow } from "./campaign-row";
 import { readCounts } from "./counts";
 import type { Timers } from "./timers";
+import { log } from "../../lib/log";
+import { iso } from "../../lib/helpers";
 
 /** How often (at most) the D1 summary row is refreshed while counts change. */
 export const SUMMARY_INTERVAL_MS = 5000;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class SummaryMirror {
   /** Write at the next flush whatever the interval (a transition happened). */
@@ -86,7 +86,7 @@ export class SummaryMirror {
       ]);
       if (before) await emitCampaignStateChange(this.env, before.orgId, c.campaign_id, before.state, c.state);
     } catch (err) {
-      console.warn(JSON.stringify({ level: "warning", event: "campaign_summary_failed", campaign_id: c.campaign_id, error: String(err) }));
+      log("warning", "campaign_summary_failed", { campaign_id: c.campaign_id, error: String(err) });
       this.db.run`UPDATE campaign SET summary_dirty = 1`;
       this.timers.atMost("summary", 0, now + SUMMARY_INTERVAL_MS);
       if (force) this.forced = true;

@@ -8,8 +8,7 @@ import { Schedule } from "./schedule";
 import type { CampaignRow } from "./campaign-row";
 import type { Timers } from "./timers";
 import { isFinished } from "./transitions";
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso } from "../../lib/helpers";
 
 export class CallingWindow {
   private schedules: { json: string; schedule: Schedule } | null = null;
