@@ -4,8 +4,8 @@
 import { pcm16ToBytes } from "../lib/audio/pcm";
 import type { SampleRate } from "../lib/audio/resample";
 import { DeepgramLive, deepgramSays } from "./deepgram-live";
-import { base, joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
-import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
+import { base, ProviderCall, ProviderSpeechToText, ProviderTextToSpeech, type SpeechSettings } from "./provider-call";
+import type { Speech, SpeechStream } from "./speech";
 
 export type DeepgramSettings = SpeechSettings;
 
@@ -27,14 +27,8 @@ function listenUrl(s: DeepgramSettings, rate: number): string {
   return `${base(s.baseUrl ?? DEEPGRAM_URL)}/v1/listen?${q}`;
 }
 
-export class DeepgramSpeechToText implements SpeechToText {
-  constructor(
-    private readonly settings: DeepgramSettings,
-    private readonly fetcher: typeof fetch = fetch,
-  ) {}
-
-  async transcribe(audio: Speech, signal?: AbortSignal): Promise<string> {
-    if (!audio.samples.length) return "";
+export class DeepgramSpeechToText extends ProviderSpeechToText {
+  protected async request(audio: Speech, signal?: AbortSignal): Promise<string> {
     const call = new ProviderCall("Deepgram speech-to-text", this.settings, deepgramSays, signal);
     const res = await call.fetch(this.fetcher, listenUrl(this.settings, audio.rate), {
       method: "POST",
@@ -54,27 +48,17 @@ export class DeepgramSpeechToText implements SpeechToText {
   }
 }
 
-export class DeepgramTextToSpeech implements TextToSpeech {
-  constructor(
-    private readonly settings: DeepgramSettings,
-    private readonly fetcher: typeof fetch = fetch,
-  ) {}
-
-  async synthesize(text: string, signal?: AbortSignal): Promise<Speech> {
-    return joinSpeech(this.stream(text, signal), this.settings.sampleRate ?? 16000);
-  }
-
+export class DeepgramTextToSpeech extends ProviderTextToSpeech {
   async *stream(text: string, signal?: AbortSignal): AsyncIterable<Speech> {
     const s = this.settings;
-    const rate = s.sampleRate ?? 16000;
     const model = s.model ?? (s.voice?.startsWith("aura") ? s.voice : DEEPGRAM_TTS_MODEL);
-    const q = new URLSearchParams({ model, encoding: "linear16", sample_rate: String(rate), container: "none" });
+    const q = new URLSearchParams({ model, encoding: "linear16", sample_rate: String(this.rate), container: "none" });
     const call = new ProviderCall("Deepgram text-to-speech", s, deepgramSays, signal);
     const res = await call.fetch(this.fetcher, `${base(s.baseUrl ?? DEEPGRAM_URL)}/v1/speak?${q}`, {
       method: "POST",
       headers: { Authorization: `Token ${s.apiKey}`, "Content-Type": "application/json" },
       body: JSON.stringify({ text }),
     });
-    yield* call.pcm(res, rate);
+    yield* call.pcm(res, this.rate);
   }
 }

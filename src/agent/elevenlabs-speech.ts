@@ -1,8 +1,8 @@
 // ElevenLabs' own API: a sentence spoken by a chosen voice (voice_id) as raw 16-bit PCM, read as it is generated;
 // an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
 import { wavFile } from "../lib/audio/wav";
-import { joinSpeech, ProviderCall, type SpeechSettings } from "./provider-call";
-import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
+import { ProviderCall, ProviderSpeechToText, ProviderTextToSpeech, type SpeechSettings } from "./provider-call";
+import { type Speech, SpeechError } from "./speech";
 
 export type ElevenLabsSettings = SpeechSettings;
 
@@ -18,41 +18,28 @@ const elevenLabsSays = (body: any) => {
   return d?.message ?? (Array.isArray(d) ? d[0]?.msg : d);
 };
 
-export class ElevenLabsTextToSpeech implements TextToSpeech {
-  constructor(
-    private readonly settings: ElevenLabsSettings,
-    private readonly fetcher: typeof fetch = fetch,
-  ) {
+export class ElevenLabsTextToSpeech extends ProviderTextToSpeech {
+  constructor(settings: ElevenLabsSettings, fetcher?: typeof fetch) {
+    super(settings, fetcher);
     if (!settings.voice) throw new SpeechError("ElevenLabs text-to-speech needs a voice (a voice_id)", null);
-  }
-
-  async synthesize(text: string, signal?: AbortSignal): Promise<Speech> {
-    return joinSpeech(this.stream(text, signal), this.settings.sampleRate ?? 16000);
   }
 
   async *stream(text: string, signal?: AbortSignal): AsyncIterable<Speech> {
     const s = this.settings;
     // pcm_8000, pcm_16000 and pcm_24000 are all among ElevenLabs' output formats: raw 16-bit little-endian mono.
-    const rate = s.sampleRate ?? 16000;
     const call = new ProviderCall("ElevenLabs text-to-speech", s, elevenLabsSays, signal);
-    const url = `${base(s)}/v1/text-to-speech/${encodeURIComponent(s.voice ?? "")}/stream?output_format=pcm_${rate}`;
+    const url = `${base(s)}/v1/text-to-speech/${encodeURIComponent(s.voice ?? "")}/stream?output_format=pcm_${this.rate}`;
     const res = await call.fetch(this.fetcher, url, {
       method: "POST",
       headers: { "xi-api-key": s.apiKey, "Content-Type": "application/json" },
       body: JSON.stringify({ text, model_id: s.model ?? ELEVENLABS_TTS_MODEL, ...(s.language ? { language_code: s.language } : {}) }),
     });
-    yield* call.pcm(res, rate);
+    yield* call.pcm(res, this.rate);
   }
 }
 
-export class ElevenLabsSpeechToText implements SpeechToText {
-  constructor(
-    private readonly settings: ElevenLabsSettings,
-    private readonly fetcher: typeof fetch = fetch,
-  ) {}
-
-  async transcribe(audio: Speech, signal?: AbortSignal): Promise<string> {
-    if (!audio.samples.length) return "";
+export class ElevenLabsSpeechToText extends ProviderSpeechToText {
+  protected async request(audio: Speech, signal?: AbortSignal): Promise<string> {
     const s = this.settings;
     const form = new FormData();
     form.set("model_id", s.model ?? ELEVENLABS_STT_MODEL);

@@ -1,8 +1,9 @@
 // One request to a speech provider (Deepgram, ElevenLabs): its time limit under the caller's signal, its errors as
-// SpeechErrors naming the provider (the key scrubbed), and a raw PCM body read as it arrives.
+// SpeechErrors naming the provider (the key scrubbed), and a raw PCM body read as it arrives; and what those
+// providers' engines share around their requests (an empty utterance, a sentence as its PCM stream joined).
 import { pcm16FromBytes } from "../lib/audio/pcm";
 import type { SampleRate } from "../lib/audio/resample";
-import { type Speech, SpeechError } from "./speech";
+import { type Speech, SpeechError, type SpeechToText, type TextToSpeech } from "./speech";
 
 export const SPEECH_TIMEOUT_MS = 10_000;
 
@@ -22,7 +23,7 @@ export type SpeechSettings = {
 export const base = (url: string) => url.replace(/\/+$/, "");
 
 /** All of a streamed answer as one Speech. */
-export async function joinSpeech(pieces: AsyncIterable<Speech>, rate: SampleRate): Promise<Speech> {
+async function joinSpeech(pieces: AsyncIterable<Speech>, rate: SampleRate): Promise<Speech> {
   const parts: Int16Array[] = [];
   for await (const piece of pieces) parts.push(piece.samples);
   const samples = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
@@ -32,6 +33,39 @@ export async function joinSpeech(pieces: AsyncIterable<Speech>, rate: SampleRate
     at += p.length;
   }
   return { samples, rate };
+}
+
+/** A provider's speech-to-text: an utterance with no audio is "" without asking (nor paying) the provider. */
+export abstract class ProviderSpeechToText implements SpeechToText {
+  constructor(
+    protected readonly settings: SpeechSettings,
+    protected readonly fetcher: typeof fetch = fetch,
+  ) {}
+
+  async transcribe(audio: Speech, signal?: AbortSignal): Promise<string> {
+    return audio.samples.length ? this.request(audio, signal) : "";
+  }
+
+  /** The provider's transcript of an utterance that has audio. */
+  protected abstract request(audio: Speech, signal?: AbortSignal): Promise<string>;
+}
+
+/** A provider's text-to-speech streamed as raw PCM at the settings' rate (16 kHz unless set); a whole sentence is its stream joined. */
+export abstract class ProviderTextToSpeech implements TextToSpeech {
+  constructor(
+    protected readonly settings: SpeechSettings,
+    protected readonly fetcher: typeof fetch = fetch,
+  ) {}
+
+  protected get rate(): SampleRate {
+    return this.settings.sampleRate ?? 16000;
+  }
+
+  synthesize(text: string, signal?: AbortSignal): Promise<Speech> {
+    return joinSpeech(this.stream(text, signal), this.rate);
+  }
+
+  abstract stream(text: string, signal?: AbortSignal): AsyncIterable<Speech>;
 }
 
 /**

@@ -14,25 +14,13 @@ import { call } from "../helpers";
 import type { MediaProvider } from "../../src/dev/simulator/media/callee";
 import { liveFetch, untilAnswered } from "./resume-support";
 import { nccoReference, nccoStreamReference, plivoReference, plivoStreamReference, twimlReference, twimlStreamReference } from "./sdk-docs";
-import { CALLEE, deliver, drain, runRow, setup, simRequests, type Setup } from "./support";
+import { agentWith, CALLEE, callbackRequest, deliver, drain, runRow, setup, simRequests, type Setup } from "./support";
 import { parseXml } from "./xml";
 
 const { $schema: _draft, ...schema } = nccoSchema as Record<string, unknown>;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 const validNcco = ajv.compile(schema);
-
-/** An agent whose Start node has `greeting` (none when undefined). */
-async function agentWith(s: Setup, greeting: string | undefined): Promise<Setup> {
-  const def = structuredClone(s.agent.workflow_definition);
-  const start = def.nodes.find((n) => n.type === "startCall")!;
-  if (greeting === undefined) delete (start.data as { greeting?: string }).greeting;
-  else start.data.greeting = greeting;
-  def.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path = `path-${crypto.randomUUID()}`;
-  const res = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: def } });
-  expect(res.status, res.text).toBe(200);
-  return { ...s, agent: res.json };
-}
 
 /** Starts the agent's call, through the deployed Worker (voice agent on) or the plain one. */
 async function start(s: Setup, voiceAgent: boolean): Promise<{ runId: number; callId: string }> {
@@ -56,9 +44,7 @@ async function start(s: Setup, voiceAgent: boolean): Promise<{ runId: number; ca
 async function answer(provider: MediaProvider, callId: string, voiceAgent: boolean): Promise<string | null> {
   let doc: string | null = null;
   for (const cb of await untilAnswered(callId, provider)) {
-    const r = voiceAgent
-      ? await liveFetch(new Request(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body }))
-      : await deliver(cb);
+    const r = voiceAgent ? await liveFetch(callbackRequest(cb)) : await deliver(cb);
     expect(r.status, r.text).toBeLessThan(300);
     if (cb.kind === "answer") doc = r.text;
   }

@@ -14,11 +14,10 @@ import { mediaIds, startAriMedia } from "../../src/telephony/providers/ari/media
 import { providerEnvOf } from "../../src/telephony/provisioning";
 import { loadConfigContext } from "../../src/telephony/resolve";
 import { getConfig } from "../../src/telephony/store";
-import { call } from "../helpers";
-import { DEFINITION, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
+import { listenUntil, prepareScripted, SEATS, startSeatsCall, SURE } from "./conversation-support";
 import { mediaUrl, upgradeAt } from "./media-support";
 import { hearAgent, resetSession, say } from "./resume-support";
-import { CALLEE, eventually, runRow, setup, sim, simRequests, type Setup } from "./support";
+import { eventually, runRow, setup, sim, simRequests, type Setup } from "./support";
 
 const event = (s: Setup, type: string, channel: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type,
@@ -49,15 +48,8 @@ async function asteriskConnects(runId: number, token: string, mediaChannelId: st
 /** The seats agent's ARI call, answered (the channel Up), its media channel opened and Asterisk connected to us. */
 async function answeredAriCall() {
   const s = await setup("ari", { ws_client_name: "edgedial_media" });
-  const wf = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: "seats", workflow_definition: DEFINITION } });
-  expect(wf.status, wf.text).toBe(200);
-  const started = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-    key: s.org.key,
-    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-  });
-  expect(started.status, started.text).toBe(200);
-  const runId = started.json.workflow_run_id as number;
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script: SCRIPT, clips: [SURE, SEATS, MACHINE], ttsFailsOn: [] } });
+  const { runId } = await startSeatsCall(s);
+  await prepareScripted(runId);
   const channelId = (await runRow(runId)).providerCallId!;
   await toPbxEvents(s, [event(s, "ChannelStateChange", { id: channelId, state: "Up" })]);
   await eventually(

@@ -1,6 +1,6 @@
 // The conversation tests' shared parts: the seats agent and its scripted model (shared with `npm run demo`), the
 // callee's committed espeak-ng clips, a call on the media path with the session prepared for the conversation
-// agent, and the callee's listening loops.
+// agent, and the callee's listening loops and its side of the seats conversation.
 import { env } from "cloudflare:workers";
 import { expect, inject } from "vitest";
 import type { KnownClip } from "../../src/agent/clip-speech";
@@ -13,7 +13,7 @@ import { readWav } from "../../src/lib/audio/wav";
 import seats from "../fixtures/seats-agent.json";
 import { call } from "../helpers";
 import { connect } from "./media-support";
-import { CALLEE, type Setup } from "./support";
+import { type Setup, startCall } from "./support";
 
 export const clip = (name: string, text: string): KnownClip => {
   const w = readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
@@ -36,22 +36,10 @@ export type CallOptions = {
 };
 
 export async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions = {}): Promise<{ runId: number; callee: CalleeStream; agentId: number }> {
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: {
-      name: "seats",
-      workflow_definition: DEFINITION,
-      call_disposition_codes: { disposition_codes: ["interested", "not_interested"] },
-      ...(o.configurations ? { workflow_configurations: o.configurations } : {}),
-    },
+  const { runId, agentId } = await startSeatsCall(s, {
+    call_disposition_codes: SEATS_DISPOSITIONS,
+    ...(o.configurations ? { workflow_configurations: o.configurations } : {}),
   });
-  expect(wf.status, wf.text).toBe(200);
-  const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-    key: s.org.key,
-    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-  });
-  expect(res.status, res.text).toBe(200);
-  const runId = res.json.workflow_run_id as number;
   // What a campaign or the carrier left on the run before its media connects (a campaign's voicemail_action, AMD).
   if (o.run?.voicemail_action) await env.DB.prepare("UPDATE workflow_runs SET voicemail_action = ? WHERE id = ?").bind(o.run.voicemail_action, runId).run();
   if (o.run?.campaign_id) {
@@ -61,8 +49,45 @@ export async function conversationCall(s: Setup, script = SCRIPT, o: CallOptions
     await env.DB.prepare("UPDATE workflow_runs SET greeting_override = ? WHERE id = ?").bind(JSON.stringify(o.run.greeting_override), runId).run();
   }
   if (o.run?.answered_by) await env.DB.prepare("UPDATE workflow_runs SET answered_by = ? WHERE id = ?").bind(o.run.answered_by, runId).run();
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn: o.ttsFailsOn ?? [] } });
-  return { runId, callee: await connect(o.provider ?? "twilio", runId), agentId: wf.json.id };
+  await prepareScripted(runId, script, o.ttsFailsOn);
+  return { runId, callee: await connect(o.provider ?? "twilio", runId), agentId };
+}
+
+/** The dispositions the seats script's endCall chooses from. */
+export const SEATS_DISPOSITIONS = { disposition_codes: ["interested", "not_interested"] };
+
+/**
+ * The seats agent created (`fields`: more of the workflow's body, e.g. its dispositions or voice agent settings) and
+ * its call started through the public endpoint.
+ */
+export async function startSeatsCall(s: Setup, fields: Record<string, unknown> = {}): Promise<{ runId: number; agentId: number }> {
+  const wf = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: "seats", workflow_definition: DEFINITION, ...fields } });
+  expect(wf.status, wf.text).toBe(200);
+  return { runId: await startCall({ ...s, agent: wf.json }), agentId: wf.json.id as number };
+}
+
+/** The run's session prepared for the conversation agent on the deterministic engines: `script`, the callee's clips. */
+export async function prepareScripted(runId: number, script = SCRIPT, ttsFailsOn: string[] = []) {
+  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script, clips: [SURE, SEATS, MACHINE], ttsFailsOn } });
+}
+
+/**
+ * The callee's side of the seats conversation, until the agent hangs up. Returns how many frames the agent had sent
+ * when its greeting began (what came after is its replies).
+ */
+export async function seatsConversation(callee: CalleeStream): Promise<number> {
+  // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
+  await listenUntil(callee, () => callee.played.length >= 1);
+  const greetingFrames = callee.received.length;
+  await listen(callee, 300);
+  callee.speak(SURE.samples);
+  // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
+  await listenUntil(callee, () => callee.played.length >= 3);
+  await listen(callee, 300);
+  callee.speak(SEATS.samples);
+  await listenUntil(callee, () => callee.closed !== null);
+  expect(callee.closed).not.toBeNull();
+  return greetingFrames;
 }
 
 /** The callee listens for `ms` (silence, 20 ms at a time), letting the session's clock run. */
@@ -93,4 +118,14 @@ export async function listenUntil(callee: CalleeStream, test: () => boolean, max
     callee.silence(20);
     await new Promise((r) => setTimeout(r, 0));
   }
+}
+
+/** The run's details once `ready` says they are there (the session writes the run after the call), asked every 20 ms. */
+export async function runWhen(s: Setup, agentId: number, runId: number, ready: (run: any) => boolean, tries = 50) {
+  for (let i = 0; i < tries; i++) {
+    const r = (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json;
+    if (ready(r)) return r;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error("the run never got there");
 }

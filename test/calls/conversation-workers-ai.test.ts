@@ -16,10 +16,9 @@ import { callSessionStub } from "../../src/calls/session/stub";
 import { fromWire } from "../../src/dev/simulator/media/callee";
 import { isVoiced } from "../../src/lib/audio/level";
 import { readWav } from "../../src/lib/audio/wav";
-import { call } from "../helpers";
-import { DEFINITION, SCRIPT, SEATS, SURE, listen, listenUntil } from "./conversation-support";
+import { runWhen, SCRIPT, SEATS, SEATS_DISPOSITIONS, SURE, seatsConversation, startSeatsCall } from "./conversation-support";
 import { connect } from "./media-support";
-import { CALLEE, setup } from "./support";
+import { setup } from "./support";
 
 const vars = (parse(config) as { vars: Record<string, string> }).vars;
 const TTS_RATE = 16000;
@@ -124,17 +123,7 @@ describe("the deployed voice agent (engines from the agent's settings, Workers A
     expect(vars.VOICE_AGENT).toBe("conversation");
     const s = await setup("twilio");
     // The seats agent with no voice_agent settings: the deployment's default engines.
-    const wf = await call("POST", "/api/v1/workflow/create", {
-      key: s.org.key,
-      body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: { disposition_codes: ["interested", "not_interested"] } },
-    });
-    expect(wf.status, wf.text).toBe(200);
-    const started = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-      key: s.org.key,
-      body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-    });
-    expect(started.status, started.text).toBe(200);
-    const runId = started.json.workflow_run_id as number;
+    const { runId, agentId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS });
 
     // The session as deployed: the deployment's VOICE_AGENT and an AI binding (the fake). Nothing is prepared.
     const ai = new FakeWorkersAi();
@@ -144,15 +133,7 @@ describe("the deployed voice agent (engines from the agent's settings, Workers A
     });
     const callee = await connect("twilio", runId);
 
-    await listenUntil(callee, () => callee.played.length >= 1);
-    const greetingFrames = callee.received.length;
-    await listen(callee, 300);
-    callee.speak(SURE.samples);
-    await listenUntil(callee, () => callee.played.length >= 3);
-    await listen(callee, 300);
-    callee.speak(SEATS.samples);
-    await listenUntil(callee, () => callee.closed !== null);
-    expect(callee.closed).not.toBeNull();
+    const greetingFrames = await seatsConversation(callee);
 
     // The model was asked, with what the callee said; the engines were the Workers AI defaults.
     const models = new Set(ai.asked.map((a) => a.model));
@@ -179,14 +160,7 @@ describe("the deployed voice agent (engines from the agent's settings, Workers A
       ["callee", "We need twelve seats."],
       ["agent", "Thank you, goodbye!"],
     ]);
-    const run = await (async () => {
-      for (let i = 0; i < 100; i++) {
-        const r = (await call("GET", `/api/v1/workflow/${wf.json.id}/runs/${runId}`, { key: s.org.key })).json;
-        if (r.transcript?.length) return r;
-        await new Promise((res) => setTimeout(res, 20));
-      }
-      throw new Error("the run never got its transcript");
-    })();
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length, 100);
     expect(run.transcript.map((t: { text: string }) => t.text)).toEqual(snap.turns.map((t) => t.text));
     expect(run.gathered_context).toEqual({ seats: 12 });
     expect(run.disposition).toBe("interested");

@@ -11,26 +11,11 @@ import { fromWire } from "../../src/dev/simulator/media/callee";
 import { rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
-import { call } from "../helpers";
 import { seedCampaign, setupOrg } from "../campaigns/support";
-import { conversationCall, listen, listenLive, listenUntil, MACHINE, SCRIPT, SEATS, SURE } from "./conversation-support";
+import { conversationCall, listen, listenLive, listenUntil, MACHINE, runWhen, SCRIPT, SEATS, SURE, seatsConversation } from "./conversation-support";
 import type { ScriptStep } from "../../src/agent/scripted-model";
-import { setup, type Setup } from "./support";
+import { setup } from "./support";
 import { unwrap } from "../../src/campaigns/errors";
-
-/** The callee's side of the seats conversation, until the agent hangs up. */
-async function wholeConversation(callee: CalleeStream) {
-  // The greeting (a tone from the clip engine, 60 ms a character: "Hi Ada!" is 420 ms) plays first.
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 300);
-  callee.speak(SURE.samples);
-  // The reply plays sentence by sentence, each marked ("Great." and the question); the callee then answers.
-  await listenUntil(callee, () => callee.played.length >= 3);
-  await listen(callee, 300);
-  callee.speak(SEATS.samples);
-  await listenUntil(callee, () => callee.closed !== null);
-  expect(callee.closed).not.toBeNull();
-}
 
 /** The callee hears the greeting, answers once, and listens until the call ends: the session's record of it. */
 async function answerOnce(callee: CalleeStream, runId: number) {
@@ -45,7 +30,7 @@ describe("a conversation on the media path", () => {
   it("greeting → answer → edge → second node → extraction → endCall with a disposition → hang-up; all of it on the run", async () => {
     const s = await setup("twilio");
     const { runId, callee, agentId } = await conversationCall(s);
-    await wholeConversation(callee);
+    await seatsConversation(callee);
 
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.endReason).toBe("agent_hangup");
@@ -59,14 +44,7 @@ describe("a conversation on the media path", () => {
     // Turns follow each other on the call's clock.
     for (let i = 1; i < snap.turns.length; i++) expect(snap.turns[i].startMs).toBeGreaterThanOrEqual(snap.turns[i - 1].startMs);
 
-    const run = await (async () => {
-      for (let i = 0; i < 50; i++) {
-        const r = (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json;
-        if (r.transcript?.length) return r;
-        await new Promise((res) => setTimeout(res, 20));
-      }
-      throw new Error("the run never got its transcript");
-    })();
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
     expect(run.gathered_context).toEqual({ seats: 12 });
     expect(run.disposition).toBe("interested");
     expect(run.transcript.map((t: any) => t.text)).toEqual(snap.turns.map((t) => t.text));
@@ -191,7 +169,7 @@ describe("a conversation on the media path", () => {
     await runInDurableObject(stub, (_o, state) => {
       state.storage.sql.exec("INSERT INTO attempts (contact_id, attempt, status, run_id, dialed_at) VALUES (1, 1, 'in_flight', ?, 0)", runId);
     });
-    await wholeConversation(callee);
+    await seatsConversation(callee);
     for (let i = 0; i < 50 && !Object.keys(unwrap(await stub.progress()).dispositions).length; i++) await new Promise((r) => setTimeout(r, 20));
     expect(unwrap(await stub.progress()).dispositions).toEqual({ interested: 1 });
   });
@@ -253,13 +231,3 @@ describe("a conversation on the media path", () => {
     expect(callee.marks).toEqual([]);
   });
 });
-
-/** The run's details once `ready` says they are there. */
-async function runWhen(s: Setup, agentId: number, runId: number, ready: (run: any) => boolean) {
-  for (let i = 0; i < 50; i++) {
-    const r = (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json;
-    if (ready(r)) return r;
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  throw new Error("the run never got there");
-}

@@ -4,8 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { PROVIDER_LIST, getProvider } from "../../src/telephony/providers/registry";
 import { speechChunks, speechLength } from "../../src/lib/speech";
-import { call } from "../helpers";
-import { deliver, deliverAll, drain, flush, play, redeliver, runRow, setup, simRequests, startCall } from "./support";
+import { agentWith, deliver, deliverAll, drain, flush, play, redeliver, runRow, setup, simRequests, startCall } from "./support";
 import { parseXml, type XmlNode } from "./xml";
 import { nccoReference, plivoReference, twimlReference } from "./sdk-docs";
 
@@ -108,18 +107,6 @@ describe("vonage NCCO", () => {
     expect(nccoReference([])).toEqual([{ action: "talk", text: "<speak><break time='100ms'/></speak>" }]);
   });
 });
-
-/** An agent of `s`'s organization whose Start node has `greeting` (or none). */
-async function agentWith(s: Awaited<ReturnType<typeof setup>>, greeting: string | undefined) {
-  const def = structuredClone(s.agent.workflow_definition);
-  const start = def.nodes.find((n) => n.type === "startCall")!;
-  if (greeting === undefined) delete (start.data as { greeting?: string }).greeting;
-  else start.data.greeting = greeting;
-  def.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path = `path-${crypto.randomUUID()}`;
-  const res = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: def } });
-  expect(res.status, res.text).toBe(200);
-  return { ...s, agent: res.json };
-}
 
 describe("telnyx speaks the greeting in parts, then hangs up", () => {
   const commands = async (s: Awaited<ReturnType<typeof setup>>) =>

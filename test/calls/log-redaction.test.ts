@@ -2,29 +2,17 @@
 // stream URL and refused callbacks, whose paths the client-error log records) is run while the Worker's console is
 // captured (the pool runs the Worker in the test's isolate). Also what `npm run dev` prints of wrangler's request log.
 import { env, exports } from "cloudflare:workers";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { callbackToken } from "../../src/calls/callback-urls";
-import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import type { Callback } from "../../src/dev/simulator/types";
 import { redactTokens } from "../../src/lib/redact";
-import { upgradeAt } from "./media-support";
-import { play, runRow, setup, startCall } from "./support";
+import { ECHO_WORKER, echoCall, fetchWorker, upgradeAt } from "./media-support";
+import { callbackRequest, play, runRow } from "./support";
 
-const LIVE = { ...env, VOICE_AGENT: "echo" } as Env;
-
-async function live(req: Request) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(req, LIVE, ctx);
-  const text = await res.text();
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, text };
-}
-const send = (cb: Callback, url = cb.url) =>
-  live(new Request(url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body }));
+const live = (req: Request) => fetchWorker(req, ECHO_WORKER);
+const send = (cb: Callback, url = cb.url) => live(callbackRequest(cb, url));
 
 let lines: string[] = [];
 beforeEach(() => {
@@ -39,9 +27,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("per-run tokens stay out of the Worker's logs", () => {
   it.each(["twilio", "plivo"] as const)("%s: a call through its callbacks and media, with replays and refusals", async (provider) => {
-    const s = await setup(provider);
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { runId } = await echoCall(provider);
     const callId = (await runRow(runId)).providerCallId!;
     const callbacks = await play(callId, "answered");
     const answer = callbacks.find((c) => c.kind === "answer")!;

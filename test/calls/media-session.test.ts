@@ -10,13 +10,13 @@ import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import { streamToken } from "../../src/calls/callback-urls";
-import { connect, upgrade } from "./media-support";
+import { connect, echoCall, upgrade } from "./media-support";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
 import { getProvider } from "../../src/telephony/providers/registry";
 import { call, createOrg } from "../helpers";
-import { deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall } from "./support";
+import { callbackRequest, deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall } from "./support";
 
 const clip = (name: string) => readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
 const CALLEE_SPEECH = clip("callee-8k.wav");
@@ -49,9 +49,7 @@ describe.each(Object.keys(CALLEE_PROTOCOLS) as MediaProvider[])("%s media stream
   const SPEECH_AT = speech.at;
 
   it("echo: the callee's speech comes back byte-exact, paced; the callee's hang-up ends the session and the run completes", async () => {
-    const s = await setup(provider);
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { s, runId } = await echoCall(provider);
     const callee = await connect(provider, runId);
 
     const sent = toWire(format, speech.samples);
@@ -275,11 +273,7 @@ describe("with a voice agent set (VOICE_AGENT), the answer connects the call's a
     const callId = (await runRow(runId)).providerCallId!;
     const answer = (await play(callId, "answered")).find((c) => c.kind === "answer")!;
     const ctx = createExecutionContext();
-    const res = await worker.fetch(
-      new Request(answer.url, { method: answer.method, headers: answer.headers, body: answer.method === "GET" ? undefined : answer.body }),
-      { ...env, VOICE_AGENT: "echo" },
-      ctx,
-    );
+    const res = await worker.fetch(callbackRequest(answer), { ...env, VOICE_AGENT: "echo" }, ctx);
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(200);
     const body = await res.text();
@@ -288,18 +282,14 @@ describe("with a voice agent set (VOICE_AGENT), the answer connects the call's a
     expect(body).not.toMatch(/<Say|<Speak|"talk"/);
     // Without the setting the carrier speaks the greeting, as before (the carrier's retry, signed afresh).
     const again = await redeliver(callId, answer);
-    const plain = await exports.default.fetch(
-      new Request(again.url, { method: again.method, headers: again.headers, body: again.method === "GET" ? undefined : again.body }),
-    );
+    const plain = await exports.default.fetch(callbackRequest(again));
     expect(await plain.text()).toMatch(/<Say|<Speak|"talk"/);
   });
 });
 
 describe("recordings", () => {
   it("a call leaves a two-channel WAV on the run: the callee left, the agent right where it played, as long as the call", async () => {
-    const s = await setup("twilio");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { s, runId } = await echoCall("twilio");
     const callee = await connect("twilio", runId);
     const speech = calleeSpeech(8000);
     const said = speech.samples.subarray(speech.at, speech.at + 160 * 50);

@@ -1,14 +1,18 @@
 // Connecting to a run's media socket as its carrier would: a stream URL as edgedial mints them (a fresh, single-use
 // stream token each time), the upgrade (signed with X-Twilio-Signature as Twilio signs it, by Twilio's own SDK), and a
-// simulated callee on the accepted socket.
+// simulated callee on the accepted socket; and the Worker with a voice agent on the media path.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import twilio from "twilio";
 import { CALLEE_PROTOCOLS, type CalleeOptions, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamToken } from "../../src/calls/callback-urls";
+import { callSessionStub } from "../../src/calls/session/stub";
+import worker from "../../src/index";
 import { getDb } from "../../src/lib/db";
 import { loadConfigContext } from "../../src/telephony/resolve";
 import { getConfig } from "../../src/telephony/store";
-import { runRow } from "./support";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import { runRow, setup, startCall } from "./support";
 
 /** A stream URL of the run (http: the upgrade request's scheme), with `token` or a freshly minted one. */
 export async function mediaUrl(provider: string, runId: number, token?: string) {
@@ -48,4 +52,24 @@ export async function connect(provider: MediaProvider, runId: number, options?: 
   const callee = new CalleeStream(ws, CALLEE_PROTOCOLS[provider], options);
   callee.open((await runRow(runId)).providerCallId!);
   return callee;
+}
+
+/** The Worker with the echo agent on the media path (the test pool leaves VOICE_AGENT empty). */
+export const ECHO_WORKER = { ...env, VOICE_AGENT: "echo" } as Env;
+
+/** One request to the Worker under `workerEnv` (its own VOICE_AGENT), its background work (waitUntil) finished. */
+export async function fetchWorker(req: Request, workerEnv: Env) {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(req, workerEnv, ctx);
+  const text = await res.text();
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, text, contentType: res.headers.get("content-type") ?? "" };
+}
+
+/** A call started on `provider` whose session is prepared for the echo agent. */
+export async function echoCall(provider: ProviderName) {
+  const s = await setup(provider);
+  const runId = await startCall(s);
+  await callSessionStub(env, runId).prepare({ agent: "echo" });
+  return { s, runId };
 }

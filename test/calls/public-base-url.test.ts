@@ -6,7 +6,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import type { Callback } from "../../src/dev/simulator/types";
-import { CALLEE, play, runRow, setup, simRequests, type Setup } from "./support";
+import { CALLEE, callbackRequest, play, runRow, setup, simRequests, type Setup } from "./support";
 
 const ORIGIN = "https://dial.example.com";
 
@@ -26,7 +26,7 @@ async function startCall(s: Setup, fetch: ReturnType<typeof withBase>): Promise<
 }
 
 async function deliver(cb: Callback, fetch: ReturnType<typeof withBase>) {
-  const res = await fetch(new Request(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body }));
+  const res = await fetch(callbackRequest(cb));
   return { status: res.status, text: await res.text() };
 }
 

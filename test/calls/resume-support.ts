@@ -2,34 +2,27 @@
 // agent on the media path) answers the simulator's callbacks, the simulated callee talks on the stream the answer
 // document names, the call session is reset (its storage kept, its sockets dropped), and the simulator does what
 // the carrier documents once a stream's socket closes with the call up.
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import type { Callback } from "../../src/dev/simulator/types";
-import worker from "../../src/index";
 import { Resampler } from "../../src/lib/audio/resample";
-import { DEFINITION, MACHINE, SCRIPT, SEATS, SURE, listen } from "./conversation-support";
-import { upgradeAt } from "./media-support";
-import { CALLEE, play, runRow, sim, type Setup } from "./support";
+import { DEFINITION, listen, prepareScripted, SEATS_DISPOSITIONS } from "./conversation-support";
+import { fetchWorker, upgradeAt } from "./media-support";
+import { CALLEE, callbackRequest, play, runRow, sim, type Setup } from "./support";
 
 /** The Worker as deployed: answered calls run the conversation agent on the media path. */
 export const LIVE = { ...env, VOICE_AGENT: "conversation" } as Env;
 
 /** One request to the deployed Worker, its background work (waitUntil) finished. */
-export async function liveFetch(req: Request) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(req, LIVE, ctx);
-  const text = await res.text();
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, text, contentType: res.headers.get("content-type") ?? "" };
-}
+export const liveFetch = (req: Request) => fetchWorker(req, LIVE);
 
 /** A carrier's callback delivered to the deployed Worker, accepted (2xx). */
 export async function deliverLive(cb: Callback) {
-  const r = await liveFetch(new Request(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body }));
+  const r = await liveFetch(callbackRequest(cb));
   expect(r.status, `${cb.kind} ${cb.url}: ${r.text}`).toBeLessThan(300);
   return r;
 }
@@ -53,7 +46,7 @@ export async function answerLive(s: Setup, provider: MediaProvider): Promise<Ans
     new Request("http://edgedial.test/api/v1/workflow/create", {
       method: "POST",
       headers: { "X-API-Key": s.org.key, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: "seats", workflow_definition: DEFINITION, call_disposition_codes: { disposition_codes: ["interested", "not_interested"] } }),
+      body: JSON.stringify({ name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS }),
     }),
   );
   expect(wf.status, wf.text).toBe(200);
@@ -66,7 +59,7 @@ export async function answerLive(s: Setup, provider: MediaProvider): Promise<Ans
   );
   expect(started.status, started.text).toBe(200);
   const runId = JSON.parse(started.text).workflow_run_id as number;
-  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script: SCRIPT, clips: [SURE, SEATS, MACHINE], ttsFailsOn: [] } });
+  await prepareScripted(runId);
   const callId = (await runRow(runId)).providerCallId!;
   let document = "";
   for (const cb of await untilAnswered(callId, provider)) {

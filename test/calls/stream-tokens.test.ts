@@ -2,35 +2,24 @@
 // dial) carries a fresh one that opens one socket within 15 minutes, and the run's answer/status token opens none.
 // Twilio's upgrade must carry a valid X-Twilio-Signature (checked against Twilio's own SDK both ways).
 import { env, exports } from "cloudflare:workers";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import twilio from "twilio";
 import { afterEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { callbackToken, STREAM_TOKEN_TTL_SECONDS } from "../../src/calls/callback-urls";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import { twilioSign } from "../../src/dev/simulator/sign";
 import { clock } from "../../src/lib/clock";
-import { mediaUrl, twilioAuthToken, upgrade, upgradeAt } from "./media-support";
-import { CALLEE, play, runRow, setup, simRequests, startCall } from "./support";
+import { ECHO_WORKER, echoCall, fetchWorker, mediaUrl, twilioAuthToken, upgrade, upgradeAt } from "./media-support";
+import { CALLEE, callbackRequest, play, runRow, setup, simRequests, startCall } from "./support";
 
-const LIVE = { ...env, VOICE_AGENT: "echo" } as Env;
 const STREAM_TOKEN = /^\d+\.[0-9a-f]{32}\.[0-9a-f]{64}$/;
-
-/** One request to the Worker with a voice agent on the media path, its background work finished. */
-async function live(req: Request) {
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(req, LIVE, ctx);
-  const text = await res.text();
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, text };
-}
+const live = (req: Request) => fetchWorker(req, ECHO_WORKER);
 
 /** The stream URL the answer document connects (the carrier's answer request delivered as the simulator signed it). */
 async function answeredStreamUrl(runId: number): Promise<string> {
   const callId = (await runRow(runId)).providerCallId!;
   const answer = (await play(callId, "answered")).find((c) => c.kind === "answer")!;
-  const res = await live(new Request(answer.url, { method: answer.method, headers: answer.headers, body: answer.method === "GET" ? undefined : answer.body }));
+  const res = await live(callbackRequest(answer));
   expect(res.status, res.text).toBe(200);
   return streamUrlIn(res.text)!;
 }
@@ -39,15 +28,20 @@ const http = (url: string) => url.replace(/^ws/, "http");
 const tokenOf = (url: string) => new URL(url).pathname.split("/").pop()!;
 const detail = async (res: Response) => ((await res.json()) as { detail: string }).detail;
 
+/** The upgrade opened the stream (101); its socket is closed again. */
+function expectOpened(res: Response) {
+  expect(res.status).toBe(101);
+  res.webSocket!.accept();
+  res.webSocket!.close(1000);
+}
+
 afterEach(() => clock.set(null));
 
 describe("stream URLs: a token of their own, short-lived and single-use", () => {
   it.each(["twilio", "plivo", "vobiz", "vonage", "cloudonix"] as const)(
     "%s: the answer document's stream opens once; its replay is refused",
     async (provider) => {
-      const s = await setup(provider);
-      const runId = await startCall(s);
-      await callSessionStub(env, runId).prepare({ agent: "echo" });
+      const { runId } = await echoCall(provider);
       const url = await answeredStreamUrl(runId);
       expect(tokenOf(url)).toMatch(STREAM_TOKEN);
       // A second answer (the carrier's retry) gets another URL: each is minted afresh.
@@ -107,9 +101,7 @@ describe("stream URLs: a token of their own, short-lived and single-use", () => 
   });
 
   it(`expires ${STREAM_TOKEN_TTL_SECONDS} s after it was minted`, async () => {
-    const s = await setup("vonage");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { runId } = await echoCall("vonage");
     const t0 = Date.now();
     clock.set(t0);
     const late = await mediaUrl("vonage", runId);
@@ -118,16 +110,11 @@ describe("stream URLs: a token of their own, short-lived and single-use", () => 
     const res = await upgradeAt("vonage", runId, late);
     expect([res.status, await detail(res)]).toEqual([401, "This stream URL has expired"]);
     clock.set(t0 + STREAM_TOKEN_TTL_SECONDS * 1000 - 1000);
-    const ok = await upgradeAt("vonage", runId, inTime);
-    expect(ok.status).toBe(101);
-    ok.webSocket!.accept();
-    ok.webSocket!.close(1000);
+    expectOpened(await upgradeAt("vonage", runId, inTime));
   });
 
   it("another fresh token for the same run reaches the call session, which decides (a call coming back after a reset)", async () => {
-    const s = await setup("plivo");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { runId } = await echoCall("plivo");
     const first = await upgrade("plivo", runId);
     expect(first.status).toBe(101);
     first.webSocket!.accept();
@@ -165,9 +152,7 @@ describe("stream URLs: a token of their own, short-lived and single-use", () => 
 
 describe("Twilio's signed media upgrade", () => {
   it("refuses an unsigned or forged upgrade with 403 before the session, without spending the token", async () => {
-    const s = await setup("twilio");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { runId } = await echoCall("twilio");
     const url = await mediaUrl("twilio", runId);
     const unsigned = await upgradeAt("twilio", runId, url, { Upgrade: "websocket" }, false);
     expect([unsigned.status, await detail(unsigned)]).toEqual([403, "Invalid signature"]);
@@ -183,10 +168,7 @@ describe("Twilio's signed media upgrade", () => {
     }
     expect(await callSessionStub(env, runId).snapshot()).toMatchObject({ ended: false });
     // The same URL, signed as Twilio signs it (the wss:// URL), opens: the refusals spent nothing.
-    const res = await upgradeAt("twilio", runId, url);
-    expect(res.status).toBe(101);
-    res.webSocket!.accept();
-    res.webSocket!.close(1000);
+    expectOpened(await upgradeAt("twilio", runId, url));
   });
 
   it("the simulator signs the upgrade as Twilio does: Twilio's SDK validates its signature over the wss:// URL", async () => {
@@ -200,24 +182,14 @@ describe("Twilio's signed media upgrade", () => {
   });
 
   it("a signature over the https:// form of the stream URL is accepted too (a proxy or a compatible carrier)", async () => {
-    const s = await setup("twilio");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
+    const { runId } = await echoCall("twilio");
     const url = await mediaUrl("twilio", runId);
     const sig = twilio.getExpectedTwilioSignature(await twilioAuthToken(runId), url, {});
-    const res = await exports.default.fetch(new Request(url, { headers: { Upgrade: "websocket", "X-Twilio-Signature": sig } }));
-    expect(res.status).toBe(101);
-    res.webSocket!.accept();
-    res.webSocket!.close(1000);
+    expectOpened(await exports.default.fetch(new Request(url, { headers: { Upgrade: "websocket", "X-Twilio-Signature": sig } })));
   });
 
   it("Cloudonix (Twilio's stream protocol, no documented signature) opens unsigned", async () => {
-    const s = await setup("cloudonix");
-    const runId = await startCall(s);
-    await callSessionStub(env, runId).prepare({ agent: "echo" });
-    const res = await upgrade("cloudonix", runId);
-    expect(res.status).toBe(101);
-    res.webSocket!.accept();
-    res.webSocket!.close(1000);
+    const { runId } = await echoCall("cloudonix");
+    expectOpened(await upgrade("cloudonix", runId));
   });
 });

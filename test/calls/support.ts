@@ -71,6 +71,10 @@ export const redeliver = async (callId: string, cb: Callback) =>
   (await sim<{ callback: Callback }>("POST", `/calls/${encodeURIComponent(callId)}/redeliver`, { callback: cb })).callback;
 export const flush = async (callId: string) => (await sim<{ callbacks: Callback[] }>("POST", `/calls/${encodeURIComponent(callId)}/flush`, {})).callbacks;
 
+/** The carrier's request for a callback as the simulator built it (at `url` instead, for a tampered one). */
+export const callbackRequest = (cb: Callback, url = cb.url) =>
+  new Request(url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body });
+
 /** Sends one carrier callback to the Worker exactly as the simulator built it (bytes, headers, URL). */
 export async function deliver(cb: Callback, tweak: { body?: string; headers?: Record<string, string | null>; url?: string } = {}) {
   const headers = new Headers(cb.headers);
@@ -161,6 +165,18 @@ export async function setup(provider: ProviderName, extra: Record<string, unknow
   expect(num.status, num.text).toBe(200);
   const agent = await createAgent(org);
   return { org, acct, configId, agent };
+}
+
+/** `s` with a new agent of its organization whose Start node has `greeting` (none when undefined). */
+export async function agentWith(s: Setup, greeting: string | undefined): Promise<Setup> {
+  const def = structuredClone(s.agent.workflow_definition);
+  const start = def.nodes.find((n) => n.type === "startCall")!;
+  if (greeting === undefined) delete (start.data as { greeting?: string }).greeting;
+  else start.data.greeting = greeting;
+  def.nodes.find((n) => n.type === "apiTrigger")!.data.trigger_path = `path-${crypto.randomUUID()}`;
+  const res = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: `agent-${crypto.randomUUID()}`, workflow_definition: def } });
+  expect(res.status, res.text).toBe(200);
+  return { ...s, agent: res.json };
 }
 
 /** Starts a call through the public endpoint and returns the run id, checking the contract's 200 shape. */

@@ -9,8 +9,8 @@ import { expect, inject } from "vitest";
 import { callSessionStub } from "../../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../../src/dev/simulator/media/callee";
 import { call } from "../../helpers";
-import { DEFINITION } from "../conversation-support";
-import { CALLEE, type Setup } from "../support";
+import { startSeatsCall } from "../conversation-support";
+import type { Setup } from "../support";
 
 export const STANDIN = `http://127.0.0.1:${inject("speechStandinPort")}`;
 
@@ -27,29 +27,17 @@ export const standinLog = async (key: string) => (await (await fetch(`${STANDIN}
 export async function standinCall(s: Setup, e: Engines): Promise<number> {
   const policy = await call("PUT", "/api/v1/organizations/calling-policy", { key: s.org.key, body: { allow_private_pbx: true } });
   expect(policy.status, policy.text).toBe(200);
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: {
-      name: "seats",
-      workflow_definition: DEFINITION,
-      workflow_configurations: {
-        voice_agent: {
-          llm: { provider: "openai", base_url: `${STANDIN}/v1`, model: "llama3.1", api_key: e.llmKey },
-          stt: { provider: e.stt, base_url: STANDIN, api_key: e.sttKey },
-          tts: { provider: e.tts, base_url: STANDIN, api_key: e.ttsKey, ...(e.tts === "elevenlabs" ? { voice: "voice-1" } : {}) },
-          // A silent callee is asked nothing again: the agent says goodbye and hangs up (the carrier's hang-up request).
-          turn: { reprompt_after_ms: 3000, max_reprompts: 0 },
-        },
+  const { runId } = await startSeatsCall(s, {
+    workflow_configurations: {
+      voice_agent: {
+        llm: { provider: "openai", base_url: `${STANDIN}/v1`, model: "llama3.1", api_key: e.llmKey },
+        stt: { provider: e.stt, base_url: STANDIN, api_key: e.sttKey },
+        tts: { provider: e.tts, base_url: STANDIN, api_key: e.ttsKey, ...(e.tts === "elevenlabs" ? { voice: "voice-1" } : {}) },
+        // A silent callee is asked nothing again: the agent says goodbye and hangs up (the carrier's hang-up request).
+        turn: { reprompt_after_ms: 3000, max_reprompts: 0 },
       },
     },
   });
-  expect(wf.status, wf.text).toBe(200);
-  const res = await call("POST", `/api/v1/public/agent/${wf.json.workflow_uuid}`, {
-    key: s.org.key,
-    body: { phone_number: CALLEE, initial_context: { first_name: "Ada" } },
-  });
-  expect(res.status, res.text).toBe(200);
-  const runId = res.json.workflow_run_id as number;
   await callSessionStub(env, runId).prepare({ agent: "conversation", record: true });
   return runId;
 }
