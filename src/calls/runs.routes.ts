@@ -1,11 +1,11 @@
 // Call records of an agent: GET /workflow/{workflow_id}/runs and .../runs/{run_id}.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
-import { decodeCursor, pageOf, pageQuery } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
 import { wavHeader } from "../lib/audio/wav";
@@ -68,14 +68,10 @@ export const runsRouter = createRouter()
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
-    if (!(await getWorkflow(db, c.get("orgId"), workflow_id))) throw notFound("Workflow");
-    const rows = await db
-      .select()
-      .from(workflowRuns)
-      .where(and(eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, c.get("orgId")), before ? lt(workflowRuns.id, before) : undefined))
-      .orderBy(desc(workflowRuns.id))
-      .limit(limit + 1)
-      .all();
+    const orgId = c.get("orgId");
+    if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
+    const query = db.select().from(workflowRuns).$dynamic();
+    const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId)).all();
     return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   })
   .openapi(one, async (c) => {

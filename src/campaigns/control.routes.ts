@@ -2,7 +2,7 @@
 // the organization, then asks the campaign's Durable Object, which owns state and counts.
 import { readThrough } from "../lib/read-cache";
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
@@ -10,7 +10,7 @@ import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError, conflict, notFound } from "../lib/errors";
-import { decodeCursor, encodeCursor, pageOf, pageQuery } from "../lib/pagination";
+import { decodeCursor, encodeCursor, newestFirst, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { runsPage } from "../calls/recordings";
 import { WorkflowRun } from "../calls/runs";
@@ -343,12 +343,7 @@ export const campaignControlRouter = createRouter()
     const before = decodeCursor(cursor);
     const orgId = c.get("orgId");
     await owned(c.env, orgId, campaign_id);
-    const rows = await getDb(c.env)
-      .select()
-      .from(workflowRuns)
-      .where(and(eq(workflowRuns.campaignId, campaign_id), eq(workflowRuns.orgId, orgId), before ? lt(workflowRuns.id, before) : undefined))
-      .orderBy(desc(workflowRuns.id))
-      .limit(limit + 1)
-      .all();
+    const query = getDb(c.env).select().from(workflowRuns).$dynamic();
+    const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.campaignId, campaign_id), eq(workflowRuns.orgId, orgId)).all();
     return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   });

@@ -1,14 +1,14 @@
 // Campaign records: create (from an uploaded CSV), list, read, and PATCH settings. The engine's
 // routes (start, pause, progress, logs, ...) live with the engine and return the same object (view.ts).
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { campaigns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid, notFound, zodIssuesToItems } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
@@ -172,13 +172,8 @@ function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): v
 /** One page of the organization's campaigns from their D1 summary rows (hidden while importing). */
 async function listCampaigns(env: Env, orgId: number, q: z.infer<typeof ListQuery>) {
   const before = decodeCursor(q.cursor);
-  const rows = await selectSummaries(env)
-    .where(
-      and(eq(campaigns.orgId, orgId), q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, CREATING), before ? lt(campaigns.id, before) : undefined),
-    )
-    .orderBy(desc(campaigns.id))
-    .limit(q.limit + 1)
-    .all();
+  const state = q.state ? eq(campaigns.state, q.state) : ne(campaigns.state, CREATING);
+  const rows = await newestFirst(selectSummaries(env).$dynamic(), campaigns.id, before, q.limit, eq(campaigns.orgId, orgId), state).all();
   return toPage(
     rows.map((r) => ({ ...r, id: r.c.id })),
     q.limit,

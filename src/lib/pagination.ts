@@ -1,5 +1,7 @@
 // Cursor pagination: newest first, `?limit=` 1–100 (default 50), opaque cursor.
 import { z } from "@hono/zod-openapi";
+import { and, desc, lt, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { base64Decode, base64UrlEncode } from "./crypto";
 import { invalid } from "./errors";
 
@@ -39,4 +41,15 @@ export function toPage<R extends { id: number }, O>(rows: R[], limit: number, ma
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { items: page.map(map), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+}
+
+/**
+ * One page of `query`'s rows, newest first by `id`: those matching `where` below the cursor's id (`before`), one more
+ * than `limit` so that toPage knows whether another page follows. `query` is a select made `$dynamic()`.
+ */
+export function newestFirst<Q extends SQLiteSelect>(query: Q, id: SQLiteColumn, before: number | null, limit: number, ...where: (SQL | undefined)[]) {
+  return query
+    .where(and(...where, before ? lt(id, before) : undefined))
+    .orderBy(desc(id))
+    .limit(limit + 1);
 }

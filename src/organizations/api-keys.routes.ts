@@ -1,13 +1,13 @@
 // Organization API keys: create (shown once), list (never the key), revoke.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { forgetKey } from "../lib/key-cache";
 import { notFound } from "../lib/errors";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { newApiKey } from "./api-keys";
 
@@ -80,13 +80,8 @@ export const apiKeysRouter = createRouter()
   .openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
-    const rows = await getDb(c.env)
-      .select()
-      .from(apiKeys)
-      .where(and(eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt), before ? lt(apiKeys.id, before) : undefined))
-      .orderBy(desc(apiKeys.id))
-      .limit(limit + 1)
-      .all();
+    const query = getDb(c.env).select().from(apiKeys).$dynamic();
+    const rows = await newestFirst(query, apiKeys.id, before, limit, eq(apiKeys.orgId, c.get("orgId")), isNull(apiKeys.revokedAt)).all();
     return c.json(toPage(rows, limit, view), 200);
   })
   .openapi(revoke, async (c) => {

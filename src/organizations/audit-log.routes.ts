@@ -1,10 +1,10 @@
 // GET /organizations/audit-log: who changed what in the organization, newest first (entries by src/lib/audit.ts).
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { apiKeys, auditLog } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, json } from "../lib/schemas";
 
 const AuditEntry = z
@@ -39,14 +39,12 @@ export const auditLogRouter = createRouter().openapi(list, async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const before = decodeCursor(cursor);
   const orgId = c.get("orgId");
-  const rows = await getDb(c.env)
+  const query = getDb(c.env)
     .select({ entry: auditLog, keyName: apiKeys.name, keyLast4: apiKeys.keyLast4 })
     .from(auditLog)
     .leftJoin(apiKeys, and(eq(apiKeys.id, auditLog.apiKeyId), eq(apiKeys.orgId, orgId)))
-    .where(and(eq(auditLog.orgId, orgId), before ? lt(auditLog.id, before) : undefined))
-    .orderBy(desc(auditLog.id))
-    .limit(limit + 1)
-    .all();
+    .$dynamic();
+  const rows = await newestFirst(query, auditLog.id, before, limit, eq(auditLog.orgId, orgId)).all();
   const page = toPage(
     rows.map((r) => ({ ...r, id: r.entry.id })),
     limit,

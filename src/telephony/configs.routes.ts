@@ -1,14 +1,14 @@
 // Telephony configurations: providers, configurations, and (in phone-numbers.routes.ts) their numbers.
 import { readThrough } from "../lib/read-cache";
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne, not, sql } from "drizzle-orm";
+import { and, eq, ne, not, sql } from "drizzle-orm";
 import { campaigns, phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { clock, isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
 import { ApiError, conflict, notFound, zodIssuesToItems } from "../lib/errors";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
 import { CONFIG_LOC, prepareCreate, prepareUpdate, redactSecretInputs } from "./config-input";
@@ -175,13 +175,8 @@ const configsRouter = createRouter()
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
-    const rows = await db
-      .select()
-      .from(telephonyConfigs)
-      .where(and(eq(telephonyConfigs.orgId, c.get("orgId")), before ? lt(telephonyConfigs.id, before) : undefined))
-      .orderBy(desc(telephonyConfigs.id))
-      .limit(limit + 1)
-      .all();
+    const query = db.select().from(telephonyConfigs).$dynamic();
+    const rows = await newestFirst(query, telephonyConfigs.id, before, limit, eq(telephonyConfigs.orgId, c.get("orgId"))).all();
     const numbers = await activeNumbersOf(
       db,
       rows.slice(0, limit).map((r) => r.id),

@@ -1,14 +1,14 @@
 // Phone numbers of a configuration: normalized per provider family, unique per organization,
 // at most one default caller ID per configuration.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import { phoneNumbers } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
 import { conflict, invalid, notFound } from "../lib/errors";
-import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
+import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { normalizeNumber } from "./numbers";
 import { getProvider } from "./providers/registry";
@@ -111,13 +111,8 @@ export const phoneNumbersRouter = createRouter()
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
     await getConfig(db, orgId, config_id);
-    const rows = await db
-      .select()
-      .from(phoneNumbers)
-      .where(and(eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId), before ? lt(phoneNumbers.id, before) : undefined))
-      .orderBy(desc(phoneNumbers.id))
-      .limit(limit + 1)
-      .all();
+    const query = db.select().from(phoneNumbers).$dynamic();
+    const rows = await newestFirst(query, phoneNumbers.id, before, limit, eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)).all();
     return c.json(toPage(rows, limit, view), 200);
   })
   .openapi(add, async (c) => {

@@ -122,7 +122,7 @@ export const greetingsRouter = createRouter()
   })
   .openapi(list, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const rows = await listGreetings(getDb(c.env), c.get("orgId"), decodeCursor(cursor), limit + 1);
+    const rows = await listGreetings(getDb(c.env), c.get("orgId"), decodeCursor(cursor), limit);
     return c.json(toPage(rows, limit, greetingView), 200);
   })
   .openapi(one, async (c) => {

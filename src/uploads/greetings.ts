@@ -1,10 +1,11 @@
 // The audio greetings store: an organization uploads a WAV, which is checked, normalized to mono 16-bit PCM at its
 // own rate (8, 16 or 24 kHz, the rates the call path carries) and kept in R2; D1 holds what the API lists. A
 // campaign contact's `greeting_override_recording_id` names one, and a call on the media path plays it.
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { greetingRecordings } from "../db/schema";
 import { MAX_GREETING_BODY_BYTES } from "../lib/body-limit";
 import type { Db } from "../lib/db";
+import { newestFirst } from "../lib/pagination";
 import { readWav } from "../lib/audio/wav";
 import type { SampleRate } from "../lib/audio/resample";
 
@@ -56,13 +57,7 @@ export function getGreeting(db: Db, orgId: number, recordingId: string): Promise
 }
 
 export function listGreetings(db: Db, orgId: number, before: number | null, limit: number): Promise<GreetingRow[]> {
-  return db
-    .select()
-    .from(greetingRecordings)
-    .where(and(eq(greetingRecordings.orgId, orgId), before ? lt(greetingRecordings.id, before) : undefined))
-    .orderBy(desc(greetingRecordings.id))
-    .limit(limit)
-    .all();
+  return newestFirst(db.select().from(greetingRecordings).$dynamic(), greetingRecordings.id, before, limit, eq(greetingRecordings.orgId, orgId)).all();
 }
 
 /** The ids of the organization's audio greetings (a campaign's contacts are checked against them at once). */

@@ -1,9 +1,10 @@
 // Delivery rows: one event for one endpoint, its stored body and webhook-id, and how sending it went.
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { webhookDeliveries } from "../db/schema";
 import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { notFound } from "../lib/errors";
+import { newestFirst } from "../lib/pagination";
 import type { DeliveryMessage } from "./events";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -31,13 +32,8 @@ export async function enqueue(env: Env, db: Db, ids: number[]): Promise<void> {
 }
 
 export function listDeliveries(db: Db, orgId: number, endpointId: number, before: number | null, limit: number) {
-  return db
-    .select()
-    .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId), before ? lt(webhookDeliveries.id, before) : undefined))
-    .orderBy(desc(webhookDeliveries.id))
-    .limit(limit + 1)
-    .all();
+  const query = db.select().from(webhookDeliveries).$dynamic();
+  return newestFirst(query, webhookDeliveries.id, before, limit, eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId)).all();
 }
 
 /** Puts a delivery back to pending and queues it again: the same body and webhook-id, a fresh round of attempts. */

@@ -1,9 +1,10 @@
 // Webhook endpoints in D1: the signing secret sealed with SecretBox (AAD binds organization and endpoint), rows
 // always looked up with their organization so another organization's endpoint is simply not found.
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { webhookEndpoints } from "../db/schema";
 import { auditStatement, type Actor } from "../lib/audit";
 import type { Db } from "../lib/db";
+import { newestFirst } from "../lib/pagination";
 import { notFound } from "../lib/errors";
 import { SecretBox, type Envelope } from "../lib/secret-box";
 import { isoNow } from "../lib/clock";
@@ -73,13 +74,7 @@ export async function createEndpoint(env: Env, db: Db, actor: Actor, input: NewE
 }
 
 export function listEndpoints(db: Db, orgId: number, before: number | null, limit: number) {
-  return db
-    .select()
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.orgId, orgId), before ? lt(webhookEndpoints.id, before) : undefined))
-    .orderBy(desc(webhookEndpoints.id))
-    .limit(limit + 1)
-    .all();
+  return newestFirst(db.select().from(webhookEndpoints).$dynamic(), webhookEndpoints.id, before, limit, eq(webhookEndpoints.orgId, orgId)).all();
 }
 
 export type EndpointPatch = { url?: string; events?: string[]; enabled?: boolean; description?: string | null };

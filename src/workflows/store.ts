@@ -1,12 +1,13 @@
 // Data access for agents: D1 rows of workflows, their definition versions and API Trigger paths. Every read is
 // scoped by organization. The lookups at the bottom are the entry points campaigns and calls use.
-import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { workflowDefinitions, workflowRuns, workflowTriggers, workflows } from "../db/schema";
 import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
 import { isUniqueViolation, type Db } from "../lib/db";
+import { newestFirst } from "../lib/pagination";
 import { ApiErrorWithFields } from "../lib/error-fields";
 import { conflict, notFound } from "../lib/errors";
 import type { WorkflowStatus } from "./schemas";
@@ -54,13 +55,8 @@ export async function getWorkflow(db: Db, orgId: number, id: number): Promise<St
 }
 
 export async function listWorkflows(db: Db, orgId: number, opts: { limit: number; before: number | null; status?: WorkflowStatus }): Promise<StoredWorkflow[]> {
-  const rows = await withDefinition(db)
-    .where(
-      and(eq(workflows.orgId, orgId), opts.before ? lt(workflows.id, opts.before) : undefined, opts.status ? eq(workflows.status, opts.status) : undefined),
-    )
-    .orderBy(desc(workflows.id))
-    .limit(opts.limit)
-    .all();
+  const status = opts.status ? eq(workflows.status, opts.status) : undefined;
+  const rows = await newestFirst(withDefinition(db).$dynamic(), workflows.id, opts.before, opts.limit, eq(workflows.orgId, orgId), status).all();
   return rows.map(toStored);
 }
 
@@ -240,15 +236,10 @@ const toVersion = ({ definitionText: text, ...r }: { definitionText: string | nu
   definition: parseStoredDefinition(text),
 });
 
-/** Versions of an agent the caller has already checked belongs to the organization; newest first. */
+/** Versions of an agent the caller has already checked belongs to the organization; newest first, a page and one more (toPage). */
 export async function listVersions(db: Db, workflowId: number, opts: { limit: number; before: number | null }): Promise<StoredVersion[]> {
-  const rows = await db
-    .select(versionColumns)
-    .from(workflowDefinitions)
-    .where(and(eq(workflowDefinitions.workflowId, workflowId), opts.before ? lt(workflowDefinitions.id, opts.before) : undefined))
-    .orderBy(desc(workflowDefinitions.id))
-    .limit(opts.limit)
-    .all();
+  const query = db.select(versionColumns).from(workflowDefinitions).$dynamic();
+  const rows = await newestFirst(query, workflowDefinitions.id, opts.before, opts.limit, eq(workflowDefinitions.workflowId, workflowId)).all();
   return rows.map(toVersion);
 }
 

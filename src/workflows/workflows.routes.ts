@@ -176,7 +176,7 @@ export const workflowsRouter = createRouter()
     const { limit, cursor, status } = c.req.valid("query");
     const orgId = c.get("orgId");
     const db = getDb(c.env);
-    const rows = await listWorkflows(db, orgId, { limit: limit + 1, before: decodeCursor(cursor), status });
+    const rows = await listWorkflows(db, orgId, { limit, before: decodeCursor(cursor), status });
     const runs = await countRuns(
       db,
       orgId,
@@ -242,7 +242,7 @@ export const workflowsRouter = createRouter()
     const db = getDb(c.env);
     const current = await getWorkflow(db, c.get("orgId"), workflow_id);
     if (!current) throw notFound("Workflow");
-    const rows = await listVersions(db, current.id, { limit: limit + 1, before: decodeCursor(cursor) });
+    const rows = await listVersions(db, current.id, { limit, before: decodeCursor(cursor) });
     return c.json(
       toPage(rows, limit, (v) => versionView(v, current)),
       200,
