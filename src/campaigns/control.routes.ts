@@ -3,9 +3,10 @@
 import { readThrough } from "../lib/read-cache";
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq, ne } from "drizzle-orm";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { campaigns, workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
+import type { AppEnv } from "../lib/types";
 import { actorOf, audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
@@ -227,43 +228,29 @@ async function currentState(env: Env, id: number): Promise<CampaignState> {
   return unwrap(await campaignStub(env, id).snapshot()).state;
 }
 
+/**
+ * Start, resume, pause or cancel the organization's campaign, audited; the campaign as it is then. Start and resume
+ * are refused first in a state the table does not allow (409 naming it), then when the campaign cannot dial; pause
+ * and cancel are the object's to refuse.
+ */
+async function move(c: Context<AppEnv>, id: number, action: "start" | "resume" | "pause" | "cancel") {
+  const orgId = c.get("orgId");
+  const row = await owned(c.env, orgId, id);
+  if (action === "start" || action === "resume") {
+    const state = await currentState(c.env, id);
+    if (!nextState(state, action)) throw conflict(refusal(state, action));
+    await requireDialable(c.env, orgId, row);
+  }
+  unwrap(await campaignStub(c.env, id)[action]());
+  await audit(c, getDb(c.env), { action, resourceType: "campaign", resourceId: id });
+  return campaignView(c.env, orgId, id);
+}
+
 export const campaignControlRouter = createRouter()
-  .openapi(start, async (c) => {
-    const { campaign_id } = c.req.valid("param");
-    const orgId = c.get("orgId");
-    const row = await owned(c.env, orgId, campaign_id);
-    const state = await currentState(c.env, campaign_id);
-    if (!nextState(state, "start")) throw conflict(refusal(state, "start"));
-    await requireDialable(c.env, orgId, row);
-    unwrap(await campaignStub(c.env, campaign_id).start());
-    await audit(c, getDb(c.env), { action: "start", resourceType: "campaign", resourceId: campaign_id });
-    return c.json(await campaignView(c.env, orgId, campaign_id), 200);
-  })
-  .openapi(resume, async (c) => {
-    const { campaign_id } = c.req.valid("param");
-    const orgId = c.get("orgId");
-    const row = await owned(c.env, orgId, campaign_id);
-    const state = await currentState(c.env, campaign_id);
-    if (!nextState(state, "resume")) throw conflict(refusal(state, "resume"));
-    await requireDialable(c.env, orgId, row);
-    unwrap(await campaignStub(c.env, campaign_id).resume());
-    await audit(c, getDb(c.env), { action: "resume", resourceType: "campaign", resourceId: campaign_id });
-    return c.json(await campaignView(c.env, orgId, campaign_id), 200);
-  })
-  .openapi(pause, async (c) => {
-    const { campaign_id } = c.req.valid("param");
-    await owned(c.env, c.get("orgId"), campaign_id);
-    unwrap(await campaignStub(c.env, campaign_id).pause());
-    await audit(c, getDb(c.env), { action: "pause", resourceType: "campaign", resourceId: campaign_id });
-    return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
-  })
-  .openapi(cancel, async (c) => {
-    const { campaign_id } = c.req.valid("param");
-    await owned(c.env, c.get("orgId"), campaign_id);
-    unwrap(await campaignStub(c.env, campaign_id).cancel());
-    await audit(c, getDb(c.env), { action: "cancel", resourceType: "campaign", resourceId: campaign_id });
-    return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
-  })
+  .openapi(start, async (c) => c.json(await move(c, c.req.valid("param").campaign_id, "start"), 200))
+  .openapi(resume, async (c) => c.json(await move(c, c.req.valid("param").campaign_id, "resume"), 200))
+  .openapi(pause, async (c) => c.json(await move(c, c.req.valid("param").campaign_id, "pause"), 200))
+  .openapi(cancel, async (c) => c.json(await move(c, c.req.valid("param").campaign_id, "cancel"), 200))
   .openapi(redial, async (c) => {
     const { campaign_id } = c.req.valid("param");
     const orgId = c.get("orgId");

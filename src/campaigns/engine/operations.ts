@@ -105,26 +105,28 @@ export class Operations {
   }
 
   async pause(): Promise<CampaignSnapshot> {
-    const { core } = this;
-    core.need();
-    core.db.tx(() => {
-      transition(core.db, "pause", clock.now());
-      core.log.write("info", "campaign_paused", "Campaign paused; calls in progress finish", { in_progress: core.openAttempts() });
-      this.moves.clearRunningTimers();
+    return this.leaveRunning("pause", () => {
+      this.core.log.write("info", "campaign_paused", "Campaign paused; calls in progress finish", { in_progress: this.core.openAttempts() });
     });
-    return this.changed();
   }
 
   async cancel(): Promise<CampaignSnapshot> {
+    return this.leaveRunning("cancel", () => {
+      const skipped = this.moves.skipRemaining();
+      this.core.log.write("info", "campaign_cancelled", "Campaign cancelled; pending contacts skipped, calls in progress finish", {
+        skipped,
+        in_progress: this.core.openAttempts(),
+      });
+    });
+  }
+
+  /** Pause or cancel: the move, what it does to the contacts and its log line (`record`), and no more dialing timers, in one transaction. */
+  private async leaveRunning(trigger: "pause" | "cancel", record: () => void): Promise<CampaignSnapshot> {
     const { core } = this;
     core.need();
     core.db.tx(() => {
-      transition(core.db, "cancel", clock.now());
-      const skipped = this.moves.skipRemaining();
-      core.log.write("info", "campaign_cancelled", "Campaign cancelled; pending contacts skipped, calls in progress finish", {
-        skipped,
-        in_progress: core.openAttempts(),
-      });
+      transition(core.db, trigger, clock.now());
+      record();
       this.moves.clearRunningTimers();
     });
     return this.changed();

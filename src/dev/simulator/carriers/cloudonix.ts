@@ -1,7 +1,7 @@
 // Cloudonix: Bearer JSON originate naming exactly one of cxml/url/application, session
 // updates and a CDR posted to the call's `callback`, voice-application requests to `url`. Nothing is signed.
 import { afterStream, redirectRequest } from "./after-stream";
-import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type SimCall, type SimState } from "../types";
+import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type Outcome, type SimCall, type SimState } from "../types";
 
 const err = (status: number, message: string) => json(status, { status, message });
 
@@ -44,6 +44,9 @@ function session(call: SimCall, status: string, answerTime = 0, endTime = 0) {
     callEndTime: endTime,
   };
 }
+
+/** The calls nobody answered: the disposition of Cloudonix's CDR. */
+const UNANSWERED: Partial<Record<Outcome, string>> = { busy: "BUSY", no_answer: "NOANSWER", failed: "FAILED", canceled: "CANCEL" };
 
 export const cloudonix: Carrier = {
   name: "cloudonix",
@@ -199,23 +202,13 @@ export const cloudonix: Carrier = {
         cdr("ANSWER", 7);
         break;
       }
-      case "busy":
-        out.push(post(call.statusUrl, session(call, "ringing")));
-        cdr("BUSY");
-        break;
-      case "no_answer":
-        out.push(post(call.statusUrl, session(call, "ringing")));
-        cdr("NOANSWER");
-        break;
-      case "failed":
-        cdr("FAILED");
-        break;
-      case "canceled":
-        out.push(post(call.statusUrl, session(call, "ringing")));
-        cdr("CANCEL");
-        break;
-      default:
-        return [];
+      default: {
+        const disposition = UNANSWERED[outcome];
+        if (!disposition) return [];
+        // A failed call never rang.
+        if (outcome !== "failed") out.push(post(call.statusUrl, session(call, "ringing")));
+        cdr(disposition);
+      }
     }
     return out;
   },

@@ -3,7 +3,18 @@
 // auth (Basic vs X-Auth headers), prefix and callback signatures.
 
 import { afterStream, redirectRequest } from "./after-stream";
-import { json, randomHex, type Account, type Callback, type Carrier, type CarrierName, type OutcomeOptions, type SimCall, type SimState } from "../types";
+import {
+  json,
+  randomHex,
+  type Account,
+  type Callback,
+  type Carrier,
+  type CarrierName,
+  type Outcome,
+  type OutcomeOptions,
+  type SimCall,
+  type SimState,
+} from "../types";
 
 type Family = {
   name: CarrierName;
@@ -18,6 +29,16 @@ type Family = {
 const uuid = () => crypto.randomUUID();
 const err = (status: number, message: string) => json(status, { api_id: uuid(), error: message });
 const DIGITS = /^[1-9]\d{6,14}$/;
+
+/** The calls nobody answered: the hangup callback's CallStatus and cause, and whether the ring callback came first. */
+const UNANSWERED: Partial<Record<Outcome, { status: string; code: string; name: string; source: string; rang: boolean }>> = {
+  busy: { status: "busy", code: "3010", name: "Busy Line", source: "Carrier", rang: true },
+  declined: { status: "busy", code: "3020", name: "Rejected", source: "Call recipient", rang: true },
+  no_answer: { status: "no-answer", code: "3000", name: "No Answer", source: "Carrier", rang: true },
+  failed: { status: "failed", code: "2000", name: "Invalid Destination Address", source: "Carrier", rang: false },
+  timeout: { status: "timeout", code: "0", name: "Unknown", source: "Carrier", rang: false },
+  canceled: { status: "cancel", code: "1000", name: "Cancelled by API", source: "API Request", rang: true },
+};
 
 export function plivoFamily(f: Family): Carrier {
   const find = (state: SimState, authId: string) => [...state.accounts.values()].find((a) => a.provider === f.name && a.credentials.auth_id === authId);
@@ -191,52 +212,27 @@ export function plivoFamily(f: Family): Carrier {
       };
       switch (outcome) {
         case "answered":
+        case "voicemail": {
+          // A machine's call is the same normal hangup, with Machine on the answer and on the hangup.
+          const machine = outcome === "voicemail";
           await ring();
-          await answer(false);
+          await answer(machine);
           await hangup("completed", {
             HangupCauseCode: "4000",
             HangupCauseName: "Normal Hangup",
             Duration: "7",
             BillDuration: "60",
             HangupSource: "Call recipient",
+            ...(machine ? { Machine: "true" } : {}),
           });
           break;
-        case "voicemail":
-          await ring();
-          await answer(true);
-          await hangup("completed", {
-            HangupCauseCode: "4000",
-            HangupCauseName: "Normal Hangup",
-            Duration: "7",
-            BillDuration: "60",
-            HangupSource: "Call recipient",
-            Machine: "true",
-          });
-          break;
-        case "busy":
-          await ring();
-          await hangup("busy", { HangupCauseCode: "3010", HangupCauseName: "Busy Line", HangupSource: "Carrier" });
-          break;
-        case "declined":
-          await ring();
-          await hangup("busy", { HangupCauseCode: "3020", HangupCauseName: "Rejected", HangupSource: "Call recipient" });
-          break;
-        case "no_answer":
-          await ring();
-          await hangup("no-answer", { HangupCauseCode: "3000", HangupCauseName: "No Answer", HangupSource: "Carrier" });
-          break;
-        case "failed":
-          await hangup("failed", { HangupCauseCode: "2000", HangupCauseName: "Invalid Destination Address", HangupSource: "Carrier" });
-          break;
-        case "timeout":
-          await hangup("timeout", { HangupCauseCode: "0", HangupCauseName: "Unknown", HangupSource: "Carrier" });
-          break;
-        case "canceled":
-          await ring();
-          await hangup("cancel", { HangupCauseCode: "1000", HangupCauseName: "Cancelled by API", HangupSource: "API Request" });
-          break;
-        default:
-          return [];
+        }
+        default: {
+          const final = UNANSWERED[outcome];
+          if (!final) return [];
+          if (final.rang) await ring();
+          await hangup(final.status, { HangupCauseCode: final.code, HangupCauseName: final.name, HangupSource: final.source });
+        }
       }
       return out;
     },

@@ -1,7 +1,7 @@
 // Telnyx Call Control v2: Bearer JSON, `{errors:[…]}` error bodies, commands under
 // /v2/calls/{id}/actions/*, webhooks signed with Ed25519 over `timestamp|body`.
 import { b64, telnyxSign } from "../sign";
-import { E164, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
+import { E164, json, randomHex, type Account, type Callback, type Carrier, type Outcome, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 const err = (status: number, code: string, title: string, detail: string, pointer?: string) =>
   json(status, { errors: [{ code, title, detail, ...(pointer ? { source: { pointer } } : {}) }] });
@@ -52,6 +52,15 @@ async function webhook(
     },
   };
 }
+
+/** The calls nobody answered: Telnyx's hangup_cause and SIP cause on call.hangup. */
+const UNANSWERED: Partial<Record<Outcome, { hangup: string; sip: string }>> = {
+  busy: { hangup: "user_busy", sip: "486" },
+  no_answer: { hangup: "timeout", sip: "480" },
+  declined: { hangup: "call_rejected", sip: "603" },
+  failed: { hangup: "not_found", sip: "404" },
+  canceled: { hangup: "originator_cancel", sip: "487" },
+};
 
 export const telnyx: Carrier = {
   name: "telnyx",
@@ -274,23 +283,11 @@ export const telnyx: Carrier = {
         out.push(await webhook(account, call, "call.answered", { state: "answered", start_time: started }, opts));
         if (outcome === "voicemail") out.push(await webhook(account, call, "call.machine.detection.ended", { result: "machine" }, opts));
         break;
-      case "busy":
-        await hangup("user_busy", "486", false);
-        break;
-      case "no_answer":
-        await hangup("timeout", "480", false);
-        break;
-      case "declined":
-        await hangup("call_rejected", "603", false);
-        break;
-      case "failed":
-        await hangup("not_found", "404", false);
-        break;
-      case "canceled":
-        await hangup("originator_cancel", "487", false);
-        break;
-      default:
-        return [];
+      default: {
+        const cause = UNANSWERED[outcome];
+        if (!cause) return [];
+        await hangup(cause.hangup, cause.sip, false);
+      }
     }
     return out;
   },

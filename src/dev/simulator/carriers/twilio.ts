@@ -2,7 +2,7 @@
 // {code, message, more_info, status}, X-Twilio-Signature on every callback.
 import { basicCredentials, twilioSign } from "../sign";
 import { afterStream, redirectRequest } from "./after-stream";
-import { E164, json, randomHex, type Callback, type Carrier, type SimCall } from "../types";
+import { E164, json, randomHex, type Callback, type Carrier, type Outcome, type SimCall } from "../types";
 
 const err = (status: number, code: number, message: string) => json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
 
@@ -19,6 +19,15 @@ async function signed(token: string, url: string, fields: Record<string, string>
     headers: { "Content-Type": "application/x-www-form-urlencoded", "X-Twilio-Signature": await twilioSign(token, url, params) },
   };
 }
+
+/** The calls nobody answered: Twilio's final CallStatus and SIP response code, and whether the callee's phone rang first. */
+const UNANSWERED: Partial<Record<Outcome, { status: string; sip?: string; rang: boolean }>> = {
+  busy: { status: "busy", sip: "486", rang: true },
+  declined: { status: "busy", sip: "603", rang: true },
+  no_answer: { status: "no-answer", sip: "480", rang: true },
+  failed: { status: "failed", sip: "404", rang: false },
+  canceled: { status: "canceled", rang: true },
+};
 
 export const twilio: Carrier = {
   name: "twilio",
@@ -175,37 +184,14 @@ export const twilio: Carrier = {
         );
         break;
       }
-      case "busy":
-        out.push(
-          ...(await status("ringing", { CallStatus: "ringing" })),
-          ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "486" })),
-        );
-        end("busy");
-        break;
-      case "declined":
-        out.push(
-          ...(await status("ringing", { CallStatus: "ringing" })),
-          ...(await status("completed", { CallStatus: "busy", CallDuration: "0", SipResponseCode: "603" })),
-        );
-        end("busy");
-        break;
-      case "no_answer":
-        out.push(
-          ...(await status("ringing", { CallStatus: "ringing" })),
-          ...(await status("completed", { CallStatus: "no-answer", CallDuration: "0", SipResponseCode: "480" })),
-        );
-        end("no-answer");
-        break;
-      case "failed":
-        out.push(...(await status("completed", { CallStatus: "failed", CallDuration: "0", SipResponseCode: "404" })));
-        end("failed");
-        break;
-      case "canceled":
-        out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await status("completed", { CallStatus: "canceled", CallDuration: "0" })));
-        end("canceled");
-        break;
-      default:
-        return [];
+      default: {
+        const final = UNANSWERED[outcome];
+        if (!final) return [];
+        if (final.rang) out.push(...(await status("ringing", { CallStatus: "ringing" })));
+        const sip: Record<string, string> = final.sip ? { SipResponseCode: final.sip } : {};
+        out.push(...(await status("completed", { CallStatus: final.status, CallDuration: "0", ...sip })));
+        end(final.status);
+      }
     }
     return out;
   },
