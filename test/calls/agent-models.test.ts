@@ -16,6 +16,7 @@ import { getDb } from "../../src/lib/db";
 import { ScriptedModel } from "../../src/agent/scripted-model";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
+import { inPieces } from "../streams";
 
 /** The organization's network policy, as the calls module hands it to the agent's engines. */
 const privacy = (e: Env, orgId: number) => () => allowsPrivatePbx(getDb(e), orgId);
@@ -33,15 +34,7 @@ const REQUEST: ChatRequest = {
 
 /** A body that sends `text` in pieces of `size` bytes (events split anywhere, even inside a character). */
 function pieces(text: string, size: number): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(text);
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
+  return inPieces(new TextEncoder().encode(text), size);
 }
 
 async function all(it: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {

@@ -75,9 +75,8 @@ type Spec = {
 const flipLastChar = (s: string) => s.slice(0, -2) + (s.at(-2) === "A" ? "B" : "A") + s.at(-1);
 const wrongToken = (cb: Callback) => ({ url: cb.url.replace(/\/[0-9a-f]{64}(\?|$)/, `/${"0".repeat(64)}$1`) });
 
-// Plivo and Vobiz share the originate body and the CallStatus table; what differs
-// (path, auth headers, signatures, answer check) stays in each spec.
-const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = {
+/** Every outcome but a timeout, each a CallStatus of the same name (answered: completed). */
+const OUTCOMES: Spec["outcomes"] = {
   answered: "completed",
   busy: "busy",
   no_answer: "no_answer",
@@ -85,8 +84,21 @@ const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = {
   failed: "failed",
   declined: "declined",
   canceled: "canceled",
-  timeout: "failed",
 };
+
+// Plivo and Vobiz share the originate body and the CallStatus table; what differs
+// (path, auth headers, signatures, answer check) stays in each spec.
+const PLIVO_FAMILY_OUTCOMES: Spec["outcomes"] = { ...OUTCOMES, timeout: "failed" };
+
+/** The answer check of a carrier whose answer document speaks the greeting: one document, of `contentType`, as `check` wants it. */
+const oneAnswer =
+  (contentType: string, check: (text: string) => void): Spec["checkAnswer"] =>
+  async (_s, _runId, answers) => {
+    expect(answers).toHaveLength(1);
+    expect(answers[0].headers.get("content-type")).toBe(contentType);
+    check(answers[0].text);
+  };
+const SAY_AND_HANG_UP = '<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello Ada, this is Edgedial &amp; co.</Say><Hangup/></Response>';
 async function expectPlivoFamilyBody(r: Recorded, provider: "plivo" | "vobiz", runId: number) {
   const u = await urls(provider, runId);
   expect(JSON.parse(r.body)).toEqual({
@@ -106,15 +118,7 @@ const SPECS: Spec[] = [
   {
     provider: "twilio",
     extra: { amd_enabled: true },
-    outcomes: {
-      answered: "completed",
-      busy: "busy",
-      no_answer: "no_answer",
-      voicemail: "voicemail",
-      failed: "failed",
-      declined: "declined",
-      canceled: "canceled",
-    },
+    outcomes: OUTCOMES,
     async checkOriginate(s, runId) {
       const sid = s.acct.credentials.account_sid;
       const r = await originateRequest(s, /Calls\.json$/);
@@ -149,11 +153,7 @@ const SPECS: Spec[] = [
       expect(f.get("Timeout")).toBe("60");
       expect(f.get("MachineDetection")).toBe("Enable");
     },
-    async checkAnswer(_s, _runId, answers) {
-      expect(answers).toHaveLength(1);
-      expect(answers[0].headers.get("content-type")).toBe("text/xml");
-      expect(answers[0].text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello Ada, this is Edgedial &amp; co.</Say><Hangup/></Response>');
-    },
+    checkAnswer: oneAnswer("text/xml", (text) => expect(text).toBe(SAY_AND_HANG_UP)),
     forgeries: [
       {
         name: "a forged X-Twilio-Signature",
@@ -181,11 +181,9 @@ const SPECS: Spec[] = [
       expect(r.headers["content-type"]).toBe("application/json");
       await expectPlivoFamilyBody(r, "plivo", runId);
     },
-    async checkAnswer(_s, _runId, answers) {
-      expect(answers).toHaveLength(1);
-      expect(answers[0].headers.get("content-type")).toBe("application/xml");
-      expect(answers[0].text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Hello Ada, this is Edgedial &amp; co.</Speak><Hangup/></Response>');
-    },
+    checkAnswer: oneAnswer("application/xml", (text) =>
+      expect(text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Hello Ada, this is Edgedial &amp; co.</Speak><Hangup/></Response>'),
+    ),
     forgeries: [
       {
         name: "a forged V3 signature",
@@ -211,11 +209,7 @@ const SPECS: Spec[] = [
       expect(r.headers["content-type"]).toBe("application/json");
       await expectPlivoFamilyBody(r, "vobiz", runId);
     },
-    async checkAnswer(_s, _runId, answers) {
-      expect(answers).toHaveLength(1);
-      expect(answers[0].headers.get("content-type")).toBe("application/xml");
-      expect(answers[0].text).toContain("<Speak>Hello Ada, this is Edgedial &amp; co.</Speak><Hangup/>");
-    },
+    checkAnswer: oneAnswer("application/xml", (text) => expect(text).toContain("<Speak>Hello Ada, this is Edgedial &amp; co.</Speak><Hangup/>")),
     forgeries: [
       {
         name: "forged V3 and V2 signatures",
@@ -246,15 +240,7 @@ const SPECS: Spec[] = [
   },
   {
     provider: "telnyx",
-    outcomes: {
-      answered: "completed",
-      busy: "busy",
-      no_answer: "no_answer",
-      voicemail: "voicemail",
-      failed: "failed",
-      declined: "declined",
-      canceled: "canceled",
-    },
+    outcomes: OUTCOMES,
     async checkOriginate(s, runId) {
       const r = await originateRequest(s, /^\/v2\/calls$/);
       const u = await urls("telnyx", runId);
@@ -301,15 +287,7 @@ const SPECS: Spec[] = [
   },
   {
     provider: "vonage",
-    outcomes: {
-      answered: "completed",
-      busy: "busy",
-      no_answer: "no_answer",
-      voicemail: "voicemail",
-      failed: "failed",
-      declined: "declined",
-      canceled: "canceled",
-    },
+    outcomes: OUTCOMES,
     async checkOriginate(s, runId) {
       const r = await originateRequest(s, /^\/v1\/calls$/);
       const u = await urls("vonage", runId);
@@ -361,11 +339,7 @@ const SPECS: Spec[] = [
       expect(r.headers["content-type"]).toBe("application/json");
       expect(JSON.parse(r.body)).toEqual({ destination: CALLEE.slice(1), "caller-id": CALLER.slice(1), url: u.answer, callback: u.status, timeout: 60 });
     },
-    async checkAnswer(_s, _runId, answers) {
-      expect(answers).toHaveLength(1);
-      expect(answers[0].headers.get("content-type")).toBe("application/xml");
-      expect(answers[0].text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say>Hello Ada, this is Edgedial &amp; co.</Say><Hangup/></Response>');
-    },
+    checkAnswer: oneAnswer("application/xml", (text) => expect(text).toBe(SAY_AND_HANG_UP)),
     forgeries: [
       { name: "a wrong per-run token", status: 401, tweak: wrongToken },
       {

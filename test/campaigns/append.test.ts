@@ -51,6 +51,21 @@ async function create(w: W, csv: string, extra: Record<string, unknown> = {}): P
   return res.json.id;
 }
 
+/** Starts the campaign over HTTP. */
+async function start(w: W, id: number) {
+  expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
+}
+
+/** A new organization's campaign of `rows` contacts, started, its first round dispatched. */
+async function running(rows: number) {
+  const w = await setup();
+  const id = await create(w, goodCsv(rows));
+  await start(w, id);
+  const stub = campaignStub(id);
+  await tick(stub);
+  return { w, id, stub };
+}
+
 const append = async (w: W, id: number, csv: string, headers: Record<string, string> = {}) =>
   call("POST", `${CAMPAIGNS}/${id}/contacts`, { key: w.key, body: { source_url: await upload(w.org, csv) }, headers });
 
@@ -69,11 +84,7 @@ const logEvents = async (w: W, id: number) =>
 
 describe("appending contacts to a campaign", () => {
   it("adds a second file to a running campaign: new numbers are dialed to completion, known ones skipped and reported", async () => {
-    const w = await setup();
-    const id = await create(w, goodCsv(3));
-    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
-    const stub = campaignStub(id);
-    await tick(stub);
+    const { w, id, stub } = await running(3);
     const first = carrier.open(id);
     expect(first).toHaveLength(3);
     await carrier.report(first[0], "completed");
@@ -133,11 +144,7 @@ describe("appending contacts to a campaign", () => {
   });
 
   it("a bad row anywhere in the file is a located 422 and adds nothing, even after earlier chunks were staged", async () => {
-    const w = await setup();
-    const id = await create(w, goodCsv(2));
-    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
-    const stub = campaignStub(id);
-    await tick(stub);
+    const { w, id, stub } = await running(2);
     const before = await progress(w, id);
 
     // 30,000 rows: the first 25,000 reach the object as a chunk before the bad row is read.
@@ -221,11 +228,7 @@ describe("appending contacts to a campaign", () => {
   });
 
   it("a paused campaign keeps new contacts until it resumes; Idempotency-Key replays the first answer", async () => {
-    const w = await setup();
-    const id = await create(w, goodCsv(1));
-    const stub = campaignStub(id);
-    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
-    await tick(stub);
+    const { w, id, stub } = await running(1);
     expect((await call("POST", `${CAMPAIGNS}/${id}/pause`, { key: w.key })).status).toBe(200);
 
     const key = await upload(w.org, goodCsv(2, 30));
@@ -249,11 +252,7 @@ describe("appending contacts to a campaign", () => {
   });
 
   it("a running campaign whose last call ends during an append waits for it instead of completing under it", async () => {
-    const w = await setup();
-    const id = await create(w, goodCsv(1));
-    const stub = campaignStub(id);
-    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
-    await tick(stub);
+    const { w, id, stub } = await running(1);
     const chunk = [{ row: 2, phone_number: phone(70), initial_context: { first_name: "Late" }, greeting_override: null }];
 
     // The file is being read (opened and partly staged) when the campaign's only call ends.
@@ -272,7 +271,7 @@ describe("appending contacts to a campaign", () => {
     // A discarded append lets a held completion happen at once.
     const id2 = await create(w, goodCsv(1, 80));
     const stub2 = campaignStub(id2);
-    expect((await call("POST", `${CAMPAIGNS}/${id2}/start`, { key: w.key })).status).toBe(200);
+    await start(w, id2);
     await tick(stub2);
     const second = unwrap(await stub2.beginAppend(w.org.id)) as { token: string };
     await carrier.report(carrier.open(id2)[0], "completed");
@@ -283,7 +282,7 @@ describe("appending contacts to a campaign", () => {
     // So does an abandoned one, when its timer drops it.
     const id3 = await create(w, goodCsv(1, 90));
     const stub3 = campaignStub(id3);
-    expect((await call("POST", `${CAMPAIGNS}/${id3}/start`, { key: w.key })).status).toBe(200);
+    await start(w, id3);
     await tick(stub3);
     await stub3.beginAppend(w.org.id);
     await carrier.report(carrier.open(id3)[0], "completed");
@@ -309,11 +308,7 @@ describe("appending contacts to a campaign", () => {
   });
 
   it("a batch abandoned midway is never dialed, blocks no one for long, and is dropped by its timer", async () => {
-    const w = await setup();
-    const id = await create(w, goodCsv(1));
-    const stub = campaignStub(id);
-    expect((await call("POST", `${CAMPAIGNS}/${id}/start`, { key: w.key })).status).toBe(200);
-    await tick(stub);
+    const { w, id, stub } = await running(1);
     const before = await progress(w, id);
 
     // A Worker that staged part of a file and died: its batch is opened and filled but never committed.

@@ -12,17 +12,21 @@ beforeEach(() => {
   carrier = resetWorld();
 });
 
-/** A campaign as create leaves it: the D1 summary row in `draft` and the object filled. */
+/** A new organization's campaign of 2 contacts (retries off), started over HTTP and completed with every call `outcome`: one to redial. */
+async function finished(outcome: "busy" | "no_answer") {
+  const o = await setupOrg();
+  const { id, stub } = await draftCampaign(o, 2);
+  await stub.updateSettings({ retry_config: { enabled: false } });
+  expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
+  await tick(stub);
+  for (const s of carrier.open(id)) await carrier.report(s, outcome);
+  expect(unwrap(await stub.snapshot()).state).toBe("completed");
+  return { o, id, stub };
+}
 
 describe("review: redial body (malformed JSON is 422 json_invalid)", () => {
   it("a malformed JSON body is refused with 422 json_invalid and creates no child", async () => {
-    const o = await setupOrg();
-    const { id, stub } = await draftCampaign(o, 2);
-    await stub.updateSettings({ retry_config: { enabled: false } });
-    expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
-    await tick(stub);
-    for (const s of carrier.open(id)) await carrier.report(s, "busy");
-    expect(unwrap(await stub.snapshot()).state).toBe("completed");
+    const { o, id, stub } = await finished("busy");
 
     const bad = await call("POST", `/api/v1/campaign/${id}/redial`, { key: o.org.key, raw: '{"outcomes": ["busy"' });
     expect(bad.status, bad.text).toBe(422);
@@ -49,13 +53,7 @@ describe("review: progress percentages (processed / total × 100)", () => {
 
 describe("review: redial of an archived agent's campaign (archived agents take no new campaigns)", () => {
   it("is refused with 409 and creates nothing; after a restore the redial works", async () => {
-    const o = await setupOrg();
-    const { id, stub } = await draftCampaign(o, 2);
-    await stub.updateSettings({ retry_config: { enabled: false } });
-    expect((await call("POST", `/api/v1/campaign/${id}/start`, { key: o.org.key })).status).toBe(200);
-    await tick(stub);
-    for (const s of carrier.open(id)) await carrier.report(s, "no_answer");
-    expect(unwrap(await stub.snapshot()).state).toBe("completed");
+    const { o, id, stub } = await finished("no_answer");
     const campaignsOf = async () => (await env.DB.prepare("SELECT count(*) AS n FROM campaigns WHERE org_id = ?").bind(o.org.id).first<{ n: number }>())!.n;
     const before = await campaignsOf();
 

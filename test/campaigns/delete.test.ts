@@ -18,14 +18,19 @@ async function run(w: Awaited<ReturnType<typeof world>>, campaignId: number, sta
   return row!.id;
 }
 
+/** A fresh world's campaign made from an uploaded file of `rows` good rows. */
+async function fromUpload(rows: number) {
+  resetWorld();
+  const w = await world();
+  const key = await upload(w, goodCsv(rows));
+  const created = await createCampaign(w, { source_url: key });
+  expect(created.status, created.text).toBe(200);
+  return { w, key, id: created.json.id as number };
+}
+
 describe("deleting a campaign", () => {
   it("a finished campaign: its contacts, file and recordings go, its runs stay; it is audited", async () => {
-    resetWorld();
-    const w = await world();
-    const key = await upload(w, goodCsv(3));
-    const created = await createCampaign(w, { source_url: key });
-    expect(created.status, created.text).toBe(200);
-    const id = created.json.id;
+    const { w, key, id } = await fromUpload(3);
     const recording = `recordings/${w.id}/${crypto.randomUUID()}.pcm`;
     const runId = await run(w, id, "completed", recording);
     await call("POST", `/api/v1/campaign/${id}/cancel`, { key: w.key });
@@ -46,10 +51,7 @@ describe("deleting a campaign", () => {
   });
 
   it("refuses a running or paused campaign and one whose calls are still in progress (409); another organization's is a 404", async () => {
-    resetWorld();
-    const w = await world();
-    const key = await upload(w, goodCsv(2));
-    const id = (await createCampaign(w, { source_url: key })).json.id;
+    const { w, key, id } = await fromUpload(2);
     await campaignStub(id).start();
     const running = await call("DELETE", `/api/v1/campaign/${id}`, { key: w.key });
     expect(running.status).toBe(409);
@@ -70,10 +72,7 @@ describe("deleting a campaign", () => {
   });
 
   it("a draft goes too; a file another campaign was made from stays", async () => {
-    resetWorld();
-    const w = await world();
-    const key = await upload(w, goodCsv(2));
-    const a = (await createCampaign(w, { source_url: key })).json.id;
+    const { w, key, id: a } = await fromUpload(2);
     const b = (await createCampaign(w, { source_url: key, name: "second" })).json.id;
     await tick(campaignStub(a));
     expect((await call("DELETE", `/api/v1/campaign/${a}`, { key: w.key })).status).toBe(204);

@@ -5,6 +5,7 @@ import { completePrefixLength, firstInvalidUtf8, Utf8Chunks } from "../../src/ca
 import { detectNewline } from "../../src/campaigns/csv/records";
 import { importCsv, type ImportOptions } from "../../src/campaigns/csv/import";
 import type { ContactInput } from "../../src/campaigns/engine/object-api";
+import { inPieces } from "../streams";
 
 const enc = new TextEncoder();
 
@@ -29,23 +30,12 @@ class MemorySink {
   }
 }
 
-function streamOf(bytes: Uint8Array, chunk: number): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream({
-    pull(ctl) {
-      if (at >= bytes.length) return ctl.close();
-      ctl.enqueue(bytes.slice(at, at + chunk));
-      at += chunk;
-    },
-  });
-}
-
 type Opts = Partial<Omit<ImportOptions, "sink">>;
 
 async function run(input: string | Uint8Array, opts: Opts = {}, chunk = 1 << 16) {
   const bytes = typeof input === "string" ? enc.encode(input) : input;
   const sink = new MemorySink();
-  const outcome = await importCsv(streamOf(bytes, chunk), { pbx: false, requiredVariables: [], chunkRows: 3, ...opts, sink });
+  const outcome = await importCsv(inPieces(bytes, chunk), { pbx: false, requiredVariables: [], chunkRows: 3, ...opts, sink });
   return { outcome, sink };
 }
 

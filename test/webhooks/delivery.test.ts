@@ -15,6 +15,15 @@ import { createAgent } from "../calls/support";
 import { call, createOrg } from "../helpers";
 import { createEndpoint, deliveryRow, fakeBatch, receiver, recordingEnv } from "./support";
 
+/** A new organization's endpoint for every event, and a run.completed event with `data` emitted to it: its delivery. */
+async function oneDelivery(data: Record<string, unknown>) {
+  const org = await createOrg();
+  const ep = await createEndpoint(org);
+  const { env: fake } = recordingEnv();
+  const [id] = await emitEvent(fake, org.id, "run.completed", data);
+  return { org, ep, fake, id };
+}
+
 describe("webhook deliveries", () => {
   it("emits to subscribed, enabled endpoints only, and queues one message per delivery", async () => {
     const org = await createOrg();
@@ -38,10 +47,7 @@ describe("webhook deliveries", () => {
   });
 
   it("signs each request so that the standardwebhooks library verifies it, and marks success", async () => {
-    const org = await createOrg();
-    const ep = await createEndpoint(org);
-    const { env: fake } = recordingEnv();
-    const [id] = await emitEvent(fake, org.id, "run.completed", { run_id: 42 });
+    const { ep, id } = await oneDelivery({ run_id: 42 });
     const { fetcher, received } = receiver(204);
     const { batch, log } = fakeBatch([id]);
     await deliverWebhooks(batch, env, fetcher);
@@ -66,10 +72,7 @@ describe("webhook deliveries", () => {
   });
 
   it("retries a failing endpoint with exponential backoff, then marks the delivery failed", async () => {
-    const org = await createOrg();
-    const ep = await createEndpoint(org);
-    const { env: fake } = recordingEnv();
-    const [id] = await emitEvent(fake, org.id, "run.completed", { run_id: 7 });
+    const { org, ep, id } = await oneDelivery({ run_id: 7 });
     const { fetcher, received } = receiver(500);
     const delays: (number | undefined)[] = [];
     for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
@@ -94,10 +97,7 @@ describe("webhook deliveries", () => {
   });
 
   it("a network failure is retried; a disabled endpoint or a URL now refused fails without a request", async () => {
-    const org = await createOrg();
-    const ep = await createEndpoint(org);
-    const { env: fake } = recordingEnv();
-    const [id] = await emitEvent(fake, org.id, "run.completed", {});
+    const { org, ep, fake, id } = await oneDelivery({});
     const down = fakeBatch([id]);
     await deliverWebhooks(down.batch, env, async () => {
       throw new Error("connection refused");
@@ -117,10 +117,7 @@ describe("webhook deliveries", () => {
   });
 
   it("redelivery queues the same webhook-id and body again; another organization's delivery is a 404", async () => {
-    const org = await createOrg();
-    const ep = await createEndpoint(org);
-    const { env: fake } = recordingEnv();
-    const [id] = await emitEvent(fake, org.id, "run.completed", { run_id: 9 });
+    const { org, ep, id } = await oneDelivery({ run_id: 9 });
     const { fetcher, received } = receiver(200);
     await deliverWebhooks(fakeBatch([id]).batch, env, fetcher);
     expect((await deliveryRow(id))!.status).toBe("succeeded");

@@ -24,6 +24,15 @@ installLimits();
 const key = (behaviour = "ok") => `${behaviour}-${crypto.randomUUID()}`;
 const ledgerFor = (runId: number) => ledgerOf(callSessionStub(env, runId).id.toString());
 
+/** A Twilio call of the seats agent on the stand-ins of the OpenAI-compatible model and Deepgram (one key for all). */
+async function deepgramCall() {
+  const s = await setup("twilio");
+  const k = key();
+  const e: Engines = { llmKey: k, stt: "deepgram", sttKey: k, tts: "deepgram", ttsKey: k };
+  const runId = await standinCall(s, e);
+  return { s, e, runId, ledger: ledgerFor(runId) };
+}
+
 /** The session's last write (the recording and transcript on the run) is done before it closes the socket. */
 async function finished(runId: number) {
   expect((await callSessionStub(env, runId).snapshot()).ended).toBe(true);
@@ -61,11 +70,7 @@ async function conversation(callee: CalleeStream, turns: Int16Array[], drive = (
 
 describe("a call session's outbound connections and subrequests, under Workers' limits", () => {
   it("Twilio; an OpenAI-compatible model, Deepgram live transcription and streamed Deepgram speech: every request counted, within the limits", async () => {
-    const s = await setup("twilio");
-    const k = key();
-    const e: Engines = { llmKey: k, stt: "deepgram", sttKey: k, tts: "deepgram", ttsKey: k };
-    const runId = await standinCall(s, e);
-    const ledger = ledgerFor(runId);
+    const { s, e, runId, ledger } = await deepgramCall();
     const audioMs = await conversation(await connect("twilio", runId), [SURE.samples, SEATS.samples, SURE.samples]);
     await finished(runId);
 
@@ -119,11 +124,7 @@ describe("a call session's outbound connections and subrequests, under Workers' 
   }, 120_000);
 
   it("over its subrequest limit the session's next request fails as on Cloudflare (the call ends on it)", async () => {
-    const s = await setup("twilio");
-    const k = key();
-    const e: Engines = { llmKey: k, stt: "deepgram", sttKey: k, tts: "deepgram", ttsKey: k };
-    const runId = await standinCall(s, e);
-    const ledger = ledgerFor(runId);
+    const { e, runId, ledger } = await deepgramCall();
     const callee = await connect("twilio", runId);
     await onLine(callee, null, repliedThenQuiet(callee));
     // Room for the callee's turn to be transcribed and the model asked, not for the reply to be spoken.
