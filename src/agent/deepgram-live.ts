@@ -3,6 +3,7 @@
 // each provides the socket. Flux, Deepgram's conversational model, speaks its turn protocol instead (`TurnInfo`
 // events: the turn so far on each update, the whole of it at `EndOfTurn`; `CloseStream` ends it).
 import { pcm16ToBytes } from "../lib/audio/pcm";
+import { jsonMessage } from "../lib/helpers";
 import { ProviderCall } from "./provider-call";
 import type { SpeechStream } from "./speech";
 
@@ -110,13 +111,7 @@ export class DeepgramLive implements SpeechStream {
   }
 
   private onMessage(data: unknown): void {
-    if (typeof data !== "string") return;
-    let msg: any;
-    try {
-      msg = JSON.parse(data);
-    } catch {
-      return;
-    }
+    const msg = jsonMessage(data);
     if (msg?.type === "TurnInfo") {
       // Flux: our end of the callee's turn may come before its own, so the turn so far counts too.
       const words = typeof msg.transcript === "string" ? msg.transcript.trim() : "";

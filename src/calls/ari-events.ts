@@ -5,6 +5,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, isNull } from "drizzle-orm";
 import { telephonyConfigs, workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
+import { jsonMessage } from "../lib/helpers";
 import { basicAuth } from "../telephony/providers/kit";
 import { clock, isoNow } from "../lib/clock";
 import { DoSql, migrateOnStart } from "../lib/do-sql";
@@ -317,13 +318,9 @@ export class AriEventsObject extends DurableObject<Env> {
   }
 
   private async onMessage(text: string): Promise<void> {
-    let ev: any;
-    try {
-      ev = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (ev?.type === "ApplicationReplaced") {
+    const ev = jsonMessage(text);
+    if (!ev) return;
+    if (ev.type === "ApplicationReplaced") {
       // Another client took the app's socket; this one receives nothing more.
       const ws = this.socket;
       this.socket = null;

@@ -10,3 +10,14 @@ export function isObject(v: unknown): v is Obj {
 
 /** Epoch milliseconds as an ISO 8601 UTC timestamp. */
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A socket's text message parsed as a JSON object; anything else (binary, malformed, not an object) is null. */
+export function jsonMessage(data: unknown): Record<string, any> | null {
+  if (typeof data !== "string") return null;
+  try {
+    const v = JSON.parse(data);
+    return isObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}

@@ -184,6 +184,12 @@ export function refused(carrier: string, res: CarrierResponse, message: string |
   return { ok: false, status: res.status, message: `${carrier} refused the call (HTTP ${res.status}${c}): ${text}${tries}` };
 }
 
+/** The call the carrier placed: a 2xx whose body names it (`callIdOf`, as given to originateFetch); null for a refusal. */
+export function placed(res: CarrierResponse, callIdOf: (json: any) => unknown): OriginateResult | null {
+  const id = res.status >= 200 && res.status < 300 ? callIdOf(res.json) : undefined;
+  return typeof id === "string" ? { ok: true, providerCallId: id } : null;
+}
+
 /** Form fields of a callback body (form-encoded, or JSON where a carrier posts JSON). */
 export function formFields(rawBody: string): Array<[string, string]> {
   return [...new URLSearchParams(rawBody).entries()];

@@ -1,18 +1,8 @@
-// What the carriers' media adapters share: reading a JSON text message, naming a wire format, and the JSON stream
-// protocol two carriers speak.
+// What the carriers' media adapters share: naming a wire format, and the JSON stream protocol two carriers speak
+// (a JSON text message is read by lib/helpers.ts's jsonMessage, which the voice agent's sockets use too).
 import { base64ToBytes, bytesToBase64 } from "../../lib/audio/pcm";
+import { jsonMessage } from "../../lib/helpers";
 import type { MediaAdapter, MediaEvent, MediaFormat } from "./types";
-
-/** A text message parsed as a JSON object; anything else (binary, malformed, not an object) is null. */
-export function jsonMessage(data: string | ArrayBuffer): Record<string, any> | null {
-  if (typeof data !== "string") return null;
-  try {
-    const v = JSON.parse(data);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
 
 const CODECS: Record<string, MediaFormat["codec"]> = {
   "audio/x-mulaw": "mulaw",

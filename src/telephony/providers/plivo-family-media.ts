@@ -2,7 +2,8 @@
 // mediaFormat), media and stop in, with playedStream answering our checkpoint once the audio before it has played.
 // Out: playAudio (base64 with its content type and rate), checkpoint (a named mark) and clearAudio.
 import { bytesToBase64 } from "../../lib/audio/pcm";
-import { jsonMessage, sharedEvents, wireFormat } from "./media-kit";
+import { jsonMessage } from "../../lib/helpers";
+import { sharedEvents, wireFormat } from "./media-kit";
 import type { MediaAdapter } from "./types";
 
 export const plivoFamilyMedia: MediaAdapter = {

@@ -5,7 +5,20 @@
 import type { CallStatus, ConfigContext, OriginateRequest, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "./types";
 import { applicationStep, callerIdStep, credentialsStep, isSet } from "./checklist";
 import { defineConfig, optionalId, secret, text, type Shape } from "./define";
-import { carrierFetch, credentialsResult, digits, formFields, intOrNull, isMachine, originateFetch, refused, speakThenHangupXml, str, xmlEscape } from "./kit";
+import {
+  carrierFetch,
+  credentialsResult,
+  digits,
+  formFields,
+  intOrNull,
+  isMachine,
+  originateFetch,
+  placed,
+  refused,
+  speakThenHangupXml,
+  str,
+  xmlEscape,
+} from "./kit";
 import { applicationName, inboundUrl, provisioningError } from "./provision-kit";
 import { plivoFamilyMedia } from "./plivo-family-media";
 
@@ -138,6 +151,9 @@ export function plivoStreamXml(streamUrl: string, resumeUrl?: string): { body: s
  */
 export const FAMILY_NONCE_RETENTION_MS = 24 * 3600 * 1000;
 
+/** The call's id in the answer to Call/: its request_uuid (a list of one, or one). */
+const requestUuid = (json: any) => (Array.isArray(json?.request_uuid) ? json.request_uuid[0] : json?.request_uuid);
+
 /** The calls module of a Plivo-family carrier; only the signature check (and its nonce) is the carrier's own. */
 export function familyCalls(
   carrier: PlivoFamilyCarrier,
@@ -161,13 +177,10 @@ export function familyCalls(
           body: JSON.stringify(originateBody(req)),
         },
         env,
-        (json) => (Array.isArray(json?.request_uuid) ? json.request_uuid[0] : json?.request_uuid),
+        requestUuid,
       );
       // The request uuid stands in until the ring callback brings the CallUUID (correlated on RequestUUID).
-      const raw = res.json?.request_uuid;
-      const uuid = Array.isArray(raw) ? raw[0] : raw;
-      if (res.status >= 200 && res.status < 300 && typeof uuid === "string") return { ok: true, providerCallId: uuid };
-      return refused(carrier.label, res, res.json?.error ?? res.json?.message);
+      return placed(res, requestUuid) ?? refused(carrier.label, res, res.json?.error ?? res.json?.message);
     },
 
     async hangup(ctx, env, id) {

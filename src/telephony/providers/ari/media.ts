@@ -3,7 +3,7 @@
 // channel and codec, MARK_MEDIA is echoed as MEDIA_MARK_PROCESSED once the audio before it has played, FLUSH_MEDIA
 // drops what Asterisk still holds. Asterisk re-frames and re-times what it is sent, so pacing is ours only to keep
 // marks and barge-in exact.
-import { jsonMessage } from "../media-kit";
+import { jsonMessage } from "../../../lib/helpers";
 import type { ConfigContext, MediaAdapter, MediaFormat, ProviderEnv } from "../types";
 import { basicAuth, carrierFetch, str } from "../kit";
 import { ariAuth, ariBase, ariEndpointRefusal } from "./calls";

@@ -11,6 +11,7 @@ import {
   intOrNull,
   jsonOrNull,
   originateFetch,
+  placed,
   refused,
   speakThenHangupXml,
   str,
@@ -109,6 +110,7 @@ export const cloudonixCalls: ProviderCalls = {
       callback: req.statusUrl,
       timeout: req.timeoutSeconds ?? 60,
     };
+    const callIdOf = (json: any) => json?.token;
     const res = await originateFetch(
       `${cloudonixApi(env)}/calls/${domain(ctx)}/application`,
       {
@@ -117,10 +119,9 @@ export const cloudonixCalls: ProviderCalls = {
         body: JSON.stringify(body),
       },
       env,
-      (json) => json?.token,
+      callIdOf,
     );
-    if (res.status >= 200 && res.status < 300 && typeof res.json?.token === "string") return { ok: true, providerCallId: res.json.token };
-    return refused("Cloudonix", res, cloudonixErrorMessage(res.json), res.json?.code);
+    return placed(res, callIdOf) ?? refused("Cloudonix", res, cloudonixErrorMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, token) {

@@ -2,7 +2,7 @@
 // (no answer document), no webhook signature (our per-run token is the proof).
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, ProviderEnv, StatusUpdate } from "../types";
-import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, refused, str } from "../kit";
+import { basicAuth, carrierFetch, credentialsResult, intOrNull, isMachine, jsonOrNull, originateFetch, placed, refused, str } from "../kit";
 import { exotelMedia } from "./media";
 
 export const EXOTEL_API = "https://api.in.exotel.com";
@@ -29,6 +29,9 @@ function pick(obj: any, key: string): any {
   const k = Object.keys(obj).find((x) => x.toLowerCase() === key.toLowerCase());
   return k === undefined ? undefined : obj[k];
 }
+
+/** The call's id in the answer to connect.json: Call.Sid. */
+const callSid = (json: any) => pick(pick(json, "Call"), "Sid");
 
 const STATUS: Record<string, CallStatus> = {
   completed: "completed",
@@ -107,10 +110,10 @@ export const exotelCalls: ProviderCalls = {
         body: form.toString(),
       },
       env,
-      (json) => pick(pick(json, "Call"), "Sid"),
+      callSid,
     );
-    const sid = pick(pick(res.json, "Call"), "Sid");
-    if (res.status >= 200 && res.status < 300 && typeof sid === "string") return { ok: true, providerCallId: sid };
+    const call = placed(res, callSid);
+    if (call) return call;
     const ex = pick(res.json, "RestException");
     return refused("Exotel", res, pick(ex, "Message") ?? pick(res.json, "message"), pick(ex, "Code"));
   },

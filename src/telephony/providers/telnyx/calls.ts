@@ -4,7 +4,7 @@ import type { CallStatus, ConfigContext, OriginateResult, ProviderCalls, Provide
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
+import { baseUrl, carrierFetch, credentialsResult, jsonOrNull, originateFetch, placed, refused, speakable, str } from "../kit";
 import { telnyxMedia } from "./media";
 
 export const TELNYX_API = "https://api.telnyx.com";
@@ -19,6 +19,9 @@ export const telnyxHeaders = (ctx: ConfigContext) => ({
   "Content-Type": "application/json",
   Accept: "application/json",
 });
+
+/** The call's id in the answer to a dial: data.call_control_id. */
+const callControlId = (json: any) => json?.data?.call_control_id;
 
 /** The connection (Call Control App) to dial through: the configured one, else the provisioned one. */
 export const telnyxConnectionId = (ctx: ConfigContext) => str(ctx.config.connection_id) || str(ctx.state.connection_id);
@@ -184,10 +187,10 @@ export const telnyxCalls: ProviderCalls = {
       `${telnyxApi(env)}/calls`,
       { method: "POST", headers: telnyxHeaders(ctx), body: JSON.stringify(body) },
       env,
-      (json) => json?.data?.call_control_id,
+      callControlId,
     );
-    const id = res.json?.data?.call_control_id;
-    if (res.status >= 200 && res.status < 300 && typeof id === "string") return { ok: true, providerCallId: id };
+    const call = placed(res, callControlId);
+    if (call) return call;
     const e = res.json?.errors?.[0];
     return refused("Telnyx", res, e ? [e.title, e.detail].filter(Boolean).join(": ") : null, e?.code);
   },

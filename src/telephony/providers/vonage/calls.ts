@@ -5,7 +5,7 @@ import { compactVerify, SignJWT, type JWTPayload } from "jose";
 import { base64Decode, safeEqual, sha256Hex } from "../../../lib/crypto";
 import { clock } from "../../../lib/clock";
 import { speechChunks } from "../../../lib/speech";
-import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, refused, speakable, str } from "../kit";
+import { baseUrl, carrierFetch, credentialsResult, digits, intOrNull, jsonOrNull, originateFetch, placed, refused, speakable, str } from "../kit";
 import { vonageMedia } from "./media";
 
 export const VONAGE_API = "https://api.nexmo.com";
@@ -173,6 +173,7 @@ export const vonageCalls: ProviderCalls = {
       ringing_timer: req.timeoutSeconds ?? 60,
     };
     // A fresh JWT (new jti, iat) for every attempt.
+    const callIdOf = (json: any) => json?.uuid;
     const res = await originateFetch(
       callsUrl(env),
       async () => ({
@@ -181,10 +182,9 @@ export const vonageCalls: ProviderCalls = {
         body: JSON.stringify(body),
       }),
       env,
-      (json) => json?.uuid,
+      callIdOf,
     );
-    if (res.status >= 200 && res.status < 300 && typeof res.json?.uuid === "string") return { ok: true, providerCallId: res.json.uuid };
-    return refused("Vonage", res, problemMessage(res.json), res.json?.code);
+    return placed(res, callIdOf) ?? refused("Vonage", res, problemMessage(res.json), res.json?.code);
   },
 
   async hangup(ctx, env, uuid) {

@@ -3,7 +3,8 @@
 // `{"action":"notify","payload":{…}}` is answered with `{"event":"websocket:notify","payload":{…}}` once the audio
 // sent before it has played (our marks, the name in the payload), and `{"action":"clear"}` drops the audio Vonage
 // still holds (answered with `websocket:cleared`, which needs nothing from us).
-import { jsonMessage, wireFormat } from "../media-kit";
+import { jsonMessage } from "../../../lib/helpers";
+import { wireFormat } from "../media-kit";
 import type { MediaAdapter } from "../types";
 
 export const vonageMedia: MediaAdapter = {
