@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
-import { errors, json } from "../lib/schemas";
+import { configurationChoice, errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { AgentConflict, loadUsableWorkflowByUuid } from "../workflows";
 import { jsonBytes, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
@@ -38,13 +38,7 @@ const CallBody = z
   .openapi("StartCall");
 
 const WorkflowCallBody = CallBody.extend({
-  telephony_configuration_id: z
-    .number()
-    .int()
-    .positive()
-    .nullable()
-    .optional()
-    .openapi({ description: "Route through this configuration instead of the default" }),
+  telephony_configuration_id: configurationChoice("Route through this configuration instead of the default"),
 }).openapi("StartWorkflowCall");
 
 const CallStarted = z

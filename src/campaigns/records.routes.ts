@@ -9,7 +9,7 @@ import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid, notFound, zodIssuesToItems } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
-import { errors, idParam, json } from "../lib/schemas";
+import { configurationChoice, errors, idParam, json } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
@@ -41,13 +41,7 @@ const CreateCampaign = z
         "The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization. One of `source_url` and its alias `source_id` is required (neither is a 422 `missing` at `source_url`); when both are sent, `source_url` is used. Every column but phone_number and the greeting override columns becomes the contact's initial_context: at most 100 such columns, and at most 16 KB as JSON per row (the cap of a call's initial_context); a row over it is a located 422 `csv_context_too_large`.",
     }),
     source_id: z.string().min(1).optional().openapi({ description: "Alias of `source_url` (one of the two is required)." }),
-    telephony_configuration_id: z
-      .number()
-      .int()
-      .positive()
-      .nullable()
-      .optional()
-      .openapi({ description: "Default: the organization's default configuration, or its only one" }),
+    telephony_configuration_id: configurationChoice("Default: the organization's default configuration, or its only one"),
     default_country: DefaultCountry.openapi({
       example: "US",
       description:

@@ -82,3 +82,8 @@ export function pathId(name: string, label = ID_LABELS[name] ?? "Resource") {
 export function idParam<K extends string>(name: K) {
   return z.object({ [name]: pathId(name) } as { [P in K]: ReturnType<typeof pathId> });
 }
+
+/** A request's choice of telephony configuration: its id, or null or absent for the organization's default. */
+export function configurationChoice(description: string) {
+  return z.number().int().positive().nullable().optional().openapi({ description });
+}

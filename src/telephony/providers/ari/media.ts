@@ -75,6 +75,11 @@ async function ariPost(ctx: ConfigContext, env: ProviderEnv, path: string, metho
   return { ok: false, message: res.status === 0 ? res.text : `HTTP ${res.status}: ${res.json?.message ?? res.text.slice(0, 200)}` };
 }
 
+/** Client mode's run and stream token, which Asterisk dials us with; null for server mode. */
+type MediaClient = { runId: number; token: string } | null;
+/** The media channel asked for: the URL the session connects to (null in client mode), or why it failed. */
+type MediaOpened = { ok: true; connectUrl: string | null } | { ok: false; message: string };
+
 /**
  * Puts the answered channel in a bridge and asks for an external media channel on the WebSocket driver. The bridge
  * is a mixing bridge on the softmix technology (`video_sfu` selects it): softmix mixes on its own 20 ms clock, so
@@ -83,12 +88,7 @@ async function ariPost(ctx: ConfigContext, env: ProviderEnv, path: string, metho
  * us (`connection_type=client`, that websocket_client.conf entry, the run and its token as URI parameters);
  * otherwise the session connects to Asterisk (`connection_type=server`), at the URL returned here.
  */
-export async function startAriMedia(
-  ctx: ConfigContext,
-  env: ProviderEnv,
-  runChannelId: string,
-  client: { runId: number; token: string } | null,
-): Promise<{ ok: true; connectUrl: string | null } | { ok: false; message: string }> {
+export async function startAriMedia(ctx: ConfigContext, env: ProviderEnv, runChannelId: string, client: MediaClient): Promise<MediaOpened> {
   const { bridgeId } = mediaIds(runChannelId);
   const bridge = await ariPost(ctx, env, `/bridges?${new URLSearchParams({ type: "mixing,video_sfu", bridgeId, name: bridgeId })}`);
   if (!bridge.ok) return { ok: false, message: `creating the bridge failed: ${bridge.message}` };
@@ -102,12 +102,7 @@ export async function startAriMedia(
  * and again when the call's media socket was lost while the call is up (a reset of the session), into the same bridge.
  * Server mode: the URL the session connects to; client mode: null (Asterisk dials us with the run and token).
  */
-export async function openAriMediaChannel(
-  ctx: ConfigContext,
-  env: ProviderEnv,
-  runChannelId: string,
-  client: { runId: number; token: string } | null,
-): Promise<{ ok: true; connectUrl: string | null } | { ok: false; message: string }> {
+export async function openAriMediaChannel(ctx: ConfigContext, env: ProviderEnv, runChannelId: string, client: MediaClient): Promise<MediaOpened> {
   const { mediaChannelId } = mediaIds(runChannelId);
   const clientName = str(ctx.config.ws_client_name);
   const q = new URLSearchParams({
