@@ -29,7 +29,7 @@ import { log } from "../lib/log";
 import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { reconnectAriMedia } from "./ari-resume";
-import type { MediaState } from "./resume";
+import type { MediaState } from "./session/protocol";
 import { streamToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
 import { sessionStart } from "./session-start";

@@ -10,10 +10,9 @@ import type { ConfigContext, ProviderCalls, ProviderName } from "../telephony/pr
 import { providerEnvOf } from "../telephony/provisioning";
 import { callbackToken, callbackUrls } from "./callback-urls";
 import { isFinal, type RunRow } from "./runs";
+import type { MediaState } from "./session/protocol";
 import { callSessionStub } from "./session/stub";
 
-/** What the call session says of its media (CallSession.mediaState): never connected, connected, lost, over. */
-export type MediaState = "none" | "live" | "lost" | "ended";
 
 /** States in which the session takes a new media connection and the conversation goes on. */
 export const resumable = (state: MediaState): boolean => state === "live" || state === "lost";
