@@ -269,7 +269,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private async beat(now: number): Promise<void> {
     const s = this.store.current;
     if (s.ended || this.ending) return;
-    const maxAt = (s.startedWall ?? now) + (s.maxMs ?? MAX_CALL_SECONDS * 1000);
+    const maxAt = (s.startedWall ?? now) + this.maxMs();
     if (now >= maxAt) return this.finish("max_call_seconds");
     const ws = this.sockets.current()[0];
     if (!ws) {
@@ -298,6 +298,10 @@ export abstract class CallSessionCore extends DurableObject<Env> {
 
   private silenceMs(): number {
     return this.store.current.silenceMs ?? SILENCE_TIMEOUT_SECONDS * 1000;
+  }
+
+  private maxMs(): number {
+    return this.store.current.maxMs ?? MAX_CALL_SECONDS * 1000;
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {
@@ -334,7 +338,11 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         if (live.started) return;
         const resumed = this.store.current.streamId !== null;
         live.loop.start(ev.streamId, ev.format);
-        this.store.set({ streamId: ev.streamId, ...(resumed ? { resumes: this.store.current.resumes + 1, lostSince: null } : {}) });
+        this.store.set({
+          streamId: ev.streamId,
+          rate: live.loop.format.rate,
+          ...(resumed ? { resumes: this.store.current.resumes + 1, lostSince: null } : {}),
+        });
         if (resumed) log("info", "call_media_resumed", { run_id: this.store.current.runId, resumes: this.store.current.resumes });
         const s = this.store.current;
         await this.startAgent(live, resumed, s.clockWall !== null ? Math.max(0, Date.now() - s.clockWall) : 0);
@@ -391,7 +399,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   /** Ends the call when the callee has been silent too long, or it ran too long, by the wall clock. */
   private limits(live: Live, now: number): void {
     const s = this.store.current;
-    if (now - (s.startedWall ?? now) >= (s.maxMs ?? MAX_CALL_SECONDS * 1000)) void this.finish("max_call_seconds");
+    if (now - (s.startedWall ?? now) >= this.maxMs()) void this.finish("max_call_seconds");
     else if (now - live.lastActivityWall >= this.silenceMs()) void this.finish("callee_silent");
   }
 
@@ -427,7 +435,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     const s = this.store.current;
     if (s.ended) return;
     const runId = s.runId ?? 0;
-    const note = endNote(reason, { silenceMs: this.silenceMs(), maxMs: s.maxMs ?? MAX_CALL_SECONDS * 1000, detail });
+    const note = endNote(reason, { silenceMs: this.silenceMs(), maxMs: this.maxMs(), detail });
     this.store.set({ ended: true, endReason: reason, endNote: note, ...(this.live ? { clockMs: this.live.loop.clockMs } : {}) });
     const live = this.live;
     try {
@@ -454,7 +462,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
     let recording: Awaited<ReturnType<CallRecording["finish"]>> = null;
     try {
-      if (live?.loop.recorder) recording = await this.recording.finish(live.loop.recorder);
+      // A session that restarted and never got its media back still has the recording's begun part in storage.
+      const recorder = live ? live.loop.recorder : this.recording.leftover();
+      if (recorder) recording = await this.recording.finish(recorder);
     } catch (err) {
       log("error", "recording_failed", { run_id: runId, error: String(err) });
     }

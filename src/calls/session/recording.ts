@@ -2,7 +2,7 @@
 // session's own storage by the heartbeat (so a restarted session records on from where it was), and the rest
 // completed when the call ends. Recorded as raw 16-bit stereo PCM; the runs route serves it as WAV.
 import type { DoSql } from "../../lib/do-sql";
-import type { Recorder } from "./recorder";
+import { Recorder } from "./recorder";
 import type { SessionStore } from "./store";
 
 export class CallRecording {
@@ -42,6 +42,18 @@ export class CallRecording {
   /** A restarted session's recorder gets back the part it had begun. */
   restore(recorder: Recorder): void {
     for (const { bytes } of this.db.all<{ bytes: ArrayBuffer }>`SELECT bytes FROM recording ORDER BY id`) recorder.restore(new Uint8Array(bytes));
+  }
+
+  /**
+   * The recording a restarted session left behind, for a call that ends before its media came back: a recorder at
+   * the stream's rate holding the part it had begun (null where the call was not recorded or never started).
+   */
+  leftover(): Recorder | null {
+    const { rate, record } = this.store.current;
+    if (!rate || record === false) return null;
+    const recorder = new Recorder(rate);
+    this.restore(recorder);
+    return recorder;
   }
 
   /** Stores what is left and completes the upload; the recording's key and rate, or null when nothing was recorded. */

@@ -77,71 +77,43 @@ const DEFAULTS: SessionRecord = {
   recParts: [],
 };
 
-/** The kv key of each field: the names the first version of the session stored them under, where it had them. */
-const KEYS: Record<keyof SessionRecord, string> = {
-  runId: "run_id",
-  orgId: "org_id",
-  provider: "provider",
-  agent: "agent",
-  greeting: "greeting",
-  greetingRecording: "greeting_recording",
-  answeredBy: "answered_by",
-  voicemail: "voicemail",
-  campaign: "campaign",
-  variables: "variables",
-  record: "record",
-  silenceMs: "silence_ms",
-  maxMs: "max_ms",
-  streamId: "stream_id",
-  startedWall: "started_wall",
-  clockMs: "clock_ms",
-  clockWall: "clock_wall",
-  lostSince: "lost_since",
-  resumes: "resumes",
-  agentState: "agent_state",
-  ended: "ended",
-  endReason: "end_reason",
-  endNote: "end_note",
-  rate: "rate",
-  recUpload: "rec_upload",
-  recParts: "rec_parts",
-};
-
 type Codec = { read(v: string): unknown; write(v: unknown): string };
 const text: Codec = { read: (v) => v, write: (v) => String(v) };
 const num: Codec = { read: (v) => Number(v), write: (v) => String(v) };
 const flag: Codec = { read: (v) => v === "1", write: (v) => (v ? "1" : "0") };
 const json: Codec = { read: (v) => JSON.parse(v), write: (v) => JSON.stringify(v) };
-const CODECS: Record<keyof SessionRecord, Codec> = {
-  runId: num,
-  orgId: num,
-  provider: text,
-  agent: text,
-  greeting: text,
-  greetingRecording: text,
-  answeredBy: text,
-  voicemail: text,
-  campaign: json,
-  variables: json,
-  record: flag,
-  silenceMs: num,
-  maxMs: num,
-  streamId: text,
-  startedWall: num,
-  clockMs: num,
-  clockWall: num,
-  lostSince: num,
-  resumes: num,
-  agentState: json,
-  ended: flag,
-  endReason: text,
-  endNote: text,
-  rate: num,
-  recUpload: text,
-  recParts: json,
+
+/** Each field's kv key (the names the first version of the session stored them under, where it had them) and codec. */
+const FIELDS: Record<keyof SessionRecord, readonly [key: string, codec: Codec]> = {
+  runId: ["run_id", num],
+  orgId: ["org_id", num],
+  provider: ["provider", text],
+  agent: ["agent", text],
+  greeting: ["greeting", text],
+  greetingRecording: ["greeting_recording", text],
+  answeredBy: ["answered_by", text],
+  voicemail: ["voicemail", text],
+  campaign: ["campaign", json],
+  variables: ["variables", json],
+  record: ["record", flag],
+  silenceMs: ["silence_ms", num],
+  maxMs: ["max_ms", num],
+  streamId: ["stream_id", text],
+  startedWall: ["started_wall", num],
+  clockMs: ["clock_ms", num],
+  clockWall: ["clock_wall", num],
+  lostSince: ["lost_since", num],
+  resumes: ["resumes", num],
+  agentState: ["agent_state", json],
+  ended: ["ended", flag],
+  endReason: ["end_reason", text],
+  endNote: ["end_note", text],
+  rate: ["rate", num],
+  recUpload: ["rec_upload", text],
+  recParts: ["rec_parts", json],
 };
 
-const FIELD_OF = new Map(Object.entries(KEYS).map(([field, key]) => [key, field as keyof SessionRecord]));
+const FIELD_OF = new Map(Object.entries(FIELDS).map(([field, [key]]) => [key, field as keyof SessionRecord]));
 
 export class SessionStore {
   private record: SessionRecord;
@@ -155,7 +127,7 @@ export class SessionStore {
     const r: Record<string, unknown> = { ...DEFAULTS };
     for (const { k, v } of this.db.all<{ k: string; v: string }>`SELECT k, v FROM kv`) {
       const field = FIELD_OF.get(k);
-      if (field) r[field] = CODECS[field].read(v);
+      if (field) r[field] = FIELDS[field][1].read(v);
     }
     this.record = r as SessionRecord;
   }
@@ -164,12 +136,16 @@ export class SessionStore {
     return this.record;
   }
 
-  /** Writes the given fields (null or undefined deletes the field's row: it reads as its default again). */
+  /**
+   * Writes the given fields: undefined leaves a field as it is, null deletes its row (it reads as its default again).
+   * A plain value equal to the current one is not written again (the heartbeat sets the same fields every second).
+   */
   set(patch: Partial<SessionRecord>): void {
     for (const [field, value] of Object.entries(patch) as [keyof SessionRecord, unknown][]) {
-      const key = KEYS[field];
-      if (value === null || value === undefined) this.db.run`DELETE FROM kv WHERE k = ${key}`;
-      else this.db.putKv(key, CODECS[field].write(value));
+      if (value === undefined || (value === this.record[field] && (value === null || typeof value !== "object"))) continue;
+      const [key, codec] = FIELDS[field];
+      if (value === null) this.db.run`DELETE FROM kv WHERE k = ${key}`;
+      else this.db.putKv(key, codec.write(value));
       (this.record as Record<string, unknown>)[field] = value ?? DEFAULTS[field];
     }
   }
