@@ -13,7 +13,6 @@ import { isFinal, type RunRow } from "./runs";
 import type { MediaState } from "./session/protocol";
 import { callSessionStub } from "./session/stub";
 
-
 /** States in which the session takes a new media connection and the conversation goes on. */
 export const resumable = (state: MediaState): boolean => state === "live" || state === "lost";
 
