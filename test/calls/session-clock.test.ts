@@ -115,21 +115,21 @@ describe("the call session's clock and input", () => {
     })();
     await sleep(300);
     // Call B's socket floods: 20,000 frames in a few chunks.
-    const health: number[] = [];
     for (let chunk = 0; chunk < 20; chunk++) {
       burst(b.callee, 1000);
       await sleep(0);
     }
+    // Health answers ok, and soon, while the flood is dispatched.
     const t = Date.now();
-    expect((await exports.default.fetch("http://edgedial.test/api/v1/health")).status).toBeLessThan(600);
-    health.push(Date.now() - t);
+    expect((await exports.default.fetch("http://edgedial.test/api/v1/health")).status).toBe(200);
+    const healthMs = Date.now() - t;
     await speaking;
     await sleep(100);
     // Every frame echoed, none lost to the flood.
     expect(arrivals.length).toBe(100);
     const delays = arrivals.map((at, i) => at - sent[i]);
     expect(Math.max(...delays)).toBeLessThanOrEqual(60);
-    expect(health[0]).toBeLessThan(1000);
+    expect(healthMs).toBeLessThan(1000);
     // The flood was dropped, not ended: call B is still up.
     expect(b.callee.closed).toBeNull();
     for (const c of [a.callee, b.callee]) c.hangup();
