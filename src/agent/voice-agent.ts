@@ -43,6 +43,26 @@ export type AgentContext = {
   resumed?: { state: unknown; gapMs: number } | null;
 };
 
+/** A hand-over of the call to a person: `cold` leaves at once, `warm` first tells them about the call. */
+export type TransferRequest = {
+  /** E.164, or for a PBX (ari) a dial string or SIP URI; it passed the organization's calling policy. */
+  destination: string;
+  mode: "cold" | "warm";
+  /** Warm: what the person hears before the two are bridged (the agent writes it from the call so far). */
+  summary?: string | null;
+  /** Warm: the same summary in the agent's own voice, where the carrier can play audio to the person's leg. */
+  summaryAudio?: { samples: Int16Array; rate: SampleRate } | null;
+  /** How long the person's phone may ring before the agent takes the call back. */
+  timeoutSeconds: number;
+};
+
+/**
+ * How a transfer went. `connected`: the carrier took the call and edgedial has left it (the session then ends as
+ * `transferred`); `no_answer`/`failed`: edgedial still holds the call and the agent goes on; `unsupported`: the
+ * carrier offers no transfer at all.
+ */
+export type TransferOutcome = "connected" | "no_answer" | "failed" | "unsupported";
+
 /** What an agent may do on the call. */
 export interface AgentControls {
   /** Queues speech (16-bit linear at `rate`); it is paced out to the callee in real time. */
@@ -51,8 +71,10 @@ export interface AgentControls {
   clear(): string[];
   /** Places a mark after the speech queued so far; `onMark` is called once the callee has heard up to it. */
   mark(name: string): void;
-  /** Hands the call to another number where the carrier supports it; false where it does not. */
-  transfer(number: string): Promise<boolean>;
+  /** Hands the call to a person through the carrier; resolves once it is known how that went. */
+  transfer(request: TransferRequest): Promise<TransferOutcome>;
+  /** Presses keys on the call (0-9, *, #, A-D; `w` waits half a second): the carrier's command where it has one, else tones. */
+  sendDtmf(digits: string): Promise<void>;
   /** Ends the call through the carrier. */
   hangup(reason?: EndReason): void;
   /** An answering machine took the call: recorded on the run at once, so its final status reads voicemail. */
@@ -84,6 +106,8 @@ export interface VoiceAgent {
   /** The wall clock moved (the session's heartbeat, also while no audio arrives): time limits are checked. */
   onTick?(wallMs: number): void | Promise<void>;
   onMark(name: string): void | Promise<void>;
+  /** The callee pressed a key (reported on the media stream or by the carrier's callbacks), at the call's clock. */
+  onDtmf?(digit: string, atMs: number): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
   /** The carrier's answering-machine verdict, when it arrives after the media started (asynchronous detection). */
   onMachine?(answeredBy: string): void | Promise<void>;

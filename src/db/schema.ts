@@ -75,6 +75,8 @@ export const phoneNumbers = sqliteTable(
     label: text("label"),
     isActive: bool("is_active").notNull().default(true),
     isDefaultCallerId: bool("is_default_caller_id").notNull().default(false),
+    // The agent that answers calls to this number (null: the number takes no calls; the caller hears why).
+    inboundWorkflowId: integer("inbound_workflow_id").references(() => workflows.id),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -233,6 +235,14 @@ export const workflowRuns = sqliteTable(
     usage: text("usage", { mode: "json" }).$type<AgentUsage | null>(),
     // What the campaign wants done when an answering machine answers (hang_up | leave_message); null: hang up.
     voicemailAction: text("voicemail_action"),
+    // Who started the call: edgedial dialing out (campaign, API, trigger), a caller dialing in, or a browser.
+    direction: text("direction").notNull().default("outbound"),
+    // The hand-over to a person, once the agent asked for one: destination, mode, when and how it went.
+    transfer: text("transfer", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    // The post-call analysis the agent defines (summary, structured data, success and why), once it ran.
+    analysis: text("analysis", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    // The HTTP tools the model called during the call: name, arguments, status, duration.
+    toolCalls: text("tool_calls", { mode: "json" }).$type<Array<Record<string, unknown>> | null>(),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),

@@ -23,7 +23,8 @@ export function agentControls(loop: MediaLoop, of: ControlsOf): AgentControls {
       if (of.current()) loop.mark(name);
     },
     clear: () => (of.current() ? loop.clear() : []),
-    transfer: async () => false,
+    transfer: async () => "unsupported",
+    sendDtmf: async () => {},
     machine: () => of.machine(),
     hangup: (reason = "agent_hangup") => {
       if (of.current()) of.hangup(reason);

@@ -145,10 +145,34 @@ export interface MediaAdapter {
   closeEndsCall?: boolean;
 }
 
+/** One hand-over of a live call to a person (see TransferRequest in the agent's seam). */
+export type TransferLeg = {
+  runId: number;
+  /** The caller's call at the carrier (for ari: the caller's channel). */
+  providerCallId: string;
+  to: string;
+  /** The caller ID the person sees. */
+  from: string | null;
+  mode: "cold" | "warm";
+  timeoutSeconds: number;
+  /** Where the carrier reports the transfer's progress and the person's leg; carries the run's token. */
+  statusUrl: string;
+  /** Warm: what the person hears before the bridge: a WAV URL (carries a token) and the same words as text. */
+  whisper?: { url: string; text: string };
+};
+export type TransferResult = { ok: true; legId?: string } | { ok: false; message: string };
+
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
   lifecycle?: CallLifecycle;
   hangup(ctx: ConfigContext, env: ProviderEnv, providerCallId: string): Promise<void>;
+  /** Hands the call to a person through the carrier's own mechanism; absent for a mode the carrier does not offer. */
+  transfer?: {
+    cold?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg): Promise<TransferResult>;
+    warm?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg): Promise<TransferResult>;
+  };
+  /** Presses keys on the call through the carrier's command, where it has one (else the session plays tones). */
+  sendDtmf?(ctx: ConfigContext, env: ProviderEnv, providerCallId: string, digits: string): Promise<void>;
   /**
    * The longest text one speech action takes (one `<Say>`/`<Speak>`, NCCO talk action or speak command), counted
    * in UTF-8 bytes (never fewer than characters, so it holds however the carrier counts); null where the carrier
