@@ -161,6 +161,34 @@ export type TransferLeg = {
   whisper?: { url: string; text: string };
 };
 export type TransferResult = { ok: true; legId?: string } | { ok: false; message: string };
+/**
+ * Where a transfer stands after one of its own callbacks (at `TransferLeg.statusUrl`): still under way (the person's
+ * phone rings, the whisper plays), or settled. `connected`: the caller is with the person and edgedial has left.
+ */
+export type TransferProgress = { outcome: "pending" | "connected" | "no_answer" | "failed"; message?: string };
+
+/** A call dialed in to one of a configuration's numbers, as the carrier's request to the inbound URL names it. */
+export type InboundCall = {
+  /** The dialed number (ours), as the carrier wrote it (Plivo and Vonage drop the +). */
+  to: string;
+  /** The caller's number, as the carrier wrote it (empty when withheld). */
+  from: string;
+  /** The carrier's id of the call. */
+  callId: string;
+};
+
+/** Calls that come in: reading the carrier's request, its busy form, and pointing the carrier at edgedial. */
+export interface ProviderInbound {
+  /** The call a verified inbound request announces; null when it is no new call (another event, a malformed body). */
+  read(request: Request, rawBody: string): InboundCall | null;
+  /** The document that refuses the call as busy (the caller hears busy, not ringing); null where the carrier has none. */
+  busyDocument(): { body: string; contentType: string } | null;
+  /**
+   * Points the carrier's routing for `number` (its application, or the number itself) at `inboundUrl`. Absent where
+   * the carrier has no API for it: the setup checklist shows the URL to paste.
+   */
+  route?(ctx: ConfigContext, env: ProviderEnv, number: string, inboundUrl: string): Promise<void>;
+}
 
 export interface ProviderCalls {
   originate(ctx: ConfigContext, env: ProviderEnv, req: OriginateRequest): Promise<OriginateResult>;
@@ -170,6 +198,12 @@ export interface ProviderCalls {
   transfer?: {
     cold?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg): Promise<TransferResult>;
     warm?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg): Promise<TransferResult>;
+    /**
+     * A verified callback at the leg's statusUrl (the person's leg, the carrier's report on its transfer), given the
+     * leg it was asked with: acts on it (plays the whisper once the person answers, then bridges) and says where the
+     * transfer stands. Absent where the transfer is settled when `cold`/`warm` answers.
+     */
+    progress?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg, rawBody: string): Promise<TransferProgress>;
   };
   /** Presses keys on the call through the carrier's command, where it has one (else the session plays tones). */
   sendDtmf?(ctx: ConfigContext, env: ProviderEnv, providerCallId: string, digits: string): Promise<void>;
@@ -201,6 +235,8 @@ export interface ProviderCalls {
    * Absent where the carrier documents no such call: the verify route then answers 409.
    */
   verifyCredentials?(ctx: ConfigContext, env: ProviderEnv): Promise<CredentialsCheck>;
+  /** Calls dialed in to the configuration's numbers; absent where the carrier takes none through edgedial. */
+  inbound?: ProviderInbound;
   /** The carrier's media socket protocol, where the call's audio reaches a call session. */
   media?: MediaAdapter;
   /**
