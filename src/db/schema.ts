@@ -385,8 +385,13 @@ export const webhookDeliveries = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     lastResponseStatus: integer("last_response_status"),
     lastError: text("last_error"),
+    // An agent's webhook node: its run and node, and the node's own URL (signed with the endpoint's secret, logged
+    // under it); null for an event delivery, which goes to the endpoint's URL.
+    runId: integer("run_id"),
+    nodeId: text("node_id"),
+    url: text("url"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id)],
+  (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id), index("webhook_deliveries_run_idx").on(t.runId)],
 );
