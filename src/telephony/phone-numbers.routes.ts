@@ -14,6 +14,7 @@ import { normalizeNumber } from "./numbers";
 import { getProvider } from "./providers/registry";
 import { CreatePhoneNumberBody, DeletedPhoneNumber, PhoneNumber, UpdatePhoneNumberBody } from "./schemas";
 import { getConfig } from "./store";
+import { checkInboundAgent, inboundUrlOf, routeNumberToEdgedial } from "./inbound-attach";
 
 const tags = ["telephony"];
 const NUMBERS = "/organizations/telephony-configs/{config_id}/phone-numbers";
@@ -57,12 +58,14 @@ const remove = createRoute({
 });
 
 type Row = typeof phoneNumbers.$inferSelect;
-const view = (r: Row) => ({
+const view = (r: Row, inboundUrl: string | null) => ({
   id: r.id,
   address: r.address,
   label: r.label,
   is_active: r.isActive,
   is_default_caller_id: r.isDefaultCallerId,
+  inbound_workflow_id: r.inboundWorkflowId ?? null,
+  inbound_url: inboundUrl,
   created_at: r.createdAt,
   updated_at: r.updatedAt,
 });
@@ -110,10 +113,14 @@ export const phoneNumbersRouter = createRouter()
     const { limit, cursor } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
-    await getConfig(db, orgId, config_id);
+    const config = await getConfig(db, orgId, config_id);
     const query = db.select().from(phoneNumbers).$dynamic();
     const rows = await newestFirst(query, phoneNumbers.id, before, limit, eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)).all();
-    return c.json(toPage(rows, limit, view), 200);
+    const url = await inboundUrlOf(c.env, c.req.url, config);
+    return c.json(
+      toPage(rows, limit, (r) => view(r, url)),
+      200,
+    );
   })
   .openapi(add, async (c) => {
     const orgId = c.get("orgId");
@@ -122,6 +129,10 @@ export const phoneNumbersRouter = createRouter()
     const db = getDb(c.env);
     const config = await getConfig(db, orgId, config_id);
     const address = normalizedAddress(body.address, getProvider(config.provider).pbx);
+    if (body.inbound_workflow_id != null) {
+      await checkInboundAgent(db, orgId, body.inbound_workflow_id);
+      await routeNumberToEdgedial(c.env, c.req.url, config, address);
+    }
     const insert = db
       .insert(phoneNumbers)
       .values({
@@ -131,13 +142,20 @@ export const phoneNumbersRouter = createRouter()
         label: body.label ?? null,
         isActive: body.is_active,
         isDefaultCallerId: body.is_default_caller_id,
+        inboundWorkflowId: body.inbound_workflow_id ?? null,
       })
       .returning();
     const audited = auditStatement(db, actorOf(c), {
       action: "create",
       resourceType: "phone_number",
       resourceId: sql`(SELECT id FROM phone_numbers WHERE org_id = ${orgId} AND address = ${address})`,
-      summary: { config_id, address, is_active: body.is_active, is_default_caller_id: body.is_default_caller_id },
+      summary: {
+        config_id,
+        address,
+        is_active: body.is_active,
+        is_default_caller_id: body.is_default_caller_id,
+        inbound_workflow_id: body.inbound_workflow_id ?? null,
+      },
     });
     let row: Row;
     try {
@@ -150,7 +168,7 @@ export const phoneNumbersRouter = createRouter()
     } catch (err) {
       saveConflict(err, address);
     }
-    return c.json(view(row), 200);
+    return c.json(view(row, await inboundUrlOf(c.env, c.req.url, config)), 200);
   })
   .openapi(update, async (c) => {
     const orgId = c.get("orgId");
@@ -159,6 +177,16 @@ export const phoneNumbersRouter = createRouter()
     const db = getDb(c.env);
     const config = await getConfig(db, orgId, config_id);
     const address = body.address !== undefined ? normalizedAddress(body.address, getProvider(config.provider).pbx) : undefined;
+    if (body.inbound_workflow_id != null) {
+      await checkInboundAgent(db, orgId, body.inbound_workflow_id);
+      const current = await db
+        .select({ address: phoneNumbers.address })
+        .from(phoneNumbers)
+        .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
+        .get();
+      if (!current) throw notFound(NUMBER_NOT_FOUND);
+      await routeNumberToEdgedial(c.env, c.req.url, config, address ?? current.address);
+    }
     const write = db
       .update(phoneNumbers)
       .set({
@@ -166,6 +194,7 @@ export const phoneNumbersRouter = createRouter()
         ...(body.label !== undefined ? { label: body.label } : {}),
         ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
         ...(body.is_default_caller_id !== undefined ? { isDefaultCallerId: body.is_default_caller_id } : {}),
+        ...(body.inbound_workflow_id !== undefined ? { inboundWorkflowId: body.inbound_workflow_id } : {}),
         updatedAt: isoNow(),
       })
       .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
@@ -180,6 +209,7 @@ export const phoneNumbersRouter = createRouter()
         ...(body.label !== undefined ? { label: body.label } : {}),
         ...(body.is_active !== undefined ? { is_active: body.is_active } : {}),
         ...(body.is_default_caller_id !== undefined ? { is_default_caller_id: body.is_default_caller_id } : {}),
+        ...(body.inbound_workflow_id !== undefined ? { inbound_workflow_id: body.inbound_workflow_id } : {}),
       },
     });
     let rows: Row[];
@@ -193,7 +223,7 @@ export const phoneNumbersRouter = createRouter()
       saveConflict(err, address ?? "");
     }
     if (!rows[0]) throw notFound(NUMBER_NOT_FOUND);
-    return c.json(view(rows[0]), 200);
+    return c.json(view(rows[0], await inboundUrlOf(c.env, c.req.url, config)), 200);
   })
   .openapi(remove, async (c) => {
     const orgId = c.get("orgId");

@@ -130,6 +130,17 @@ export const PhoneNumber = z
     label: z.string().nullable(),
     is_active: z.boolean(),
     is_default_caller_id: z.boolean(),
+    inbound_workflow_id: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The agent that answers calls to this number; null: callers hear that the number takes no calls."),
+    inbound_url: z
+      .string()
+      .nullable()
+      .describe(
+        "Where the carrier must send calls to this number. Set automatically on attach where the carrier's API allows (Twilio, Plivo, Vobiz, Telnyx, Vonage, Cloudonix); paste it by hand for Exotel (the App Bazaar flow's Passthru/Voicebot URL) or use it from Asterisk's dialplan. It carries a secret token.",
+      ),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -137,6 +148,12 @@ export const PhoneNumber = z
 
 const address = z.string().max(255).describe("E.164 (e.g. +14155550100); ari also takes extensions, SIP URIs and dial strings.");
 const label = z.string().max(255).nullable().describe("A name for the number.");
+const inboundWorkflowId = z
+  .number()
+  .int()
+  .positive()
+  .nullable()
+  .describe("The agent (workflow id) that answers calls to this number; null detaches it. Attaching points the carrier at edgedial where its API allows.");
 
 export const CreatePhoneNumberBody = z
   .strictObject({
@@ -144,6 +161,7 @@ export const CreatePhoneNumberBody = z
     label: label.optional(),
     is_active: z.boolean().default(true),
     is_default_caller_id: z.boolean().default(false).describe("Present this number as caller ID (unsets the previous default of the configuration)."),
+    inbound_workflow_id: inboundWorkflowId.optional(),
   })
   .openapi("CreatePhoneNumber");
 
@@ -153,6 +171,7 @@ export const UpdatePhoneNumberBody = z
     label: label.optional(),
     is_active: z.boolean().optional(),
     is_default_caller_id: z.boolean().optional(),
+    inbound_workflow_id: inboundWorkflowId.optional(),
   })
   .openapi("UpdatePhoneNumber");
 
