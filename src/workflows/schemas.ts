@@ -1,6 +1,7 @@
 // Request and response shapes of the agent (workflow) operations. Only the definition's shape is checked here
 // (a 422 with loc); its structure (start, ends, edges, required fields) is the validate operation's job, so drafts save.
 import { z } from "@hono/zod-openapi";
+import { AnalysisSettings } from "./analysis-schema";
 import { NODE_TYPES } from "./validate";
 import { VoiceAgentSettings } from "./voice-settings";
 
@@ -54,7 +55,10 @@ export const NodeData = z
       .max(MAX_SHORT_TEXT)
       .nullable()
       .optional()
-      .openapi({ description: "apiTrigger: path accepted by POST /public/agent/{path}; unique in the organization" }),
+      .openapi({
+        description:
+          "apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization",
+      }),
   })
   .openapi("WorkflowNodeData");
 
@@ -102,10 +106,10 @@ export const DispositionCodes = z
 
 /** Free-form agent settings; `voice_agent`, when present, is checked (it names providers and holds their keys). */
 const Configurations = z
-  .looseObject({ voice_agent: VoiceAgentSettings.optional() })
+  .looseObject({ voice_agent: VoiceAgentSettings.optional(), analysis: AnalysisSettings.optional() })
   .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
   .openapi("WorkflowConfigurations", {
-    description: "Agent settings: `voice_agent` chooses the model and speech providers; other keys are kept as sent",
+    description: "Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent",
   });
 
 // The request bodies are strict; the definition, its nodes and the free-form objects inside stay open.
