@@ -1,4 +1,4 @@
-// The public call endpoints: start one outbound call for an agent.
+// The public call endpoints: start one outbound call for an agent, by its Agent UUID or its API Trigger node's URL.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createRouter } from "../lib/app";
@@ -6,7 +6,7 @@ import { getDb } from "../lib/db";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { configurationChoice, errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { AgentConflict, loadUsableWorkflowByUuid } from "../workflows";
+import { AgentConflict, loadUsableWorkflowByTrigger, loadUsableWorkflowByUuid, type UsableWorkflow } from "../workflows";
 import { jsonBytes, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
 import { DefaultCountry } from "../telephony/numbers";
 import { startSingleCall } from "./start";
@@ -101,18 +101,47 @@ const byWorkflow = createRoute({
   responses,
 });
 
-async function start(
-  c: Context<AppEnv>,
-  agent: string,
-  body: { phone_number: string; default_country?: string | null; initial_context?: Record<string, unknown> | null; telephony_configuration_id?: number | null },
-  allowTriggerPath: boolean,
-) {
+const byTrigger = createRoute({
+  method: "post",
+  path: "/public/trigger/{trigger_path}",
+  tags,
+  summary: "Start a call through an agent's API Trigger node (its trigger URL)",
+  description:
+    "The trigger URL of an `apiTrigger` node: `trigger_path` is the node's `data.trigger_path` (unique in the organization). " +
+    "Same body, idempotency, rate limits, calling policy and rules as POST /public/agent/workflow/{workflow_uuid}; an Agent UUID is not a trigger path here (404).",
+  request: {
+    params: z.object({
+      trigger_path: z
+        .string()
+        .min(1)
+        .max(255)
+        .openapi({ param: { name: "trigger_path", in: "path" }, example: "new-lead" }),
+    }),
+    headers,
+    body: { content: { "application/json": { schema: WorkflowCallBody } }, required: true },
+  },
+  responses,
+});
+
+type Body = {
+  phone_number: string;
+  default_country?: string | null;
+  initial_context?: Record<string, unknown> | null;
+  telephony_configuration_id?: number | null;
+};
+
+/** How each public path finds its agent: an Agent UUID (and, on /public/agent/{uuid}, a trigger path), or a trigger path only. */
+const byUuid = (allowTriggerPath: boolean) => (c: Context<AppEnv>, value: string) =>
+  loadUsableWorkflowByUuid(getDb(c.env), c.get("orgId"), value, { allowTriggerPath });
+const onlyTrigger = (c: Context<AppEnv>, value: string) => loadUsableWorkflowByTrigger(getDb(c.env), c.get("orgId"), value);
+
+async function start(c: Context<AppEnv>, agent: string, body: Body, find: (c: Context<AppEnv>, value: string) => Promise<UsableWorkflow>) {
   const orgId = c.get("orgId");
   const result = await withIdempotency(
     c.env,
     { orgId, scope: "public_call", key: c.req.header(IDEMPOTENCY_HEADER), request: { path: c.req.path, body } },
     async () => {
-      const workflow = await loadUsableWorkflowByUuid(getDb(c.env), orgId, agent, { allowTriggerPath });
+      const workflow = await find(c, agent);
       return startSingleCall(c.env, {
         orgId,
         workflow,
@@ -132,6 +161,7 @@ async function start(
 export const publicCallsRouter = createRouter()
   .openapi(byAgent, async (c) => {
     // Only the workflow endpoint routes by configuration: `telephony_configuration_id` is an unknown field here (422).
-    return start(c, c.req.valid("param").uuid, c.req.valid("json"), true);
+    return start(c, c.req.valid("param").uuid, c.req.valid("json"), byUuid(true));
   })
-  .openapi(byWorkflow, async (c) => start(c, c.req.valid("param").workflow_uuid, c.req.valid("json"), false));
+  .openapi(byWorkflow, async (c) => start(c, c.req.valid("param").workflow_uuid, c.req.valid("json"), byUuid(false)))
+  .openapi(byTrigger, async (c) => start(c, c.req.valid("param").trigger_path, c.req.valid("json"), onlyTrigger));

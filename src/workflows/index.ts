@@ -1,5 +1,5 @@
 // What other modules (campaigns, calls) use from agents: lookups with the archive rule, and the pure helpers.
-export { findWorkflowByTriggerPath, findWorkflowByUuid, getWorkflow, loadUsableWorkflow, loadUsableWorkflowByUuid } from "./store";
+export { findWorkflowByTriggerPath, findWorkflowByUuid, getWorkflow, loadUsableWorkflow, loadUsableWorkflowByUuid, loadUsableWorkflowByTrigger } from "./store";
 export type { StoredWorkflow, UsableWorkflow } from "./store";
 export { extractVariables, missingVariables, renderTemplate, startGreeting, templateVariables } from "./template";
 export type { Rendered } from "./template";

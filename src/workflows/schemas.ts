@@ -50,15 +50,10 @@ export const NodeData = z
       .optional()
       .openapi({ description: `startCall: the first words of the call (at most ${MAX_GREETING_CHARS} characters)` }),
     url: z.string().max(MAX_URL_CHARS).nullable().optional().openapi({ description: "webhook: the address called" }),
-    trigger_path: z
-      .string()
-      .max(MAX_SHORT_TEXT)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          "apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization",
-      }),
+    trigger_path: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({
+      description:
+        "apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization",
+    }),
   })
   .openapi("WorkflowNodeData");
 

@@ -305,6 +305,14 @@ export async function loadUsableWorkflow(db: Db, orgId: number, workflowId: numb
  * Same checks for the public call endpoints: `value` is an Agent UUID, or with `allowTriggerPath` also the trigger
  * path of an API Trigger node (`POST /public/agent/{uuid}` takes both; `/public/agent/workflow/{uuid}` only UUIDs).
  */
+/**
+ * The trigger URL's form (`POST /public/trigger/{trigger_path}`): only the trigger path of an API Trigger node, never
+ * an Agent UUID (the interface keeps the two apart), with the same 404/409 checks.
+ */
+export async function loadUsableWorkflowByTrigger(db: Db, orgId: number, path: string): Promise<UsableWorkflow> {
+  return usable(await findWorkflowByTriggerPath(db, orgId, path));
+}
+
 export async function loadUsableWorkflowByUuid(db: Db, orgId: number, value: string, opts: { allowTriggerPath?: boolean } = {}): Promise<UsableWorkflow> {
   let row = await findWorkflowByUuid(db, orgId, value);
   if (!row && opts.allowTriggerPath) row = await findWorkflowByTriggerPath(db, orgId, value);
