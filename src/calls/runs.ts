@@ -33,6 +33,9 @@ export const RANK: Record<CallStatus, number> = {
 
 export const runName = (id: number) => `WR-${id}`;
 
+export const RUN_DIRECTIONS = ["outbound", "inbound", "web"] as const;
+export type RunDirection = (typeof RUN_DIRECTIONS)[number];
+
 export type NewRun = {
   orgId: number;
   workflowId: number;
@@ -54,6 +57,8 @@ export type NewRun = {
   /** `initiated` (with startedAt): recorded as placed, because nothing is written when the carrier accepts it. */
   status?: "queued" | "initiated";
   startedAt?: string;
+  /** Who started the call: edgedial dialing out (the default), a caller dialing in, or a browser. */
+  direction?: RunDirection;
 };
 
 /**
@@ -87,7 +92,10 @@ export const WorkflowRun = z
     workflow_id: z.number().int(),
     workflow_uuid: z.string(),
     campaign_id: z.number().int().nullable(),
-    phone_number: z.string(),
+    direction: z.enum(RUN_DIRECTIONS).openapi({
+      description: "outbound: edgedial dialed (a campaign, the API, a trigger); inbound: a caller dialed one of the organization's numbers; web: a browser",
+    }),
+    phone_number: z.string().openapi({ description: "The other party: the number dialed, or for an inbound call the caller's number" }),
     from_number: z.string().nullable(),
     initial_context: z.record(z.string(), z.unknown()),
     telephony_configuration_id: z.number().int().nullable(),
@@ -162,6 +170,7 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     workflow_id: r.workflowId,
     workflow_uuid: r.workflowUuid,
     campaign_id: r.campaignId,
+    direction: (r.direction as RunDirection | null) ?? "outbound",
     phone_number: r.phoneNumber,
     from_number: r.fromNumber,
     initial_context: r.initialContext ?? {},
