@@ -50,14 +50,7 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
   };
   try {
-    const llm = v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model };
-    let model: ChatModel;
-    if (llm.provider === "openai")
-      model = new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model });
-    else if (llm.provider === "scripted") {
-      localOnly("The model");
-      model = new ScriptedModel(llm.script);
-    } else model = new WorkersAiModel(needAi("The model"), llm.model);
+    const model = await chatModel(v, needAi, endpoint, localOnly);
     const sttChoice = v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model };
     let stt: SpeechToText;
     if (sttChoice.provider === "workers-ai") stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model);
@@ -83,6 +76,49 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (err instanceof Unavailable) return { ok: false, reason: err.message, turn: turnSettings(v) };
     throw err;
   }
+}
+
+/** The agent's language model alone (post-call analysis needs no speech), or why it has none. */
+export async function modelFor(
+  env: Env,
+  orgId: number,
+  configurations: unknown,
+  allowsPrivate: () => Promise<boolean>,
+): Promise<{ ok: true; model: ChatModel } | { ok: false; reason: string }> {
+  try {
+    const v = await openVoiceSettings(env.ENCRYPTION_KEYS ? SecretBox.fromEnv(env) : null, orgId, configurations);
+    const ai = (env as { AI?: AiRunner }).AI;
+    const needAi = (what: string) => {
+      if (!ai) throw new Unavailable(`${what} is Workers AI, and this deployment has no AI binding`);
+      return ai;
+    };
+    const endpoint = async (url: string | undefined, what: string) => {
+      const verdict = url ? checkOutboundUrl(url, { allowPrivate: await allowsPrivate() }) : null;
+      if (verdict && !verdict.ok) throw new Unavailable(`${what} endpoint refused: ${verdict.message}`);
+      return url;
+    };
+    const localOnly = (what: string) => {
+      if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
+    };
+    return { ok: true, model: await chatModel(v, needAi, endpoint, localOnly) };
+  } catch (err) {
+    return { ok: false, reason: String((err as Error)?.message ?? err) };
+  }
+}
+
+async function chatModel(
+  v: VoiceAgentSettings | null,
+  needAi: (what: string) => AiRunner,
+  endpoint: (url: string | undefined, what: string) => Promise<string | undefined>,
+  localOnly: (what: string) => void,
+): Promise<ChatModel> {
+  const llm = v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model };
+  if (llm.provider === "openai") return new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model });
+  if (llm.provider === "scripted") {
+    localOnly("The model");
+    return new ScriptedModel(llm.script);
+  }
+  return new WorkersAiModel(needAi("The model"), llm.model);
 }
 
 /** The scripted engine's clips: the organization's stored recordings, each with the words it says. */
