@@ -40,7 +40,9 @@ async function attempt(env: Env, deliveryId: number, fetcher: Fetcher): Promise<
     return { done: true } as const;
   };
   if (!endpoint.enabled) return refuse("Endpoint disabled");
-  const problem = webhookUrlProblem(env, endpoint.url);
+  // An agent's webhook node goes to its own URL, signed with the endpoint's secret.
+  const url = d.url ?? endpoint.url;
+  const problem = webhookUrlProblem(env, url);
   if (problem) return refuse(`URL refused: ${problem}`);
 
   const secret = await openSecret(env, endpoint);
@@ -49,7 +51,7 @@ async function attempt(env: Env, deliveryId: number, fetcher: Fetcher): Promise<
   try {
     // Redirects are not followed: the target would escape the URL check.
     res = await fetcher(
-      new Request(endpoint.url, {
+      new Request(url, {
         method: "POST",
         headers: { "content-type": "application/json", "user-agent": "edgedial-webhooks/1", ...headers },
         body: d.payload,

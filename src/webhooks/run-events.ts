@@ -1,4 +1,4 @@
-// run.completed: what a receiver learns about a call that reached its final status.
+// run.completed: what a receiver learns about a call that reached its final status; run.analyzed: its analysis.
 import type { workflowRuns } from "../db/schema";
 import { emitSafely } from "./emit";
 
@@ -24,3 +24,16 @@ export function runCompletedData(run: Run): Record<string, unknown> {
 
 /** Never throws: a webhook problem must not break status processing. */
 export const emitRunCompleted = (env: Env, run: Run) => emitSafely(env, run.orgId, "run.completed", runCompletedData(run));
+
+/** run.analyzed: the run's post-call analysis (and the disposition it may have given). Never throws. */
+export const emitRunAnalyzed = (env: Env, run: Run, analysis: Record<string, unknown>) =>
+  emitSafely(env, run.orgId, "run.analyzed", {
+    run_id: run.id,
+    run_name: run.name,
+    workflow_id: run.workflowId,
+    workflow_uuid: run.workflowUuid,
+    campaign_id: run.campaignId,
+    phone_number: run.phoneNumber,
+    disposition: run.disposition,
+    analysis,
+  });

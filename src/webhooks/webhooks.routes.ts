@@ -7,7 +7,7 @@ import { invalid } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, json, pathId } from "../lib/schemas";
 import { type DeliveryRow, listDeliveries, redeliver } from "./deliveries";
-import { WebhookEvent } from "./events";
+import { DeliveryEvent, WebhookEvent } from "./events";
 import { maskSigningSecret } from "./signing";
 import { createEndpoint, deleteEndpoint, type EndpointRow, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from "./store";
 import { webhookUrlProblem } from "./url-check";
@@ -35,7 +35,10 @@ const WebhookDelivery = z
   .object({
     id: z.number().int(),
     message_id: z.string().openapi({ description: "The `webhook-id` header: the same on every retry and redelivery" }),
-    event: WebhookEvent,
+    event: DeliveryEvent,
+    run_id: z.number().int().nullable().openapi({ description: "An agent's webhook node: the run it fired for" }),
+    node_id: z.string().nullable().openapi({ description: "An agent's webhook node: its id in the agent's definition" }),
+    url: z.string().nullable().openapi({ description: "An agent's webhook node: where it was sent (null: the endpoint's URL)" }),
     status: z.enum(["pending", "succeeded", "failed"]),
     attempts: z.number().int(),
     last_response_status: z.number().int().nullable(),
@@ -134,7 +137,10 @@ const view = (r: EndpointRow) => ({
 const deliveryView = (d: DeliveryRow) => ({
   id: d.id,
   message_id: d.messageId,
-  event: d.event as z.infer<typeof WebhookEvent>,
+  event: d.event as z.infer<typeof DeliveryEvent>,
+  run_id: d.runId,
+  node_id: d.nodeId,
+  url: d.url,
   status: d.status as "pending" | "succeeded" | "failed",
   attempts: d.attempts,
   last_response_status: d.lastResponseStatus,
