@@ -29,6 +29,7 @@ import { log } from "../lib/log";
 import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { reconnectAriMedia } from "./ari-resume";
+import { ariTransferEvent, endTransferred } from "./ari-transfer";
 import type { MediaState } from "./session/protocol";
 import { streamToken } from "./callback-urls";
 import { liveAgent } from "./session/agents";
@@ -314,7 +315,10 @@ export class AriEventsObject extends DurableObject<Env> {
   private async endLive(runId: number, channelId: string): Promise<void> {
     await callSessionStub(this.env, runId).carrierEnded();
     const ctx = await this.configContext();
-    if (ctx) await endAriMedia(ctx, providerEnvOf(this.env), channelId);
+    if (!ctx) return;
+    // A call handed to a person: their channel, left alone in the bridge, goes with the caller's.
+    await endTransferred(this.env, ctx, channelId);
+    await endAriMedia(ctx, providerEnvOf(this.env), channelId);
   }
 
   private async onMessage(text: string): Promise<void> {
@@ -332,6 +336,8 @@ export class AriEventsObject extends DurableObject<Env> {
       if (this.inFlight() > 0) await this.noteFailure("another client connected to the same ARI application (ApplicationReplaced)");
       return;
     }
+    // A transfer's person's channel, or the whisper played to it (src/calls/ari-transfer.ts).
+    if (await ariTransferEvent(this.env, ev, () => this.configContext())) return;
     const channelId = String(ev?.channel?.id ?? ev?.peer?.id ?? "");
     // A call's external media channel says nothing about the call's outcome; it only has to join the bridge.
     if (runChannelOfMedia(channelId)) {

@@ -1,7 +1,7 @@
 // Telnyx hand-over of a live call to a person (Call Control v2). Cold: the `transfer` command on the caller's call;
 // Telnyx dials the person and bridges them itself, and edgedial leaves at once. Warm: edgedial dials the person's leg
 // with POST /v2/calls while the caller stays with the agent; on that leg's call.answered the whisper plays to the
-// person only (`playback_start` of the whisper WAV, or `speak` of its text when playback is refused), and on its
+// person only (`playback_start` of the whisper WAV, or `speak` of its text when there is none or playback is refused), and on its
 // call.playback.ended (or call.speak.ended) the caller's call is `bridge`d with the person's and our stream stops.
 // The person's leg reports to the transfer's own status URL (webhook_url), signed with Ed25519 like every callback.
 import { base64Decode, base64Encode } from "../../../lib/crypto";
@@ -85,9 +85,11 @@ const NOT_REACHED: Record<string, TransferProgress["outcome"]> = {
 async function whisper(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg, personId: string): Promise<boolean> {
   const w = leg.whisper;
   if (!w) return false;
-  const played = await action(ctx, env, personId, "playback_start", { audio_url: w.url, command_id: `whisper-${leg.runId}` });
-  if (ok(played)) return true;
-  log("warning", "telnyx_whisper_playback_refused", { run_id: leg.runId, status: played.status });
+  if (w.url) {
+    const played = await action(ctx, env, personId, "playback_start", { audio_url: w.url, command_id: `whisper-${leg.runId}` });
+    if (ok(played)) return true;
+    log("warning", "telnyx_whisper_playback_refused", { run_id: leg.runId, status: played.status });
+  }
   if (!w.text) return false;
   const body = {
     payload: w.text.slice(0, TELNYX_MAX_SPEAK),
