@@ -3,6 +3,7 @@
 import { isObject, type Obj } from "../lib/helpers";
 import { speechLength } from "../lib/speech";
 import { checkOutboundUrl } from "../lib/url-guard";
+import { webhookNodeProblems } from "./webhook-node";
 
 export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
@@ -124,6 +125,7 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
         nodeError(id, "data.url", `data.url ${why.charAt(0).toLowerCase()}${why.slice(1)}`);
       }
     }
+    if (type === "webhook") for (const [field, message] of webhookNodeProblems(data)) nodeError(id, field, message);
     if (type === "apiTrigger" && isNonEmptyString(data.trigger_path)) {
       const path = data.trigger_path;
       if (!TRIGGER_PATH_PATTERN.test(path)) {
