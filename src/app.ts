@@ -16,6 +16,7 @@ import { suppressionsRouter } from "./telephony/suppressions.routes";
 import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
 import { resumeRouter } from "./calls/resume.routes";
+import { transferRouter } from "./calls/transfer.routes";
 import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 import { webhooksRouter } from "./webhooks/webhooks.routes";
@@ -38,6 +39,7 @@ const ROUTERS = [
   campaignAppendRouter,
   callbacksRouter,
   resumeRouter,
+  transferRouter,
   runsRouter,
   publicCallsRouter,
   campaignControlRouter,

@@ -1,5 +1,6 @@
 // The call session Durable Object as deployed: the session (src/calls/session/) with the calls module's operations
-// it may not import itself, hanging up through the carrier, finishing a run and telling a campaign the disposition.
+// it may not import itself, hanging up through the carrier, finishing a run, telling a campaign the disposition and
+// handing the call to a person.
 import { getDb } from "../lib/db";
 import { campaignPort } from "./campaign-port";
 import { getRun } from "./runs";
@@ -7,6 +8,7 @@ import { CallSessionCore } from "./session/call-session";
 import type { CallPorts } from "./session/ports";
 import { hangupRun } from "./start";
 import { applyStatus } from "./status";
+import { giveUpTransfer, startTransfer } from "./transfer";
 
 export class CallSession extends CallSessionCore {
   protected readonly calls: CallPorts = {
@@ -21,5 +23,7 @@ export class CallSession extends CallSessionCore {
     disposition: async (c, runId, disposition) => {
       await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition });
     },
+    transfer: (orgId, runId, request) => startTransfer(this.env, orgId, runId, request),
+    transferGiveUp: (orgId, runId, outcome, message) => giveUpTransfer(this.env, orgId, runId, outcome, message),
   };
 }

@@ -5,6 +5,8 @@ import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
 import type { CallStatus } from "../telephony/providers/types";
 import { END_REASONS } from "../agent/voice-agent";
+import { RunTransfer, transferView } from "./transfer-record";
+import { RunAnalysis } from "../workflows/analysis-schema";
 
 export type RunRow = typeof workflowRuns.$inferSelect;
 
@@ -155,6 +157,12 @@ export const WorkflowRun = z
       .string()
       .nullable()
       .openapi({ description: "The call's two-channel WAV (callee left, agent right) once it ended; a signed link valid for 15 minutes" }),
+    transfer: RunTransfer.nullable().openapi({
+      description: "The agent's hand-over of the call to a person (the latest), once it asked for one: where to, how, and how it went",
+    }),
+    analysis: RunAnalysis.nullable().openapi({
+      description: "The post-call analysis the agent defines (workflow_configurations.analysis), once it ran after the call; null without one",
+    }),
     created_by_key_id: z
       .number()
       .int()
@@ -192,6 +200,8 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     disposition: r.disposition ?? null,
     usage: r.usage ?? null,
     recording_url: recordingUrl,
+    transfer: transferView(r.transfer),
+    analysis: (r.analysis as RunAnalysis | null) ?? null,
     created_by_key_id: r.createdByKeyId,
   };
 }

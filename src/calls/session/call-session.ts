@@ -34,6 +34,8 @@ import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
 import { SessionStore } from "./store";
+import { TransferDesk } from "./transfer-desk";
+import type { TransferSettled } from "./ports";
 
 export { HEARTBEAT_MS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
 export { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
@@ -55,6 +57,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private readonly sockets = new MediaSockets();
   private inOrder: Promise<unknown> = Promise.resolve();
   private ending: Promise<void> | null = null;
+  private readonly desk: TransferDesk;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -62,6 +65,13 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     this.store = new SessionStore(this.db);
     this.recording = new CallRecording(env.UPLOADS, this.db, this.store);
     void migrateOnStart(ctx, this.db, CALL_SESSION_MIGRATIONS, () => this.store.load());
+    const ending = () => this.ending !== null || this.store.current.ended;
+    this.desk = new TransferDesk({ ports: () => this.calls, record: () => this.store.current, ending, leave: () => void this.finish("transferred") });
+  }
+
+  /** The carrier's word on a warm transfer's person (recorded on the run by the transfer's status route). */
+  async transferSettled(outcome: TransferSettled): Promise<boolean> {
+    return this.desk.settle(outcome);
   }
 
   /** Chooses the agent and limits before the stream connects (the greeting agent and the defaults otherwise). */
@@ -163,6 +173,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   async carrierEnded(): Promise<void> {
     const s = this.store.current;
     if (s.runId === null || s.ended) return;
+    if (await this.desk.tookCall()) return;
     await this.finish("callee_hangup");
   }
 
@@ -253,7 +264,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       this.sockets.drop(ws);
       const provider = this.store.current.provider;
       // A carrier that ends its stream only by closing it (no stop message) has hung up.
-      if (provider && getProvider(provider).calls?.media?.closeEndsCall) return this.finish("callee_hangup");
+      if (provider && getProvider(provider).calls?.media?.closeEndsCall && !(await this.desk.tookCall())) return this.finish("callee_hangup");
       this.store.set({ lostSince: Date.now() });
       await this.schedule(Date.now() + RESUME_GRACE_MS);
     });
@@ -369,6 +380,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       case "dtmf":
         return;
       case "stop":
+        if (await this.desk.tookCall()) return;
         await this.finish("callee_hangup");
         return;
     }
@@ -400,7 +412,8 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private limits(live: Live, now: number): void {
     const s = this.store.current;
     if (now - (s.startedWall ?? now) >= this.maxMs()) void this.finish("max_call_seconds");
-    else if (now - live.lastActivityWall >= this.silenceMs()) void this.finish("callee_silent");
+    // While a person's phone rings for a warm transfer, the caller is on hold, not silent.
+    else if (now - live.lastActivityWall >= this.silenceMs() && !this.desk.ringing) void this.finish("callee_silent");
   }
 
   /** Sends what the pacer lets out now; for carriers that echo no marks, reports the marks played by the clock. */
@@ -412,6 +425,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     return agentControls(live.loop, {
       current: () => this.live === live && !this.ending,
       hangup: (reason) => void this.finish(reason),
+      transfer: (request) => this.desk.request(request),
       machine: () => {
         this.store.set({ answeredBy: "machine" });
         this.ctx.waitUntil(machineOnRun(this.env, this.store.current.runId ?? 0));
@@ -444,7 +458,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       log("error", "agent_error", { run_id: runId, error: String(err) });
     }
     await recordEnd(this.env, runId, reason, note);
-    if (reason !== "callee_hangup") {
+    await this.desk.giveUp("failed", "The call ended before the person answered");
+    // Transferred: the carrier carries the caller on to the person; hanging up would cut them off.
+    if (reason !== "callee_hangup" && reason !== "transferred") {
       try {
         await this.calls.hangup(s.orgId, runId);
       } catch (err) {

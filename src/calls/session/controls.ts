@@ -1,13 +1,15 @@
 // What the agent may do on the call (the VoiceAgent seam's controls), bound to one media loop: its speech goes out
 // only while that loop is the call's current one and the call has not begun to end, so an agent left behind by a
 // reconnect or an ending call can no longer speak or hang up.
-import type { AgentControls, EndReason, Turn } from "../../agent/voice-agent";
+import type { AgentControls, EndReason, TransferOutcome, TransferRequest, Turn } from "../../agent/voice-agent";
 import type { MediaLoop } from "./media-loop";
 
 export type ControlsOf = {
   /** Whether this loop still carries the call. */
   current(): boolean;
   hangup(reason: EndReason): void;
+  /** Hands the call to a person (the session's transfer desk). */
+  transfer(request: TransferRequest): Promise<TransferOutcome>;
   machine(): void;
   log(turn: Turn): void;
   /** Keeps the agent's state with the call's clock at this moment. */
@@ -23,7 +25,8 @@ export function agentControls(loop: MediaLoop, of: ControlsOf): AgentControls {
       if (of.current()) loop.mark(name);
     },
     clear: () => (of.current() ? loop.clear() : []),
-    transfer: async () => "unsupported",
+    // A loop no longer carrying the call (a reconnect, the call ending) hands nothing over.
+    transfer: async (request) => (of.current() ? of.transfer(request) : "failed"),
     sendDtmf: async () => {},
     machine: () => of.machine(),
     hangup: (reason = "agent_hangup") => {

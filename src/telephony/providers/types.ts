@@ -150,16 +150,34 @@ export type TransferLeg = {
   runId: number;
   /** The caller's call at the carrier (for ari: the caller's channel). */
   providerCallId: string;
+  /** E.164 (it passed the organization's calling policy), or for a PBX a dial string or SIP URI. */
   to: string;
-  /** The caller ID the person sees. */
+  /** The caller ID the person sees: the run's own caller ID (a number of the account's), null where it has none. */
   from: string | null;
   mode: "cold" | "warm";
   timeoutSeconds: number;
-  /** Where the carrier reports the transfer's progress and the person's leg; carries the run's token. */
+  /** Where the carrier reports the person's leg (warm) or the transfer's progress; carries the run's token. */
   statusUrl: string;
-  /** Warm: what the person hears before the bridge: a WAV URL (carries a token) and the same words as text. */
-  whisper?: { url: string; text: string };
+  /**
+   * A URL of edgedial's that answers the carrier's document for the hand-over (`transfer.document`): for carriers
+   * whose transfer fetches new instructions (Plivo's and Vobiz's `aleg_url`). Carries the run's token.
+   */
+  documentUrl: string;
+  /**
+   * Warm: what the person hears before the bridge: the same words as text, and as a WAV in the agent's voice when the
+   * agent gave audio (a URL carrying the run's token; null: none, the carrier speaks the text).
+   */
+  whisper?: { url: string | null; text: string };
+  /** Warm: a name for the meeting point both legs join, unique to this run and transfer (a conference's name). */
+  room?: string;
 };
+/** `legId`: the person's leg the carrier dialed (warm), hung up when nobody answers in time. */
+/**
+ * `ringing`: the carrier is dialing the person and its later word (`progress`, or ari's events) settles the transfer,
+ * also for a cold one (ari keeps the caller with the agent until the person answers); absent on a cold transfer: the
+ * carrier has taken the caller.
+ */
+/** `legId`: the person's leg the carrier dialed (warm), hung up when nobody answers in time. */
 export type TransferResult = { ok: true; legId?: string } | { ok: false; message: string };
 /**
  * Where a transfer stands after one of its own callbacks (at `TransferLeg.statusUrl`): still under way (the person's
@@ -204,6 +222,8 @@ export interface ProviderCalls {
      * transfer stands. Absent where the transfer is settled when `cold`/`warm` answers.
      */
     progress?(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg, rawBody: string): Promise<TransferProgress>;
+    /** The document the carrier fetches at the leg's `documentUrl` (e.g. `<Dial><Number>`), from what the run recorded. */
+    document?(leg: TransferLeg): { body: string; contentType: string };
   };
   /** Presses keys on the call through the carrier's command, where it has one (else the session plays tones). */
   sendDtmf?(ctx: ConfigContext, env: ProviderEnv, providerCallId: string, digits: string): Promise<void>;

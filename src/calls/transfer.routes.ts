@@ -1,0 +1,123 @@
+// The carrier's side of a hand-over to a person, under /api/v1/telephony/{provider}/: the document a transfer fetches
+// (Plivo's and Vobiz's `aleg_url`: dial the person), the reports on a warm transfer's person's leg (answered: the
+// caller joins them; no answer: the agent takes the caller back), and the whisper the person hears first. Proven like
+// every callback: the run's token in the path, the carrier's signature where it signs (a once-only one spent).
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { createRouter } from "../lib/app";
+import { ApiError } from "../lib/errors";
+import { log } from "../lib/log";
+import { errors } from "../lib/schemas";
+import type { AppEnv } from "../lib/types";
+import { claimNonce, releaseNonce } from "../telephony/nonces";
+import { providerEnvOf } from "../telephony/provisioning";
+import { authenticate, callbackAuth, Params, publicUrl, refused } from "./callbacks.routes";
+import { callSessionStub } from "./session/stub";
+import { legOf, settleTransfer, TRANSFER_PATHS } from "./transfer";
+import type { StoredTransfer } from "./transfer-record";
+
+type Checked = Awaited<ReturnType<typeof authenticate>> & { rawBody: string };
+
+/** The token and the carrier's signature checked; the body as sent (signatures cover its bytes). */
+async function verified(c: Context<AppEnv>, params: z.infer<typeof Params>, fn: (checked: Checked) => Promise<Response>): Promise<Response> {
+  const checked = await authenticate(c, params.provider, params.run_id, params.token);
+  const calls = checked.provider.calls;
+  if (!calls) throw refused(401, "Invalid callback token");
+  const rawBody = c.req.method === "GET" ? "" : new TextDecoder().decode(await c.req.arrayBuffer());
+  const request = new Request(publicUrl(c.env, c.req.url), { method: c.req.method, headers: c.req.raw.headers, body: rawBody || undefined });
+  if (!(await calls.verifyCallback(checked.ctx, request, rawBody))) throw refused(403, "Invalid signature");
+  const replay = calls.replayKey?.(checked.ctx, request, rawBody) ?? null;
+  if (replay && !(await claimNonce(c.env, checked.ctx.id, replay))) throw refused(403, "Replayed signature: this callback was already received");
+  try {
+    return await fn({ ...checked, rawBody });
+  } catch (err) {
+    if (replay) await releaseNonce(c.env, checked.ctx.id, replay);
+    throw err;
+  }
+}
+
+const transferOf = (run: { transfer: unknown }) => run.transfer as StoredTransfer | null;
+
+function document(c: Context<AppEnv>, params: z.infer<typeof Params>) {
+  return verified(c, params, async ({ run, provider }) => {
+    const t = transferOf(run);
+    const render = provider.calls?.transfer?.document;
+    if (!t || !render || !run.providerCallId) throw new ApiError(404, "This call has no transfer to a person");
+    const doc = render(await legOf(c.env, run, t, run.providerCallId));
+    return c.body(doc.body, 200, { "Content-Type": doc.contentType });
+  });
+}
+
+/** The person's leg's reports: once one settles the transfer, the run records it and the call's session hears it. */
+function status(c: Context<AppEnv>, params: z.infer<typeof Params>) {
+  return verified(c, params, async ({ run, ctx, provider, rawBody }) => {
+    const t = transferOf(run);
+    const progress = provider.calls?.transfer?.progress;
+    // A report after the transfer settled (the person's leg ending later, a retry) changes nothing.
+    if (!t || t.outcome || t.mode !== "warm" || !progress || !run.providerCallId) return c.body(null, 204);
+    const p = await progress(ctx, providerEnvOf(c.env, c.req.url), await legOf(c.env, run, t, run.providerCallId), rawBody);
+    if (p.outcome === "pending") return c.body(null, 204);
+    await settleTransfer(c.env, run, t, p.outcome, p.message ?? null);
+    try {
+      await callSessionStub(c.env, run.id).transferSettled(p.outcome);
+    } catch (err) {
+      // The run has the outcome; the session's own deadline gives the agent the caller back.
+      log("error", "transfer_not_handed_over", { run_id: run.id, error: String(err) });
+    }
+    return c.body(null, 204);
+  });
+}
+
+/** The whisper in the agent's voice, for the carrier to play to the person (the token in the path proves the fetch). */
+async function whisper(c: Context<AppEnv>, params: z.infer<typeof Params>) {
+  const { run } = await authenticate(c, params.provider, params.run_id, params.token);
+  const key = transferOf(run)?.whisper_key;
+  const obj = key ? await c.env.UPLOADS.get(key) : null;
+  if (!obj) throw new ApiError(404, "No whisper for this call");
+  return new Response(obj.body, { status: 200, headers: { "Content-Type": "audio/wav", "Content-Length": String(obj.size) } });
+}
+
+const tags = ["telephony callbacks"];
+const path = (kind: keyof typeof TRANSFER_PATHS) => `/telephony/{provider}/${TRANSFER_PATHS[kind]}/{run_id}/{token}`;
+const doc = {
+  description: "The carrier's document for the hand-over (Plivo XML, for Plivo's and Vobiz's Transfer API): dial the person",
+  content: { "application/xml": { schema: z.string() }, "text/xml": { schema: z.string() } },
+};
+const documentRoute = (method: "get" | "post") =>
+  createRoute({
+    method,
+    path: path("document"),
+    tags,
+    ...callbackAuth,
+    summary: "The transfer's document the carrier fetches (dial the person the agent hands the call to)",
+    request: { params: Params },
+    responses: { 200: doc, ...errors(401, 403, 404, 422) },
+  });
+const statusRoute = createRoute({
+  method: "post",
+  path: path("status"),
+  tags,
+  ...callbackAuth,
+  summary: "Carrier reports on a warm transfer's person's leg (answered: the caller joins them)",
+  request: { params: Params },
+  responses: { 204: { description: "Recorded (or nothing to change)" }, ...errors(401, 403, 404, 422) },
+});
+const whisperRoute = createRoute({
+  method: "get",
+  path: path("whisper"),
+  tags,
+  security: [],
+  description: "No API key: authorized by the per-run token in the path (in the URL edgedial handed the carrier).",
+  summary: "The whisper a warm transfer's person hears before the caller joins (WAV, in the agent's voice)",
+  request: { params: Params },
+  responses: {
+    200: { description: "16-bit PCM WAV", content: { "audio/wav": { schema: z.string().openapi({ format: "binary" }) } } },
+    ...errors(401, 404, 422),
+  },
+});
+
+export const transferRouter = createRouter()
+  .openapi(documentRoute("get"), (c) => document(c, c.req.valid("param")) as never)
+  .openapi(documentRoute("post"), (c) => document(c, c.req.valid("param")) as never)
+  .openapi(statusRoute, (c) => status(c, c.req.valid("param")) as never)
+  .openapi(whisperRoute, (c) => whisper(c, c.req.valid("param")) as never);
