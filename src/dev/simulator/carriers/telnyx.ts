@@ -1,6 +1,7 @@
 // Telnyx Call Control v2: Bearer JSON, `{errors:[…]}` error bodies, commands under
 // /v2/calls/{id}/actions/*, webhooks signed with Ed25519 over `timestamp|body`.
 import { b64, telnyxSign } from "../sign";
+import { TRANSFER_COMMANDS, transferCommand } from "./telnyx-transfer";
 import { E164, json, randomHex, type Account, type Callback, type Carrier, type Outcome, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 const err = (status: number, code: string, title: string, detail: string, pointer?: string) =>
@@ -199,7 +200,9 @@ export const telnyx: Carrier = {
         // The new stream replaces the call's; Telnyx connects to it and says so.
         call.streamUrl = p.stream_url;
         call.pending.push(await webhook(account, call, "streaming.started", { stream_url: p.stream_url }, {}));
-      } else if (!["playback_start", "answer"].includes(action[2])) {
+      } else if (TRANSFER_COMMANDS.includes(action[2])) {
+        return transferCommand(state, account, call, action[2], p, (a, c, type, payload) => webhook(a, c, type, payload, {}), err);
+      } else if (action[2] !== "answer") {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);
       }
       return json(200, { data: { result: "ok" } });
