@@ -39,7 +39,11 @@ export default defineConfig(async () => {
           // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
           PUBLIC_BASE_URL: "http://edgedial.test",
           CARRIER_BASE_URLS: JSON.stringify(
-            Object.fromEntries(["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`])),
+            Object.fromEntries([
+              ...["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`]),
+              // The sandbox speaks Twilio's protocol to the simulator's Twilio.
+              ["sandbox", "http://sim.test/twilio"],
+            ]),
           ),
           // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
           CARRIER_TIMEOUT_MS: "3000",

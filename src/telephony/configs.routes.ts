@@ -7,7 +7,8 @@ import { createRouter } from "../lib/app";
 import { actorOf, auditStatement } from "../lib/audit";
 import { clock, isoNow } from "../lib/clock";
 import { getDb, isUniqueViolation, type Db } from "../lib/db";
-import { ApiError, conflict, notFound, zodIssuesToItems } from "../lib/errors";
+import { ApiError, conflict, invalid, notFound, zodIssuesToItems } from "../lib/errors";
+import { localDev } from "../lib/deployment";
 import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { SecretBox } from "../lib/secret-box";
@@ -161,7 +162,7 @@ async function viewOf(db: Db, row: ConfigRow) {
 
 const configsRouter = createRouter()
   .openapi(listProviders, (c) => {
-    const items = PROVIDER_LIST.map((p) => ({
+    const items = PROVIDER_LIST.filter((p) => !p.localOnly || localDev(c.env)).map((p) => ({
       name: p.name,
       display_name: p.displayName,
       connectivity: p.connectivity,
@@ -192,6 +193,8 @@ const configsRouter = createRouter()
       const orgId = c.get("orgId");
       const body = c.req.valid("json");
       const provider = getProvider(body.config.provider as string);
+      if (provider.localOnly && !localDev(c.env))
+        throw invalid(["body", "config", "provider"], `${provider.name} is available only in local development (npm run dev)`);
       requireSaveSettings(c.env, provider.name);
       const prepared = await prepareCreate(provider, body.config, orgId, SecretBox.fromEnv(c.env));
       const db = getDb(c.env);

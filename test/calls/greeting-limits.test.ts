@@ -23,6 +23,7 @@ describe("the table of limits", () => {
       cloudonix: 3000, // unconfirmed
       exotel: null, // no speech verb: audio over the media socket
       ari: null, // no text-to-speech
+      sandbox: 4096, // Twilio's protocol, on the simulator
     });
   });
 });

@@ -31,6 +31,7 @@ export const LABEL: Record<ProviderName, string> = {
   cloudonix: "Cloudonix",
   exotel: "Exotel",
   ari: "Asterisk ARI",
+  sandbox: "Twilio",
 };
 
 export async function sim<T = any>(method: string, path: string, body?: unknown): Promise<T> {
@@ -142,6 +143,7 @@ export function configFor(acct: SimAccount, extra: Record<string, unknown> = {})
     cloudonix: { bearer_token: c.bearer_token, domain_id: c.domain_id },
     exotel: { account_sid: c.account_sid, api_key: c.api_key, api_token: c.api_token },
     ari: { ari_endpoint: `${SIM}/ari/${acct.id}`, app_name: c.app_name, app_password: c.app_password },
+    sandbox: {},
   };
   return { provider: acct.provider, ...base[acct.provider], ...extra };
 }

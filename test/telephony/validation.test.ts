@@ -176,11 +176,21 @@ describe("names, organizations, authentication", () => {
 });
 
 describe("GET /organizations/telephony-providers", () => {
-  it("lists the eight providers with their fields", async () => {
+  it("lists the eight providers with their fields (and, in local development, the sandbox)", async () => {
     const { key } = await createOrg();
     const res = await api("GET", PROVIDERS_PATH, { key });
     expect(res.status).toBe(200);
-    expect(res.json.items.map((p: { name: string }) => p.name)).toEqual(["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel"]);
+    expect(res.json.items.map((p: { name: string }) => p.name)).toEqual([
+      "ari",
+      "cloudonix",
+      "plivo",
+      "telnyx",
+      "twilio",
+      "vobiz",
+      "vonage",
+      "exotel",
+      "sandbox",
+    ]);
     const byName = Object.fromEntries(res.json.items.map((p: { name: string }) => [p.name, p]));
     expect(byName.exotel.fields).toEqual(
       expect.arrayContaining([

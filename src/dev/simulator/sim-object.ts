@@ -25,6 +25,7 @@ import {
   type SimState,
 } from "./types";
 import { playCallee, streamUrlIn } from "./media/play";
+import { SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan } from "./sandbox";
 import { twilioSign } from "./sign";
 
 export type PlayRequest = OutcomeOptions & {
@@ -44,6 +45,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
   private faults = new Map<string, Fault[]>();
   private sockets = new Map<string, WebSocket[]>();
   private readonly carriers: Record<CarrierName, Carrier>;
+  private sandboxLines: Int16Array[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
     super(ctx, env);
@@ -127,7 +129,10 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         return f;
       },
     };
+    if (first === "twilio" && !this.accounts.has(SANDBOX_ACCOUNT_ID)) this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.sandboxLines));
+    const before = new Set(this.calls.keys());
     const res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
+    if (first === "twilio") this.playSandbox(before, body);
     if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
     const fault = taken as Fault | null;
     if (fault?.refuse) throw new Error(`connect ECONNREFUSED ${url.host}`);
@@ -139,9 +144,30 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     return res ?? json(404, { message: `Unknown ${first} path ${url.pathname}` });
   }
 
+  /** The sandbox's callee plays the calls just placed on its account, by itself (see sandbox.ts). */
+  private playSandbox(before: Set<string>, body: string) {
+    for (const [id, call] of this.calls) {
+      if (before.has(id)) continue;
+      const plan = sandboxPlan(call, new URLSearchParams(body));
+      if (!plan) continue;
+      const play = async () => {
+        if (call.state === "ended") return;
+        await this.finish(call, await this.carriers.twilio.script(this, call, plan.outcome, {}), { outcome: plan.outcome, deliver: true });
+      };
+      setTimeout(() => void play().catch(() => {}), plan.afterMs);
+    }
+  }
+
   private async control(req: Request, parts: string[]): Promise<Response> {
     const body: any = req.method === "POST" ? await req.json().catch(() => ({})) : {};
     const [what, id, action] = parts;
+    // What the sandbox's callee says on answered calls (base64 16-bit PCM at 8 kHz, one line per turn).
+    if (what === "sandbox" && req.method === "POST") {
+      const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
+      this.sandboxLines = lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)));
+      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.sandboxLines));
+      return json(200, { id: SANDBOX_ACCOUNT_ID, lines: lines.length });
+    }
     if (what === "accounts" && !id && req.method === "POST") {
       const carrier = this.carriers[body.provider as CarrierName];
       if (!carrier) return json(400, { message: "unknown provider" });

@@ -212,7 +212,7 @@ export type ProviderConfigModule = {
 export function defineProvider(
   name: ProviderName,
   config: ProviderConfigModule,
-  parts: Pick<Provider, "calls" | "provision"> & Partial<Pick<Provider, "connectivity" | "pbx" | "supportsTrunks">>,
+  parts: Pick<Provider, "calls" | "provision"> & Partial<Pick<Provider, "connectivity" | "pbx" | "supportsTrunks" | "localOnly">>,
 ): Provider {
   const provider: Provider = {
     name,
@@ -227,6 +227,7 @@ export function defineProvider(
   };
   // Only set when present, as before: optional members stay absent rather than undefined.
   if (parts.provision) provider.provision = parts.provision;
+  if (parts.localOnly) provider.localOnly = true;
   if (config.sipConnectivity) provider.sipConnectivity = config.sipConnectivity;
   return provider;
 }

@@ -3,6 +3,7 @@ import { ari } from "./ari";
 import { cloudonix } from "./cloudonix";
 import { exotel } from "./exotel";
 import { plivo } from "./plivo";
+import { sandbox } from "./sandbox";
 import { telnyx } from "./telnyx";
 import { twilio } from "./twilio";
 import { vobiz } from "./vobiz";
@@ -10,7 +11,7 @@ import { vonage } from "./vonage";
 import { PROVIDER_NAMES, type Provider, type ProviderName } from "./types";
 import { registerSpeechLimits } from "../../workflows/speech-limits";
 
-export const PROVIDERS: Record<ProviderName, Provider> = { ari, cloudonix, plivo, telnyx, twilio, vobiz, vonage, exotel };
+export const PROVIDERS: Record<ProviderName, Provider> = { ari, cloudonix, plivo, telnyx, twilio, vobiz, vonage, exotel, sandbox };
 
 /** In the contract's order (PROVIDER_NAMES), for listings and the OpenAPI union. */
 export const PROVIDER_LIST: readonly Provider[] = PROVIDER_NAMES.map((n) => PROVIDERS[n]);

@@ -3,7 +3,7 @@
 // A provider has a configuration half (fields, masking, checklist) and a calling half (`calls`, `provision`).
 import type { z } from "@hono/zod-openapi";
 
-export const PROVIDER_NAMES = ["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel"] as const;
+export const PROVIDER_NAMES = ["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel", "sandbox"] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export type FieldMeta = {
@@ -177,8 +177,7 @@ export type TransferLeg = {
  * also for a cold one (ari keeps the caller with the agent until the person answers); absent on a cold transfer: the
  * carrier has taken the caller.
  */
-/** `legId`: the person's leg the carrier dialed (warm), hung up when nobody answers in time. */
-export type TransferResult = { ok: true; legId?: string } | { ok: false; message: string };
+export type TransferResult = { ok: true; legId?: string; ringing?: boolean } | { ok: false; message: string };
 /**
  * Where a transfer stands after one of its own callbacks (at `TransferLeg.statusUrl`): still under way (the person's
  * phone rings, the whisper plays), or settled. `connected`: the caller is with the person and edgedial has left.
@@ -286,6 +285,8 @@ export interface Provider {
   connectivity: "api" | "sip";
   /** True for a PBX (ari): numbers may be extensions, SIP URIs or dial strings. */
   pbx: boolean;
+  /** Only local development (LOCAL_DEV) offers it (the sandbox): elsewhere it is not listed and cannot be created. */
+  localOnly?: boolean;
   /** zod schema of the `config` variant on create (with `provider` literal and defaults). */
   createSchema: z.ZodObject;
   /** zod schema of the `config` variant on update (every field optional; no defaults applied). */

@@ -50,6 +50,25 @@ function urlVariants(url: string): string[] {
   return out;
 }
 
+/** Creates the call (POST .../Calls.json) from its form: 201 with the call's sid, else the carrier's refusal. */
+export async function createCall(ctx: ConfigContext, env: ProviderEnv, form: URLSearchParams): Promise<OriginateResult> {
+  const { sid, token } = creds(ctx);
+  const res = await originateFetch(
+    `${callsUrl(ctx, env)}.json`,
+    {
+      method: "POST",
+      headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: form.toString(),
+    },
+    env,
+    (json) => json?.sid,
+  );
+  if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
+    if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
+  }
+  return refused("Twilio", res, res.json?.message, res.json?.code);
+}
+
 export const twilioCalls: ProviderCalls = {
   media: twilioMedia,
   // Fetch the account (GET /2010-04-01/Accounts/{sid}.json): read-only, 401 code 20003 on bad credentials.
@@ -59,23 +78,7 @@ export const twilioCalls: ProviderCalls = {
     const res = await carrierFetch(url, { method: "GET", headers: { Authorization: basicAuth(sid, token), Accept: "application/json" } }, env);
     return credentialsResult("Twilio", res, res.json?.message);
   },
-  async originate(ctx, env, req): Promise<OriginateResult> {
-    const { sid, token } = creds(ctx);
-    const res = await originateFetch(
-      `${callsUrl(ctx, env)}.json`,
-      {
-        method: "POST",
-        headers: { Authorization: basicAuth(sid, token), "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-        body: originateForm(ctx, req).toString(),
-      },
-      env,
-      (json) => json?.sid,
-    );
-    if (res.status === 201 || (res.status >= 200 && res.status < 300 && res.json?.sid)) {
-      if (typeof res.json?.sid === "string") return { ok: true, providerCallId: res.json.sid };
-    }
-    return refused("Twilio", res, res.json?.message, res.json?.code);
-  },
+  originate: (ctx, env, req) => createCall(ctx, env, originateForm(ctx, req)),
 
   async hangup(ctx, env, sid) {
     const { sid: account, token } = creds(ctx);
