@@ -9,7 +9,9 @@
 // Turns are found on the audio clock (the frames' own times); the idle policy (filler, re-prompt, dead air) runs on
 // the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
 // not silence. The conversation's state is saved at each stable point, and a call whose media came back after a
-// restart goes on from it: a pending turn is answered, and a longer gap gets a short apology.
+// restart goes on from it: a pending turn is answered, and a longer gap gets a short apology. The model's actions
+// (HTTP tools, a transfer, key presses) are carried out by the action runner; a tool that runs long gets a filler.
+// The callee's key presses are a turn of their own (and may choose an edge directly), and barge in like speech.
 import { log } from "../lib/log";
 import { isMachine } from "../lib/answered-by";
 import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
@@ -17,6 +19,10 @@ import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import { agentReply } from "./turn";
+import { ActionRunner, type ToolAccess } from "./action-runner";
+import type { Action } from "./actions";
+import type { ToolCall } from "./chat";
+import { Keypad } from "./keypad";
 import { soundsLikeMachine } from "./voicemail";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { IdlePolicy } from "./idle-policy";
@@ -58,14 +64,27 @@ export class ConversationAgent implements VoiceAgent {
   private opening: { text: string; audio: Speech | null } | null = null;
   /** Token and audio figures of the call, for its cost. */
   readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 };
+  private readonly actions: ActionRunner;
+  private readonly keypad = new Keypad();
+  /** A transfer is under way: the callee's audio and keys wait (the carrier may be ringing the person). */
+  private handingOver = false;
 
   constructor(
     readonly conversation: Conversation,
     private readonly engines: Engines,
     private readonly settings: TurnSettings = DEFAULT_TURN_SETTINGS,
+    access: ToolAccess | null = null,
   ) {
     this.turns = new TurnDetector(settings.endOfTurnMs);
     this.idle = new IdlePolicy(settings);
+    this.actions = new ActionRunner({
+      controls: () => this.c!,
+      conversation,
+      model: engines.model,
+      tts: engines.tts,
+      access,
+      untilHeard: () => this.untilHeard(),
+    });
   }
 
   async onStart(ctx: AgentContext, controls: AgentControls) {
@@ -85,7 +104,7 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   onAudio(frame: AudioFrame) {
-    if (this.ended) return;
+    if (this.ended || this.handingOver) return;
     if (this.machine) return this.onMachineAudio(frame);
     if (frame.voiced) {
       if (this.speaking && !this.speaking.last) this.bargeIn(frame.atMs);
@@ -106,8 +125,12 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
   onTick(wall: number) {
-    if (this.ended || this.machine || !this.c || this.turns.active) return;
-    switch (this.idle.tick(wall, { speaking: !!this.speaking, thinking: !!this.thinking })) {
+    if (this.ended || this.machine || !this.c) return;
+    const keys = this.keypad.tick(wall);
+    if (keys) return this.pressed(keys);
+    if (this.turns.active) return;
+    const playing = !!this.speaking && this.speaking.byMark.size > 0;
+    switch (this.idle.tick(wall, { speaking: !!this.speaking, thinking: !!this.thinking, playing })) {
       case "dead_air":
         return this.gaveUp(wall);
       case "filler":
@@ -141,6 +164,15 @@ export class ConversationAgent implements VoiceAgent {
     this.machineAnswered(this.c.now(), `the carrier reported ${answeredBy}`);
   }
 
+  /** A key press is the callee's activity: it barges in like speech, and the keys become a turn (see Keypad). */
+  onDtmf(digit: string, atMs: number) {
+    if (this.ended || this.machine || this.handingOver || !this.c) return;
+    this.idle.lastActivity = this.c.wallNow();
+    if (this.speaking && !this.speaking.last) this.bargeIn(atMs);
+    const keys = this.keypad.press(digit, this.c.wallNow(), this.conversation.dtmfChoices());
+    if (keys) this.pressed(keys);
+  }
+
   onEnd() {
     this.ended = true;
     this.thinking?.abort();
@@ -148,7 +180,8 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   outcome(): AgentOutcome {
-    return { gathered: { ...this.conversation.gathered }, disposition: this.conversation.disposition, usage: { ...this.usage }, note: this.note };
+    const c = this.conversation;
+    return { gathered: { ...c.gathered }, disposition: c.disposition, usage: { ...this.usage }, note: this.note, toolCalls: [...this.actions.records] };
   }
 
   /** Once all of a complete reply has been heard: its turn goes to the transcript, and a last reply ends the call. */
@@ -207,6 +240,50 @@ export class ConversationAgent implements VoiceAgent {
     this.save();
   }
 
+  /** Keys the callee pressed, as their turn: a reply being prepared gives way to it (its words stay in the history). */
+  private pressed(keys: string) {
+    const c = this.c!;
+    this.thinking?.abort();
+    this.thinking = null;
+    this.carried?.stream?.abort();
+    this.carried = null;
+    this.firstTurn = false;
+    this.idle.reprompts = 0;
+    const at = c.now();
+    c.log({ role: "callee", text: `[pressed ${keys.split("").join(" ")}]`, startMs: at, endMs: at });
+    this.conversation.pressed(keys);
+    this.save();
+    this.idle.awaitReply(c.wallNow());
+    this.reply(null);
+  }
+
+  /** The model's action, carried out; a tool's request pauses the dead-air clock and gets its filler. */
+  private readonly act = async (action: Action, call: ToolCall) => {
+    const timed = action.type === "http";
+    if (timed) this.idle.actionStarted(this.c!.wallNow());
+    this.handingOver = action.type === "transfer";
+    try {
+      return await this.actions.run(action, call);
+    } finally {
+      this.handingOver = false;
+      if (timed) this.idle.actionDone(this.c!.wallNow());
+    }
+  };
+
+  /** Resolves once everything the agent queued has been heard (or the call ended), at most 30 s on. */
+  private async untilHeard() {
+    for (let waited = 0; waited < 30_000 && !this.ended && this.speaking?.byMark.size; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** The call was handed to a person: the agent says and hears nothing more; the session ends the call as transferred. */
+  private transferred() {
+    this.ended = true;
+    this.endReason = "transferred";
+    this.thinking = null;
+    this.listening?.abort();
+    this.speaking = null;
+  }
+
   /** The callee resumed before their last turn was transcribed: that turn's audio starts this utterance. */
   private resumeCarried() {
     const t = this.carried;
@@ -261,7 +338,7 @@ export class ConversationAgent implements VoiceAgent {
           this.conversation.heard(text);
           this.save();
         }
-        const gen = agentReply(this.conversation, this.engines.model, signal);
+        const gen = agentReply(this.conversation, this.engines.model, signal, this.act);
         let ended = false;
         for (;;) {
           const r = await gen.next();
@@ -270,6 +347,7 @@ export class ConversationAgent implements VoiceAgent {
             ended = r.value.ended;
             this.usage.inputTokens += r.value.inputTokens;
             this.usage.outputTokens += r.value.outputTokens;
+            if (r.value.transferred) return this.transferred();
             break;
           }
           if (r.value.type === "sentence") {

@@ -5,6 +5,10 @@ import type { TurnSettings } from "./turn-settings";
 
 export type IdleAction = "dead_air" | "filler" | "reprompt" | "goodbye" | null;
 
+/** A tool that runs this long gets a filler (the caller never waits in silence), and again every TOOL_FILLER_EVERY_MS. */
+export const TOOL_FILLER_MS = 1000;
+export const TOOL_FILLER_EVERY_MS = 5000;
+
 export class IdlePolicy {
   /** When the line was last busy (the callee's voice, the agent's finished turn). */
   lastActivity = 0;
@@ -13,6 +17,8 @@ export class IdlePolicy {
   /** Since when the callee has waited for audio that must come (a reply, a goodbye): the dead-air clock. */
   dueSince: number | null = null;
   reprompts = 0;
+  /** While an action runs: when its next filler is due. */
+  toolFillerAt: number | null = null;
 
   constructor(private readonly s: TurnSettings) {}
 
@@ -22,10 +28,28 @@ export class IdlePolicy {
     this.dueSince = now;
   }
 
-  tick(now: number, state: { speaking: boolean; thinking: boolean }): IdleAction {
+  /** An action (a tool's request) began: the dead-air clock waits for it (it has its own timeout); a filler is due soon. */
+  actionStarted(now: number): void {
+    this.dueSince = null;
+    this.toolFillerAt = now + TOOL_FILLER_MS;
+  }
+
+  /** The action is done: the model is asked again, and a reply is due from now. */
+  actionDone(now: number): void {
+    this.toolFillerAt = null;
+    this.dueSince = now;
+  }
+
+  /** `playing`: the agent's queued speech has not all been heard yet (a filler waits for it). */
+  tick(now: number, state: { speaking: boolean; thinking: boolean; playing?: boolean }): IdleAction {
     if (this.dueSince !== null && now - this.dueSince >= this.s.maxWaitMs) {
       this.dueSince = null;
       return "dead_air";
+    }
+    if (this.toolFillerAt !== null) {
+      if (now < this.toolFillerAt || state.playing) return null;
+      this.toolFillerAt = now + TOOL_FILLER_EVERY_MS;
+      return "filler";
     }
     if (state.thinking && !state.speaking && this.waitingSince !== null && this.s.fillerAfterMs > 0) {
       if (now - this.waitingSince < this.s.fillerAfterMs) return null;

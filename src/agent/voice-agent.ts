@@ -24,7 +24,22 @@ export type EndReason = (typeof END_REASONS)[number];
 /** What to do when an answering machine picks up: end the call, or leave the greeting as a message after the tone. */
 export type VoicemailAction = "hang_up" | "leave_message";
 
-export type Turn = { role: "agent" | "callee"; text: string; startMs: number; endMs: number; interrupted?: boolean };
+/** A turn of the transcript; `tool` turns say which action the agent took and how it went (never its secrets or answer). */
+export type Turn = { role: "agent" | "callee" | "tool"; text: string; startMs: number; endMs: number; interrupted?: boolean };
+
+/** One action the agent took on the model's behalf (an HTTP tool, a transfer, key presses), for the run's `tool_calls`. */
+export type ToolCallRecord = {
+  name: string;
+  arguments: Record<string, unknown>;
+  status: "ok" | "error" | "timeout" | "refused";
+  /** The HTTP tool's answer status, when one came. */
+  http_status: number | null;
+  duration_ms: number;
+  /** What went wrong, in words (never a header's value). */
+  error?: string;
+  /** When it started, on the call's audio clock. */
+  at_ms?: number;
+};
 
 export type AgentContext = {
   runId: number;
@@ -96,6 +111,8 @@ export type AgentOutcome = {
   usage: { sttSeconds: number; ttsSeconds: number; inputTokens: number; outputTokens: number };
   /** Why the call ended other than by the conversation (a provider failure, a voicemail), for the run's notes. */
   note?: string | null;
+  /** The actions the agent took, in order (empty or absent: none). */
+  toolCalls?: ToolCallRecord[];
 };
 
 export interface VoiceAgent {

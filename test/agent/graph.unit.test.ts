@@ -169,7 +169,7 @@ describe("the graph as a conversation", () => {
     expect(conv.nodeId).toBe("start");
   });
 
-  it("a model that keeps moving is stopped after MAX_HOPS_PER_TURN rounds in one reply", async () => {
+  it("a model that keeps moving is stopped after MAX_HOPS_PER_TURN rounds in one reply; the last round offers no tools", async () => {
     const loop = {
       nodes: [
         { id: "a", type: "startCall", data: { prompt: "A" } },
@@ -182,15 +182,18 @@ describe("the graph as a conversation", () => {
     };
     const conv = new Conversation(loop, {});
     let asked = 0;
+    const offered: number[] = [];
     const model: ChatModel = {
-      async *stream() {
+      async *stream(request) {
         asked++;
+        offered.push(request.tools.length);
         yield { type: "tool_call", call: { id: `c${asked}`, name: "go", arguments: {} } };
       },
     };
     const r = await reply(conv, model);
     expect(asked).toBe(MAX_HOPS_PER_TURN + 1);
-    expect(r.summary.hops).toBe(MAX_HOPS_PER_TURN + 1);
+    expect(r.summary.hops).toBe(MAX_HOPS_PER_TURN);
+    expect(offered.at(-1)).toBe(0);
     expect(r.summary.ended).toBe(false);
   });
 
