@@ -2,6 +2,7 @@
 // GET a live channel, DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
 import { basicCredentials } from "../sign";
 import { json, randomHex, type Account, type Carrier, type SimCall } from "../types";
+import { playOnChannel } from "./ari-play";
 
 const err = (status: number, message: string) => json(status, { message });
 
@@ -75,7 +76,7 @@ export function ari(sockets: AriSockets): Carrier {
       }
       const media = /^\/([^/]+)\/ari\/(bridges(?:\/[^/]+(?:\/addChannel)?)?|channels\/externalMedia)$/.exec(path);
       if (media) return externalMedia(state, req, path, body, media[1], media[2]);
-      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?$/.exec(path);
+      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?(\/play)?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);
       if (account?.provider !== "ari") return err(404, "Not found");
@@ -99,9 +100,15 @@ export function ari(sockets: AriSockets): Carrier {
       }
 
       if (m[3]) {
-        if (req.method !== "DELETE" && req.method !== "GET") return err(405, "Method not allowed");
-        const call = state.calls.get(decodeURIComponent(m[3]));
-        if (!call || call.accountId !== account.id || call.state === "ended") return err(404, "Channel not found");
+        const play = m[4] !== undefined;
+        if (play ? req.method !== "POST" : req.method !== "DELETE" && req.method !== "GET") return err(405, "Method not allowed");
+        const channelId = decodeURIComponent(m[3]);
+        const call = state.calls.get(channelId);
+        // A channel hung up leaves its bridge (the external media channel is known to its bridge only).
+        const bridged = req.method === "DELETE" && leaveBridges(account.id, channelId);
+        if (!call || call.accountId !== account.id || call.state === "ended")
+          return bridged ? new Response(null, { status: 204 }) : err(404, "Channel not found");
+        if (play) return playOnChannel(account, call, url.searchParams, (events) => sockets.send(account.id, events));
         if (req.method === "GET") return json(200, channelOf(call, call.state === "answered" ? "Up" : "Ringing"));
         const answered = call.state === "answered";
         call.state = "ended";
@@ -186,6 +193,17 @@ export function ari(sockets: AriSockets): Carrier {
 /** Mixing bridges by id: the calls they hold, and the account that made them. */
 const bridges = new Map<string, { accountId: string; channels: string[] }>();
 
+/** Takes a channel out of every bridge of the account; true when it was in one. */
+function leaveBridges(accountId: string, channelId: string): boolean {
+  let was = false;
+  for (const b of bridges.values()) {
+    if (b.accountId !== accountId || !b.channels.includes(channelId)) continue;
+    b.channels = b.channels.filter((c) => c !== channelId);
+    was = true;
+  }
+  return was;
+}
+
 /**
  * What a voice agent's call needs of ARI: a mixing bridge (create, add a channel, delete) and an external media
  * channel on the WebSocket driver (`transport=websocket`, `encapsulation=none`), answered as Asterisk 22 answers it:
@@ -224,6 +242,7 @@ async function externalMedia(state: Parameters<Carrier["handle"]>[0], req: Reque
       bridge.channels.push(channel);
       return new Response(null, { status: 204 });
     }
+    if (req.method === "GET") return json(200, { id: decodeURIComponent(bridgeId), technology: "softmix", bridge_type: "mixing", channels: bridge.channels });
     if (req.method !== "DELETE") return err(405, "Method not allowed");
     bridges.delete(decodeURIComponent(bridgeId));
     return new Response(null, { status: 204 });
