@@ -3,6 +3,7 @@ import { app } from "./app";
 import { sweepAbandonedImports } from "./campaigns/sweep";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./calls/call-length";
 import { sweepOverdueRuns } from "./calls/run-sweep";
+import { isAfterCall, runAfterCalls } from "./calls/post-call";
 import { clock } from "./lib/clock";
 import { deliverWebhooks } from "./webhooks/deliver";
 
@@ -14,7 +15,12 @@ export { CallSession } from "./calls/call-session";
 export default {
   fetch: app.fetch,
   // The WEBHOOKS queue (wrangler.jsonc): signed deliveries to organizations' webhook endpoints.
-  queue: (batch, env) => deliverWebhooks(batch, env),
+  // The same queue carries each ended call's after-call work (analysis, the agent's webhook nodes).
+  queue: async (batch, env) => {
+    const after = batch.messages.filter((m) => isAfterCall(m.body));
+    const deliveries = after.length ? { ...batch, messages: batch.messages.filter((m) => !isAfterCall(m.body)) } : batch;
+    await Promise.all([deliverWebhooks(deliveries, env), runAfterCalls(after, env)]);
+  },
   // The cron in wrangler.jsonc (triggers): removes campaign imports a dead Worker left half done, and hangs up
   // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held).
   async scheduled(_controller, env, _ctx) {

@@ -38,5 +38,8 @@ export type CampaignCallStatus = CampaignCallRef & {
   at: string; // ISO time the carrier reported it
 };
 
-/** The disposition the voice agent chose for a campaign call, told to its campaign when the call's session ends. */
-export type RunOutcome = CampaignCallRef & { disposition: string };
+/**
+ * The disposition the voice agent chose for a campaign call, told to its campaign when the call's session ends, or
+ * after the call by its analysis (which may add when the callee asked to be called back: `call_back_later`).
+ */
+export type RunOutcome = CampaignCallRef & { disposition: string; callbackAt?: string | null };

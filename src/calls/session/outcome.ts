@@ -4,6 +4,7 @@ import { and, eq, isNull, like, not, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
 import { log } from "../../lib/log";
+import { enqueueAfterCall } from "./after-call";
 import type { CallPorts } from "./ports";
 import type { CampaignAttempt } from "./store";
 import type { AgentOutcome, EndReason, Turn } from "../../agent/voice-agent";
@@ -60,7 +61,10 @@ export type CallResults = {
   campaign: CampaignAttempt | null;
 };
 
-/** The recording, the transcript and the agent's results onto the run (one write); the disposition to the campaign. */
+/**
+ * The recording, the transcript and the agent's results onto the run (one write); the work after the call queued
+ * (analysis, webhook nodes); the disposition to the campaign.
+ */
 export async function saveResults(env: Env, runId: number, r: CallResults, ports: Pick<CallPorts, "disposition">): Promise<void> {
   const transcript = r.turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.startMs, end_ms: t.endMs, interrupted: !!t.interrupted }));
   const o = r.outcome;
@@ -76,7 +80,7 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
       output_tokens: o.usage.outputTokens,
     },
   };
-  if (!r.recording && !transcript.length && !agent) return;
+  if (!r.recording && !transcript.length && !agent) return enqueueAfterCall(env, runId);
   try {
     await getDb(env)
       .update(workflowRuns)
@@ -86,6 +90,8 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
   } catch (err) {
     log("error", "run_update_failed", { run_id: runId, error: String(err) });
   }
+  // Analysis and webhook nodes read what was just written.
+  await enqueueAfterCall(env, runId);
   if (!r.campaign || !o?.disposition) return;
   try {
     await ports.disposition(r.campaign, runId, o.disposition);

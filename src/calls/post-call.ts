@@ -1,0 +1,171 @@
+// After a call (a queue message its session sent as it ended): the agent's post-call analysis onto the run, with
+// the disposition it may give and `run.analyzed`; the disposition and a callback time to the run's campaign; then the
+// agent's webhook nodes, their bodies rendered from the call. Each part is done once per run however often the
+// message comes (the analysis is written only where none is; a node's delivery only where none exists).
+import { and, eq, isNull } from "drizzle-orm";
+import { workflowDefinitions, workflowRuns, workflows } from "../db/schema";
+import { analyzeCall } from "../agent/analysis";
+import { modelFor } from "../agent/engines";
+import { clock, isoNow } from "../lib/clock";
+import { getDb } from "../lib/db";
+import { publicBaseUrl } from "../lib/deployment";
+import { isObject } from "../lib/helpers";
+import { log } from "../lib/log";
+import { allowsPrivatePbx } from "../telephony/calling-policy";
+import { NODE_DELIVERY_EVENT } from "../webhooks/events";
+import { queueNodeDeliveries } from "../webhooks/node-deliveries";
+import { renderPayload } from "../webhooks/node-template";
+import { emitRunAnalyzed } from "../webhooks/run-events";
+import { analysisSettingsOf, type RunAnalysis } from "../workflows/analysis-schema";
+import { parseStoredDefinition } from "../workflows/store";
+import { webhookNodesOf } from "../workflows/webhook-node";
+import { campaignPort } from "./campaign-port";
+import { recordingUrl } from "./recordings";
+import type { RunRow } from "./runs";
+import { type AfterCallMessage, isAfterCall } from "./session/after-call";
+
+/** The disposition whose `callback_at` asks the campaign to call again then. */
+export const CALL_BACK_LATER = "call_back_later";
+const MAX_TRIES = 3;
+
+/** What a webhook node's template can name: the call's values (the contact's and gathered ones also at the top). */
+export function nodeValues(run: RunRow, recording: string | null): Record<string, unknown> {
+  const transcript = (run.transcript ?? []).map((t) => ({ role: t.role, text: t.text, start_ms: t.start_ms, end_ms: t.end_ms }));
+  return {
+    ...(run.initialContext ?? {}),
+    ...(run.gatheredContext ?? {}),
+    run_id: run.id,
+    run_name: run.name,
+    workflow_id: run.workflowId,
+    workflow_uuid: run.workflowUuid,
+    campaign_id: run.campaignId,
+    direction: run.direction,
+    phone_number: run.phoneNumber,
+    from_number: run.fromNumber,
+    status: run.status,
+    end_reason: run.endReason,
+    started_at: run.startedAt,
+    answered_at: run.answeredAt,
+    ended_at: run.endedAt,
+    duration_seconds: run.durationSeconds,
+    initial_context: run.initialContext ?? {},
+    gathered_context: run.gatheredContext ?? {},
+    disposition: run.disposition,
+    transcript,
+    transcript_text: transcript.map((t) => `${t.role === "agent" ? "Agent" : "Callee"}: ${t.text}`).join("\n"),
+    recording_url: recording,
+    analysis: run.analysis ?? null,
+  };
+}
+
+async function loadRun(env: Env, runId: number) {
+  return getDb(env)
+    .select({
+      run: workflowRuns,
+      definition: workflowDefinitions.definition,
+      configurations: workflows.workflowConfigurations,
+      codes: workflows.callDispositionCodes,
+    })
+    .from(workflowRuns)
+    .leftJoin(workflowDefinitions, eq(workflowDefinitions.id, workflowRuns.definitionId))
+    .leftJoin(workflows, eq(workflows.id, workflowRuns.workflowId))
+    .where(eq(workflowRuns.id, runId))
+    .get();
+}
+
+/** The analysis, where the agent asks for one and the call was a conversation; the run as it then is. */
+async function analyze(env: Env, run: RunRow, configurations: unknown, codes: string[]): Promise<RunRow> {
+  const settings = analysisSettingsOf(configurations);
+  if (!settings || run.analysis || !run.transcript?.length) return run;
+  const db = getDb(env);
+  const m = await modelFor(env, run.orgId, configurations, () => allowsPrivatePbx(db, run.orgId));
+  const analysis: RunAnalysis = m.ok
+    ? await analyzeCall(
+        m.model,
+        settings,
+        { turns: run.transcript, gathered: run.gatheredContext, disposition: run.disposition, dispositionCodes: codes, variables: run.initialContext ?? {} },
+        isoNow,
+      )
+    : { status: "failed", summary: null, data: null, success: null, success_reason: null, error: m.reason, attempts: 0, analyzed_at: isoNow() };
+  // The agent's own choice stands; the analysis fills a disposition it did not choose (one of its codes, if it has any).
+  const proposed = analysis.data?.disposition;
+  const fill = !run.disposition && typeof proposed === "string" && (!codes.length || codes.includes(proposed)) ? proposed : null;
+  const updated = await db
+    .update(workflowRuns)
+    .set({ analysis, ...(fill ? { disposition: fill } : {}) })
+    .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.analysis)))
+    .returning()
+    .get();
+  if (!updated) return (await loadRun(env, run.id))?.run ?? run;
+  await emitRunAnalyzed(env, updated, analysis);
+  await tellCampaign(env, updated, analysis);
+  return updated;
+}
+
+/** The run's campaign hears the disposition (again, with the callback time the analysis found, where it asks for one). */
+async function tellCampaign(env: Env, run: RunRow, analysis: RunAnalysis): Promise<void> {
+  if (run.campaignId == null || run.contactId == null || run.attempt == null || !run.disposition) return;
+  const at = analysis.data?.callback_at;
+  const callbackAt = run.disposition === CALL_BACK_LATER && typeof at === "string" && Number.isFinite(Date.parse(at)) ? new Date(at).toISOString() : null;
+  try {
+    await campaignPort(env, run.campaignId).onRunOutcome({
+      runId: run.id,
+      contactId: run.contactId,
+      attempt: run.attempt,
+      disposition: run.disposition,
+      callbackAt,
+    });
+  } catch (err) {
+    log("error", "campaign_disposition_failed", { run_id: run.id, error: String(err) });
+  }
+}
+
+/** The agent's after-call webhook nodes, queued (once each). */
+async function fireNodes(env: Env, run: RunRow, definition: unknown): Promise<void> {
+  const nodes = webhookNodesOf(typeof definition === "string" ? parseStoredDefinition(definition) : definition);
+  if (!nodes.length) return;
+  const base = publicBaseUrl(env);
+  const recording = run.recordingKey && base && env.CALLBACK_SECRET ? await recordingUrl(env.CALLBACK_SECRET, base, run.id, clock.now()) : null;
+  const values = nodeValues(run, recording);
+  const firings = nodes.map((n) => ({
+    nodeId: n.id,
+    url: n.url,
+    endpointId: n.endpointId,
+    // Without a template: the Standard Webhooks envelope around every value.
+    body: JSON.stringify(
+      n.payloadTemplate == null
+        ? { type: NODE_DELIVERY_EVENT, timestamp: isoNow(), data: { node_id: n.id, ...values } }
+        : renderPayload(n.payloadTemplate, values),
+    ),
+  }));
+  for (const d of await queueNodeDeliveries(env, run.orgId, run.id, firings)) {
+    if (d.problem) log("warning", "webhook_node_not_sent", { run_id: run.id, node_id: d.nodeId, reason: d.problem });
+  }
+}
+
+export async function afterCall(env: Env, runId: number): Promise<void> {
+  const row = await loadRun(env, runId);
+  if (!row) return;
+  const listed = isObject(row.codes) ? row.codes.disposition_codes : null;
+  const codes = Array.isArray(listed) ? listed.filter((c): c is string => typeof c === "string") : [];
+  const run = await analyze(env, row.run, row.configurations, codes);
+  await fireNodes(env, run, row.definition);
+}
+
+/** The queue's after-call messages (the rest of the batch is the webhook deliveries'). */
+export async function runAfterCalls(messages: readonly Message<unknown>[], env: Env): Promise<void> {
+  await Promise.all(
+    messages.map(async (m) => {
+      try {
+        await afterCall(env, (m.body as AfterCallMessage).afterCall.runId);
+        m.ack();
+      } catch (err) {
+        log("error", "after_call_failed", { body: m.body, attempt: m.attempts, error: String(err) });
+        if (m.attempts >= MAX_TRIES) m.ack();
+        else m.retry({ delaySeconds: 30 * m.attempts });
+      }
+    }),
+  );
+}
+
+export { isAfterCall };
