@@ -7,6 +7,7 @@ import { getRun } from "./runs";
 import { CallSessionCore } from "./session/call-session";
 import type { CallPorts } from "./session/ports";
 import { hangupRun } from "./start";
+import { sendRunDtmf } from "./keypad";
 import { applyStatus } from "./status";
 import { giveUpTransfer, startTransfer } from "./transfer";
 
@@ -23,6 +24,7 @@ export class CallSession extends CallSessionCore {
     disposition: async (c, runId, disposition) => {
       await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition });
     },
+    sendDtmf: (orgId, runId, digits) => sendRunDtmf(this.env, orgId, runId, digits),
     transfer: (orgId, runId, request) => startTransfer(this.env, orgId, runId, request),
     transferGiveUp: (orgId, runId, outcome, message) => giveUpTransfer(this.env, orgId, runId, outcome, message),
   };

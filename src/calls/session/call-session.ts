@@ -21,13 +21,14 @@ import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import { getProvider } from "../../telephony/providers/registry";
 import type { MediaEvent } from "../../telephony/providers/types";
-import { loadGreeting } from "../../uploads/greetings";
 import { HEARTBEAT_MS, MAX_CALL_SECONDS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
 import { chooseAgent, type GreetingClip } from "./choose-agent";
+import { agentContext } from "./agent-context";
 import { agentControls } from "./controls";
 import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
 import { MediaSockets } from "./media-sockets";
 import { MediaLoop } from "./media-loop";
+import { Keypad } from "./keypad";
 import { endNote, machineOnRun, recordEnd, saveResults } from "./outcome";
 import type { CallPorts } from "./ports";
 import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
@@ -57,6 +58,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private readonly sockets = new MediaSockets();
   private inOrder: Promise<unknown> = Promise.resolve();
   private ending: Promise<void> | null = null;
+  private readonly keypad = new Keypad();
   private readonly desk: TransferDesk;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -167,6 +169,11 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       if (!this.ending) this.pump(live);
       return true;
     });
+  }
+
+  /** A key the carrier reported by callback (Telnyx's webhook, ARI's events): to the agent in turn, like the stream's. */
+  async dtmfReceived(digit: string): Promise<boolean> {
+    return this.serially(async () => !this.store.current.ended && !this.ending && !!this.live && this.keypad.press(this.live, digit, "callback"));
   }
 
   /** The carrier reports the call over (the callee hung up): the session ends without a hang-up request. */
@@ -378,6 +385,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         if (live.loop.confirmed(ev.name)) await live.agent.onMark(ev.name);
         return;
       case "dtmf":
+        await this.keypad.press(live, ev.digit, "stream");
         return;
       case "stop":
         if (await this.desk.tookCall()) return;
@@ -388,24 +396,8 @@ export abstract class CallSessionCore extends DurableObject<Env> {
 
   private async startAgent(live: Live, resumed: boolean, gapMs: number): Promise<void> {
     live.started = true;
-    const s = this.store.current;
-    // The contact's audio greeting, for the voice agent to open with (the greeting agent has its clip already).
-    const recording = !resumed && live.agent.wantsGreetingAudio ? s.greetingRecording : null;
-    const greetingAudio = recording ? await loadGreeting(this.env.UPLOADS, recording) : null;
-    await live.agent.onStart(
-      {
-        runId: s.runId ?? 0,
-        variables: s.variables,
-        // A recording gone since the call started: the agent's own greeting rather than the recording's name.
-        greeting: recording && !greetingAudio ? null : s.greeting || null,
-        greetingAudio,
-        rate: live.loop.format.rate,
-        answeredBy: s.answeredBy,
-        voicemail: s.voicemail,
-        resumed: resumed ? { state: s.agentState, gapMs } : null,
-      },
-      this.controls(live),
-    );
+    const context = await agentContext(this.env.UPLOADS, this.store.current, { agent: live.agent, rate: live.loop.format.rate, resumed, gapMs });
+    await live.agent.onStart(context, this.controls(live));
   }
 
   /** Ends the call when the callee has been silent too long, or it ran too long, by the wall clock. */
@@ -425,6 +417,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     return agentControls(live.loop, {
       current: () => this.live === live && !this.ending,
       hangup: (reason) => void this.finish(reason),
+      sendDtmf: (digits) => this.keypad.send(live.loop, digits, this.store.current, this.calls),
       transfer: (request) => this.desk.request(request),
       machine: () => {
         this.store.set({ answeredBy: "machine" });

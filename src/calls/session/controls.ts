@@ -8,6 +8,8 @@ export type ControlsOf = {
   /** Whether this loop still carries the call. */
   current(): boolean;
   hangup(reason: EndReason): void;
+  /** Presses keys: the carrier's command, else tones on this loop (the session's keypad). */
+  sendDtmf(digits: string): Promise<void>;
   /** Hands the call to a person (the session's transfer desk). */
   transfer(request: TransferRequest): Promise<TransferOutcome>;
   machine(): void;
@@ -27,7 +29,8 @@ export function agentControls(loop: MediaLoop, of: ControlsOf): AgentControls {
     clear: () => (of.current() ? loop.clear() : []),
     // A loop no longer carrying the call (a reconnect, the call ending) hands nothing over.
     transfer: async (request) => (of.current() ? of.transfer(request) : "failed"),
-    sendDtmf: async () => {},
+    // A loop no longer carrying the call presses nothing.
+    sendDtmf: async (digits) => (of.current() ? of.sendDtmf(digits) : undefined),
     machine: () => of.machine(),
     hangup: (reason = "agent_hangup") => {
       if (of.current()) of.hangup(reason);

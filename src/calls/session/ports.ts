@@ -20,6 +20,8 @@ export interface CallPorts {
   finish(runId: number, durationSeconds: number | null): Promise<void>;
   /** The run's campaign hears the agent's disposition. */
   disposition(campaign: CampaignAttempt, runId: number, disposition: string): Promise<void>;
+  /** Presses keys with the carrier's DTMF command: false where the carrier has none (the session plays tones). */
+  sendDtmf(orgId: number, runId: number, digits: string): Promise<boolean>;
   /** Hands the call to a person through its carrier (the destination checked against the calling policy first). */
   transfer(orgId: number, runId: number, request: TransferRequest): Promise<TransferStarted>;
   /** A warm transfer given up (no word in time, the call ended): the person's leg is hung up, the run says why. */

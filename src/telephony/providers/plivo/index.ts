@@ -1,6 +1,7 @@
 import { defineProvider } from "../define";
 import * as config from "./config";
-import { plivoCalls } from "./calls";
+import { plivoCalls, plivoCarrier } from "./calls";
+import { familySendDtmf } from "../plivo-family-dtmf";
 import { plivoProvision } from "./provision";
 
-export const plivo = defineProvider("plivo", config, { calls: plivoCalls, provision: plivoProvision });
+export const plivo = defineProvider("plivo", config, { calls: { ...plivoCalls, sendDtmf: familySendDtmf(plivoCarrier) }, provision: plivoProvision });

@@ -1,6 +1,7 @@
 import { defineProvider } from "../define";
 import * as config from "./config";
-import { vobizCalls } from "./calls";
+import { vobizCalls, vobizCarrier } from "./calls";
+import { familySendDtmf } from "../plivo-family-dtmf";
 import { vobizProvision } from "./provision";
 
-export const vobiz = defineProvider("vobiz", config, { calls: vobizCalls, provision: vobizProvision });
+export const vobiz = defineProvider("vobiz", config, { calls: { ...vobizCalls, sendDtmf: familySendDtmf(vobizCarrier) }, provision: vobizProvision });

@@ -129,6 +129,8 @@ const RESUME_EVENTS = new Set(["disconnected", "failed", "unanswered"]);
 
 const auth = async (ctx: ConfigContext) => `Bearer ${await vonageJwt(str(ctx.config.application_id), str(ctx.config.private_key))}`;
 const callsUrl = (env: ProviderEnv) => `${baseUrl(env, "vonage", VONAGE_API)}/v1/calls`;
+/** The application's JWT and the calls collection, for the carrier's other commands (DTMF). */
+export { auth as vonageAuth, callsUrl as vonageCallsUrl };
 
 export function problemMessage(json: any): string | null {
   if (!json) return null;
