@@ -15,6 +15,7 @@ import { callingPolicyRouter } from "./telephony/calling-policy.routes";
 import { suppressionsRouter } from "./telephony/suppressions.routes";
 import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
+import { inboundRouter } from "./calls/inbound.routes";
 import { resumeRouter } from "./calls/resume.routes";
 import { transferRouter } from "./calls/transfer.routes";
 import { runsRouter } from "./calls/runs.routes";
@@ -38,6 +39,7 @@ const ROUTERS = [
   campaignRecordsRouter,
   campaignAppendRouter,
   callbacksRouter,
+  inboundRouter,
   resumeRouter,
   transferRouter,
   runsRouter,

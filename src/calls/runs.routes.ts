@@ -13,7 +13,15 @@ import { clock } from "../lib/clock";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError } from "../lib/errors";
 import { recordingUrlValid, runDetails, runsPage } from "./recordings";
-import { WorkflowRun } from "./runs";
+import { RUN_DIRECTIONS, WorkflowRun } from "./runs";
+
+/** The list's filter: one direction, or all. */
+const listQuery = pageQuery.extend({
+  direction: z
+    .enum(RUN_DIRECTIONS)
+    .optional()
+    .openapi({ param: { name: "direction", in: "query" }, description: "Only calls of this direction (outbound, inbound, web)" }),
+});
 
 const tags = ["calls"];
 
@@ -22,7 +30,7 @@ const list = createRoute({
   path: "/workflow/{workflow_id}/runs",
   tags,
   summary: "List an agent's calls (workflow runs), newest first",
-  request: { params: idParam("workflow_id"), query: pageQuery },
+  request: { params: idParam("workflow_id"), query: listQuery },
   responses: { 200: json(pageOf(WorkflowRun)), ...errors(401, 404, 422) },
 });
 
@@ -65,13 +73,14 @@ const removeRecording = createRoute({
 export const runsRouter = createRouter()
   .openapi(list, async (c) => {
     const { workflow_id } = c.req.valid("param");
-    const { limit, cursor } = c.req.valid("query");
+    const { limit, cursor, direction } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
     const orgId = c.get("orgId");
+    const only = direction ? eq(workflowRuns.direction, direction) : undefined;
     if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
     const query = db.select().from(workflowRuns).$dynamic();
-    const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId)).all();
+    const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), only).all();
     return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   })
   .openapi(one, async (c) => {

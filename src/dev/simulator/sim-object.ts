@@ -27,6 +27,7 @@ import {
 import { playCallee, streamUrlIn } from "./media/play";
 import { SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan } from "./sandbox";
 import { twilioSign } from "./sign";
+import { addNumber, listNumbers, placeInbound, twilioNumbersApi } from "./inbound";
 
 export type PlayRequest = OutcomeOptions & {
   outcome: Outcome;
@@ -131,7 +132,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     };
     if (first === "twilio" && !this.accounts.has(SANDBOX_ACCOUNT_ID)) this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.sandboxLines));
     const before = new Set(this.calls.keys());
-    const res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
+    let res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
+    if (!res && first === "twilio") res = await twilioNumbersApi(scoped, req, "/" + rest.join("/"), body);
     if (first === "twilio") this.playSandbox(before, body);
     if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
     const fault = taken as Fault | null;
@@ -182,6 +184,15 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     if (what === "accounts" && !account) return json(404, { message: "no such account" });
     if (account && action === "requests") return json(200, this.requests.get(account.id) ?? []);
     if (account && action === "applications") return json(200, account.applications);
+    // The account's phone numbers, and a caller dialing one of them (the carrier's signed request, for the test to send).
+    if (account && action === "numbers") return json(200, req.method === "POST" ? addNumber(account, String(body.number)) : listNumbers(account));
+    if (account && action === "inbound" && req.method === "POST") {
+      try {
+        return json(200, { callback: await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url }) });
+      } catch (err) {
+        return json(400, { message: String((err as Error).message) });
+      }
+    }
     if (account && action === "faults" && req.method === "POST") {
       const list = this.faults.get(account.id) ?? [];
       const hangMs = Number(body.hang_ms ?? 0);

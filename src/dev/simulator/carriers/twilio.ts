@@ -198,5 +198,5 @@ export const twilio: Carrier = {
 };
 
 function base(call: SimCall, accountSid: string): Record<string, string> {
-  return { CallSid: call.id, AccountSid: accountSid, From: call.from, To: call.to, Direction: "outbound-api", ApiVersion: "2010-04-01" };
+  return { CallSid: call.id, AccountSid: accountSid, From: call.from, To: call.to, Direction: (call.extra.direction as string | undefined) ?? "outbound-api", ApiVersion: "2010-04-01" };
 }

@@ -1,0 +1,138 @@
+// A call dialed in to one of an organization's numbers, once its request was proven (the configuration's inbound
+// token and the carrier's signature, src/calls/inbound.routes.ts). A new call finds its number and agent, takes a
+// lease on the organization's concurrent-call cap, becomes a run (`direction: "inbound"`) and is answered with the
+// carrier's media document, so its call session and voice agent run exactly as for an outbound call that was
+// answered. A number that takes no calls gets a polite message and a hang-up; over the cap, the carrier's busy form.
+// Later requests about the same call (its status, a retried answer request) go to its run.
+import { and, eq, inArray } from "drizzle-orm";
+import { phoneNumbers, workflowRuns } from "../db/schema";
+import { isoNow } from "../lib/clock";
+import { getDb } from "../lib/db";
+import { ApiError } from "../lib/errors";
+import { log } from "../lib/log";
+import { organizationStub } from "../organizations/organization-object";
+import type { ConfigContext, InboundCall, Provider, ProviderCalls } from "../telephony/providers/types";
+import type { ConfigRow } from "../telephony/view";
+import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
+import { greetingFor } from "./greeting";
+import { addressCandidates, asE164, inboundVariables, NOT_IN_SERVICE, refusalOf } from "./inbound-rules";
+import { mediaDocumentFor } from "./resume";
+import { createRun, isFinal, type RunRow } from "./runs";
+import { liveAgent } from "./session/agents";
+import { callSessionStub } from "./session/stub";
+import { SINGLE_CALL_LEASE_SECONDS } from "./start";
+import { applyStatus } from "./status";
+
+export type Doc = { body: string; contentType: string };
+/** What the carrier is answered: a document, or nothing to say (204). */
+export type InboundReply = { doc: Doc } | { doc: null };
+
+type Inbound = { env: Env; requestUrl: string; row: ConfigRow; ctx: ConfigContext; provider: Provider; calls: ProviderCalls };
+
+const hangUp = (calls: ProviderCalls, text: string): InboundReply => ({ doc: calls.answerDocument(text) });
+
+/** The run a carrier's call id already names (a retried answer request, or the call's later status). */
+async function runOfCall(env: Env, row: ConfigRow, callId: string): Promise<RunRow | null> {
+  return (
+    (await getDb(env)
+      .select()
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.telephonyConfigurationId, row.id), eq(workflowRuns.providerCallId, callId), eq(workflowRuns.direction, "inbound")))
+      .get()) ?? null
+  );
+}
+
+/** A verified request to the configuration's inbound URL. */
+export async function inboundRequest(i: Inbound, request: Request, rawBody: string): Promise<InboundReply> {
+  const inbound = i.calls.inbound!;
+  const call = inbound.read(request, rawBody);
+  const updates = await i.calls.parseStatus(request, rawBody);
+  const callId = call?.callId ?? updates.find((u) => u.providerCallId)?.providerCallId;
+  const existing = callId ? await runOfCall(i.env, i.row, callId) : null;
+  if (existing) return followUp(i, existing, call, updates);
+  if (!call) return { doc: null }; // an event about no call of ours (one refused busy, or another carrier object)
+  return newCall(i, call);
+}
+
+/** A request about a call that already has its run: its status applied; a repeated answer request answered again. */
+async function followUp(i: Inbound, run: RunRow, call: InboundCall | null, updates: Awaited<ReturnType<ProviderCalls["parseStatus"]>>) {
+  let now = run;
+  for (const u of updates) {
+    // The carrier's ringing/in-progress of the answer request says nothing new: the run was answered when created.
+    if (!isFinal(u.status)) continue;
+    now = (await applyStatus(i.env, now, { ...u, providerCallId: undefined })).run;
+  }
+  if (isFinal(now.status) && !isFinal(run.status) && liveAgent(i.env)) {
+    // The caller hung up: the session ends now rather than wait out its socket.
+    await callSessionStub(i.env, run.id)
+      .carrierEnded()
+      .catch((err) => log("error", "call_end_not_handed_over", { run_id: run.id, error: String(err) }));
+  }
+  if (call && !isFinal(now.status)) return answer(i, now);
+  return { doc: null };
+}
+
+/** The agent answers: its media document, or without a voice agent on the media path the greeting and a hang-up. */
+async function answer(i: Inbound, run: RunRow): Promise<InboundReply> {
+  if (liveAgent(i.env) && i.calls.mediaDocument) return { doc: await mediaDocumentFor(i.env, i.requestUrl, i.calls, i.provider.name, run.id) };
+  return hangUp(i.calls, await greetingFor(getDb(i.env), run));
+}
+
+async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
+  const db = getDb(i.env);
+  const called = asE164(call.to);
+  const number =
+    (await db
+      .select()
+      .from(phoneNumbers)
+      .where(and(eq(phoneNumbers.configId, i.row.id), inArray(phoneNumbers.address, addressCandidates(call.to))))
+      .get()) ?? null;
+  const why = refusalOf({ number, configInactive: i.row.inactive });
+  const fields = { provider: i.provider.name, config_id: i.row.id, called_number: called, call_id: call.callId };
+  if (why || !number?.inboundWorkflowId) {
+    log("warning", "inbound_call_refused", { ...fields, reason: why });
+    return hangUp(i.calls, NOT_IN_SERVICE);
+  }
+  let workflow: UsableWorkflow;
+  try {
+    workflow = await loadUsableWorkflow(db, i.row.orgId, number.inboundWorkflowId);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    log("warning", "inbound_call_refused", { ...fields, reason: "agent_unusable", detail: String(err.detail) });
+    return hangUp(i.calls, NOT_IN_SERVICE);
+  }
+
+  // The caller counts against the organization's cap like any call; over it the caller hears busy, not ringing.
+  const leaseId = `inbound:${crypto.randomUUID()}`;
+  const lease = await organizationStub(i.env, i.row.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS });
+  if (!lease.granted) {
+    log("warning", "inbound_call_refused", { ...fields, reason: "concurrent_call_limit", in_use: lease.inUse, cap: lease.cap });
+    return { doc: i.calls.inbound!.busyDocument() ?? i.calls.answerDocument("") };
+  }
+  let run: RunRow;
+  try {
+    const caller = asE164(call.from);
+    run = await createRun(db, {
+      orgId: i.row.orgId,
+      workflowId: workflow.id,
+      workflowUuid: workflow.uuid,
+      definitionId: workflow.definitionId,
+      phoneNumber: caller,
+      fromNumber: number.address,
+      initialContext: inboundVariables(workflow.templateContextVariables, number.label, caller, number.address),
+      telephonyConfigurationId: i.row.id,
+      provider: i.provider.name,
+      leaseId,
+      direction: "inbound",
+      status: "initiated",
+      startedAt: isoNow(),
+    });
+    // Answered now: the carrier asks for the document only once it has the call.
+    run = (await applyStatus(i.env, run, { status: "in_progress", providerCallId: call.callId })).run;
+  } catch (err) {
+    await organizationStub(i.env, i.row.orgId).release(leaseId);
+    throw err;
+  }
+  log("info", "inbound_call_answered", { ...fields, run_id: run.id, workflow_id: workflow.id });
+  return answer(i, run);
+}

@@ -1,0 +1,119 @@
+// Calls that come in, as the carriers place them: the account's phone numbers (Twilio's IncomingPhoneNumbers, found
+// by PhoneNumber and updated with VoiceUrl/StatusCallback as its REST API documents), and a caller dialing one of
+// them: the carrier's signed voice request to the URL the number routes to, with the call registered so the rest of
+// the simulator (hang-up through the API, the media stream, the status callbacks) treats it as any other call.
+import { basicCredentials, twilioSign } from "./sign";
+import { json, randomHex, type Account, type Callback, type SimCall, type SimState } from "./types";
+
+export type SimNumber = { sid: string; phone_number: string; voice_url: string; voice_method: string; status_callback: string };
+
+const numbersOf = (account: Account): SimNumber[] => ((account.secret.numbers as SimNumber[] | undefined) ??= []);
+
+/** A number the account owns (the control API's `numbers` action). */
+export function addNumber(account: Account, phoneNumber: string): SimNumber {
+  const n: SimNumber = { sid: `PN${randomHex(16)}`, phone_number: phoneNumber, voice_url: "", voice_method: "POST", status_callback: "" };
+  numbersOf(account).push(n);
+  return n;
+}
+
+export const listNumbers = numbersOf;
+
+const twilioErr = (status: number, code: number, message: string) =>
+  json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+
+/** Twilio's IncomingPhoneNumbers list (filtered by PhoneNumber) and update; null for any other path. */
+export async function twilioNumbersApi(state: SimState, req: Request, path: string, body: string): Promise<Response | null> {
+  const m = /^\/2010-04-01\/Accounts\/([^/]+)\/IncomingPhoneNumbers(?:\/([^/]+))?\.json$/.exec(path);
+  if (!m) return null;
+  const account = [...state.accounts.values()].find((a) => a.provider === "twilio" && a.credentials.account_sid === m[1]);
+  const c = basicCredentials(req.headers.get("authorization"));
+  if (!account || !c || c.user !== m[1] || c.password !== account.credentials.auth_token) return twilioErr(401, 20003, "Authenticate");
+  const url = new URL(req.url);
+  state.record(account.id, {
+    method: req.method,
+    path,
+    query: Object.fromEntries([...url.searchParams.keys()].map((k) => [k, url.searchParams.getAll(k)])),
+    headers: Object.fromEntries(req.headers),
+    body,
+    at: Date.now(),
+  });
+  const view = (n: SimNumber) => ({
+    sid: n.sid,
+    account_sid: m[1],
+    phone_number: n.phone_number,
+    voice_url: n.voice_url,
+    voice_method: n.voice_method,
+    status_callback: n.status_callback,
+  });
+  if (!m[2]) {
+    if (req.method !== "GET") return twilioErr(405, 20004, "Method not allowed");
+    const want = url.searchParams.get("PhoneNumber");
+    return json(200, {
+      incoming_phone_numbers: numbersOf(account)
+        .filter((n) => !want || n.phone_number === want)
+        .map(view),
+      page: 0,
+      page_size: 50,
+    });
+  }
+  const n = numbersOf(account).find((x) => x.sid === m[2]);
+  if (!n) return twilioErr(404, 20404, `The requested resource ${path} was not found`);
+  if (req.method !== "POST") return twilioErr(405, 20004, "Method not allowed");
+  if (!(req.headers.get("content-type") ?? "").includes("application/x-www-form-urlencoded")) return twilioErr(400, 21601, "Request body must be form-encoded");
+  const form = new URLSearchParams(body);
+  const voiceUrl = form.get("VoiceUrl");
+  if (voiceUrl !== null && voiceUrl !== "" && !/^https?:\/\//.test(voiceUrl)) return twilioErr(400, 21502, "VoiceUrl is not valid");
+  if (voiceUrl !== null) n.voice_url = voiceUrl;
+  if (form.get("VoiceMethod")) n.voice_method = form.get("VoiceMethod")!;
+  if (form.get("StatusCallback") !== null) n.status_callback = form.get("StatusCallback")!;
+  return json(200, view(n));
+}
+
+export type InboundOptions = { to: string; from: string /** Deliver to this URL instead of the number's (a forged route). */; url?: string };
+
+/** A caller dials `to`: the call registered, and the carrier's signed voice request for it. */
+export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
+  if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
+  const n = numbersOf(account).find((x) => x.phone_number === o.to);
+  const url = o.url ?? n?.voice_url;
+  if (!url) throw new Error(`${o.to} routes nowhere`);
+  const sid = `CA${randomHex(16)}`;
+  const call: SimCall = {
+    id: sid,
+    provider: "twilio",
+    accountId: account.id,
+    to: o.to,
+    from: o.from,
+    answerUrl: url,
+    statusUrl: n?.status_callback || undefined,
+    urls: {},
+    amd: false,
+    state: "answered",
+    pending: [],
+    extra: { events: [], direction: "inbound" },
+    createdAt: Date.now(),
+  };
+  state.calls.set(sid, call);
+  const fields = {
+    CallSid: sid,
+    AccountSid: account.credentials.account_sid,
+    From: o.from,
+    To: o.to,
+    Called: o.to,
+    Caller: o.from,
+    CallStatus: "ringing",
+    Direction: "inbound",
+    ApiVersion: "2010-04-01",
+  };
+  const body = new URLSearchParams(fields).toString();
+  return {
+    kind: "answer",
+    method: "POST",
+    url,
+    body,
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, url, Object.entries(fields)),
+    },
+  };
+}
