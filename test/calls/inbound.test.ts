@@ -4,6 +4,8 @@
 // inbound; forged and unsigned requests create nothing; over the cap the caller hears busy; a number without an
 // agent gets a spoken apology and a hang-up.
 import { env } from "cloudflare:workers";
+import twilio from "twilio";
+import VoiceResponse from "twilio/lib/twiml/VoiceResponse";
 import { describe, expect, it } from "vitest";
 import { organizationStub } from "../../src/organizations/organization-object";
 import type { Callback } from "../../src/dev/simulator/types";
@@ -66,6 +68,30 @@ describe("inbound calls (Twilio)", () => {
     });
     const nums = await sim<any[]>("GET", `/accounts/${s.acct.id}/numbers`);
     expect(nums[0].voice_url).toBe(number.inbound_url);
+  });
+
+  it("the lookup and the update are the requests twilio's own client sends (incomingPhoneNumbers list and update)", async () => {
+    const { s, number } = await inboundSetup();
+    const seen: { method: string; uri: string; params?: Record<string, unknown>; data?: Record<string, unknown> }[] = [];
+    const httpClient = {
+      request: async (o: (typeof seen)[number]) => (seen.push(o), { statusCode: 200, body: { incoming_phone_numbers: [], sid: "PN1" }, headers: {} }),
+    };
+    const client = twilio(s.acct.credentials.account_sid, s.acct.credentials.auth_token, { httpClient } as never);
+    await client.incomingPhoneNumbers.list({ phoneNumber: CALLER, limit: 1 });
+    const ours = (await simRequests(s.acct)).filter((r) => r.path.includes("IncomingPhoneNumbers"));
+    const sid = /\/(PN[0-9a-f]{32})\.json$/.exec(ours[1].path)![1];
+    await client
+      .incomingPhoneNumbers(sid)
+      .update({ voiceUrl: number.inbound_url, voiceMethod: "POST", statusCallback: number.inbound_url, statusCallbackMethod: "POST" });
+    expect(new URL(seen[0].uri).pathname).toBe(ours[0].path);
+    expect(seen[0].params?.PhoneNumber).toBe(ours[0].query.PhoneNumber[0]);
+    expect(seen[1].method.toUpperCase()).toBe("POST");
+    expect(new URL(seen[1].uri).pathname).toBe(ours[1].path);
+    expect(Object.fromEntries(new URLSearchParams(ours[1].body))).toEqual(seen[1].data);
+    // The busy refusal is the TwiML twilio's VoiceResponse writes for <Reject reason="busy"/>.
+    const busy = new VoiceResponse();
+    busy.reject({ reason: "busy" });
+    expect((await import("../../src/telephony/providers/twilio/inbound")).REJECT_BUSY).toBe(busy.toString());
   });
 
   it("a caller reaches the agent: greeting, a reply to their words, the run completed with direction inbound", async () => {
