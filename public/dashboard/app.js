@@ -611,8 +611,11 @@ async function runPage(workflowId, runId) {
   document.title = `${run.name} · edgedial`;
   const facts = h("dl", { class: "facts" });
   fact(facts, "Status", stateBadge(run.status));
-  fact(facts, "Number", run.phone_number);
-  fact(facts, "From", run.from_number);
+  // An inbound call's phone_number is the caller and from_number the organization's number they dialed.
+  const inbound = run.direction === "inbound";
+  fact(facts, "Direction", run.direction ?? "outbound");
+  fact(facts, inbound ? "Caller" : "Number", run.phone_number);
+  fact(facts, inbound ? "Dialed" : "From", run.from_number);
   fact(facts, "Created", fmtTime(run.created_at));
   fact(facts, "Started", fmtTime(run.started_at));
   fact(facts, "Answered", fmtTime(run.answered_at));
