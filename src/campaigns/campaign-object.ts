@@ -15,6 +15,7 @@ import { BackgroundImport } from "./csv/background";
 import { Alarm } from "./engine/alarm";
 import { CallStatuses } from "./engine/call-statuses";
 import { ContactImports } from "./engine/contact-imports";
+import { scheduleCallback } from "./engine/callbacks";
 import { recordDisposition, type ContactView } from "./engine/contact-runs";
 import type { Duplicate } from "./engine/contacts";
 import { CampaignCore } from "./engine/core";
@@ -33,6 +34,7 @@ import { refusable, type Result } from "./errors";
 import type { CampaignMeta, CampaignState, ContactInput } from "./engine/object-api";
 import { packContacts, type PackedContacts } from "./engine/packed";
 import { log } from "../lib/log";
+import { clock } from "../lib/clock";
 
 type Inserted = { inserted: number; duplicates: Duplicate[] };
 
@@ -212,10 +214,13 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
     return this.statuses.callIdsOf(calls);
   }
 
-  /** A call's session ended with the agent's disposition (idempotent). */
+  /** A call's disposition, from its session or its analysis; `call_back_later` with a time schedules the callback (idempotent). */
   async onRunOutcome(o: RunOutcome): Promise<{ applied: boolean }> {
     if (!this.core.campaign()) return { applied: false };
-    return { applied: recordDisposition(this.core.db, this.core.log, o) };
+    const recorded = recordDisposition(this.core.db, this.core.log, o);
+    const called = this.core.db.tx(() => scheduleCallback(this.core, o, clock.now()));
+    if (called) await this.core.settle(false);
+    return { applied: recorded || called };
   }
 
   // Redial (the child is created by ../redial.ts through these).
