@@ -14,7 +14,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { authenticate, callbackAuth, Params, publicUrl, refused } from "./callbacks.routes";
 import { callSessionStub } from "./session/stub";
 import { legOf, settleTransfer, TRANSFER_PATHS } from "./transfer";
-import type { StoredTransfer } from "./transfer-record";
+import type { StoredTransfer, TransferSettled } from "./transfer-record";
 
 type Checked = Awaited<ReturnType<typeof authenticate>> & { rawBody: string };
 
@@ -54,15 +54,20 @@ function status(c: Context<AppEnv>, params: z.infer<typeof Params>) {
     const t = transferOf(run);
     const progress = provider.calls?.transfer?.progress;
     // A report after the transfer settled (the person's leg ending later, a retry) changes nothing.
-    if (!t || t.outcome || t.mode !== "warm" || !progress || !run.providerCallId) return c.body(null, 204);
-    const p = await progress(ctx, providerEnvOf(c.env, c.req.url), await legOf(c.env, run, t, run.providerCallId), rawBody);
-    if (p.outcome === "pending") return c.body(null, 204);
-    await settleTransfer(c.env, run, t, p.outcome, p.message ?? null);
+    if (!t || t.outcome || !progress || !run.providerCallId) return c.body(null, 204);
+    const session = callSessionStub(c.env, run.id);
+    // The carrier may move the caller now (on answer): the session reads its stream's end as the hand-over meanwhile.
+    await session.transferSettled("hold").catch(() => false);
+    let outcome: TransferSettled | null = null;
     try {
-      await callSessionStub(c.env, run.id).transferSettled(p.outcome);
-    } catch (err) {
-      // The run has the outcome; the session's own deadline gives the agent the caller back.
-      log("error", "transfer_not_handed_over", { run_id: run.id, error: String(err) });
+      const p = await progress(ctx, providerEnvOf(c.env, c.req.url), await legOf(c.env, run, t, run.providerCallId), rawBody);
+      if (p.outcome !== "pending") {
+        outcome = p.outcome;
+        await settleTransfer(c.env, run, t, p.outcome, p.message ?? null);
+      }
+    } finally {
+      // The run has the outcome; were the session unreachable, its own deadline gives the agent the caller back.
+      await session.transferSettled(outcome).catch((err) => log("error", "transfer_not_handed_over", { run_id: run.id, error: String(err) }));
     }
     return c.body(null, 204);
   });

@@ -121,7 +121,8 @@ export async function startTransfer(env: Env, orgId: number, runId: number, req:
     result = { ok: false, message: `Could not transfer the call: ${(err as Error)?.message ?? String(err)}` };
   }
   if (!result.ok) return fail(result.message);
-  if (record.mode === "cold") {
+  // A cold transfer is done once the carrier took the caller, unless the carrier keeps them until the person answers (ari).
+  if (record.mode === "cold" && !result.ringing) {
     await settleTransfer(env, run, record, "connected", null);
     return { state: "connected" };
   }
@@ -129,7 +130,7 @@ export async function startTransfer(env: Env, orgId: number, runId: number, req:
   return { state: "ringing", timeoutSeconds: record.timeout_seconds };
 }
 
-/** A warm transfer given up by the session: the person's leg hung up (an ended leg is fine), the run says why. */
+/** A transfer still ringing given up by the session: the person's leg hung up (an ended leg is fine), the run says why. */
 export async function giveUpTransfer(env: Env, orgId: number, runId: number, outcome: "no_answer" | "failed", message: string): Promise<void> {
   const run = await getDb(env)
     .select()

@@ -71,9 +71,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     this.desk = new TransferDesk({ ports: () => this.calls, record: () => this.store.current, ending, leave: () => void this.finish("transferred") });
   }
 
-  /** The carrier's word on a warm transfer's person (recorded on the run by the transfer's status route). */
-  async transferSettled(outcome: TransferSettled): Promise<boolean> {
-    return this.desk.settle(outcome);
+  /** The transfer's status route: "hold" (a report came; the carrier may move the caller), then its word (null: none). */
+  async transferSettled(step: "hold" | TransferSettled | null): Promise<boolean> {
+    return step === "hold" ? this.desk.hold() : this.desk.settle(step);
   }
 
   /** Chooses the agent and limits before the stream connects (the greeting agent and the defaults otherwise). */

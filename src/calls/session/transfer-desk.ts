@@ -9,6 +9,8 @@ import type { CallPorts, TransferSettled } from "./ports";
 
 /** How long past the person's ring time the session waits for the carrier's word before giving the leg up. */
 export const TRANSFER_GRACE_SECONDS = 15;
+/** How long a report on the person's leg may hold the caller's stream end for the carrier's move (then it counts). */
+const HOLD_MS = 10_000;
 
 export type DeskOf = {
   ports(): Pick<CallPorts, "transfer" | "transferGiveUp">;
@@ -25,6 +27,7 @@ export class TransferDesk {
   private waiting: Waiting | null = null;
   /** The carrier request under way (the stream stopping meanwhile is the transfer's doing). */
   inFlight: Promise<unknown> | null = null;
+  private held: (() => void) | null = null;
 
   constructor(private readonly of: DeskOf) {}
 
@@ -66,13 +69,40 @@ export class TransferDesk {
     });
   }
 
-  /** The carrier's word on the person's leg (already recorded on the run): false when no transfer waits for it. */
-  settle(outcome: TransferSettled): boolean {
-    const w = this.take();
-    if (!w) return false;
-    w.resolve(outcome);
-    if (outcome === "connected") this.of.leave();
+  /**
+   * A report on the person's leg arrived and the carrier may now move the caller (on answer): until it is settled
+   * (`settle`), a stop of the caller's stream is the hand-over's, not the caller's. False when no transfer waits.
+   */
+  hold(): boolean {
+    if (!this.waiting) return false;
+    if (!this.held) {
+      let release = () => {};
+      this.inFlight = new Promise<void>((r) => (release = r));
+      const timer = setTimeout(() => this.unhold(), HOLD_MS);
+      this.held = () => {
+        clearTimeout(timer);
+        release();
+      };
+    }
     return true;
+  }
+
+  /** The carrier's word on the person's leg (already recorded on the run), or null: nothing settled, the hold ends. */
+  settle(outcome: TransferSettled | null): boolean {
+    const w = outcome ? this.take() : null;
+    if (w && outcome) {
+      w.resolve(outcome);
+      if (outcome === "connected") this.of.leave();
+    }
+    this.unhold();
+    return w !== null;
+  }
+
+  private unhold(): void {
+    const h = this.held;
+    this.held = null;
+    this.inFlight = null;
+    h?.();
   }
 
   /** No word in time, or the call ends while the person's phone rings: their leg is hung up and the run says why. */
