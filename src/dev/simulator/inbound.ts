@@ -2,7 +2,7 @@
 // by PhoneNumber and updated with VoiceUrl/StatusCallback as its REST API documents), and a caller dialing one of
 // them: the carrier's signed voice request to the URL the number routes to, with the call registered so the rest of
 // the simulator (hang-up through the API, the media stream, the status callbacks) treats it as any other call.
-import { basicCredentials, twilioSign } from "./sign";
+import { basicCredentials, plivoV3Sign, randomNonce, twilioSign, vobizSign } from "./sign";
 import { json, randomHex, type Account, type Callback, type SimCall, type SimState } from "./types";
 
 export type SimNumber = { sid: string; phone_number: string; voice_url: string; voice_method: string; status_callback: string };
@@ -73,6 +73,7 @@ export type InboundOptions = { to: string; from: string /** Deliver to this URL 
 
 /** A caller dials `to`: the call registered, and the carrier's signed voice request for it. */
 export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
+  if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
   const n = numbersOf(account).find((x) => x.phone_number === o.to);
   const url = o.url ?? n?.voice_url;
@@ -115,5 +116,47 @@ export async function placeInbound(state: SimState, account: Account, o: Inbound
       "Content-Type": "application/x-www-form-urlencoded",
       "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, url, Object.entries(fields)),
     },
+  };
+}
+
+/**
+ * Plivo and Vobiz: the number's application's answer_url gets a form post (CallUUID, From and To without the +,
+ * Direction=inbound, CallStatus=ringing), signed as each signs (Plivo V3 over URL and params; Vobiz over the URL).
+ */
+async function placeFamilyInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
+  const url = o.url ?? account.applications[0]?.url;
+  if (!url) throw new Error(`${o.to} routes nowhere`);
+  const uuid = crypto.randomUUID();
+  const digits = (n: string) => n.replace(/^\+/, "");
+  const call: SimCall = {
+    id: uuid,
+    provider: account.provider,
+    accountId: account.id,
+    to: digits(o.to),
+    from: digits(o.from),
+    answerUrl: url,
+    statusUrl: url,
+    urls: { answer: url, hangup: url },
+    amd: false,
+    state: "answered",
+    pending: [],
+    extra: { callUuid: uuid, direction: "inbound" },
+    createdAt: Date.now(),
+  };
+  state.calls.set(uuid, call);
+  const fields: Record<string, string> = { CallUUID: uuid, From: call.from, To: call.to, Direction: "inbound", CallStatus: "ringing", Event: "StartApp" };
+  const params = Object.entries(fields);
+  const nonce = randomNonce();
+  const token = account.credentials.auth_token;
+  const signed: Record<string, string> =
+    account.provider === "plivo"
+      ? { "X-Plivo-Signature-V3": await plivoV3Sign(token, url, params, nonce), "X-Plivo-Signature-V3-Nonce": nonce }
+      : { "X-Vobiz-Signature-V3": await vobizSign("V3", token, url, nonce), "X-Vobiz-Signature-V3-Nonce": nonce };
+  return {
+    kind: "answer",
+    method: "POST",
+    url,
+    body: new URLSearchParams(params).toString(),
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...signed },
   };
 }

@@ -244,6 +244,23 @@ export function plivoFamily(f: Family): Carrier {
       const objects = account.applications.filter((a) => !name || a.name === name).map((a) => ({ app_id: a.id, app_name: a.name, answer_url: a.url }));
       return json(200, { api_id: uuid(), meta: { limit: 20, offset: 0, total_count: objects.length }, objects });
     }
+    if (req.method === "POST" && id) {
+      // Update an application (its answer and hangup URLs: where the numbers linked to it send their calls).
+      const app = account.applications.find((a) => a.id === id);
+      if (!app) return err(404, "application not found");
+      const p = (() => {
+        try {
+          return JSON.parse(body) as Record<string, unknown>;
+        } catch {
+          return null;
+        }
+      })();
+      if (!p) return err(400, "invalid JSON body");
+      if (p.answer_url !== undefined && (typeof p.answer_url !== "string" || !/^https?:\/\//.test(p.answer_url)))
+        return err(400, "answer_url is not a valid URL");
+      if (typeof p.answer_url === "string") app.url = p.answer_url;
+      return json(202, { api_id: uuid(), message: "changed" });
+    }
     if (req.method !== "POST" || id) return err(405, "method not allowed");
     const fault = state.takeFault(account.id, "provision");
     if (fault) return err(fault.status, String(fault.body ?? "internal server error"));

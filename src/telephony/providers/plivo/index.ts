@@ -1,7 +1,11 @@
 import { defineProvider } from "../define";
+import { familyInbound } from "../plivo-family-inbound";
 import * as config from "./config";
 import { plivoCalls, plivoCarrier } from "./calls";
 import { familySendDtmf } from "../plivo-family-dtmf";
 import { plivoProvision } from "./provision";
 
-export const plivo = defineProvider("plivo", config, { calls: { ...plivoCalls, sendDtmf: familySendDtmf(plivoCarrier) }, provision: plivoProvision });
+export const plivo = defineProvider("plivo", config, {
+  calls: { ...plivoCalls, sendDtmf: familySendDtmf(plivoCarrier), inbound: familyInbound(plivoCarrier) },
+  provision: plivoProvision,
+});

@@ -1,7 +1,11 @@
 import { defineProvider } from "../define";
+import { familyInbound } from "../plivo-family-inbound";
 import * as config from "./config";
 import { vobizCalls, vobizCarrier } from "./calls";
 import { familySendDtmf } from "../plivo-family-dtmf";
 import { vobizProvision } from "./provision";
 
-export const vobiz = defineProvider("vobiz", config, { calls: { ...vobizCalls, sendDtmf: familySendDtmf(vobizCarrier) }, provision: vobizProvision });
+export const vobiz = defineProvider("vobiz", config, {
+  calls: { ...vobizCalls, sendDtmf: familySendDtmf(vobizCarrier), inbound: familyInbound(vobizCarrier) },
+  provision: vobizProvision,
+});
