@@ -1,7 +1,10 @@
 // What the agent can do on the call besides talking and moving through its graph, as the definition declares it:
 // the agent's HTTP tools (offered at the nodes they name), a transferCall node's hand-over, and pressing keys at
 // nodes that allow it. Pure: read from the definition as stored (headers still sealed), no I/O.
+import { DTMF_KEYS, HTTP_METHODS, RESERVED_TOOL_NAMES } from "../workflows/tools";
 import type { ToolParameters, ToolSpec } from "./chat";
+
+export { DTMF_KEYS, HTTP_METHODS, RESERVED_TOOL_NAMES };
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -9,14 +12,8 @@ const text = (v: unknown) => (typeof v === "string" ? v : "");
 
 export const TRANSFER_TOOL = "transfer_call";
 export const SEND_DTMF_TOOL = "send_dtmf";
-/** Names edges' tools never take (an HTTP tool may not either: the validator refuses them). */
-export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(["end_call", TRANSFER_TOOL, SEND_DTMF_TOOL]);
-
-export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 export const DEFAULT_TOOL_TIMEOUT_MS = 5000;
-/** Keys a DTMF string may hold: digits, *, #, A-D, and `w` (wait half a second). */
-export const DTMF_KEYS = /^[0-9*#A-Dw]{1,32}$/;
 
 /** An agent-level HTTP tool as stored: header values are sealed envelopes (opened only for a call), or plain text. */
 export type HttpTool = {

@@ -4,6 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { AnalysisSettings } from "./analysis-schema";
 import { NODE_TYPES } from "./validate";
 import { VoiceAgentSettings } from "./voice-settings";
+import { DTMF_KEYS, HttpTools } from "./tools";
 
 export const MAX_NODES = 500;
 export const MAX_EDGES = 2000;
@@ -50,6 +51,26 @@ export const NodeData = z
       .optional()
       .openapi({ description: `startCall: the first words of the call (at most ${MAX_GREETING_CHARS} characters)` }),
     url: z.string().max(MAX_URL_CHARS).nullable().optional().openapi({ description: "webhook: the address called" }),
+    destination: z
+      .string()
+      .max(MAX_SHORT_TEXT)
+      .nullable()
+      .optional()
+      .openapi({ description: "transferCall: the person's number (E.164), or for ari a dial string (PJSIP/100) or SIP URI" }),
+    mode: z
+      .enum(["cold", "warm"])
+      .nullable()
+      .optional()
+      .openapi({ description: "transferCall: cold hands over at once; warm first tells the person about the call" }),
+    message: z.string().max(MAX_CONDITION_CHARS).nullable().optional().openapi({ description: "transferCall: said to the caller before the hand-over" }),
+    whisper_prompt: z
+      .string()
+      .max(MAX_CONDITION_CHARS)
+      .nullable()
+      .optional()
+      .openapi({ description: "transferCall (warm): guides the summary the person hears before the two are connected" }),
+    timeout_seconds: z.int().min(5).max(120).nullable().optional().openapi({ description: "transferCall: how long the person's phone may ring (default 30)" }),
+    allow_dtmf: z.boolean().nullable().optional().openapi({ description: "The model may press keys here (send_dtmf), e.g. to get through a phone menu" }),
     trigger_path: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({
       description:
         "apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization",
@@ -74,6 +95,17 @@ export const WorkflowEdge = z
       .looseObject({
         label: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({ description: "Name of the transition; distinct among a node's outgoing edges" }),
         condition: z.string().max(MAX_CONDITION_CHARS).nullable().optional().openapi({ description: "When the agent takes this transition" }),
+        dtmf: z
+          .string()
+          .regex(DTMF_KEYS, "Keys: 0-9, *, #, A-D")
+          .nullable()
+          .optional()
+          .openapi({ description: "The callee pressing these keys takes this transition at once (without the model)" }),
+        on: z
+          .enum(["no_answer"])
+          .nullable()
+          .optional()
+          .openapi({ description: "From a transferCall node: the way on when the transfer does not connect (no answer, failed, unsupported)" }),
       })
       .nullable()
       .optional(),
@@ -85,6 +117,7 @@ const definition = (minNodes: number) =>
     .looseObject({
       nodes: z.array(WorkflowNode).min(minNodes).max(MAX_NODES),
       edges: z.array(WorkflowEdge).max(MAX_EDGES).default([]),
+      tools: HttpTools.optional(),
     })
     .refine((v) => byteLength(v) <= MAX_DEFINITION_BYTES, { message: `The definition must be at most ${MAX_DEFINITION_BYTES} bytes as JSON` });
 

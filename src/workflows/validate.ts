@@ -4,13 +4,14 @@ import { isObject, type Obj } from "../lib/helpers";
 import { speechLength } from "../lib/speech";
 import { checkOutboundUrl } from "../lib/url-guard";
 import { webhookNodeProblems } from "./webhook-node";
+import { actionProblems } from "./action-checks";
 
-export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger"] as const;
+export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger", "transferCall"] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 /** Nodes that are steps of the conversation and so must be reachable from the start. Global, webhook and trigger
  * nodes stand beside the graph (applied to every step, fired on events, or an entry point) and need no edges. */
-export const CONVERSATION_NODE_TYPES: ReadonlySet<string> = new Set(["startCall", "agentNode", "endCall"]);
+export const CONVERSATION_NODE_TYPES: ReadonlySet<string> = new Set(["startCall", "agentNode", "endCall", "transferCall"]);
 
 /** A trigger path becomes one path segment of `/public/agent/{path}`. */
 export const TRIGGER_PATH_PATTERN = /^[A-Za-z0-9._~-]{1,128}$/;
@@ -53,6 +54,7 @@ const REQUIRED_TEXT: Record<NodeType, string[]> = {
   endCall: ["prompt"],
   globalNode: [],
   webhook: ["url"],
+  transferCall: ["destination"],
   apiTrigger: ["trigger_path"],
 };
 
@@ -197,6 +199,10 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
       adjacency.set(source, [...(adjacency.get(source) ?? []), target]);
     }
   });
+
+  // Transfers, key-press edges and HTTP tools (./action-checks).
+  const types = new Map([...nodes].map(([id, n]) => [id, n.type as string | null]));
+  for (const p of actionProblems(definition, types)) errors.push(p);
 
   // Reachability, only meaningful once a start exists (its absence is already reported).
   if (startCount > 0) {

@@ -25,6 +25,7 @@ import {
 import { validateDefinition, type ValidationResult as Result } from "./validate";
 import { speechLimits } from "./speech-limits";
 import { maskVoiceSecrets, sealVoiceSecrets } from "./voice-settings";
+import { maskToolHeaders, sealToolHeaders } from "./tools";
 
 const tags = ["workflows"];
 const WorkflowId = idParam("workflow_id");
@@ -117,7 +118,7 @@ function view(w: StoredWorkflow, totalRuns: number) {
     created_at: w.createdAt,
     updated_at: w.updatedAt,
     // A stored definition that isn't an object (only possible by writing D1 directly) is shown as empty.
-    workflow_definition: isObject(w.definition) ? w.definition : {},
+    workflow_definition: isObject(w.definition) ? maskToolHeaders(w.definition) : {},
     current_definition_id: w.currentDefinitionId,
     template_context_variables: w.templateContextVariables,
     call_disposition_codes: { ...codes, disposition_codes: Array.isArray(codes.disposition_codes) ? codes.disposition_codes : [] },
@@ -134,7 +135,7 @@ const versionView = (v: StoredVersion, current: StoredWorkflow) => ({
   workflow_id: v.workflowId,
   version_number: v.versionNumber,
   version_status: v.id === current.currentDefinitionId ? "published" : "superseded",
-  workflow_definition: isObject(v.definition) ? v.definition : {},
+  workflow_definition: isObject(v.definition) ? maskToolHeaders(v.definition) : {},
   created_at: v.createdAt,
 });
 
@@ -158,12 +159,13 @@ export const workflowsRouter = createRouter()
     const db = getDb(c.env);
     const box = () => SecretBox.fromEnv(c.env);
     const configurations = input.workflow_configurations && (await sealVoiceSecrets(box, c.get("orgId"), input.workflow_configurations, null));
+    const definition = await sealToolHeaders(box, c.get("orgId"), input.workflow_definition, null);
     const row = await createWorkflow(
       db,
       c.get("orgId"),
       {
         name: input.name,
-        definition: input.workflow_definition,
+        definition,
         templateContextVariables: input.template_context_variables,
         callDispositionCodes: input.call_disposition_codes,
         workflowConfigurations: configurations,
@@ -199,6 +201,13 @@ export const workflowsRouter = createRouter()
     const input = c.req.valid("json");
     const db = getDb(c.env);
     let configurations = input.workflow_configurations;
+    let definition: Record<string, unknown> | undefined = input.workflow_definition;
+    if (definition && Array.isArray(definition.tools) && definition.tools.length) {
+      // Header values sent as their mask keep the current version's sealed values.
+      const stored = await getWorkflow(db, c.get("orgId"), workflow_id);
+      if (!stored) throw notFound("Workflow");
+      definition = await sealToolHeaders(() => SecretBox.fromEnv(c.env), c.get("orgId"), definition, stored.definition);
+    }
     if (configurations?.voice_agent) {
       // Keys kept by their mask are taken from the stored settings.
       const stored = await getWorkflow(db, c.get("orgId"), workflow_id);
@@ -211,7 +220,7 @@ export const workflowsRouter = createRouter()
       workflow_id,
       {
         name: input.name,
-        definition: input.workflow_definition,
+        definition,
         templateContextVariables: input.template_context_variables,
         callDispositionCodes: input.call_disposition_codes,
         workflowConfigurations: configurations,
