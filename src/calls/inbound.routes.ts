@@ -54,8 +54,8 @@ async function handle(c: Context<AppEnv>, p: z.infer<typeof Params>): Promise<Re
 const auth = {
   security: [],
   description:
-    "No API key. Authorized by the configuration's inbound token in the path (an HMAC only this service can mint; the numbers' `inbound_url` " +
-    "shows it) and, where the carrier signs, by its signature, exactly as the per-run callbacks are. A request failing either is 401/403 and " +
+    "No API key. Authorized by the configuration's inbound token in the path (an HMAC only this service can mint, like the per-run token " +
+    "of the run callbacks; the numbers' `inbound_url` shows it) and, where the carrier signs, by its signature. A request failing either is 401/403 and " +
     "creates nothing. A new call to a number with an agent is answered with the carrier's media document (the call's audio to its call " +
     "session); a number without one, or with an archived or invalid agent, gets a spoken apology and a hang-up; over the organization's " +
     "concurrent-call cap, the carrier's busy refusal. A later request about the same call (its status) is applied to its run.",
