@@ -4,6 +4,9 @@ import { eq } from "drizzle-orm";
 import { workflowDefinitions, workflowRuns, workflows } from "../db/schema";
 import { getDb } from "../lib/db";
 import { parseStoredDefinition } from "../workflows/store";
+import { openToolHeaders } from "../workflows/tools";
+import { SecretBox } from "../lib/secret-box";
+import type { ToolAccess } from "./action-runner";
 import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import type { Engines } from "./conversation-agent";
 import { Conversation } from "./graph";
@@ -51,4 +54,18 @@ export async function conversationFor(
   } catch {
     return null;
   }
+}
+
+/**
+ * What a call's HTTP tools reach with: their headers opened with the deployment's keys (for that request alone), and
+ * the organization's network policy, asked of the caller at every request (the calls module knows it).
+ */
+export function toolAccess(env: Env, orgId: number, allowsPrivate: () => Promise<boolean>): ToolAccess {
+  let box: SecretBox | null = null;
+  try {
+    box = env.ENCRYPTION_KEYS ? SecretBox.fromEnv(env) : null;
+  } catch {
+    // A malformed key list: a tool with sealed headers then fails as misconfigured, the call goes on.
+  }
+  return { headers: (tool) => openToolHeaders(box, orgId, tool), allowsPrivate };
 }

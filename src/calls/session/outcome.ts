@@ -79,6 +79,7 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
       input_tokens: o.usage.inputTokens,
       output_tokens: o.usage.outputTokens,
     },
+    ...(o.toolCalls?.length ? { toolCalls: o.toolCalls } : {}),
   };
   if (!r.recording && !transcript.length && !agent) return enqueueAfterCall(env, runId);
   try {
