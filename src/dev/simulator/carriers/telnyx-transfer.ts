@@ -39,9 +39,9 @@ export async function transferCommand(
     return done();
   }
   if (name === "bridge") {
-    const otherId = String(p.call_control_id_to_bridge_with ?? "");
+    const otherId = String(p.call_control_id ?? "");
     const other = state.calls.get(otherId);
-    if (!otherId) return err(422, "10015", "Invalid value", "call_control_id_to_bridge_with is required", "/call_control_id_to_bridge_with");
+    if (!otherId) return err(422, "10015", "Invalid value", "call_control_id (the call to bridge with) is required", "/call_control_id");
     if (!other || other.accountId !== account.id || other.state !== "answered" || call.state !== "answered")
       return err(422, "90018", "Call has already ended", "Both calls must be active and answered to be bridged.");
     call.extra.bridgedWith = other.id;

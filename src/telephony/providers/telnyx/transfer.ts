@@ -101,9 +101,12 @@ async function whisper(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg, p
   return ok(await action(ctx, env, personId, "speak", body));
 }
 
-/** The caller joins the person; our stream leaves the caller's call (the session ends on `connected`). */
+/**
+ * The caller joins the person; our stream leaves the caller's call (the session ends on `connected`). On the wire the
+ * other call is `call_control_id` (the telnyx SDK's `call_control_id_to_bridge_with` is renamed to it when sent).
+ */
 async function bridge(ctx: ConfigContext, env: ProviderEnv, leg: TransferLeg, personId: string): Promise<TransferProgress> {
-  const res = await action(ctx, env, leg.providerCallId, "bridge", { call_control_id_to_bridge_with: personId, command_id: `bridge-${leg.runId}` });
+  const res = await action(ctx, env, leg.providerCallId, "bridge", { call_control_id: personId, command_id: `bridge-${leg.runId}` });
   if (!ok(res)) {
     // The caller is gone (or the bridge refused): the person is not left on a dead line.
     await action(ctx, env, personId, "hangup", {});
