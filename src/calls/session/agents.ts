@@ -6,8 +6,8 @@
 import type { SampleRate } from "../../lib/audio/resample";
 import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "../../agent/voice-agent";
 
-export type AgentName = "greeting" | "echo" | "conversation";
-export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo", "conversation"];
+export type AgentName = "greeting" | "echo" | "conversation" | "transfer";
+export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo", "conversation", "transfer"];
 
 /**
  * The agent answered calls get on the media path (the VOICE_AGENT setting), or null: the carrier then speaks the

@@ -62,6 +62,15 @@ export const twilio: Carrier = {
       // Update (hang up) a call.
       const call = state.calls.get(m[2]);
       if (!call || call.accountId !== account.id) return err(404, 20404, `The requested resource ${path} was not found`);
+      const twiml = form.get("Twiml");
+      if (twiml !== null && form.get("Status") === null) {
+        // Modify a call in progress: its TwiML is replaced (a transfer's <Dial>, a <Conference>); the stream it ran ends.
+        if (call.state === "ended") return err(400, 21220, "Call is not in-progress. Cannot redirect.");
+        if (!twiml.startsWith("<") || !twiml.includes("<Response>")) return err(400, 12100, "Document parse failure");
+        call.extra.twiml = twiml;
+        call.extra.apiHangup = true;
+        return json(200, { sid: call.id, status: call.state === "answered" ? "in-progress" : call.state });
+      }
       const want = form.get("Status");
       if (want !== "canceled" && want !== "completed") return err(400, 21218, "Invalid Status: must be canceled or completed");
       // Hung up through the API: the call does not go on to the verb after its stream.
@@ -92,6 +101,8 @@ export const twilio: Carrier = {
     if (!from) return err(400, 21603, "A 'From' phone number is required.");
     if (!E164.test(from)) return err(400, 21212, `The 'From' number ${from} is not a valid phone number, shortcode, or alphanumeric sender ID.`);
     if (!form.get("Url") && !form.get("Twiml")) return err(400, 21205, "Url or Twiml is required");
+    const inline = form.get("Twiml");
+    if (inline !== null && !inline.includes("<Response>")) return err(400, 12100, "Document parse failure");
     const timeout = form.get("Timeout");
     if (timeout !== null && !(/^\d+$/.test(timeout) && Number(timeout) >= 1 && Number(timeout) <= 600))
       return err(400, 21208, `Timeout must be between 1 and 600, got ${timeout}`);
@@ -113,7 +124,7 @@ export const twilio: Carrier = {
       amd: md !== null,
       state: "queued",
       pending: [],
-      extra: { events },
+      extra: { events, ...(inline !== null ? { twiml: inline } : {}) },
       createdAt: Date.now(),
     };
     state.calls.set(sid, call);
@@ -198,5 +209,12 @@ export const twilio: Carrier = {
 };
 
 function base(call: SimCall, accountSid: string): Record<string, string> {
-  return { CallSid: call.id, AccountSid: accountSid, From: call.from, To: call.to, Direction: (call.extra.direction as string | undefined) ?? "outbound-api", ApiVersion: "2010-04-01" };
+  return {
+    CallSid: call.id,
+    AccountSid: accountSid,
+    From: call.from,
+    To: call.to,
+    Direction: (call.extra.direction as string | undefined) ?? "outbound-api",
+    ApiVersion: "2010-04-01",
+  };
 }

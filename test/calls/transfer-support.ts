@@ -1,0 +1,39 @@
+// The transfer tests' shared parts: a call whose session runs the transfer test agent (which asks for the hand-over
+// the run's variables describe), the outcome it logs, and the run's details once the call ended.
+import { env } from "cloudflare:workers";
+import { callSessionStub } from "../../src/calls/session/stub";
+import type { MediaProvider } from "../../src/dev/simulator/media/callee";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import { listen } from "./conversation-support";
+import { connect } from "./media-support";
+import { eventually, runApi, type Setup, setup, startCall } from "./support";
+
+export const PERSON = "+14155550199";
+
+export async function transferCall(provider: ProviderName, vars: Record<string, string>) {
+  const s = await setup(provider);
+  const runId = await startCall(s, { initial_context: { first_name: "Ada", transfer_to: PERSON, transfer_timeout: "20", ...vars } });
+  await callSessionStub(env, runId).prepare({ agent: "transfer" });
+  const callee = await connect(provider as MediaProvider, runId);
+  return { s, runId, callee };
+}
+
+/** The session's transcript once the test agent logged the transfer's outcome (the callee listening meanwhile). */
+export async function outcomeOf(runId: number, callee: Awaited<ReturnType<typeof connect>>) {
+  for (let i = 0; i < 200; i++) {
+    const snap = await callSessionStub(env, runId).snapshot();
+    const turn = snap.turns.find((t) => t.text.startsWith("transfer: "));
+    if (turn) return { snap, outcome: turn.text.slice("transfer: ".length) };
+    await listen(callee, 20);
+  }
+  throw new Error("the transfer never settled");
+}
+
+/** The run's details once its call session wrote them (the transcript, after the end). */
+export const runOnceEnded = (s: Setup, runId: number) =>
+  eventually(
+    () => runApi(s, runId),
+    (r) => r.transfer?.outcome != null && r.end_reason != null,
+  );
+
+export const form = (body: string) => Object.fromEntries(new URLSearchParams(body));
