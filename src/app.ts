@@ -20,6 +20,7 @@ import { resumeRouter } from "./calls/resume.routes";
 import { transferRouter } from "./calls/transfer.routes";
 import { runsRouter } from "./calls/runs.routes";
 import { publicCallsRouter } from "./calls/public.routes";
+import { webCallRouter } from "./calls/web-call.routes";
 import { webhooksRouter } from "./webhooks/webhooks.routes";
 
 export const app = createApp();
@@ -44,6 +45,7 @@ const ROUTERS = [
   transferRouter,
   runsRouter,
   publicCallsRouter,
+  webCallRouter,
   campaignControlRouter,
   webhooksRouter,
 ];

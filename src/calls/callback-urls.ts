@@ -35,9 +35,9 @@ const STREAM_TOKEN = /^(\d{1,12})\.([0-9a-f]{32})\.([0-9a-f]{64})$/;
 const streamMac = async (secret: string, provider: string, runId: number, exp: string, nonce: string) =>
   toHex(await hmac(secret, `stream:${provider}:${runId}:${exp}:${nonce}`, "SHA-256"));
 
-/** A fresh media stream token for the run: valid STREAM_TOKEN_TTL_SECONDS from now, once. */
-export async function streamToken(secret: string, provider: string, runId: number): Promise<string> {
-  const exp = String(Math.floor(clock.now() / 1000) + STREAM_TOKEN_TTL_SECONDS);
+/** A fresh media stream token for the run: valid `ttlSeconds` (STREAM_TOKEN_TTL_SECONDS) from now, once. */
+export async function streamToken(secret: string, provider: string, runId: number, ttlSeconds = STREAM_TOKEN_TTL_SECONDS): Promise<string> {
+  const exp = String(Math.floor(clock.now() / 1000) + ttlSeconds);
   const nonce = toHex(randomBytes(16));
   return `${exp}.${nonce}.${await streamMac(secret, provider, runId, exp, nonce)}`;
 }

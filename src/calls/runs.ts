@@ -49,7 +49,8 @@ export type NewRun = {
   phoneNumber: string;
   fromNumber: string | null;
   initialContext: Record<string, unknown>;
-  telephonyConfigurationId: number;
+  /** Null for a web call: no carrier, no configuration. */
+  telephonyConfigurationId: number | null;
   provider: string;
   leaseId: string | null;
   greetingOverride?: Record<string, unknown> | null;

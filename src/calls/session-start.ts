@@ -2,7 +2,7 @@
 // us) or by the ARI object (the session connects to the PBX).
 import { getDb } from "../lib/db";
 import { recordsCalls } from "../telephony/calling-policy";
-import type { ProviderName } from "../telephony/providers/types";
+import type { SessionProvider } from "./session/web-media";
 import { getGreeting } from "../uploads/greetings";
 import { greetingFor, missingRecordingNote } from "./greeting";
 import type { RunRow } from "./runs";
@@ -11,7 +11,7 @@ import type { SessionStart } from "./session/call-session";
 /** The transcript's text for an audio greeting (its words are not known, only its name). */
 export const audioGreetingText = (name: string) => `[audio greeting: ${name}]`;
 
-export async function sessionStart(env: Env, run: RunRow, provider: ProviderName): Promise<SessionStart> {
+export async function sessionStart(env: Env, run: RunRow, provider: SessionProvider): Promise<SessionStart> {
   const db = getDb(env);
   // A contact's audio greeting is played from the store; one that is gone falls back to the text greeting.
   const override = run.greetingOverride as { type?: string; recordingId?: string } | null;

@@ -11,9 +11,9 @@ import type { AppEnv } from "./types";
 import { log } from "./log";
 
 /** Paths that prove themselves another way (or are public): health, the API document, carrier callbacks, signed uploads
- *  and signed recording links. */
+ *  and signed recording links, and a web call's socket (its single-use token: a browser's WebSocket sends no key). */
 const PUBLIC_PATHS = new Set(["/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"]);
-const PUBLIC_PREFIXES = ["/api/v1/telephony/", "/api/v1/uploads/", "/api/v1/recordings/"];
+const PUBLIC_PREFIXES = ["/api/v1/telephony/", "/api/v1/uploads/", "/api/v1/recordings/", "/api/v1/web-call/"];
 
 export function isPublicPath(path: string): boolean {
   return PUBLIC_PATHS.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p));

@@ -19,7 +19,6 @@ import { isVoiced } from "../../lib/audio/level";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
-import { getProvider } from "../../telephony/providers/registry";
 import type { MediaEvent } from "../../telephony/providers/types";
 import { HEARTBEAT_MS, MAX_CALL_SECONDS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
 import { chooseAgent, type GreetingClip } from "./choose-agent";
@@ -35,6 +34,7 @@ import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
 import { SessionStore } from "./store";
+import { mediaAdapterFor, requireMediaAdapter, sendTurn, WEB_PROVIDER } from "./web-media";
 import { TransferDesk } from "./transfer-desk";
 import type { TransferSettled } from "./ports";
 
@@ -271,7 +271,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       this.sockets.drop(ws);
       const provider = this.store.current.provider;
       // A carrier that ends its stream only by closing it (no stop message) has hung up.
-      if (provider && getProvider(provider).calls?.media?.closeEndsCall && !(await this.desk.tookCall())) return this.finish("callee_hangup");
+      if (provider && mediaAdapterFor(provider)?.closeEndsCall && !(await this.desk.tookCall())) return this.finish("callee_hangup");
       this.store.set({ lostSince: Date.now() });
       await this.schedule(Date.now() + RESUME_GRACE_MS);
     });
@@ -331,8 +331,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private async liveFor(ws: WebSocket): Promise<Live> {
     if (this.live && this.live.ws === ws) return this.live;
     const s = this.store.current;
-    const adapter = getProvider(s.provider ?? "").calls?.media;
-    if (!adapter) throw new Error(`${s.provider} has no media stream`);
+    const adapter = requireMediaAdapter(s.provider ?? "");
     const now = Date.now();
     // A restarted session's clock goes on from the last saved reading, plus the time since.
     const gap = s.clockWall !== null ? Math.max(0, now - s.clockWall) : 0;
@@ -423,7 +422,10 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         this.store.set({ answeredBy: "machine" });
         this.ctx.waitUntil(machineOnRun(this.env, this.store.current.runId ?? 0));
       },
-      log: (t) => insertTurn(this.db, t),
+      log: (t) => {
+        insertTurn(this.db, t);
+        sendTurn(this.store.current.provider, live.ws, t);
+      },
       save: (state, clockMs) => this.store.set({ agentState: state, clockMs, clockWall: Date.now() }),
     });
   }
@@ -461,7 +463,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
       }
     }
-    if (reason === "media_lost") {
+    if (reason === "media_lost" || s.provider === WEB_PROVIDER) {
       try {
         await this.calls.finish(runId, s.startedWall ? Math.round((Date.now() - s.startedWall) / 1000) : null);
       } catch (err) {

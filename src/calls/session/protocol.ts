@@ -1,7 +1,7 @@
 // What the Worker tells a call session: the run its media belongs to (in a header of the media socket's upgrade, or
 // with connectTo), what tests and the demo prepare before a call, and how its media stands.
 import type { VoicemailAction } from "../../agent/voice-agent";
-import type { ProviderName } from "../../telephony/providers/types";
+import type { SessionProvider } from "./web-media";
 import type { AgentName } from "./agents";
 import type { GreetingClip } from "./choose-agent";
 import type { CampaignAttempt } from "./store";
@@ -13,7 +13,8 @@ export const SESSION_HEADER = "X-Edgedial-Session";
 export type SessionStart = {
   runId: number;
   orgId: number;
-  provider: ProviderName;
+  /** The carrier, or `web`: the browser's socket (web-media.ts). */
+  provider: SessionProvider;
   greeting: string | null;
   /** The R2 key of the contact's audio greeting, which the greeting agent plays; null: none (or gone). */
   greetingRecording?: string | null;

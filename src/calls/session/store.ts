@@ -2,7 +2,7 @@
 // field (each field one row of the `kv` table, so a frequent write, the clock, stays small). Everything a call
 // needs to go on after the object restarts is here or in the `turns` and `recording` tables.
 import type { DoSql } from "../../lib/do-sql";
-import type { ProviderName } from "../../telephony/providers/types";
+import type { SessionProvider } from "./web-media";
 import type { AgentName } from "./agents";
 import type { EndReason, VoicemailAction } from "../../agent/voice-agent";
 
@@ -12,7 +12,7 @@ export type SessionRecord = {
   /** Set by the first media connection: the run the session belongs to (null: never connected). */
   runId: number | null;
   orgId: number;
-  provider: ProviderName | null;
+  provider: SessionProvider | null;
   /** The prepared agent (tests, the demo), else the deployment's. */
   agent: AgentName | null;
   greeting: string;
