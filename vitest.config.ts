@@ -75,6 +75,7 @@ export default defineConfig(async () => {
               "./test/calls/audio-clips.global.ts",
               "./test/calls/speech-standin.global.ts",
               "./test/webhooks/receiver.global.ts",
+              "./test/agent/tool-standin.global.ts",
             ],
           },
         },

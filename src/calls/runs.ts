@@ -6,6 +6,21 @@ import type { Db } from "../lib/db";
 import type { CallStatus } from "../telephony/providers/types";
 import { END_REASONS } from "../agent/voice-agent";
 import { RunTransfer, transferView } from "./transfer-record";
+
+/** The agent's actions on the call (HTTP tools, a transfer, key presses), in order. */
+const ToolCalls = z
+  .array(
+    z.object({
+      name: z.string(),
+      arguments: z.record(z.string(), z.unknown()).openapi({ description: "What the model passed" }),
+      status: z.enum(["ok", "error", "timeout", "refused"]),
+      http_status: z.number().int().nullable().openapi({ description: "An HTTP tool's answer status, when one came" }),
+      duration_ms: z.number().int(),
+      error: z.string().optional().openapi({ description: "What went wrong (never a header's value)" }),
+      at_ms: z.number().int().optional().openapi({ description: "When it started, from the start of the call's audio" }),
+    }),
+  )
+  .openapi({ description: "The agent's actions during the call (HTTP tools, transfer_call, send_dtmf), once the call ended" });
 import { RunAnalysis } from "../workflows/analysis-schema";
 
 export type RunRow = typeof workflowRuns.$inferSelect;
@@ -137,7 +152,7 @@ export const WorkflowRun = z
     transcript: z
       .array(
         z.object({
-          role: z.enum(["agent", "callee"]),
+          role: z.enum(["agent", "callee", "tool"]).openapi({ description: "`tool`: an action the agent took (its name, how it went, how long)" }),
           text: z.string(),
           start_ms: z.number().int().openapi({ description: "From the start of the call's audio" }),
           end_ms: z.number().int(),
@@ -158,6 +173,7 @@ export const WorkflowRun = z
       .string()
       .nullable()
       .openapi({ description: "The call's two-channel WAV (callee left, agent right) once it ended; a signed link valid for 15 minutes" }),
+    tool_calls: ToolCalls,
     transfer: RunTransfer.nullable().openapi({
       description: "The agent's hand-over of the call to a person (the latest), once it asked for one: where to, how, and how it went",
     }),
@@ -196,7 +212,8 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     answered_at: r.answeredAt,
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
-    transcript: (r.transcript ?? []).map((t) => ({ ...t, role: t.role as "agent" | "callee" })),
+    transcript: (r.transcript ?? []).map((t) => ({ ...t, role: t.role as "agent" | "callee" | "tool" })),
+    tool_calls: (r.toolCalls ?? []) as z.infer<typeof ToolCalls>,
     gathered_context: r.gatheredContext ?? null,
     disposition: r.disposition ?? null,
     usage: r.usage ?? null,
