@@ -38,6 +38,7 @@ import { callSessionStub } from "./session/stub";
 import { campaignCallIds } from "./campaign-call-ids";
 import { getRun, isFinal } from "./runs";
 import { applyStatus } from "./status";
+import { keyToSession } from "./keypad";
 
 /** Consecutive failed connections (or drops) before the configuration is marked inactive. */
 export const ARI_MAX_FAILURES = 5;
@@ -350,6 +351,9 @@ export class AriEventsObject extends DurableObject<Env> {
     if (runId === null) return;
     const row = this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId}`;
     if (!row) return; // not a call this configuration is tracking
+    // A key the callee pressed (ARI reports it on the run's channel while it is in our application).
+    if (ev.type === "ChannelDtmfReceived")
+      return keyToSession(this.env, await getRun(getDb(this.env), runId), { callId: channelId, digit: String(ev.digit ?? "") });
     const state: AriChannelState = { answered: !!row.answered, hungUpByUs: !!row.hung_up_by_us, dialStatus: row.dial_status };
     const update = mapAriEvent(ev, state);
     this.db.run`UPDATE calls SET answered = ${state.answered ? 1 : 0}, dial_status = ${state.dialStatus ?? null} WHERE run_id = ${runId}`;

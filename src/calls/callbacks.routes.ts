@@ -23,6 +23,7 @@ import { getRun, isFinal, type RunRow } from "./runs";
 import { workflowRuns } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
 import { applyStatus } from "./status";
+import { keyToSession } from "./keypad";
 import { getProvider } from "../telephony/providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "../telephony/providers/types";
 import { loadConfigContext } from "../telephony/resolve";
@@ -142,6 +143,7 @@ async function process(c: Context<AppEnv>, kind: CallbackKind, { run: initial, c
     changed ||= r.applied;
   }
   await machineToSession(c.env, initial, run, updates);
+  await keyToSession(c.env, run, calls.keyPressed?.(rawBody) ?? null);
   if (changed) await endToSession(c.env, initial, run);
 
   const db = getDb(c.env);

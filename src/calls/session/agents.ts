@@ -2,12 +2,12 @@
 // engine: play the greeting (a clip; text-to-speech arrives with the voice agent), then hang up once the callee has
 // heard it; a callee who talks over it stops it at once (barge-in), and the call ends when they fall silent. With
 // nothing to play it hangs up at once. The echo agent repeats what the callee says, frame for frame (tests and the
-// demo use it to show audio flowing both ways).
+// demo use it to show audio flowing both ways). The keypad agent answers keys with keys (tests and the demo of DTMF).
 import type { SampleRate } from "../../lib/audio/resample";
 import type { AgentContext, AgentControls, AudioFrame, VoiceAgent } from "../../agent/voice-agent";
 
-export type AgentName = "greeting" | "echo" | "conversation" | "transfer";
-export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo", "conversation", "transfer"];
+export type AgentName = "greeting" | "echo" | "conversation" | "keypad" | "transfer";
+export const AGENT_NAMES: readonly AgentName[] = ["greeting", "echo", "conversation", "keypad", "transfer"];
 
 /**
  * The agent answered calls get on the media path (the VOICE_AGENT setting), or null: the carrier then speaks the
@@ -82,6 +82,37 @@ export class EchoAgent implements VoiceAgent {
   /** Speech only: a quiet line is not echoed, so the callee's silence is still silence (and can time out). */
   onAudio(frame: AudioFrame) {
     if (frame.voiced) this.controls?.say(frame.samples, frame.rate);
+  }
+
+  onMark() {}
+  onEnd() {}
+}
+
+/**
+ * Hears the callee's keys and presses them back: each key goes to the transcript as the callee's turn (`key 5`), and
+ * on `#` the keys heard since the last `#` are pressed back, `#` included (the session's sendDtmf: the carrier's
+ * command where it has one, else tones).
+ */
+export class KeypadAgent implements VoiceAgent {
+  private controls: AgentControls | null = null;
+  private heard = "";
+
+  onStart(_ctx: AgentContext, controls: AgentControls) {
+    this.controls = controls;
+  }
+
+  onAudio() {}
+
+  async onDtmf(digit: string, atMs: number) {
+    const c = this.controls;
+    if (!c) return;
+    c.log({ role: "callee", text: `key ${digit}`, startMs: atMs, endMs: atMs });
+    this.heard += digit;
+    if (digit !== "#") return;
+    const keys = this.heard;
+    this.heard = "";
+    await c.sendDtmf(keys);
+    c.log({ role: "agent", text: `pressed ${keys}`, startMs: c.now(), endMs: c.now() });
   }
 
   onMark() {}

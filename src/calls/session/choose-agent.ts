@@ -8,7 +8,7 @@ import { loadGreeting } from "../../uploads/greetings";
 import { ConversationAgent } from "../../agent/conversation-agent";
 import { enginesFor } from "../../agent/engines";
 import { conversationFor, scriptedEngines, type ScriptedEngines } from "../../agent/load";
-import { EchoAgent, GreetingAgent, liveAgent } from "./agents";
+import { EchoAgent, GreetingAgent, KeypadAgent, liveAgent } from "./agents";
 import { TransferTestAgent } from "./transfer-agent";
 import type { SessionRecord } from "./store";
 import type { VoiceAgent } from "../../agent/voice-agent";
@@ -23,6 +23,7 @@ export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared
   const name = s.agent ?? liveAgent(env);
   const runId = s.runId ?? 0;
   if (name === "echo") return new EchoAgent();
+  if (name === "keypad") return new KeypadAgent();
   if (name === "transfer") return new TransferTestAgent();
   if (name === "conversation") {
     const agent = await conversationFor(env, runId, s.variables);

@@ -224,6 +224,17 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         const carrier = this.carriers[call.provider];
         return this.finish(call, carrier.mediaEnded ? await carrier.mediaEnded(this, call, String(body.document ?? "")) : [], body);
       }
+      // The callee pressed keys: what the carrier reports of it beside the media stream (the stream is the test's own).
+      // The callee picked up and stays on the line, the test driving the rest (a command needs a live call).
+      if (action === "pick-up") {
+        call.state = "answered";
+        return json(200, view(call));
+      }
+      if (action === "press") {
+        const pressed: Callback[] = [];
+        for (const digit of String(body.digits ?? "")) pressed.push(...((await this.carriers[call.provider].pressed?.(this, call, digit)) ?? []));
+        return this.finish(call, pressed, body);
+      }
       if (action === "redeliver") {
         const carrier = this.carriers[call.provider];
         const cb = body.callback as Callback;

@@ -91,6 +91,8 @@ export interface Carrier {
    * answer is the call's next document is of kind `answer`; absent or empty: the call just ends.
    */
   mediaEnded?(state: SimState, call: SimCall, document: string): Promise<Callback[]>;
+  /** The callee pressed a key: what the carrier reports beside its media stream (Telnyx's webhook, ARI's event), if anything. */
+  pressed?(state: SimState, call: SimCall, digit: string): Promise<Callback[]>;
 }
 
 export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>

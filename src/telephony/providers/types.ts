@@ -277,6 +277,11 @@ export interface ProviderCalls {
   restartStream?(ctx: ConfigContext, env: ProviderEnv, stopped: { callId: string; eventId: string }, streamUrl: string): Promise<void>;
   /** Command-driven carriers (Telnyx): act on a verified event, e.g. speak the greeting on answer, then hang up. */
   afterStatus?(ctx: ConfigContext, env: ProviderEnv, rawBody: string, greeting: () => Promise<string>): Promise<void>;
+  /**
+   * Carriers that report key presses by callback (Telnyx's call.dtmf.received): the call and the key this verified
+   * callback reports, else null. The run's call session hears it (a press its stream reported too is heard once).
+   */
+  keyPressed?(rawBody: string): { callId: string; digit: string } | null;
 }
 
 export interface Provider {

@@ -76,7 +76,7 @@ export function ari(sockets: AriSockets): Carrier {
       }
       const media = /^\/([^/]+)\/ari\/(bridges(?:\/[^/]+(?:\/addChannel)?)?|channels\/externalMedia)$/.exec(path);
       if (media) return externalMedia(state, req, path, body, media[1], media[2]);
-      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?(\/play)?$/.exec(path);
+      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?(\/play|\/dtmf)?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);
       if (account?.provider !== "ari") return err(404, "Not found");
@@ -100,7 +100,8 @@ export function ari(sockets: AriSockets): Carrier {
       }
 
       if (m[3]) {
-        const play = m[4] !== undefined;
+        const play = m[4] === "/play";
+        if (m[4] === "/dtmf") return sendDtmf(state, account.id, decodeURIComponent(m[3]), req, url.searchParams);
         if (play ? req.method !== "POST" : req.method !== "DELETE" && req.method !== "GET") return err(405, "Method not allowed");
         const channelId = decodeURIComponent(m[3]);
         const call = state.calls.get(channelId);
@@ -157,6 +158,14 @@ export function ari(sockets: AriSockets): Carrier {
       return json(200, channelOf(call, "Down"));
     },
 
+    // A key the callee pressed: ChannelDtmfReceived on the application's events socket (the run's channel is in Stasis).
+    async pressed(_state, call, digit) {
+      sockets.send(call.accountId, [
+        { type: "ChannelDtmfReceived", timestamp: ts(), application: call.extra.app, digit, duration_ms: 100, channel: channelOf(call, "Up") },
+      ]);
+      return [];
+    },
+
     async script(_state, call, outcome) {
       const app = call.extra.app;
       const change = (s: string) => ({ type: "ChannelStateChange", timestamp: ts(), application: app, channel: channelOf(call, s) });
@@ -191,6 +200,16 @@ export function ari(sockets: AriSockets): Carrier {
 }
 
 /** Mixing bridges by id: the calls they hold, and the account that made them. */
+/** POST /channels/{id}/dtmf: 204 on a live channel; `dtmf` is required (0-9, *, #, A-D and w/W/f as Asterisk plays them). */
+function sendDtmf(state: Parameters<Carrier["handle"]>[0], accountId: string, channelId: string, req: Request, q: URLSearchParams): Response {
+  if (req.method !== "POST") return err(405, "Method not allowed");
+  const call = state.calls.get(channelId);
+  if (!call || call.accountId !== accountId || call.state === "ended") return err(404, "Channel not found");
+  if (call.state !== "answered") return err(409, "Channel not in Stasis application");
+  if (!/^[0-9*#A-DwWf]+$/i.test(q.get("dtmf") ?? "")) return err(400, "dtmf: DTMF digits to send are required");
+  return new Response(null, { status: 204 });
+}
+
 const bridges = new Map<string, { accountId: string; channels: string[] }>();
 
 /** Takes a channel out of every bridge of the account; true when it was in one. */

@@ -27,6 +27,32 @@ type Family = {
 };
 
 const uuid = () => crypto.randomUUID();
+
+/** "Send digits" on a live call (Plivo's API, which Vobiz mirrors): 202 once the call is up; 0-9, *, #, A-D, w/W pauses. */
+async function sendDigits(
+  state: SimState,
+  req: Request,
+  path: string,
+  body: string,
+  account: Account | undefined,
+  callUuid: string,
+  authentic: (a: Account) => boolean,
+) {
+  if (!account || !authentic(account)) return err(401, "Authentication failed: invalid auth id or token");
+  state.record(account.id, { method: req.method, path, query: {}, headers: Object.fromEntries(req.headers), body, at: Date.now() });
+  if (req.method !== "POST") return err(405, "method not allowed");
+  let p: any;
+  try {
+    p = JSON.parse(body || "{}");
+  } catch {
+    return err(400, "invalid JSON body");
+  }
+  const call = [...state.calls.values()].find((c) => c.accountId === account.id && c.extra.callUuid === callUuid);
+  if (call?.state !== "answered") return err(404, "call not found or not in progress");
+  if (typeof p.digits !== "string" || !/^[0-9*#A-DwW]+$/.test(p.digits)) return err(400, "digits must be 0-9, *, #, A-D, w or W");
+  if (p.leg !== undefined && p.leg !== "aleg" && p.leg !== "bleg") return err(400, "leg must be aleg or bleg");
+  return json(202, { api_id: uuid(), message: "digits sent" });
+}
 const err = (status: number, message: string) => json(status, { api_id: uuid(), error: message });
 const DIGITS = /^[1-9]\d{6,14}$/;
 
@@ -75,6 +101,8 @@ export function plivoFamily(f: Family): Carrier {
         if (req.method !== "GET") return err(405, "Method not allowed");
         return json(200, { auth_id: acct[1], account_type: "standard", cash_credits: "10.00000" });
       }
+      const keys = new RegExp(`^${f.accountPrefix.replace(/\//g, "\\/")}\\/([^/]+)\\/Call\\/([^/]+)\\/DTMF\\/$`).exec(path);
+      if (keys) return sendDigits(state, req, path, body, find(state, keys[1]), keys[2], (a) => f.authenticate(req, keys[1], a));
       const m = new RegExp(`^${f.accountPrefix.replace(/\//g, "\\/")}\\/([^/]+)\\/(Call|Request|Application)\\/(?:([^/]+)\\/)?$`).exec(path);
       if (!m) return null;
       const [, authId, resource, id] = m;

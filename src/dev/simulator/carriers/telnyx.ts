@@ -200,6 +200,12 @@ export const telnyx: Carrier = {
         // The new stream replaces the call's; Telnyx connects to it and says so.
         call.streamUrl = p.stream_url;
         call.pending.push(await webhook(account, call, "streaming.started", { stream_url: p.stream_url }, {}));
+      } else if (action[2] === "send_dtmf") {
+        if (typeof p.digits !== "string" || !/^[0-9A-D*#wW]+$/.test(p.digits))
+          return err(422, "10015", "Invalid value", "digits must be 0-9, A-D, *, # with w and W as pauses", "/digits");
+        if (p.duration_millis !== undefined && !(Number.isInteger(p.duration_millis) && p.duration_millis >= 100 && p.duration_millis <= 500))
+          return err(422, "10015", "Invalid value", "duration_millis must be between 100 and 500", "/duration_millis");
+        if (call.state !== "answered") return err(422, "90018", "Call is not answered", "DTMF can only be sent on an answered call.");
       } else if (TRANSFER_COMMANDS.includes(action[2])) {
         return transferCommand(state, account, call, action[2], p, (a, c, type, payload) => webhook(a, c, type, payload, {}), err);
       } else if (action[2] !== "answer") {
@@ -244,6 +250,11 @@ export const telnyx: Carrier = {
       });
     }
     return err(404, "10005", "Resource not found", `No route for ${req.method} ${path}`);
+  },
+
+  // A key the callee pressed: call.dtmf.received (the call's media stream carries its own dtmf event too).
+  async pressed(state, call, digit) {
+    return [await webhook(state.accounts.get(call.accountId)!, call, "call.dtmf.received", { digit }, {})];
   },
 
   // The stream's socket closed with the call up: Telnyx reports streaming.stopped and the call goes on, streamless,

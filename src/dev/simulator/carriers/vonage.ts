@@ -110,7 +110,8 @@ export const vonage: Carrier = {
   },
 
   async handle(state, req, path, body) {
-    const m = /^\/v1\/calls(?:\/([^/]+))?$/.exec(path);
+    const keys = /^\/v1\/calls\/([^/]+)\/dtmf$/.exec(path);
+    const m = keys ?? /^\/v1\/calls(?:\/([^/]+))?$/.exec(path);
     if (!m) return null;
     const account = await authenticate(state, req);
     if (!account) return problem(401, "Unauthorized", "Invalid Token");
@@ -120,6 +121,15 @@ export const vonage: Carrier = {
       p = body ? JSON.parse(body) : {};
     } catch {
       return problem(400, "Bad Request", "The request body is not valid JSON");
+    }
+    if (keys) {
+      const call = state.calls.get(keys[1]);
+      if (req.method !== "PUT") return problem(405, "Method Not Allowed", "Use PUT to play DTMF");
+      if (!call || call.accountId !== account.id) return problem(404, "Not Found", "Call not found");
+      if (call.state !== "answered") return problem(400, "Bad Request", "The call is not in progress");
+      if (typeof p.digits !== "string" || !/^[0-9*#p]+$/.test(p.digits))
+        return problem(400, "Bad Request", "Invalid digits", [{ name: "digits", reason: "must match ^[0-9*#p]+$" }]);
+      return json(200, { message: "DTMF sent", uuid: call.id });
     }
     if (m[1]) {
       if (req.method !== "PUT") return problem(405, "Method Not Allowed", "Use PUT to modify a call");

@@ -27,6 +27,8 @@ export interface CalleeProtocol {
   clearEchoesMarks: boolean;
   /** The carrier's acknowledgement of a clear, where it sends one. */
   cleared?(streamId: string): string;
+  /** The carrier's report of a key the callee pressed, on the stream, as it documents it. */
+  dtmf(digit: string, streamId: string, seq: number): string;
 }
 
 function json(data: string | ArrayBuffer): Record<string, any> | null {
@@ -65,6 +67,14 @@ function twilioStyle(format: MediaFormat, encoding: string, k: Keys): CalleeProt
         media: { track: "inbound", chunk: String(seq + 1), timestamp: String(seq * 20), payload: bytesToBase64(wire) },
       }),
     stop: (streamId) => JSON.stringify({ event: "stop", [k.stream]: streamId }),
+    // Twilio names the track the key came in on; Telnyx and Exotel send the digit alone (Exotel with its duration).
+    dtmf: (digit, streamId, seq) =>
+      JSON.stringify({
+        event: "dtmf",
+        sequenceNumber: String(seq + 2),
+        [k.stream]: streamId,
+        dtmf: k === TWILIO ? { track: "inbound_track", digit } : k.stream === "stream_sid" ? { digit, duration: "100" } : { digit },
+      }),
     read(data) {
       const m = json(data);
       if (m?.event === "media" && typeof m.media?.payload === "string") return { kind: "audio", payload: base64ToBytes(m.media.payload) };
@@ -99,6 +109,7 @@ const plivoStyle: CalleeProtocol = {
       media: { track: "inbound", timestamp: String(seq * 20), chunk: seq + 1, payload: bytesToBase64(wire) },
     }),
   stop: (streamId) => JSON.stringify({ event: "stop", streamId }),
+  dtmf: (digit, streamId, seq) => JSON.stringify({ event: "dtmf", sequenceNumber: seq + 1, streamId, dtmf: { digit } }),
   read(data) {
     const m = json(data);
     if (m?.event === "playAudio" && typeof m.media?.payload === "string") return { kind: "audio", payload: base64ToBytes(m.media.payload) };
@@ -122,6 +133,8 @@ const vonageStyle: CalleeProtocol = {
   opening: () => [JSON.stringify({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" })],
   audio: (wire) => wire.slice().buffer,
   stop: () => null,
+  // A text message with the digit and how long it was held (ms).
+  dtmf: (digit) => JSON.stringify({ event: "websocket:dtmf", digit, duration: 100 }),
   read(data) {
     if (typeof data !== "string") return { kind: "audio", payload: new Uint8Array(data) };
     const m = json(data);
@@ -158,6 +171,8 @@ const asteriskStyle: CalleeProtocol = {
   ],
   audio: (wire) => wire.slice().buffer,
   stop: () => null,
+  // chan_websocket's JSON event when a key's tone ends (DTMF_END).
+  dtmf: (digit, streamId) => JSON.stringify({ event: "DTMF_END", channel_id: streamId, digit }),
   read(data) {
     if (typeof data !== "string") return { kind: "audio", payload: new Uint8Array(data) };
     const m = json(data);
@@ -328,6 +343,11 @@ export class CalleeStream {
     this.clockMs += this.msOf(wire.length);
     this.release();
     this.wake();
+  }
+
+  /** The callee presses keys: the carrier's dtmf message on the stream for each (no audio: carriers report keys apart). */
+  press(digits: string): void {
+    for (const d of digits) this.ws.send(this.protocol.dtmf(d, this.streamId, this.seq++));
   }
 
   hangup(): void {

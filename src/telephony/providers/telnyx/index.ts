@@ -3,9 +3,9 @@ import * as config from "./config";
 import { telnyxCalls } from "./calls";
 import { telnyxProvision } from "./provision";
 import { telnyxTransfer } from "./transfer";
-import { telnyxSendDtmf } from "./dtmf";
+import { telnyxKeyPressed, telnyxSendDtmf } from "./dtmf";
 
 export const telnyx = defineProvider("telnyx", config, {
-  calls: { ...telnyxCalls, transfer: telnyxTransfer, sendDtmf: telnyxSendDtmf },
+  calls: { ...telnyxCalls, transfer: telnyxTransfer, sendDtmf: telnyxSendDtmf, keyPressed: telnyxKeyPressed },
   provision: telnyxProvision,
 });
