@@ -1,5 +1,7 @@
 // edgedial dashboard: a small single-page app over the public API (/api/v1), served as static assets by the same
 // Worker. No build step, no third-party code or requests. The API key lives in sessionStorage only.
+import { agentPage } from "./talk.js";
+
 const API = "/api/v1";
 const KEY_STORAGE = "edgedial.apiKey";
 const POLL_MS = 2000;
@@ -56,8 +58,9 @@ class ApiError extends Error {
 
 const getKey = () => sessionStorage.getItem(KEY_STORAGE);
 
-async function api(path, { method = "GET", key = getKey() } = {}) {
-  const res = await fetch(API + path, { method, headers: { "X-API-Key": key ?? "", Accept: "application/json" } });
+async function api(path, { method = "GET", key = getKey(), json } = {}) {
+  const headers = { "X-API-Key": key ?? "", Accept: "application/json", ...(json === undefined ? {} : { "Content-Type": "application/json" }) };
+  const res = await fetch(API + path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
   const text = await res.text();
   let body = null;
   try {
@@ -259,7 +262,7 @@ const agentRow = (a) =>
   h(
     "tr",
     {},
-    h("td", {}, a.name),
+    h("td", {}, h("a", { href: `#/agents/${a.id}` }, a.name)),
     h("td", {}, stateBadge(a.status)),
     h("td", { class: "num" }, a.version_number),
     h("td", { class: "num" }, a.total_runs),
@@ -690,9 +693,11 @@ async function route() {
   const path = location.hash.replace(/^#/, "") || "/campaigns";
   const campaign = /^\/campaigns\/(\d+)$/.exec(path);
   const run = /^\/runs\/(\d+)\/(\d+)$/.exec(path);
+  const agent = /^\/agents\/(\d+)$/.exec(path);
   try {
     if (campaign) leavePage = (await campaignPage(Number(campaign[1]))) ?? leavePage;
     else if (run) await runPage(Number(run[1]), Number(run[2]));
+    else if (agent) leavePage = (await agentPage(Number(agent[1]), { main, h, page, load, api, showError })) ?? leavePage;
     else if (path === "/agents") await agentsPage();
     else await campaignsPage();
   } catch (err) {
