@@ -1,5 +1,5 @@
 // A live call handed to a person on a real Asterisk 22: the caller is a sipp UAS (PJSIP/100@sipp) whose audio reaches
-// the run's call session over chan_websocket; the session's transfer test agent asks for a cold transfer to a second
+// the run's call session over chan_websocket; the session's transfer test agent asks for a cold (or warm) transfer to a second
 // PJSIP endpoint (PJSIP/200@sipp, the same UAS, which answers after 1.5 s). Asterisk originates the person's channel into
 // our app, and on its answer it joins the caller's bridge while edgedial's external media channel leaves: the bridge
 // holds exactly the caller and the person, the run's transfer is connected, the session ended `transferred`. When the
@@ -28,14 +28,17 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number)
 }
 
 describe("ARI transfer against Asterisk", () => {
-  it.runIf(inject("sipp"))(
-    "cold: the person's PJSIP channel answers, joins the caller's bridge, edgedial's media channel leaves, the run ends transferred",
+  // Warm also plays the whisper to the person's channel first (`sound:` of the whisper's URL). This Asterisk cannot fetch
+  // it (the workerd under test serves no port, and the peers' Asterisk loads no res_http_media_cache): the playback
+  // fails, and the two are joined on its PlaybackFinished all the same.
+  it.runIf(inject("sipp")).each(["cold", "warm"] as const)(
+    "%s: the person's PJSIP channel answers, joins the caller's bridge, edgedial's media channel leaves, the run ends transferred",
     { timeout: 40_000 },
-    async () => {
+    async (mode) => {
       const s = await setupAri();
       const started = await call("POST", `/api/v1/public/agent/${s.agentUuid}`, {
         key: s.org.key,
-        body: { phone_number: "PJSIP/100@sipp", initial_context: { transfer_to: "PJSIP/200@sipp", transfer_mode: "cold", transfer_timeout: "15" } },
+        body: { phone_number: "PJSIP/100@sipp", initial_context: { transfer_to: "PJSIP/200@sipp", transfer_mode: mode, transfer_timeout: "15" } },
       });
       expect(started.status, started.text).toBe(200);
       const runId = started.json.workflow_run_id as number;
@@ -50,7 +53,7 @@ describe("ARI transfer against Asterisk", () => {
         (r) => (r?.transfer as { outcome?: string } | null)?.outcome != null,
         25_000,
       );
-      expect(run?.transfer).toMatchObject({ destination: "PJSIP/200@sipp", mode: "cold", outcome: "connected" });
+      expect(run?.transfer).toMatchObject({ destination: "PJSIP/200@sipp", mode, outcome: "connected" });
       const bridge = await until(
         async () => (await (await ari("GET", `/bridges/${bridgeId}`)).json()) as { channels: string[] },
         (b) => b.channels.length === 2 && !b.channels.includes(mediaChannelId),
