@@ -9,9 +9,8 @@
 // Turns are found on the audio clock (the frames' own times); the idle policy (filler, re-prompt, dead air) runs on
 // the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
 // not silence. The conversation's state is saved at each stable point, and a call whose media came back after a
-// restart goes on from it: a pending turn is answered, and a longer gap gets a short apology. The model's actions
-// (HTTP tools, a transfer, key presses) are carried out by the action runner; a tool that runs long gets a filler.
-// The callee's key presses are a turn of their own (and may choose an edge directly), and barge in like speech.
+// restart goes on from it: a pending turn is answered, and a longer gap gets a short apology. Actions (tools, a
+// transfer, keys) are the action runner's; the callee's key presses are a turn and barge in like speech.
 import { log } from "../lib/log";
 import { isMachine } from "../lib/answered-by";
 import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
@@ -270,18 +269,20 @@ export class ConversationAgent implements VoiceAgent {
     }
   };
 
-  /** Resolves once everything the agent queued has been heard (or the call ended), at most 30 s on. */
+  /** Resolves once all the agent queued has been heard (at most 30 s on); those words become their turn, before the action's. */
   private async untilHeard() {
     for (let waited = 0; waited < 30_000 && !this.ended && this.speaking?.byMark.size; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    const s = this.speaking;
+    if (!s?.heard.length || s.byMark.size || !this.c) return;
+    this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
+    s.heard = [];
+    s.startMs = this.c.now();
   }
 
   /** The call was handed to a person: the agent says and hears nothing more; the session ends the call as transferred. */
   private transferred() {
-    this.ended = true;
-    this.endReason = "transferred";
-    this.thinking = null;
+    [this.ended, this.endReason, this.thinking, this.speaking] = [true, "transferred", null, null];
     this.listening?.abort();
-    this.speaking = null;
   }
 
   /** The callee resumed before their last turn was transcribed: that turn's audio starts this utterance. */
