@@ -43,6 +43,7 @@ const RANKS = {
   // each carrier (one folder each, independent of one another), over the carriers' shared kit
   // (telephony/providers/*.ts: types, define, kit, media-kit, provision-kit, plivo-family).
   telephony: 60,
+  "telephony/providers/sandbox": 56, // local development's carrier: Twilio's protocol to the simulator, built on twilio/
   "telephony/providers/registry.ts": 57, // the one file that imports every carrier ("one folder + one registry line")
   "telephony/providers/ari": 55,
   "telephony/providers/cloudonix": 55,

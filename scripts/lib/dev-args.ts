@@ -74,7 +74,11 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
       `PUBLIC_BASE_URL:${publicBaseUrl}`,
       "--var",
       "LOCAL_DEV:true",
-      ...(workersAi ? ["--var", "VOICE_AGENT:conversation"] : []),
+      // The voice agent on every answered call: on Workers AI with --workers-ai, else on the offline engines (the
+      // AI binding exists locally too, but only reaches anything remotely).
+      "--var",
+      "VOICE_AGENT:conversation",
+      ...(workersAi ? [] : ["--var", "OFFLINE_ENGINES:true"]),
     ],
   };
 }

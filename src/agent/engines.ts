@@ -5,13 +5,15 @@ import { getDb } from "../lib/db";
 import { SecretBox } from "../lib/secret-box";
 import { checkOutboundUrl } from "../lib/url-guard";
 import { openVoiceSettings, type VoiceAgentSettings } from "../workflows/voice-settings";
-import { getGreeting, loadGreeting } from "../uploads/greetings";
+import { getGreeting, listGreetings, loadGreeting } from "../uploads/greetings";
 import type { ChatModel } from "./chat";
 import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conversation-agent";
 import { DeepgramSpeechToText, DeepgramTextToSpeech } from "./deepgram-speech";
 import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "./elevenlabs-speech";
+import { LocalModel } from "./local-model";
 import { OpenAiModel } from "./openai-model";
+import { RESERVED_TOOL_NAMES } from "./actions";
 import { ScriptedModel } from "./scripted-model";
 import type { SpeechToText, TextToSpeech } from "./speech";
 import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
@@ -34,6 +36,10 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     return { ok: false, reason: String((err as Error)?.message ?? err), turn: DEFAULT_TURN_SETTINGS };
   }
   const ai = (env as { AI?: AiRunner }).AI;
+  // Local development without a cloud account (no AI binding, or `npm run dev` without --workers-ai, whose binding
+  // reaches nothing): what would be Workers AI runs on the offline engines instead.
+  const offline = !ai || (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES === "true";
+  if (offline && env.LOCAL_DEV === "true" && !v?.llm && !v?.stt && !v?.tts) return { ok: true, engines: await localEngines(env, orgId), turn: turnSettings(v) };
   const needAi = (what: string) => {
     if (!ai) throw new Unavailable(`${what} is Workers AI, and this deployment has no AI binding`);
     return ai;
@@ -119,6 +125,24 @@ async function chatModel(
     return new ScriptedModel(llm.script);
   }
   return new WorkersAiModel(needAi("The model"), llm.model);
+}
+
+/** How many of the organization's recordings the offline speech-to-text compares a turn with. */
+const LOCAL_CLIPS = 20;
+
+/**
+ * The offline engines: the local model walks the graph, the speech-to-text recognizes the organization's stored
+ * recordings by their sound (each heard as its name, e.g. the sandbox callee's lines, which `npm run dev` stores),
+ * and the agent speaks in tones.
+ */
+async function localEngines(env: Env, orgId: number): Promise<Engines> {
+  const rows = await listGreetings(getDb(env), orgId, null, LOCAL_CLIPS);
+  const clips: KnownClip[] = [];
+  for (const row of rows) {
+    const audio = await loadGreeting(env.UPLOADS, row.key);
+    if (audio) clips.push({ text: row.name, ...audio });
+  }
+  return { model: new LocalModel(RESERVED_TOOL_NAMES), stt: new ClipSpeechToText(clips), tts: new ClipTextToSpeech([]) };
 }
 
 /** The scripted engine's clips: the organization's stored recordings, each with the words it says. */

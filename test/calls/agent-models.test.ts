@@ -14,6 +14,7 @@ import { enginesFor } from "../../src/agent/engines";
 import { allowsPrivatePbx } from "../../src/telephony/calling-policy";
 import { getDb } from "../../src/lib/db";
 import { ScriptedModel } from "../../src/agent/scripted-model";
+import { LocalModel } from "../../src/agent/local-model";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
 import { inPieces } from "../streams";
@@ -403,14 +404,22 @@ describe("an agent's engines (workflow_configurations.voice_agent)", () => {
 
   it("says why there are no engines: Workers AI without the binding, an endpoint the organization's network policy refuses", async () => {
     // A deployment whose wrangler config lost the binding (the suites' own env has a local stand-in for it).
-    const noAi = { ...env, AI: undefined } as unknown as Env;
+    const noAi = { ...env, AI: undefined, LOCAL_DEV: "" } as unknown as Env;
     expect(await enginesFor(noAi, 1, {}, privacy(noAi, 1))).toEqual({
       ok: false,
       reason: "The model is Workers AI, and this deployment has no AI binding",
       turn: DEFAULT_TURN_SETTINGS,
     });
-    const local = { voice_agent: { llm: { provider: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3" } } };
-    const refused = await enginesFor(withAi, 999_999, local, privacy(withAi, 999_999));
+    // Local development without a cloud account runs the offline engines in Workers AI's place.
+    const offline = { ...env, AI: undefined } as unknown as Env;
+    const local = await enginesFor(offline, 1, {}, privacy(offline, 1));
+    expect(local.ok && local.engines.model).toBeInstanceOf(LocalModel);
+    // npm run dev without --workers-ai: the binding exists but reaches nothing, and says so.
+    const devOffline = { ...env, OFFLINE_ENGINES: "true" } as unknown as Env;
+    const dev = await enginesFor(devOffline, 1, {}, privacy(devOffline, 1));
+    expect(dev.ok && dev.engines.model).toBeInstanceOf(LocalModel);
+    const ollama = { voice_agent: { llm: { provider: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3" } } };
+    const refused = await enginesFor(withAi, 999_999, ollama, privacy(withAi, 999_999));
     expect(refused.ok).toBe(false);
     expect(!refused.ok && refused.reason).toMatch(/^The model endpoint refused/);
   });

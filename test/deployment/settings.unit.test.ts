@@ -162,6 +162,11 @@ describe("npm run dev -- --port N", () => {
         "PUBLIC_BASE_URL:http://127.0.0.1:8787",
         "--var",
         "LOCAL_DEV:true",
+        // Answered calls get the voice agent, here on the offline engines (src/agent/local-model.ts).
+        "--var",
+        "VOICE_AGENT:conversation",
+        "--var",
+        "OFFLINE_ENGINES:true",
       ],
       sweepUrl: "http://127.0.0.1:8787/__scheduled?cron=*%2F15%20*%20*%20*%20*",
     });
@@ -202,6 +207,10 @@ describe("npm run dev -- --port N", () => {
       "PUBLIC_BASE_URL:http://127.0.0.1:9001",
       "--var",
       "LOCAL_DEV:true",
+      "--var",
+      "VOICE_AGENT:conversation",
+      "--var",
+      "OFFLINE_ENGINES:true",
     ]);
   });
 

@@ -7,6 +7,7 @@ import config from "../../wrangler.jsonc?raw";
 import example from "../../.dev.vars.example?raw";
 import { liveAgent } from "../../src/calls/session/agents";
 import { localBindings } from "../../scripts/lib/local-bindings";
+import { planDev } from "../../scripts/lib/dev-args";
 
 describe("the deployed voice agent", () => {
   const c = parse(config) as { ai?: { binding?: string }; vars: Record<string, string> };
@@ -16,8 +17,9 @@ describe("the deployed voice agent", () => {
     expect(c.ai?.binding).toBe("AI");
   });
 
-  it("is off in local runs, which have no Workers AI: .dev.vars and the local runners set VOICE_AGENT empty", () => {
+  it("is off in the local runners that drive the carrier themselves; npm run dev turns it on (the offline engines)", () => {
     expect(example).toMatch(/^VOICE_AGENT=$/m);
     expect(liveAgent(localBindings())).toBeNull();
+    expect(planDev([]).wranglerArgs.join(" ")).toContain("--var VOICE_AGENT:conversation");
   });
 });

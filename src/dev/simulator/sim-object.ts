@@ -25,7 +25,7 @@ import {
   type SimState,
 } from "./types";
 import { playCallee, streamUrlIn } from "./media/play";
-import { SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan } from "./sandbox";
+import { SANDBOX_ACCOUNT_ID, SANDBOX_LINES_KEY, sandboxAccount, sandboxPlan } from "./sandbox";
 import { twilioSign } from "./sign";
 import { addNumber, listNumbers, placeInbound, twilioNumbersApi } from "./inbound";
 
@@ -46,7 +46,6 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
   private faults = new Map<string, Fault[]>();
   private sockets = new Map<string, WebSocket[]>();
   private readonly carriers: Record<CarrierName, Carrier>;
-  private sandboxLines: Int16Array[] | undefined;
 
   constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
     super(ctx, env);
@@ -130,7 +129,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         return f;
       },
     };
-    if (first === "twilio" && !this.accounts.has(SANDBOX_ACCOUNT_ID)) this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.sandboxLines));
+    // The sandbox's account outlives this object's memory: its callee's lines are kept in storage.
+    if (first === "twilio" && !this.accounts.has(SANDBOX_ACCOUNT_ID)) {
+      const stored = await this.ctx.storage.get<string[]>(SANDBOX_LINES_KEY);
+      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(stored?.map((b64) => pcm16FromBytes(base64ToBytes(b64)))));
+    }
     const before = new Set(this.calls.keys());
     let res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
     if (!res && first === "twilio") res = await twilioNumbersApi(scoped, req, "/" + rest.join("/"), body);
@@ -166,8 +169,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     // What the sandbox's callee says on answered calls (base64 16-bit PCM at 8 kHz, one line per turn).
     if (what === "sandbox" && req.method === "POST") {
       const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
-      this.sandboxLines = lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)));
-      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.sandboxLines));
+      await this.ctx.storage.put(SANDBOX_LINES_KEY, lines);
+      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)))));
       return json(200, { id: SANDBOX_ACCOUNT_ID, lines: lines.length });
     }
     if (what === "accounts" && !id && req.method === "POST") {
