@@ -7,7 +7,7 @@ import { allowsPrivatePbx } from "../../telephony/calling-policy";
 import { loadGreeting } from "../../uploads/greetings";
 import { ConversationAgent } from "../../agent/conversation-agent";
 import { enginesFor } from "../../agent/engines";
-import { conversationFor, scriptedEngines, type ScriptedEngines } from "../../agent/load";
+import { conversationFor, scriptedEngines, toolAccess, type ScriptedEngines } from "../../agent/load";
 import { EchoAgent, GreetingAgent, KeypadAgent, liveAgent } from "./agents";
 import { TransferTestAgent } from "./transfer-agent";
 import type { SessionRecord } from "./store";
@@ -27,9 +27,11 @@ export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared
   if (name === "transfer") return new TransferTestAgent();
   if (name === "conversation") {
     const agent = await conversationFor(env, runId, s.variables);
-    const choice = agent ? await enginesFor(env, s.orgId, agent.configurations, () => allowsPrivatePbx(getDb(env), s.orgId)) : null;
-    if (agent && prepared.scripted) return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn);
-    if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn);
+    const allowsPrivate = () => allowsPrivatePbx(getDb(env), s.orgId);
+    const choice = agent ? await enginesFor(env, s.orgId, agent.configurations, allowsPrivate) : null;
+    const tools = toolAccess(env, s.orgId, allowsPrivate);
+    if (agent && prepared.scripted) return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn, tools);
+    if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn, tools);
     log("warning", "conversation_agent_unavailable", { run_id: runId, graph: !!agent, reason: choice && !choice.ok ? choice.reason : null });
   }
   return new GreetingAgent(await greetingClip(env, s, prepared));
