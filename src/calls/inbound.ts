@@ -19,6 +19,8 @@ import { addressCandidates, asE164, inboundVariables, NOT_IN_SERVICE, refusalOf 
 import { mediaDocumentFor } from "./resume";
 import { createRun, isFinal, type RunRow } from "./runs";
 import { liveAgent } from "./session/agents";
+import { callbackUrls } from "./callback-urls";
+import { providerEnvOf } from "../telephony/provisioning";
 import { callSessionStub } from "./session/stub";
 import { SINGLE_CALL_LEASE_SECONDS } from "./start";
 import { applyStatus } from "./status";
@@ -30,6 +32,14 @@ export type InboundReply = { doc: Doc } | { doc: null };
 type Inbound = { env: Env; requestUrl: string; row: ConfigRow; ctx: ConfigContext; provider: Provider; calls: ProviderCalls };
 
 const hangUp = (calls: ProviderCalls, text: string): InboundReply => ({ doc: calls.answerDocument(text) });
+
+/** A caller no agent takes: the apology and a hang-up, by document or (Telnyx) by commands. */
+async function refuse(i: Inbound, call: InboundCall): Promise<InboundReply> {
+  const commands = i.calls.inbound!.commands;
+  if (!commands) return hangUp(i.calls, NOT_IN_SERVICE);
+  await commands.refuse(i.ctx, providerEnvOf(i.env, i.requestUrl), call, NOT_IN_SERVICE);
+  return { doc: null };
+}
 
 /** The run a carrier's call id already names (a retried answer request, or the call's later status). */
 async function runOfCall(env: Env, row: ConfigRow, callId: string): Promise<RunRow | null> {
@@ -50,8 +60,11 @@ export async function inboundRequest(i: Inbound, request: Request, rawBody: stri
   const callId = call?.callId ?? updates.find((u) => u.providerCallId)?.providerCallId;
   const existing = callId ? await runOfCall(i.env, i.row, callId) : null;
   if (existing) return followUp(i, existing, call, updates);
-  if (!call) return { doc: null }; // an event about no call of ours (one refused busy, or another carrier object)
-  return newCall(i, call);
+  if (call) return newCall(i, call);
+  // An event about no call of ours (one refused busy, or another carrier object); a refused call's own events
+  // drive its apology on command-driven carriers.
+  await inbound.commands?.event(i.ctx, providerEnvOf(i.env, i.requestUrl), rawBody, NOT_IN_SERVICE);
+  return { doc: null };
 }
 
 /** A request about a call that already has its run: its status applied; a repeated answer request answered again. */
@@ -68,12 +81,30 @@ async function followUp(i: Inbound, run: RunRow, call: InboundCall | null, updat
       .carrierEnded()
       .catch((err) => log("error", "call_end_not_handed_over", { run_id: run.id, error: String(err) }));
   }
-  if (call && !isFinal(now.status)) return answer(i, now);
+  if (call && !isFinal(now.status)) return answer(i, now, call);
   return { doc: null };
 }
 
 /** The agent answers: its media document, or without a voice agent on the media path the greeting and a hang-up. */
-async function answer(i: Inbound, run: RunRow): Promise<InboundReply> {
+async function answer(i: Inbound, run: RunRow, call: InboundCall): Promise<InboundReply> {
+  const commands = i.calls.inbound!.commands;
+  if (commands) {
+    // Command-driven (Telnyx): answered with the stream on, its later events to the run's status URL, where the
+    // outbound path takes them (the greeting spoken by command without a voice agent, a stopped stream restarted).
+    const urls = await callbackUrls(i.env.CALLBACK_SECRET, providerEnvOf(i.env, i.requestUrl).publicBaseUrl, i.provider.name, run.id);
+    try {
+      await commands.answer(i.ctx, providerEnvOf(i.env, i.requestUrl), call, {
+        runId: run.id,
+        streamUrl: liveAgent(i.env) ? urls.streamUrl : null,
+        statusUrl: urls.statusUrl,
+      });
+    } catch (err) {
+      const error = String((err as Error)?.message ?? err).slice(0, 500);
+      log("error", "inbound_answer_failed", { provider: i.provider.name, run_id: run.id, error });
+      await applyStatus(i.env, run, { status: "failed", error });
+    }
+    return { doc: null };
+  }
   if (liveAgent(i.env) && i.calls.mediaDocument) return { doc: await mediaDocumentFor(i.env, i.requestUrl, i.calls, i.provider.name, run.id) };
   return hangUp(i.calls, await greetingFor(getDb(i.env), run));
 }
@@ -91,7 +122,7 @@ async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
   const fields = { provider: i.provider.name, config_id: i.row.id, called_number: called, call_id: call.callId };
   if (why || !number?.inboundWorkflowId) {
     log("warning", "inbound_call_refused", { ...fields, reason: why });
-    return hangUp(i.calls, NOT_IN_SERVICE);
+    return refuse(i, call);
   }
   let workflow: UsableWorkflow;
   try {
@@ -99,7 +130,7 @@ async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     log("warning", "inbound_call_refused", { ...fields, reason: "agent_unusable", detail: String(err.detail) });
-    return hangUp(i.calls, NOT_IN_SERVICE);
+    return refuse(i, call);
   }
 
   // The caller counts against the organization's cap like any call; over it the caller hears busy, not ringing.
@@ -107,6 +138,11 @@ async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
   const lease = await organizationStub(i.env, i.row.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS });
   if (!lease.granted) {
     log("warning", "inbound_call_refused", { ...fields, reason: "concurrent_call_limit", in_use: lease.inUse, cap: lease.cap });
+    const commands = i.calls.inbound!.commands;
+    if (commands) {
+      await commands.busy(i.ctx, providerEnvOf(i.env, i.requestUrl), call);
+      return { doc: null };
+    }
     return { doc: i.calls.inbound!.busyDocument() ?? i.calls.answerDocument("") };
   }
   let run: RunRow;
@@ -127,12 +163,14 @@ async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
       status: "initiated",
       startedAt: isoNow(),
     });
-    // Answered now: the carrier asks for the document only once it has the call.
-    run = (await applyStatus(i.env, run, { status: "in_progress", providerCallId: call.callId })).run;
+    // Answered now: the carrier asks for the document only once it has the call. A command-driven carrier's call
+    // rings until our answer command; its call.answered (at the run's status URL) makes it in progress.
+    const status = i.calls.inbound!.commands ? "ringing" : "in_progress";
+    run = (await applyStatus(i.env, run, { status, providerCallId: call.callId })).run;
   } catch (err) {
     await organizationStub(i.env, i.row.orgId).release(leaseId);
     throw err;
   }
   log("info", "inbound_call_answered", { ...fields, run_id: run.id, workflow_id: workflow.id });
-  return answer(i, run);
+  return answer(i, run, call);
 }

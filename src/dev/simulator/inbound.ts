@@ -2,6 +2,8 @@
 // by PhoneNumber and updated with VoiceUrl/StatusCallback as its REST API documents), and a caller dialing one of
 // them: the carrier's signed voice request to the URL the number routes to, with the call registered so the rest of
 // the simulator (hang-up through the API, the media stream, the status callbacks) treats it as any other call.
+import { placeTelnyxInbound } from "./carriers/telnyx-inbound";
+import { webhook as telnyxWebhook } from "./carriers/telnyx";
 import { basicCredentials, plivoV3Sign, randomNonce, twilioSign, vobizSign } from "./sign";
 import { json, randomHex, type Account, type Callback, type SimCall, type SimState } from "./types";
 
@@ -69,11 +71,19 @@ export async function twilioNumbersApi(state: SimState, req: Request, path: stri
   return json(200, view(n));
 }
 
-export type InboundOptions = { to: string; from: string /** Deliver to this URL instead of the number's (a forged route). */; url?: string };
+export type InboundOptions = {
+  to: string;
+  from: string;
+  /** Deliver to this URL instead of the number's (a forged route). */
+  url?: string;
+  /** Signed with a time outside the carrier's window (carriers that sign a timestamp). */
+  stale?: boolean;
+};
 
 /** A caller dials `to`: the call registered, and the carrier's signed voice request for it. */
 export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
   if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
+  if (account.provider === "telnyx") return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
   const n = numbersOf(account).find((x) => x.phone_number === o.to);
   const url = o.url ?? n?.voice_url;

@@ -205,6 +205,20 @@ export interface ProviderInbound {
    * the carrier has no API for it: the setup checklist shows the URL to paste.
    */
   route?(ctx: ConfigContext, env: ProviderEnv, number: string, inboundUrl: string): Promise<void>;
+  /**
+   * Command-driven carriers (Telnyx): the call is answered, refused busy or told no by REST commands rather than by
+   * the HTTP answer (then empty). `statusUrl`: where the answered call's later events go (its run's status URL).
+   */
+  commands?: InboundCommands;
+}
+
+export interface InboundCommands {
+  answer(ctx: ConfigContext, env: ProviderEnv, call: InboundCall, o: { runId: number; streamUrl: string | null; statusUrl: string }): Promise<void>;
+  busy(ctx: ConfigContext, env: ProviderEnv, call: InboundCall): Promise<void>;
+  /** Answers the call to speak `text`, then hangs up (the rest follows the call's events, see `event`). */
+  refuse(ctx: ConfigContext, env: ProviderEnv, call: InboundCall, text: string): Promise<void>;
+  /** A verified event about a call with no run (a refused call's answered or speak.ended): acts on it. */
+  event(ctx: ConfigContext, env: ProviderEnv, rawBody: string, text: string): Promise<void>;
 }
 
 export interface ProviderCalls {

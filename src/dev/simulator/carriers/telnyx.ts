@@ -2,6 +2,7 @@
 // /v2/calls/{id}/actions/*, webhooks signed with Ed25519 over `timestamp|body`.
 import { b64, telnyxSign } from "../sign";
 import { TRANSFER_COMMANDS, transferCommand } from "./telnyx-transfer";
+import { telnyxApplication, telnyxInboundCommand } from "./telnyx-inbound";
 import { E164, json, randomHex, type Account, type Callback, type Carrier, type Outcome, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
 const err = (status: number, code: string, title: string, detail: string, pointer?: string) =>
@@ -12,7 +13,7 @@ function bearer(state: SimState, req: Request): Account | undefined {
   return m ? [...state.accounts.values()].find((a) => a.provider === "telnyx" && a.credentials.api_key === m[1]) : undefined;
 }
 
-async function webhook(
+export async function webhook(
   account: Account,
   call: SimCall,
   eventType: string,
@@ -34,7 +35,7 @@ async function webhook(
         client_state: call.extra.clientState ?? null,
         from: call.from,
         to: call.to,
-        direction: "outgoing",
+        direction: call.extra.direction === "inbound" ? "incoming" : "outgoing",
         ...payload,
       },
     },
@@ -106,7 +107,7 @@ export const telnyx: Carrier = {
       at: Date.now(),
     });
     let p: Record<string, any> = {};
-    if (req.method === "POST") {
+    if (req.method === "POST" || req.method === "PATCH") {
       try {
         p = body ? JSON.parse(body) : {};
       } catch {
@@ -134,6 +135,9 @@ export const telnyx: Carrier = {
       account.applications.push(app);
       return json(201, { data: { id: app.id, application_name: app.name, webhook_event_url: app.url, active: true, record_type: "call_control_application" } });
     }
+
+    const app = telnyxApplication(account, req.method, path, p, err);
+    if (app) return app;
 
     const action = /^\/v2\/calls\/([^/]+)\/actions\/([a-z_]+)$/.exec(path);
     if (action && req.method === "POST") {
@@ -208,7 +212,10 @@ export const telnyx: Carrier = {
         if (call.state !== "answered") return err(422, "90018", "Call is not answered", "DTMF can only be sent on an answered call.");
       } else if (TRANSFER_COMMANDS.includes(action[2])) {
         return transferCommand(state, account, call, action[2], p, (a, c, type, payload) => webhook(a, c, type, payload, {}), err);
-      } else if (action[2] !== "answer") {
+      } else if (action[2] === "answer" || action[2] === "reject") {
+        const done = await telnyxInboundCommand(account, call, action[2], p, err, (a, c, type, payload) => webhook(a, c, type, payload, {}));
+        if (done) return done;
+      } else {
         return err(422, "10015", "Invalid command", `Unknown command ${action[2]}`);
       }
       return json(200, { data: { result: "ok" } });

@@ -157,7 +157,7 @@ async function speakPart(ctx: ConfigContext, env: ProviderEnv, id: string, greet
 }
 
 /** The stream a voice agent's call gets, on dial and again on streaming_start: both ways, μ-law over RTP framing. */
-const streamParams = (streamUrl: string) => ({
+export const streamParams = (streamUrl: string) => ({
   stream_url: streamUrl,
   stream_track: "inbound_track",
   stream_bidirectional_mode: "rtp",
