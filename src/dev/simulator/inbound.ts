@@ -83,7 +83,8 @@ export type InboundOptions = {
 /** A caller dials `to`: the call registered, and the carrier's signed voice request for it. */
 export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
   if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
-  if (account.provider === "telnyx") return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
+  if (account.provider === "telnyx")
+    return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
   const n = numbersOf(account).find((x) => x.phone_number === o.to);
   const url = o.url ?? n?.voice_url;

@@ -191,7 +191,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     if (account && action === "numbers") return json(200, req.method === "POST" ? addNumber(account, String(body.number)) : listNumbers(account));
     if (account && action === "inbound" && req.method === "POST") {
       try {
-        return json(200, { callback: await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url, stale: body.stale === true }) });
+        return json(200, {
+          callback: await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url, stale: body.stale === true }),
+        });
       } catch (err) {
         return json(400, { message: String((err as Error).message) });
       }
