@@ -6,13 +6,22 @@ import type { MediaProvider } from "../../src/dev/simulator/media/callee";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import { listen } from "./conversation-support";
 import { connect } from "./media-support";
-import { eventually, runApi, type Setup, setup, startCall } from "./support";
+import { deliverAll, eventually, play, runApi, runRow, type Setup, setup, sim, startCall } from "./support";
 
 export const PERSON = "+14155550199";
 
-export async function transferCall(provider: ProviderName, vars: Record<string, string>) {
+/**
+ * A call whose session runs the transfer test agent. `pickUp`: the simulated call is answered first and stays up (a
+ * carrier's live-call command needs a call in progress; Plivo and Vobiz name it, CallUUID, in the answer request).
+ */
+export async function transferCall(provider: ProviderName, vars: Record<string, string>, o: { pickUp?: boolean } = {}) {
   const s = await setup(provider);
   const runId = await startCall(s, { initial_context: { first_name: "Ada", transfer_to: PERSON, transfer_timeout: "20", ...vars } });
+  if (o.pickUp) {
+    const callId = (await runRow(runId)).providerCallId!;
+    await deliverAll((await play(callId, "answered")).filter((c) => c.kind === "answer"));
+    await sim("POST", `/calls/${encodeURIComponent(callId)}/pick-up`, {});
+  }
   await callSessionStub(env, runId).prepare({ agent: "transfer" });
   const callee = await connect(provider as MediaProvider, runId);
   return { s, runId, callee };

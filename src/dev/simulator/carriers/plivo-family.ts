@@ -3,6 +3,7 @@
 // auth (Basic vs X-Auth headers), prefix and callback signatures.
 
 import { afterStream, redirectRequest } from "./after-stream";
+import { transferCall } from "./plivo-transfer";
 import {
   json,
   randomHex,
@@ -139,6 +140,16 @@ export function plivoFamily(f: Family): Carrier {
         );
         return new Response(null, { status: 204 });
       }
+      if (req.method === "POST" && resource === "Call" && id)
+        return transferCall(state, account, id, body, {
+          common,
+          callback: async (a, url, fields, kind, method) => {
+            if (method === "POST") return callback(a, url, fields, kind, {});
+            const u = new URL(url);
+            for (const [k, v] of Object.entries(fields)) u.searchParams.set(k, v);
+            return { kind, method: "GET", url: u.toString(), body: "", headers: await f.sign(a, u.toString(), []) };
+          },
+        });
       if (req.method !== "POST" || resource !== "Call" || id) return err(405, "method not allowed");
       if (!(req.headers.get("content-type") ?? "").includes("application/json")) return err(400, "content type must be application/json");
       const fault = state.takeFault(account.id, "originate");

@@ -1,0 +1,85 @@
+// Cold transfer on the carriers whose hand-over is one request (Plivo's and Vobiz's Transfer API, Vonage's transfer of
+// the call to an NCCO), through the simulator on a live call: the carrier receives the documented request, fetches
+// what it was pointed at (signed, as the carrier would), the run ends `transferred` with its record, the caller is not
+// hung up. And the carriers without a live-call transfer (Exotel, Cloudonix): `unsupported`, the call goes on.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { callSessionStub } from "../../src/calls/session/stub";
+import type { ProviderName } from "../../src/telephony/providers/types";
+import { listen } from "./conversation-support";
+import { CALLER, deliver, flush, runApi, runRow, simRequests } from "./support";
+import { outcomeOf, PERSON, runOnceEnded, transferCall } from "./transfer-support";
+
+const digits = (n: string) => n.replace(/^\+/, "");
+
+describe.each([
+  ["plivo", "/v1/Account/"],
+  ["vobiz", "/api/v1/Account/"],
+] as const)("%s: cold transfer through the Transfer API", (provider, prefix) => {
+  it("POST …/Call/{uuid}/ with legs=aleg and aleg_url; the signed fetch of aleg_url dials the person; the run ends transferred", async () => {
+    const { s, runId, callee } = await transferCall(provider, { transfer_mode: "cold" }, { pickUp: true });
+    const { outcome } = await outcomeOf(runId, callee);
+    expect(outcome, JSON.stringify((await runRow(runId)).transfer)).toBe("connected");
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("transferred");
+    const uuid = (await runRow(runId)).providerCallId!;
+    const sent = (await simRequests(s.acct)).filter((r) => r.path === `${prefix}${s.acct.credentials.auth_id}/Call/${uuid}/`);
+    // One request: the transfer (no DELETE: edgedial does not hang the caller up).
+    expect(sent.map((r) => r.method)).toEqual(["POST"]);
+    const body = JSON.parse(sent[0].body);
+    expect(body).toEqual({ legs: "aleg", aleg_url: expect.any(String), aleg_method: "POST" });
+    expect(body.aleg_url).toMatch(new RegExp(`/api/v1/telephony/${provider}/transfer/${runId}/[0-9a-f]{64}$`));
+
+    // The carrier fetches the new XML at aleg_url, signed as every callback, Event=Transfer.
+    const fetches = (await flush(uuid)).filter((c) => c.url === body.aleg_url);
+    expect(fetches).toHaveLength(1);
+    expect(new URLSearchParams(fetches[0].body).get("Event")).toBe("Transfer");
+    const doc = await deliver(fetches[0]);
+    expect(doc.status, doc.text).toBe(200);
+    expect(doc.headers.get("content-type")).toBe("application/xml");
+    expect(doc.text).toBe(
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Dial callerId="${digits(CALLER)}" timeout="20"><Number>${digits(PERSON)}</Number></Dial></Response>`,
+    );
+    // Unsigned, or with a forged signature: refused.
+    const forged = Object.fromEntries(
+      Object.keys(fetches[0].headers)
+        .filter((h) => /signature(-v\d)?$/i.test(h))
+        .map((h) => [h, "Zm9yZ2Vk"]),
+    );
+    expect((await deliver(fetches[0], { headers: forged })).status).toBe(403);
+
+    const run = await runOnceEnded(s, runId);
+    expect(run.end_reason).toBe("transferred");
+    expect(run.transfer).toEqual({
+      destination: PERSON,
+      mode: "cold",
+      requested_mode: "cold",
+      requested_at: expect.any(String),
+      outcome: "connected",
+      outcome_at: expect.any(String),
+      message: null,
+    });
+  });
+
+  it("warm asked: falls back to cold (the caller still reaches the person, without a whisper)", async () => {
+    const { s, runId, callee } = await transferCall(provider, { transfer_mode: "warm" }, { pickUp: true });
+    expect((await outcomeOf(runId, callee)).outcome).toBe("connected");
+    const run = await runOnceEnded(s, runId);
+    expect(run.transfer).toMatchObject({ mode: "cold", requested_mode: "warm", outcome: "connected" });
+  });
+});
+
+/** A carrier without the transfer: `unsupported`, the run says why, nothing sent, the caller stays with the agent. */
+async function unsupported(provider: ProviderName, name: string) {
+  const { s, runId, callee } = await transferCall(provider, { transfer_mode: "cold" });
+  const before = (await simRequests(s.acct)).length;
+  expect((await outcomeOf(runId, callee)).outcome).toBe("unsupported");
+  expect(await simRequests(s.acct)).toHaveLength(before);
+  expect((await runApi(s, runId)).transfer).toMatchObject({ outcome: "failed", message: `${name} offers no cold transfer` });
+  await listen(callee, 200);
+  expect(callee.closed).toBeNull();
+  expect((await callSessionStub(env, runId).snapshot()).ended).toBe(false);
+}
+
+describe("carriers without a live-call transfer", () => {
+  it("Exotel: unsupported, the call goes on", () => unsupported("exotel", "Exotel"));
+});
