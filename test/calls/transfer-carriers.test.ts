@@ -68,6 +68,42 @@ describe.each([
   });
 });
 
+describe("Vonage: cold transfer to an inline NCCO", () => {
+  it("PUT /v1/calls/{uuid} with action transfer and a connect NCCO, under the application JWT; the run ends transferred", async () => {
+    const { s, runId, callee } = await transferCall("vonage", { transfer_mode: "warm" }, { pickUp: true });
+    const { outcome } = await outcomeOf(runId, callee);
+    expect(outcome, JSON.stringify((await runRow(runId)).transfer)).toBe("connected");
+    expect((await callSessionStub(env, runId).snapshot()).endReason).toBe("transferred");
+    const uuid = (await runRow(runId)).providerCallId!;
+    const sent = (await simRequests(s.acct)).filter((r) => r.path === `/v1/calls/${uuid}`);
+    // One request: the transfer (no hang-up).
+    expect(sent.map((r) => [r.method, JSON.parse(r.body)])).toEqual([
+      [
+        "PUT",
+        {
+          action: "transfer",
+          destination: {
+            type: "ncco",
+            ncco: [{ action: "connect", from: digits(CALLER), timeout: 20, endpoint: [{ type: "phone", number: digits(PERSON) }] }],
+          },
+        },
+      ],
+    ]);
+    expect(sent[0].headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+    const run = await runOnceEnded(s, runId);
+    expect(run.end_reason).toBe("transferred");
+    expect(run.transfer).toMatchObject({ destination: PERSON, mode: "cold", requested_mode: "warm", outcome: "connected", message: null });
+  });
+
+  it("a call not in progress at Vonage: refused, failed with Vonage's words, the caller stays with the agent", async () => {
+    const { s, runId, callee } = await transferCall("vonage", { transfer_mode: "cold" });
+    expect((await outcomeOf(runId, callee)).outcome).toBe("failed");
+    expect((await runApi(s, runId)).transfer).toMatchObject({ outcome: "failed", message: expect.stringMatching(/^Vonage refused the transfer \(HTTP 400\)/) });
+    await listen(callee, 200);
+    expect((await callSessionStub(env, runId).snapshot()).ended).toBe(false);
+  });
+});
+
 /** A carrier without the transfer: `unsupported`, the run says why, nothing sent, the caller stays with the agent. */
 async function unsupported(provider: ProviderName, name: string) {
   const { s, runId, callee } = await transferCall(provider, { transfer_mode: "cold" });
