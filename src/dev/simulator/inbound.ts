@@ -3,6 +3,7 @@
 // them: the carrier's signed voice request to the URL the number routes to, with the call registered so the rest of
 // the simulator (hang-up through the API, the media stream, the status callbacks) treats it as any other call.
 import { placeTelnyxInbound } from "./carriers/telnyx-inbound";
+import { placeVonageInbound } from "./carriers/vonage-inbound";
 import { webhook as telnyxWebhook } from "./carriers/telnyx";
 import { basicCredentials, plivoV3Sign, randomNonce, twilioSign, vobizSign } from "./sign";
 import { json, randomHex, type Account, type Callback, type SimCall, type SimState } from "./types";
@@ -83,6 +84,7 @@ export type InboundOptions = {
 /** A caller dials `to`: the call registered, and the carrier's signed voice request for it. */
 export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
   if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
+  if (account.provider === "vonage") return placeVonageInbound(state, account, o);
   if (account.provider === "telnyx")
     return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);

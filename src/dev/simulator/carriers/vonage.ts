@@ -1,5 +1,7 @@
 // Vonage Voice API v1: RS256 application JWT on every request (verified with the
 // application's public key), problem-details errors, answer GET returning an NCCO, HS256-signed events.
+import { vonageApplicationApi } from "./vonage-inbound";
+import { transferProblems, transferred } from "./vonage-transfer";
 import { pem, rsaKeyPair, unb64, verifyRs256, vonageCallbackJwt } from "../sign";
 import { DIGITS, json, randomHex, type Account, type Callback, type Carrier, type OutcomeOptions, type SimCall, type SimState } from "../types";
 
@@ -34,7 +36,7 @@ async function event(
     uuid: call.id,
     conversation_uuid: call.extra.conversation,
     status,
-    direction: "outbound",
+    direction: call.extra.direction === "inbound" ? "inbound" : "outbound",
     from: call.from,
     to: call.to,
     timestamp: new Date().toISOString(),
@@ -110,6 +112,8 @@ export const vonage: Carrier = {
   },
 
   async handle(state, req, path, body) {
+    const application = vonageApplicationApi(state, req, path, body);
+    if (application) return application;
     const keys = /^\/v1\/calls\/([^/]+)\/dtmf$/.exec(path);
     const m = keys ?? /^\/v1\/calls(?:\/([^/]+))?$/.exec(path);
     if (!m) return null;
@@ -135,7 +139,14 @@ export const vonage: Carrier = {
       if (req.method !== "PUT") return problem(405, "Method Not Allowed", "Use PUT to modify a call");
       const call = state.calls.get(m[1]);
       if (!call || call.accountId !== account.id) return problem(404, "Not Found", "Call not found");
-      if (p.action !== "hangup") return problem(400, "Bad Request", "Unsupported action", [{ name: "action", reason: "must be hangup" }]);
+      if (p.action === "transfer" && call.state === "answered") {
+        const invalid = transferProblems(p);
+        if (invalid.length) return problem(400, "Bad Request", "The request failed due to validation errors", invalid);
+        transferred(call, p);
+        return new Response(null, { status: 204 });
+      }
+      if (p.action !== "hangup")
+        return problem(400, "Bad Request", "Unsupported action", [{ name: "action", reason: "must be hangup or transfer (of a call in progress)" }]);
       if (call.state === "ended") return problem(400, "Bad Request", "The call has already ended");
       const answered = call.state === "answered";
       call.state = "ended";

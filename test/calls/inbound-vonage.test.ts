@@ -1,0 +1,140 @@
+// Calls that come in on Vonage: attaching rewrites the application's voice answer_url and event_url (PUT
+// /v2/applications/{id}, its name, keys and other capabilities kept); the caller's signed answer webhook gets the
+// NCCO that connects the websocket (as Vonage's NCCO builder writes it) and an inbound run, the caller talks with the
+// agent, the call's completed event (to the same URL) ends the run; forged, stale, unsigned and replayed requests
+// create nothing; over the cap the caller is told the line is busy; a number without an agent gets the apology.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { NOT_IN_SERVICE } from "../../src/calls/inbound-rules";
+import { Resampler } from "../../src/lib/audio/resample";
+import type { Callback } from "../../src/dev/simulator/types";
+import { organizationStub } from "../../src/organizations/organization-object";
+import { vonageJwt } from "../../src/telephony/providers/vonage/calls";
+import { VONAGE_BUSY_TEXT } from "../../src/telephony/providers/vonage/inbound";
+import { call } from "../helpers";
+import { DEFINITION, listen, listenUntil, prepareScripted, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
+import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
+import { nccoReference, nccoStreamReference } from "./sdk-docs";
+import { CALLER, callbackRequest, deliver, flush, type Setup, setup, sim, simRequests } from "./support";
+
+const CALLING = "+14155550177";
+const runsOf = async (orgId: number) =>
+  (await env.DB.prepare("SELECT * FROM workflow_runs WHERE org_id = ? ORDER BY id").bind(orgId).all<Record<string, any>>()).results;
+
+async function attach(s: Setup, workflowId: number | null) {
+  const list = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers`, { key: s.org.key });
+  return call("PUT", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers/${list.json.items[0].id}`, {
+    key: s.org.key,
+    body: { inbound_workflow_id: workflowId },
+  });
+}
+
+async function inboundSetup() {
+  const s = await setup("vonage");
+  const wf = await call("POST", "/api/v1/workflow/create", {
+    key: s.org.key,
+    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS, template_context_variables: { first_name: "Ada" } },
+  });
+  expect(wf.status, wf.text).toBe(200);
+  const attached = await attach(s, wf.json.id);
+  expect(attached.status, attached.text).toBe(200);
+  return { s, agentId: wf.json.id as number, number: attached.json };
+}
+
+const dial = async (s: Setup, body: Record<string, unknown> = {}) =>
+  (await sim<{ callback: Callback }>("POST", `/accounts/${s.acct.id}/inbound`, { to: CALLER, from: CALLING, ...body })).callback;
+
+describe("inbound calls (Vonage)", () => {
+  it("attaching rewrites the application's voice answer_url and event_url, keeping the rest of it", async () => {
+    const { s, number } = await inboundSetup();
+    const reqs = (await simRequests(s.acct)).filter((r) => r.path.startsWith("/v2/applications/"));
+    expect(reqs.map((r) => [r.method, r.path])).toEqual([
+      ["GET", `/v2/applications/${s.acct.credentials.application_id}`],
+      ["PUT", `/v2/applications/${s.acct.credentials.application_id}`],
+    ]);
+    expect(reqs[1].headers.authorization).toBe(`Basic ${btoa(`${s.acct.credentials.api_key}:${s.acct.credentials.api_secret}`)}`);
+    const put = JSON.parse(reqs[1].body);
+    expect(put).toEqual({
+      name: "edgedial",
+      keys: { public_key: expect.stringContaining("PUBLIC KEY") },
+      capabilities: {
+        voice: {
+          webhooks: {
+            answer_url: { address: number.inbound_url, http_method: "POST" },
+            event_url: { address: number.inbound_url, http_method: "POST" },
+          },
+        },
+        rtc: { webhooks: { event_url: { address: "https://example.com/rtc", http_method: "POST" } } },
+      },
+    });
+  });
+
+  it("a caller reaches the agent: the websocket NCCO, greeting, a reply, the run completed inbound", async () => {
+    const { s, agentId } = await inboundSetup();
+    const res = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
+    expect(res.status, res.text).toBe(200);
+    const ncco = JSON.parse(res.text);
+    expect(ncco).toEqual(nccoStreamReference(ncco[0].endpoint[0].uri, ncco[0].eventUrl[0]));
+    const [run] = await runsOf(s.org.id);
+    expect(run).toMatchObject({ direction: "inbound", status: "in_progress", phone_number: CALLING, from_number: CALLER, workflow_id: agentId });
+    expect(ncco[0].endpoint[0].uri).toMatch(new RegExp(`/api/v1/telephony/vonage/stream/${run.id}/`));
+    expect(JSON.parse(run.initial_context)).toEqual({ first_name: "Ada", caller_number: CALLING, called_number: CALLER });
+
+    await prepareScripted(run.id);
+    const callee = await connect("vonage", run.id);
+    await listenUntil(callee, () => callee.played.length >= 1);
+    await listen(callee, 300);
+    // The websocket's audio is 16 kHz linear PCM; the clip is 8 kHz.
+    callee.speak(new Resampler(8000, 16000).convert(SURE.samples));
+    await listenUntil(callee, () => callee.played.length >= 3);
+    callee.hangup();
+    const jwt = await vonageJwt(s.acct.credentials.application_id, s.acct.credentials.private_key);
+    const hangup = await fetch(`http://sim.test/vonage/v1/calls/${run.provider_call_id}`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${jwt}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ action: "hangup" }),
+    });
+    expect(hangup.status).toBe(204);
+    // The completed event goes to the application's event_url: the inbound URL, which applies it to the run.
+    for (const ev of await flush(run.provider_call_id)) expect((await deliver(ev)).status).toBe(204);
+    const api = (await call("GET", `/api/v1/workflow/${agentId}/runs/${run.id}`, { key: s.org.key })).json;
+    expect(api).toMatchObject({ direction: "inbound", status: "completed", phone_number: CALLING });
+    const snap = await (await import("../../src/calls/session/stub")).callSessionStub(env, run.id).snapshot();
+    expect(snap.turns.slice(0, 3).map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hi Ada!"],
+      ["callee", "Sure, tell me more."],
+      ["agent", "Great. How many seats do you need?"],
+    ]);
+  });
+
+  it("forged, unsigned, stale and replayed answer webhooks are refused and create nothing", async () => {
+    const { s } = await inboundSetup();
+    const cb = await dial(s);
+    expect((await deliver(cb, { body: cb.body.replace("14155550177", "14155550178") })).status).toBe(403);
+    expect((await deliver(cb, { headers: { Authorization: null } })).status).toBe(403);
+    expect((await deliver(cb, { url: cb.url.replace(/[0-9a-f]{64}$/, "0".repeat(64)) })).status).toBe(401);
+    expect((await deliver(await dial(s, { stale: true }))).status).toBe(403);
+    expect(await runsOf(s.org.id)).toHaveLength(0);
+    expect((await fetchWorker(callbackRequest(cb), ECHO_WORKER)).status).toBe(200);
+    expect((await deliver(cb)).status).toBe(403); // the same JWT (jti) again
+    expect(await runsOf(s.org.id)).toHaveLength(1);
+  });
+
+  it("over the cap the caller is told the line is busy and the NCCO ends; no run", async () => {
+    const { s } = await inboundSetup();
+    await organizationStub(env, s.org.id).setCap(1);
+    await organizationStub(env, s.org.id).acquire({ leaseId: "held", ttlSeconds: 60 });
+    const res = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
+    expect(JSON.parse(res.text)).toEqual(nccoReference([VONAGE_BUSY_TEXT]));
+    expect(await runsOf(s.org.id)).toHaveLength(0);
+  });
+
+  it("a number without an agent: the apology NCCO, no run", async () => {
+    const { s } = await inboundSetup();
+    expect((await attach(s, null)).status).toBe(200);
+    const res = await deliver(await dial(s));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual(nccoReference([NOT_IN_SERVICE]));
+    expect(await runsOf(s.org.id)).toHaveLength(0);
+  });
+});
