@@ -85,6 +85,7 @@ export type InboundOptions = {
 export async function placeInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
   if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
   if (account.provider === "vonage") return placeVonageInbound(state, account, o);
+  if (account.provider === "cloudonix") return placeCloudonixInbound(state, account, o);
   if (account.provider === "telnyx")
     return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
@@ -172,4 +173,40 @@ async function placeFamilyInbound(state: SimState, account: Account, o: InboundO
     body: new URLSearchParams(params).toString(),
     headers: { "Content-Type": "application/x-www-form-urlencoded", ...signed },
   };
+}
+
+/**
+ * Cloudonix: the domain's voice application gets the CXML request of the incoming call (JSON, TwiML-like fields plus
+ * Session, the session token). Unsigned, as Cloudonix documents no signature.
+ */
+async function placeCloudonixInbound(state: SimState, account: Account, o: InboundOptions): Promise<Callback> {
+  const url = o.url ?? account.applications[0]?.url;
+  if (!url) throw new Error(`${o.to} routes nowhere`);
+  const token = randomHex(16);
+  const call: SimCall = {
+    id: token,
+    provider: "cloudonix",
+    accountId: account.id,
+    to: o.to.replace(/^\+/, ""),
+    from: o.from.replace(/^\+/, ""),
+    answerUrl: url,
+    statusUrl: url,
+    urls: {},
+    amd: false,
+    state: "answered",
+    pending: [],
+    extra: { direction: "inbound" },
+    createdAt: Date.now(),
+  };
+  state.calls.set(token, call);
+  const body = JSON.stringify({
+    CallSid: token,
+    Session: token,
+    From: call.from,
+    To: call.to,
+    Direction: "inbound",
+    CallStatus: "ringing",
+    AccountSid: account.credentials.domain_id,
+  });
+  return { kind: "answer", method: "POST", url, body, headers: { "Content-Type": "application/json" } };
 }

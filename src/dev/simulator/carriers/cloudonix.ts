@@ -102,6 +102,20 @@ export const cloudonix: Carrier = {
         const found = account.applications.find((a) => a.name === name);
         return found ? json(200, { id: Number(found.id), name: found.name, url: found.url, type: "cxml", active: true }) : err(404, "Application not found");
       }
+      if (req.method === "PATCH" && name) {
+        // The application's URL updated (what attaching an inbound agent does).
+        const found = account.applications.find((a) => a.name === name);
+        if (!found) return err(404, "Application not found");
+        let p: any;
+        try {
+          p = JSON.parse(body);
+        } catch {
+          return err(400, "Invalid JSON");
+        }
+        if (p.url !== undefined && !/^https?:\/\//.test(String(p.url))) return err(400, "url must be a URL");
+        if (typeof p.url === "string") found.url = p.url;
+        return json(200, { id: Number(found.id), name: found.name, url: found.url, type: "cxml", active: true });
+      }
       if (req.method !== "POST" || name) return err(405, "Method not allowed");
       const parsed = faultOrJson(state, account.id, "provision", body);
       if (parsed instanceof Response) return parsed;
