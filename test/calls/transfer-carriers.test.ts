@@ -6,8 +6,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { ProviderName } from "../../src/telephony/providers/types";
-import { listen } from "./conversation-support";
-import { CALLER, deliver, flush, runApi, runRow, simRequests } from "./support";
+import { TRANSFER_LINES } from "../../src/agent/turn";
+import { call } from "../helpers";
+import { listen, listenLive, listenUntil, prepareScripted, SURE } from "./conversation-support";
+import { connect } from "./media-support";
+import { CALLER, deliver, flush, runApi, runRow, setup, simRequests, startCall } from "./support";
 import { outcomeOf, PERSON, runOnceEnded, transferCall } from "./transfer-support";
 
 const digits = (n: string) => n.replace(/^\+/, "");
@@ -116,6 +119,45 @@ async function unsupported(provider: ProviderName, name: string) {
   expect((await callSessionStub(env, runId).snapshot()).ended).toBe(false);
 }
 
+/** An agent whose start node hands the caller to a person when they ask (the scripted model takes that edge). */
+const definition = {
+  nodes: [
+    { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} whether they want to talk to a person.", greeting: "Hi {{first_name}}!" } },
+    { id: "xfer", type: "transferCall", data: { destination: PERSON, mode: "cold", message: "Putting you through.", timeout_seconds: 20 } },
+    { id: "bye", type: "endCall", data: { prompt: "Apologize that nobody is free and say goodbye." } },
+  ],
+  edges: [
+    { id: "e1", source: "start", target: "xfer", data: { label: "transfer", condition: "They want a person" } },
+    { id: "e2", source: "xfer", target: "bye", data: { label: "nobody", condition: "Nobody answered", on: "no_answer" } },
+  ],
+};
+
 describe("carriers without a live-call transfer", () => {
   it("Exotel: unsupported, the call goes on", () => unsupported("exotel", "Exotel"));
+  it("Cloudonix: unsupported, the call goes on", () => unsupported("cloudonix", "Cloudonix"));
+
+  it("Exotel, the conversation agent at a transferCall node: the caller hears that it cannot transfer, never dead air", async () => {
+    const s = await setup("exotel");
+    const wf = await call("POST", "/api/v1/workflow/create", { key: s.org.key, body: { name: "transfer", workflow_definition: definition } });
+    expect(wf.status, wf.text).toBe(200);
+    const runId = await startCall({ ...s, agent: wf.json });
+    await prepareScripted(runId, [
+      { user: "tell me more", prompt: "whether they want", call: { name: "transfer" } },
+      { say: "Is there anything else I can help with?" },
+    ]);
+    const callee = await connect("exotel", runId);
+    await listenUntil(callee, () => callee.played.length >= 1);
+    callee.speak(SURE.samples);
+    const spoken = async () => (await callSessionStub(env, runId).snapshot()).turns.some((t) => t.text.includes(TRANSFER_LINES.unsupported));
+    for (let i = 0; i < 100 && !(await spoken()); i++) await listenLive(callee, () => false, 200);
+    // The node's message, the tool's answer, then the line and the conversation going on, with no gap between.
+    const turns = (await callSessionStub(env, runId).snapshot()).turns;
+    const tool = turns.findIndex((t) => t.role === "tool");
+    expect(turns[tool].text).toMatch(/^transfer_call: error \(\d+ ms\): unsupported$/);
+    expect(turns[tool - 1]).toMatchObject({ role: "agent", text: "Putting you through." });
+    expect(turns[tool + 1]).toMatchObject({ role: "agent", text: `${TRANSFER_LINES.unsupported} Is there anything else I can help with?` });
+    expect(turns[tool + 1].startMs).toBe(turns[tool - 1].endMs);
+    expect((await callSessionStub(env, runId).snapshot()).endReason).not.toBe("transferred");
+    expect((await runApi({ ...s, agent: wf.json }, runId)).transfer).toMatchObject({ outcome: "failed", message: "Exotel offers no cold transfer" });
+  });
 });
