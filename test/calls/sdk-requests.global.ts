@@ -1,5 +1,6 @@
-// Global setup (runs in Node): what the Plivo and Vonage SDKs send to place one call, captured at their transport,
-// for test/calls/sdk-originate.test.ts. These SDKs cannot load inside workerd (axios, a Node-only guard), so they run
+// Global setup (runs in Node): what the Plivo and Vonage SDKs send to place one call, and for a live call's commands
+// (a cold transfer, keys pressed), captured at their transport, for test/calls/sdk-originate.test.ts and
+// test/calls/sdk-commands.test.ts. These SDKs cannot load inside workerd (axios, a Node-only guard), so they run
 // here on the test's fixed inputs and hand the requests over with `provide`.
 import { createRequire } from "node:module";
 import { generateKeyPairSync } from "node:crypto";
@@ -18,7 +19,32 @@ export type SdkRequest = { method: string; url: string; body: unknown };
 
 const require = createRequire(import.meta.url);
 
+/** A live call's command, the same inputs on both sides (what edgedial's transfer leg and DTMF command carry). */
+export const SDK_COMMAND = {
+  callId: "c0ffee00-0000-4000-8000-000000000001",
+  person: "+14155550199",
+  from: "+14155550100",
+  timeoutSeconds: 20,
+  documentUrl: "https://edgedial.test/api/v1/telephony/plivo/transfer/1/tok",
+  digits: "12w#",
+};
+
 async function plivoRequest(): Promise<SdkRequest> {
+  const c = SDK_CALL;
+  return plivoCapture((client) =>
+    client.calls.create(c.from.slice(1), c.to.slice(1), c.answerUrl, {
+      answerMethod: "POST",
+      ringUrl: c.statusUrl,
+      ringMethod: "POST",
+      hangupUrl: c.statusUrl,
+      hangupMethod: "POST",
+      ringTimeout: c.timeoutSeconds,
+    }),
+  );
+}
+
+/** What plivo's client sends for `send`, caught at its transport (nothing leaves the process). */
+async function plivoCapture(send: (client: any) => Promise<unknown>): Promise<SdkRequest> {
   const plivo = require("plivo");
   const client = new plivo.Client("MA0000000000000000000", "token-0001");
   const calls = client.calls;
@@ -33,20 +59,28 @@ async function plivoRequest(): Promise<SdkRequest> {
     seen = { method, url: action, body };
     return { body: { request_uuid: "r-1", message: "call fired", api_id: "a-1" } };
   });
-  const c = SDK_CALL;
-  await client.calls.create(c.from.slice(1), c.to.slice(1), c.answerUrl, {
-    answerMethod: "POST",
-    ringUrl: c.statusUrl,
-    ringMethod: "POST",
-    hangupUrl: c.statusUrl,
-    hangupMethod: "POST",
-    ringTimeout: c.timeoutSeconds,
-  });
+  await send(client);
   if (!seen) throw new Error("plivo SDK: no request");
   return seen;
 }
 
 async function vonageRequest(): Promise<SdkRequest> {
+  const c = SDK_CALL;
+  return vonageCapture((voice) =>
+    voice.createOutboundCall({
+      to: [{ type: "phone", number: c.to.slice(1) }],
+      from: { type: "phone", number: c.from.slice(1) },
+      answerUrl: [c.answerUrl],
+      answerMethod: "GET",
+      eventUrl: [c.statusUrl],
+      eventMethod: "POST",
+      ringingTimer: c.timeoutSeconds,
+    }),
+  );
+}
+
+/** What @vonage/voice sends for `send`, after its own preparation (auth, headers, body encoding), unsent. */
+async function vonageCapture(send: (voice: any) => Promise<unknown>): Promise<SdkRequest> {
   const { Voice } = require("@vonage/voice");
   const { privateKey } = generateKeyPairSync("rsa", {
     modulusLength: 2048,
@@ -62,26 +96,36 @@ async function vonageRequest(): Promise<SdkRequest> {
     seen = { method: String(prepared.method), url: String(prepared.url), body: body ? JSON.parse(String(body)) : null };
     return { data: { uuid: "u-1", status: "started", direction: "outbound", conversation_uuid: "CON-1" }, status: 201, headers: {} };
   };
-  const c = SDK_CALL;
-  await voice.createOutboundCall({
-    to: [{ type: "phone", number: c.to.slice(1) }],
-    from: { type: "phone", number: c.from.slice(1) },
-    answerUrl: [c.answerUrl],
-    answerMethod: "GET",
-    eventUrl: [c.statusUrl],
-    eventMethod: "POST",
-    ringingTimer: c.timeoutSeconds,
-  });
+  await send(voice);
   if (!seen) throw new Error("vonage SDK: no request");
   return seen;
+}
+
+/** The live-call commands: Plivo's calls.transfer and calls.sendDigits, Vonage's transferCallWithNCCO and playDTMF. */
+async function commandRequests() {
+  const c = SDK_COMMAND;
+  const digits = (n: string) => n.slice(1);
+  return {
+    plivoTransfer: await plivoCapture((client) => client.calls.transfer(c.callId, { legs: "aleg", alegUrl: c.documentUrl, alegMethod: "POST" })),
+    plivoDtmf: await plivoCapture((client) => client.calls.sendDigits(c.callId, c.digits)),
+    vonageTransfer: await vonageCapture((voice) =>
+      voice.transferCallWithNCCO(c.callId, [
+        { action: "connect", from: digits(c.from), timeout: c.timeoutSeconds, endpoint: [{ type: "phone", number: digits(c.person) }] },
+      ]),
+    ),
+    // Vonage's digits: our `w` (half a second) is its `p`.
+    vonageDtmf: await vonageCapture((voice) => voice.playDTMF(c.callId, c.digits.replace(/w/g, "p"))),
+  };
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     sdkRequests: { plivo: SdkRequest; vonage: SdkRequest };
+    sdkCommands: Record<"plivoTransfer" | "plivoDtmf" | "vonageTransfer" | "vonageDtmf", SdkRequest>;
   }
 }
 
 export default async function setup(project: TestProject) {
   project.provide("sdkRequests", { plivo: await plivoRequest(), vonage: await vonageRequest() });
+  project.provide("sdkCommands", await commandRequests());
 }
