@@ -2,6 +2,8 @@
 // each carrier's SDK sends for the same: twilio's client in-process (its transport replaced), Plivo's and Vonage's
 // captured in Node before the pool (sdk-requests.global.ts). Method, path and body compared decoded. Telnyx's
 // transfer commands are compared in transfer-telnyx.test.ts, its DTMF in test/telephony/dtmf-sdk.unit.test.ts.
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
 import twilio from "twilio";
 import VoiceResponse from "twilio/lib/twiml/VoiceResponse";
 import { afterEach, describe, expect, inject, it } from "vitest";
@@ -12,6 +14,8 @@ import { personForm, personTwiml } from "../../src/telephony/providers/twilio/tr
 import type { ConfigContext, ProviderEnv, TransferLeg } from "../../src/telephony/providers/types";
 import { vobiz } from "../../src/telephony/providers/vobiz";
 import { vonage } from "../../src/telephony/providers/vonage";
+import { transferBody } from "../../src/telephony/providers/vonage/transfer";
+import nccoSchema from "../fixtures/vonage/ncco-schema.json";
 import { SDK_CALL, SDK_COMMAND } from "./sdk-requests.global";
 
 const C = SDK_COMMAND;
@@ -81,6 +85,17 @@ describe("Vonage commands against @vonage/voice", () => {
     expect([sent.method, sent.url.toString()]).toEqual([vonageTransfer.method, vonageTransfer.url]);
     expect(JSON.parse(sent.body)).toEqual(vonageTransfer.body);
     expect(sent.headers.get("authorization")).toMatch(/^Bearer /);
+  });
+
+  it("the transfer's NCCO is valid against Vonage's published NCCO schema (test/fixtures/vonage), without a caller ID too", () => {
+    const { $schema: _draft, ...schema } = nccoSchema as Record<string, unknown>;
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const valid = ajv.compile(schema);
+    for (const l of [leg, { ...leg, from: null }]) {
+      const ncco = transferBody(l).destination.ncco;
+      expect(valid(ncco), JSON.stringify(valid.errors)).toBe(true);
+    }
   });
 
   it("keys: the PUT edgedial sends to …/dtmf is what playDTMF sends (`w` written as Vonage's `p`)", async () => {
