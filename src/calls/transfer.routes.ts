@@ -13,7 +13,7 @@ import { claimNonce, releaseNonce } from "../telephony/nonces";
 import { providerEnvOf } from "../telephony/provisioning";
 import { authenticate, callbackAuth, Params, publicUrl, refused } from "./callbacks.routes";
 import { callSessionStub } from "./session/stub";
-import { legOf, settleTransfer, TRANSFER_PATHS } from "./transfer";
+import { legOf, saveTransfer, settleTransfer, TRANSFER_PATHS } from "./transfer";
 import type { StoredTransfer, TransferSettled } from "./transfer-record";
 
 type Checked = Awaited<ReturnType<typeof authenticate>> & { rawBody: string };
@@ -53,8 +53,14 @@ function status(c: Context<AppEnv>, params: z.infer<typeof Params>) {
   return verified(c, params, async ({ run, ctx, provider, rawBody }) => {
     const t = transferOf(run);
     const progress = provider.calls?.transfer?.progress;
-    // A report after the transfer settled (the person's leg ending later, a retry) changes nothing.
-    if (!t || t.outcome || !progress || !run.providerCallId) return c.body(null, 204);
+    if (!t || !progress || !run.providerCallId) return c.body(null, 204);
+    if (t.outcome) {
+      // A cold transfer settles once the carrier took the caller, but the carrier may still need us for what follows
+      // (Telnyx: the person's leg reached nobody, and the caller must not stay on a silent line): the carrier's handler
+      // runs, the outcome stands, the session (gone) is not told. Any other report after the settlement changes nothing.
+      if (t.mode === "cold" && t.outcome === "connected") await afterCold(c, run, t, progress, ctx, rawBody);
+      return c.body(null, 204);
+    }
     const session = callSessionStub(c.env, run.id);
     // The carrier may move the caller now (on answer): the session reads its stream's end as the hand-over meanwhile.
     await session.transferSettled("hold").catch(() => false);
@@ -71,6 +77,17 @@ function status(c: Context<AppEnv>, params: z.infer<typeof Params>) {
     }
     return c.body(null, 204);
   });
+}
+
+type Progress = NonNullable<NonNullable<NonNullable<Checked["provider"]["calls"]>["transfer"]>["progress"]>;
+
+/** A settled cold transfer's later report: the carrier's handler acts on it; what it says only adds to the message. */
+async function afterCold(c: Context<AppEnv>, run: Checked["run"], t: StoredTransfer, progress: Progress, ctx: Checked["ctx"], rawBody: string) {
+  const p = await progress(ctx, providerEnvOf(c.env, c.req.url), await legOf(c.env, run, t, run.providerCallId!), rawBody);
+  if (p.outcome === "pending" || p.outcome === "connected") return;
+  const message = `After the hand-over: ${p.message ?? p.outcome}`;
+  log("warning", "call_transfer_after_cold", { run_id: run.id, outcome: p.outcome, message });
+  await saveTransfer(c.env, run.id, { ...t, message });
 }
 
 /** The whisper in the agent's voice, for the carrier to play to the person (the token in the path proves the fetch). */

@@ -160,6 +160,24 @@ describe("Telnyx: transfer to a person on a live call", () => {
     expect(await commands(c.s, "hangup")).toEqual([]);
   });
 
+  it("cold, nobody answers: the settled transfer's later report still hangs the caller up (no silent line); the outcome stands", async () => {
+    const c = await answeredCall("cold");
+    await asksForPerson(c, async () => (await commands(c.s, "transfer")).length > 0);
+    await listenUntil(c.callee, () => c.callee.closed !== null, 5000);
+    const personLeg = (await simCalls(c.s)).find((x) => x.extra.transferOf === c.callId)!;
+    // Telnyx rings the person for timeout_secs; nobody picks up: the leg's call.hangup (timeout) at the transfer's status URL.
+    await deliverAll(await play(personLeg.id, "no_answer"));
+    expect((await commands(c.s, "hangup")).map((x) => x.path)).toEqual([`/v2/calls/${c.callId}/actions/hangup`]);
+    expect((await simCall(c.callId)) as unknown).toMatchObject({ state: "ended" });
+    // Settled once: still connected (edgedial left the call at the hand-over), the message says what followed.
+    expect(JSON.parse(await transferOf(c)).transfer).toMatchObject({
+      mode: "cold",
+      outcome: "connected",
+      message: expect.stringMatching(/^After the hand-over: The person's phone: timeout \(SIP 480\)$/),
+    });
+    expect((await callSessionStub(env, c.runId).snapshot()).endReason).toBe("transferred");
+  });
+
   it("warm: the person's leg dialed, the whisper WAV played to it on answer, then bridged with the caller and our stream stopped", async () => {
     const c = await answeredCall("warm");
     const personLeg = async () => (await simCalls(c.s)).find((x) => x.to === PERSON);

@@ -70,6 +70,9 @@ export const twilioTransfer: NonNullable<ProviderCalls["transfer"]> = {
       : { ok: false, message: placed.message.replace("refused the call", "refused the call to the person") };
   },
   async progress(ctx, env, leg, rawBody): Promise<TransferProgress> {
+    // Only a warm transfer's person's call reports here (a cold one's <Dial> has no callback): a report of any other
+    // call must never move the caller into a conference.
+    if (leg.mode !== "warm") return { outcome: "pending" };
     const p = new URLSearchParams(rawBody);
     const status = p.get("CallStatus") ?? "";
     const state = personState(status);
