@@ -4,25 +4,21 @@
 // carrier's media document, so its call session and voice agent run exactly as for an outbound call that was
 // answered. A number that takes no calls gets a polite message and a hang-up; over the cap, the carrier's busy form.
 // Later requests about the same call (its status, a retried answer request) go to its run.
-import { and, eq, inArray } from "drizzle-orm";
-import { phoneNumbers, workflowRuns } from "../db/schema";
-import { isoNow } from "../lib/clock";
+import { and, eq } from "drizzle-orm";
+import { workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
-import { ApiError } from "../lib/errors";
 import { log } from "../lib/log";
-import { organizationStub } from "../organizations/organization-object";
 import type { ConfigContext, InboundCall, Provider, ProviderCalls } from "../telephony/providers/types";
 import type { ConfigRow } from "../telephony/view";
-import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
 import { greetingFor } from "./greeting";
-import { addressCandidates, asE164, inboundVariables, NOT_IN_SERVICE, refusalOf } from "./inbound-rules";
+import { admitInbound } from "./inbound-admit";
+import { NOT_IN_SERVICE } from "./inbound-rules";
 import { mediaDocumentFor } from "./resume";
-import { createRun, isFinal, type RunRow } from "./runs";
+import { isFinal, type RunRow } from "./runs";
 import { liveAgent } from "./session/agents";
 import { callbackUrls } from "./callback-urls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { callSessionStub } from "./session/stub";
-import { SINGLE_CALL_LEASE_SECONDS } from "./start";
 import { applyStatus } from "./status";
 
 export type Doc = { body: string; contentType: string };
@@ -110,67 +106,15 @@ async function answer(i: Inbound, run: RunRow, call: InboundCall): Promise<Inbou
 }
 
 async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {
-  const db = getDb(i.env);
-  const called = asE164(call.to);
-  const number =
-    (await db
-      .select()
-      .from(phoneNumbers)
-      .where(and(eq(phoneNumbers.configId, i.row.id), inArray(phoneNumbers.address, addressCandidates(call.to))))
-      .get()) ?? null;
-  const why = refusalOf({ number, configInactive: i.row.inactive });
-  const fields = { provider: i.provider.name, config_id: i.row.id, called_number: called, call_id: call.callId };
-  if (why || !number?.inboundWorkflowId) {
-    log("warning", "inbound_call_refused", { ...fields, reason: why });
-    return refuse(i, call);
+  const commands = i.calls.inbound!.commands;
+  // Answered now: the carrier asks for the document only once it has the call. A command-driven carrier's call
+  // rings until our answer command; its call.answered (at the run's status URL) makes it in progress.
+  const admitted = await admitInbound(i.env, i.row, i.provider.name, call, commands ? "ringing" : "in_progress");
+  if (admitted.ok) return answer(i, admitted.run, call);
+  if (admitted.reason !== "concurrent_call_limit") return refuse(i, call);
+  if (commands) {
+    await commands.busy(i.ctx, providerEnvOf(i.env, i.requestUrl), call);
+    return { doc: null };
   }
-  let workflow: UsableWorkflow;
-  try {
-    workflow = await loadUsableWorkflow(db, i.row.orgId, number.inboundWorkflowId);
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    log("warning", "inbound_call_refused", { ...fields, reason: "agent_unusable", detail: String(err.detail) });
-    return refuse(i, call);
-  }
-
-  // The caller counts against the organization's cap like any call; over it the caller hears busy, not ringing.
-  const leaseId = `inbound:${crypto.randomUUID()}`;
-  const lease = await organizationStub(i.env, i.row.orgId).acquire({ leaseId, ttlSeconds: SINGLE_CALL_LEASE_SECONDS });
-  if (!lease.granted) {
-    log("warning", "inbound_call_refused", { ...fields, reason: "concurrent_call_limit", in_use: lease.inUse, cap: lease.cap });
-    const commands = i.calls.inbound!.commands;
-    if (commands) {
-      await commands.busy(i.ctx, providerEnvOf(i.env, i.requestUrl), call);
-      return { doc: null };
-    }
-    return { doc: i.calls.inbound!.busyDocument() ?? i.calls.answerDocument("") };
-  }
-  let run: RunRow;
-  try {
-    const caller = asE164(call.from);
-    run = await createRun(db, {
-      orgId: i.row.orgId,
-      workflowId: workflow.id,
-      workflowUuid: workflow.uuid,
-      definitionId: workflow.definitionId,
-      phoneNumber: caller,
-      fromNumber: number.address,
-      initialContext: inboundVariables(workflow.templateContextVariables, number.label, caller, number.address),
-      telephonyConfigurationId: i.row.id,
-      provider: i.provider.name,
-      leaseId,
-      direction: "inbound",
-      status: "initiated",
-      startedAt: isoNow(),
-    });
-    // Answered now: the carrier asks for the document only once it has the call. A command-driven carrier's call
-    // rings until our answer command; its call.answered (at the run's status URL) makes it in progress.
-    const status = i.calls.inbound!.commands ? "ringing" : "in_progress";
-    run = (await applyStatus(i.env, run, { status, providerCallId: call.callId })).run;
-  } catch (err) {
-    await organizationStub(i.env, i.row.orgId).release(leaseId);
-    throw err;
-  }
-  log("info", "inbound_call_answered", { ...fields, run_id: run.id, workflow_id: workflow.id });
-  return answer(i, run, call);
+  return { doc: i.calls.inbound!.busyDocument() ?? i.calls.answerDocument("") };
 }
