@@ -24,13 +24,7 @@ export type Admission = { ok: true; run: RunRow } | { ok: false; reason: Refusal
  * Finds the number and agent, takes the lease and creates the run with `status` (in progress where the carrier asks
  * only once it has the call; ringing where our answer is still to come) and the carrier's call id.
  */
-export async function admitInbound(
-  env: Env,
-  row: ConfigRow,
-  provider: ProviderName,
-  call: InboundCall,
-  status: "ringing" | "in_progress",
-): Promise<Admission> {
+export async function admitInbound(env: Env, row: ConfigRow, provider: ProviderName, call: InboundCall, status: "ringing" | "in_progress"): Promise<Admission> {
   const db = getDb(env);
   const number =
     (await db
