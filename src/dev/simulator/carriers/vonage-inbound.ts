@@ -12,7 +12,7 @@ const problem = (status: number, title: string, detail: string) => json(status, 
 
 /** The account's one application, as the dashboard would have created it for the configuration. */
 export function vonageApp(account: Account): App {
-  return ((account.secret.application as App | undefined) ??= {
+  account.secret.application ??= {
     id: account.credentials.application_id,
     name: "edgedial",
     capabilities: {
@@ -25,7 +25,8 @@ export function vonageApp(account: Account): App {
       rtc: { webhooks: { event_url: { address: "https://example.com/rtc", http_method: "POST" } } },
     },
     keys: { public_key: "-----BEGIN PUBLIC KEY-----\nsimulated\n-----END PUBLIC KEY-----\n" },
-  });
+  } satisfies App;
+  return account.secret.application as App;
 }
 
 /** GET and PUT /v2/applications/{id}; null for another path. */
