@@ -29,7 +29,7 @@ export default defineConfig(async () => ({
     // Those run in Node, by vitest.integration-node.config.ts (the Worker as a process of its own).
     exclude: ["test/integration/node/**"],
     setupFiles: ["./test/setup.ts"],
-    globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts"],
+    globalSetup: ["./test/integration/peers.global.ts", "./test/integration/sipp.global.ts", "./test/integration/sipp-echo.global.ts"],
     testTimeout: 30_000,
   },
 }));

@@ -91,14 +91,27 @@ export class EchoAgent implements VoiceAgent {
 /**
  * Hears the callee's keys and presses them back: each key goes to the transcript as the callee's turn (`key 5`), and
  * on `#` the keys heard since the last `#` are pressed back, `#` included (the session's sendDtmf: the carrier's
- * command where it has one, else tones).
+ * command where it has one, else tones). With the run's variable `keypad_press`, it first presses those keys itself
+ * as the call starts (an agent getting through a phone menu, for tests against a real PBX).
  */
 export class KeypadAgent implements VoiceAgent {
   private controls: AgentControls | null = null;
   private heard = "";
 
-  onStart(_ctx: AgentContext, controls: AgentControls) {
+  onStart(ctx: AgentContext, controls: AgentControls) {
     this.controls = controls;
+    const keys = ctx.variables.keypad_press;
+    if (keys) void this.press(keys);
+  }
+
+  private async press(keys: string) {
+    const c = this.controls!;
+    try {
+      await c.sendDtmf(keys);
+      c.log({ role: "agent", text: `pressed ${keys}`, startMs: c.now(), endMs: c.now() });
+    } catch (err) {
+      c.log({ role: "agent", text: `could not press ${keys}: ${(err as Error)?.message ?? err}`, startMs: c.now(), endMs: c.now() });
+    }
   }
 
   onAudio() {}
