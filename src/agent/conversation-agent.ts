@@ -16,7 +16,7 @@ import { isMachine } from "../lib/answered-by";
 import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
 import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
-import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
+import { once, type Speech, type SpeechStream, type SpeechToText, type TextToSpeech } from "./speech";
 import { agentReply } from "./turn";
 import { ActionRunner, type ToolAccess } from "./action-runner";
 import type { Action } from "./actions";
@@ -24,7 +24,7 @@ import type { ToolCall } from "./chat";
 import { Keypad } from "./keypad";
 import { soundsLikeMachine } from "./voicemail";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
-import { IdlePolicy } from "./idle-policy";
+import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
 import { MachineWait } from "./machine-wait";
 import { TurnDetector, type Utterance } from "./turn-detector";
 
@@ -52,6 +52,8 @@ export class ConversationAgent implements VoiceAgent {
   private ended = false;
   private endReason: EndReason = "agent_hangup";
   private note: string | null = null;
+  /** Why the agent ended the call, for the session's end note (a note of the outcome is not repeated there). */
+  private endNote: string | null = null;
   /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
@@ -140,6 +142,7 @@ export class ConversationAgent implements VoiceAgent {
         void this.speak([this.settings.repromptText], { complete: true, last: false });
         return;
       case "goodbye":
+        this.endNote = silentNote(this.settings);
         void this.goodbye(this.settings.goodbyeText, "callee_silent");
         return;
     }
@@ -194,11 +197,11 @@ export class ConversationAgent implements VoiceAgent {
     else this.save();
   }
 
-  private hangup(reason: EndReason = this.endReason) {
+  private hangup(reason: EndReason = this.endReason, note = this.endNote) {
     if (this.ended) return;
     this.ended = true;
     this.listening?.abort();
-    this.c?.hangup(reason);
+    this.c?.hangup(reason, note);
   }
 
   /** The state at a stable point (a turn heard, a reply heard or cut off), for the call to go on from after a restart. */
@@ -453,7 +456,8 @@ export class ConversationAgent implements VoiceAgent {
     this.thinking = null;
     if (!waiting || this.note) {
       // Not even the goodbye came: the line stays dead no longer (a provider failure keeps its own reason).
-      this.hangup(this.endReason === "agent_hangup" ? "dead_air" : this.endReason);
+      const dead = this.endReason === "agent_hangup";
+      this.hangup(dead ? "dead_air" : this.endReason, dead ? deadAirNote(this.settings) : this.endNote);
       return;
     }
     log("error", "voice_agent_timeout", { waited_ms: this.settings.maxWaitMs, node: this.conversation.nodeId, at: wall });
@@ -491,8 +495,4 @@ export class ConversationAgent implements VoiceAgent {
       this.hangup();
     });
   }
-}
-
-async function* once(p: Promise<Speech>): AsyncIterable<Speech> {
-  yield await p;
 }

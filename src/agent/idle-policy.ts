@@ -61,3 +61,10 @@ export class IdlePolicy {
     return this.reprompts++ < this.s.maxReprompts ? "reprompt" : "goodbye";
   }
 }
+
+/** The silent callee's end, in words: how long the agent waited, and that it asked before it said goodbye. */
+export const silentNote = (s: TurnSettings) =>
+  `The callee said nothing for ${(s.repromptAfterMs * (s.maxReprompts + 1)) / 1000} s after the agent last spoke (asked ${s.maxReprompts} time${s.maxReprompts === 1 ? "" : "s"} whether they were still there); the agent said goodbye and ended the call`;
+
+/** Nothing at all could be said (not even the apology) within the dead-air limit. */
+export const deadAirNote = (s: TurnSettings) => `Nothing could be said within ${s.maxWaitMs / 1000} s (not even the apology); the agent hung up`;

@@ -37,3 +37,8 @@ export class SpeechError extends Error {
     super(message);
   }
 }
+
+/** One piece of audio as a stream (an engine that synthesizes whole sentences, a recording). */
+export async function* once(p: Promise<Speech>): AsyncIterable<Speech> {
+  yield await p;
+}

@@ -90,8 +90,8 @@ export interface AgentControls {
   transfer(request: TransferRequest): Promise<TransferOutcome>;
   /** Presses keys on the call (0-9, *, #, A-D; `w` waits half a second): the carrier's command where it has one, else tones. */
   sendDtmf(digits: string): Promise<void>;
-  /** Ends the call through the carrier. */
-  hangup(reason?: EndReason): void;
+  /** Ends the call through the carrier; `note`: why, in words, for the run's notes (else the session's own). */
+  hangup(reason?: EndReason, note?: string | null): void;
   /** An answering machine took the call: recorded on the run at once, so its final status reads voicemail. */
   machine(): void;
   /** Adds a turn to the run's transcript. */

@@ -81,7 +81,12 @@ describe("a conversation on the media path", () => {
     await listenLive(callee, () => callee.closed !== null);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.endReason).toBe("callee_silent");
-    expect((await runWhen(s, agentId, runId, (r) => !!r.transcript?.length)).end_reason).toBe("callee_silent");
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.end_reason).toBe("callee_silent");
+    // The run says why in words: the agent's own account (its re-prompt, its goodbye), once, not the session's limit.
+    expect(run.notes).toBe(
+      "The callee said nothing for 4 s after the agent last spoke (asked 1 time whether they were still there); the agent said goodbye and ended the call",
+    );
     expect(snap.turns.map((t) => t.text)).toEqual(["Hi Ada!", "Are you still there?", "It seems this is not a good time. Goodbye!"]);
   });
 

@@ -55,7 +55,7 @@ const PATHS: Array<[string, () => Promise<Call>, (c: Call) => Promise<void>, Reg
       callee.hangup();
       await untilClosed(callee);
     },
-    null,
+    /^The callee hung up: the carrier's media stream stopped$/,
   ],
   ["callee_silent", () => echo({ silenceSeconds: 1 }), async ({ callee }) => untilClosed(callee), /said nothing for 1 s/],
   ["max_call_seconds", () => echo({ maxCallSeconds: 1 }), async ({ callee }) => listenLive(callee, () => callee.closed !== null), /maximum length of 1 s/],

@@ -181,7 +181,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     const s = this.store.current;
     if (s.runId === null || s.ended) return;
     if (await this.desk.tookCall()) return;
-    await this.finish("callee_hangup");
+    await this.finish("callee_hangup", "the carrier reported the call over");
   }
 
   /** Records the run the stream belongs to at its first connection; a later one is the call's media coming back. */
@@ -271,7 +271,8 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       this.sockets.drop(ws);
       const provider = this.store.current.provider;
       // A carrier that ends its stream only by closing it (no stop message) has hung up.
-      if (provider && mediaAdapterFor(provider)?.closeEndsCall && !(await this.desk.tookCall())) return this.finish("callee_hangup");
+      if (provider && mediaAdapterFor(provider)?.closeEndsCall && !(await this.desk.tookCall()))
+        return this.finish("callee_hangup", "the carrier closed its media stream");
       this.store.set({ lostSince: Date.now() });
       await this.schedule(Date.now() + RESUME_GRACE_MS);
     });
@@ -388,7 +389,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         return;
       case "stop":
         if (await this.desk.tookCall()) return;
-        await this.finish("callee_hangup");
+        await this.finish("callee_hangup", "the carrier's media stream stopped");
         return;
     }
   }
@@ -415,7 +416,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private controls(live: Live): AgentControls {
     return agentControls(live.loop, {
       current: () => this.live === live && !this.ending,
-      hangup: (reason) => void this.finish(reason),
+      hangup: (reason, note) => void this.finish(reason, note),
       sendDtmf: (digits) => this.keypad.send(live.loop, digits, this.store.current, this.calls),
       transfer: (request) => this.desk.request(request),
       machine: () => {

@@ -7,7 +7,7 @@ import type { MediaLoop } from "./media-loop";
 export type ControlsOf = {
   /** Whether this loop still carries the call. */
   current(): boolean;
-  hangup(reason: EndReason): void;
+  hangup(reason: EndReason, note: string | null): void;
   /** Presses keys: the carrier's command, else tones on this loop (the session's keypad). */
   sendDtmf(digits: string): Promise<void>;
   /** Hands the call to a person (the session's transfer desk). */
@@ -32,8 +32,8 @@ export function agentControls(loop: MediaLoop, of: ControlsOf): AgentControls {
     // A loop no longer carrying the call presses nothing.
     sendDtmf: async (digits) => (of.current() ? of.sendDtmf(digits) : undefined),
     machine: () => of.machine(),
-    hangup: (reason = "agent_hangup") => {
-      if (of.current()) of.hangup(reason);
+    hangup: (reason = "agent_hangup", note = null) => {
+      if (of.current()) of.hangup(reason, note);
     },
     log: (t) => of.log(t),
     save: (state) => {

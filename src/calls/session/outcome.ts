@@ -14,9 +14,13 @@ export function endNote(reason: EndReason, o: { silenceMs: number; maxMs: number
   const detail = o.detail ? `: ${o.detail}` : "";
   switch (reason) {
     case "callee_silent":
+      // The agent's own account (its re-prompts and goodbye) where it ended the call; else the session's limit.
+      if (o.detail) return o.detail;
       return `The callee said nothing for ${Math.round(o.silenceMs / 1000)} s; the call was ended`;
     case "max_call_seconds":
       return `The call reached its maximum length of ${Math.round(o.maxMs / 1000)} s and was ended`;
+    case "callee_hangup":
+      return `The callee hung up${detail}`;
     case "media_error":
       return `The call's media stream failed${detail}; the call was ended`;
     case "media_lost":
