@@ -14,6 +14,8 @@ import { organizationStub } from "../organizations/organization-object";
 import { RANK, isFinal, type RunRow } from "./runs";
 import { emitRunCompleted } from "../webhooks/run-events";
 import { log } from "../lib/log";
+import { callSessionStub } from "./session/stub";
+import { latestOf, mayBePerson } from "./run-truth";
 
 export type ApplyResult = { applied: boolean; status: string; run: RunRow };
 
@@ -25,6 +27,17 @@ export function effectiveStatus(run: Pick<RunRow, "status" | "answeredAt" | "ans
   let status = u.unansweredStatus && !answered ? u.unansweredStatus : u.status;
   if (status === "completed" && isMachine(u.answeredBy ?? run.answeredBy)) status = "voicemail";
   return status;
+}
+
+/** Whether the run's call session heard the callee say something (a turn of theirs in its transcript). */
+async function heardPerson(env: Env, runId: number): Promise<boolean> {
+  try {
+    const snap = await callSessionStub(env, runId).snapshot();
+    return snap.turns.some((t) => t.role === "callee");
+  } catch (err) {
+    log("error", "session_not_asked", { run_id: runId, error: String(err) });
+    return false;
+  }
 }
 
 /** The statuses a run may move from to reach `to` (strictly lower rank). */
@@ -131,7 +144,13 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
     if (row) run = row;
   };
 
-  const status = effectiveStatus(run, u);
+  let status = effectiveStatus(run, u);
+  // A person talked with the agent: a machine verdict does not make the run voicemail, nor stay on it.
+  let person = false;
+  if (!isFinal(run.status) && mayBePerson(run, status) && (await heardPerson(env, run.id))) {
+    status = "completed";
+    person = true;
+  }
 
   if (isFinal(run.status)) {
     await learnAlone();
@@ -170,7 +189,8 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
       THEN ${learned} ELSE ${workflowRuns.providerCallId} END` as unknown as string;
   }
   set.startedAt = sql`coalesce(${workflowRuns.startedAt}, ${at})` as unknown as string;
-  if (u.answeredBy) set.answeredBy = u.answeredBy;
+  if (person) set.answeredBy = "human";
+  else if (u.answeredBy) set.answeredBy = u.answeredBy;
   if (status === "in_progress") set.answeredAt = sql`coalesce(${workflowRuns.answeredAt}, ${at})` as unknown as string;
   if (isFinal(status)) {
     const answered = status === "completed" || status === "voicemail";
@@ -179,8 +199,11 @@ export async function applyStatus(env: Env, run: RunRow, u: StatusUpdate): Promi
       answeredAt = new Date(Date.parse(at) - u.durationSeconds * 1000).toISOString();
       set.answeredAt = answeredAt;
     }
-    set.endedAt = at;
-    set.durationSeconds = u.durationSeconds ?? (answered ? secondsBetween(answeredAt, at) : 0);
+    // A carrier's timestamp has whole seconds (Twilio's RFC 2822 Timestamp) while the answer was stamped to the
+    // millisecond on arrival: the end is never recorded before the answer or the start.
+    const endedAt = latestOf(at, answeredAt, run.startedAt);
+    set.endedAt = endedAt;
+    set.durationSeconds = u.durationSeconds ?? (answered ? secondsBetween(answeredAt, endedAt) : 0);
     // An error explains an unsuccessful end only (Telnyx's normal_clearing carries one for the unanswered case).
     if (u.error && !answered) set.error = u.error;
     // Why it ended: the call session's reason where one ended the call, else what the carrier's status says.
