@@ -4,10 +4,13 @@
 // progress until the campaign completes. Answered calls are conversations over live audio: the simulated callee says
 // committed espeak-ng clips, the agent runs its graph on the deterministic engines (a scripted model, clips recognized
 // by their sound, tones for its own speech), and one call's transcript, gathered values and disposition are printed.
+// One contact (Grace) goes further: the agent asks the customer's system (an HTTP tool: a small "check availability"
+// server the demo runs on 127.0.0.1) and then hands her to a sales rep (a cold transfer); that call is printed too.
 //
 //   npm run demo                # 24 contacts
 //   npm run demo -- 60          # another size
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -55,6 +58,66 @@ async function http(method, url, { key, body, headers = {} } = {}) {
 const step = (msg) => console.log(`\x1b[1m▸ ${msg}\x1b[0m`);
 const workers = [];
 
+/** The customer's system the agent's tool calls: answers whether the seats asked for are free (and records the asks). */
+function availabilityServer() {
+  const asked = [];
+  const server = createHttpServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      asked.push({ method: req.method, path: req.url, body });
+      const seats = Number(JSON.parse(body || "{}").seats ?? 0);
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ available: seats <= 40, seats_free: 40, earliest_start: "next Monday" }));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, asked, url: `http://127.0.0.1:${server.address().port}/availability` })),
+  );
+}
+
+/**
+ * The seats agent, plus what the agent does on a live call: an HTTP tool offered at the pitch node, and a transferCall
+ * node (cold, to a sales rep) the pitch can lead to. The scripted model takes that way for Grace only: it checks the
+ * availability of her twelve seats, tells her, and hands her over; everyone else gets the seats conversation as is.
+ */
+function demoAgent(seats, toolUrl) {
+  const def = structuredClone(seats.definition);
+  def.nodes.find((n) => n.id === "pitch").data.prompt = "Ask {{first_name}} how many seats they need.";
+  def.nodes.push({
+    id: "sales",
+    type: "transferCall",
+    data: { destination: "+14155550188", mode: "cold", message: "I'm putting you through to our sales team now.", timeout_seconds: 25 },
+  });
+  def.edges.push(
+    { id: "e3", source: "pitch", target: "sales", data: { label: "sales_rep", condition: "They want to book the seats with a sales rep" } },
+    { id: "e4", source: "sales", target: "bye", data: { label: "nobody", condition: "Nobody answered", on: "no_answer" } },
+  );
+  def.tools = [
+    {
+      name: "check_availability",
+      description: "Whether the number of seats the caller needs is available, and from when",
+      parameters: { type: "object", properties: { seats: { type: "number" } }, required: ["seats"] },
+      url: toolUrl,
+      method: "POST",
+      timeout_ms: 3000,
+      nodes: ["pitch"],
+    },
+  ];
+  const script = [
+    { user: "twelve seats", prompt: "Ask Grace how many", call: { name: "check_availability", arguments: { seats: 12 } } },
+    {
+      user: "twelve seats",
+      prompt: "Ask Grace how many",
+      say: "Good news: twelve seats are free from next Monday.",
+      call: { name: "sales_rep", arguments: { seats: 12 } },
+    },
+    ...seats.script,
+  ];
+  return { definition: def, script };
+}
+
+const tool = await availabilityServer();
 try {
   step("local storage, migrations and an organization");
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
@@ -118,14 +181,17 @@ try {
 
   // The seats agent (three nodes, an extraction, a disposition) and its scripted model, shared with the tests.
   const seats = JSON.parse(readFileSync(`${ROOT}test/fixtures/seats-agent.json`, "utf8"));
-  step("an agent (a graph of three nodes on the scripted model), a telephony configuration on the simulator, a caller ID");
+  const demo = demoAgent(seats, tool.url);
+  step("an agent (the seats graph, an HTTP tool, a transfer to sales; a scripted model), a configuration on the simulator, a caller ID");
+  // The tool's server is on 127.0.0.1: the organization's policy must allow private addresses (refused by default).
+  await api("PUT", "/organizations/calling-policy", { allow_private_pbx: true });
   const agent = await api("POST", "/workflow/create", {
     name: "Seats offer",
-    workflow_definition: seats.definition,
+    workflow_definition: demo.definition,
     call_disposition_codes: { disposition_codes: seats.disposition_codes },
     workflow_configurations: {
       voice_agent: {
-        llm: { provider: "scripted", script: seats.script },
+        llm: { provider: "scripted", script: demo.script },
         stt: { provider: "scripted", clips: recordings },
         tts: { provider: "scripted" },
       },
@@ -139,9 +205,11 @@ try {
   await api("POST", `/organizations/telephony-configs/${config.id}/phone-numbers`, { address: "+14155550100", is_default_caller_id: true });
 
   step(`a CSV of ${CONTACTS} contacts, uploaded through a presigned URL`);
-  const names = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"];
-  const csv =
-    ["phone_number,first_name", ...Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(2000 + i)},${names[i % names.length]}`)].join("\n") + "\n";
+  // One Grace (the call that uses the tool and is transferred), answered whatever the draw below.
+  const names = ["Ada", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"];
+  const nameOf = (i) => (i === 1 ? "Grace" : names[i % names.length]);
+  const grace = "+14155552001";
+  const csv = ["phone_number,first_name", ...Array.from({ length: CONTACTS }, (_, i) => `+1415555${String(2000 + i)},${nameOf(i)}`)].join("\n") + "\n";
   const presign = await api("POST", "/s3/presigned-upload-url", { file_name: "demo.csv", file_size: Buffer.byteLength(csv), content_type: "text/csv" });
   await http("PUT", presign.upload_url, { body: csv, headers: { "Content-Type": "text/csv" } });
 
@@ -168,8 +236,12 @@ try {
       if (!firstSeen.has(call.id)) firstSeen.set(call.id, Date.now());
       if (Date.now() - firstSeen.get(call.id) < 1500 + Math.random() * 2500) continue;
       played.add(call.id);
-      const outcome = outcomes[Math.floor(Math.random() * outcomes.length)];
+      const outcome = call.to === grace ? "answered" : outcomes[Math.floor(Math.random() * outcomes.length)];
       await http("POST", `${simUrl}/_sim/calls/${encodeURIComponent(call.id)}/outcome`, { body: { outcome, deliver: true } });
+      // The simulator scripts an answered call to its end up front (its completed status waits for the conversation),
+      // so it reads the call as over while the callee talks; Twilio would refuse a transfer of a call not in progress.
+      // Grace's call is picked up again for the length of her conversation, as a live call is.
+      if (call.to === grace) await http("POST", `${simUrl}/_sim/calls/${encodeURIComponent(call.id)}/pick-up`, { body: {} });
     }
     const p = await api("GET", `/campaign/${campaign.id}/progress`);
     const line =
@@ -189,14 +261,28 @@ try {
   for (const l of logs.items.reverse()) console.log(`    ${l.ts}  ${l.level.padEnd(7)} ${l.event.padEnd(22)} ${l.message}`);
   const done = await api("GET", `/campaign/${campaign.id}/progress`);
   console.log(`  dispositions the agent chose: ${JSON.stringify(done.dispositions)}`);
-  // One answered call: its conversation, what the agent gathered, and its recording (length, how loud each side was).
-  for (const r of runs.items) {
-    const run = await api("GET", `/workflow/${agent.id}/runs/${r.workflow_run_id ?? r.id}`).catch(() => null);
-    if (!run?.recording_url || !run.transcript?.length) continue;
-    console.log(`  ${run.name} (${run.phone_number}), ${run.status}:`);
+  const transcript = (run) => {
     for (const t of run.transcript) {
       console.log(`    ${(t.start_ms / 1000).toFixed(1).padStart(5)} s  ${t.role.padEnd(6)} ${t.text}${t.interrupted ? "  (interrupted)" : ""}`);
     }
+  };
+  const details = [];
+  for (const r of runs.items) details.push(await api("GET", `/workflow/${agent.id}/runs/${r.workflow_run_id ?? r.id}`).catch(() => null));
+  // Grace's call: the tool call (the customer's system saw the model's arguments) and the hand-over to sales.
+  const graceRun = details.find((run) => run?.phone_number === grace && run.transcript?.length);
+  if (graceRun) {
+    console.log(`  ${graceRun.name} (${graceRun.phone_number}), ${graceRun.status}, ended ${graceRun.end_reason}:`);
+    transcript(graceRun);
+    for (const c of graceRun.tool_calls ?? [])
+      console.log(`    tool ${c.name}(${JSON.stringify(c.arguments)}): ${c.status}, HTTP ${c.http_status}, ${c.duration_ms} ms`);
+    if (graceRun.transfer) console.log(`    transfer: ${graceRun.transfer.mode} to ${graceRun.transfer.destination}, ${graceRun.transfer.outcome}`);
+    console.log(`    the availability server was asked: ${tool.asked.map((a) => `${a.method} ${a.path} ${a.body}`).join("; ")}`);
+  }
+  // One other answered call: its conversation, what the agent gathered, and its recording (length, how loud each side was).
+  for (const run of details) {
+    if (!run?.recording_url || !run.transcript?.length || run.phone_number === grace) continue;
+    console.log(`  ${run.name} (${run.phone_number}), ${run.status}:`);
+    transcript(run);
     console.log(`    gathered ${JSON.stringify(run.gathered_context)}, disposition ${run.disposition}, usage ${JSON.stringify(run.usage)}`);
     const wav = new Uint8Array(await (await fetch(run.recording_url)).arrayBuffer());
     const view = new DataView(wav.buffer);
@@ -213,6 +299,7 @@ try {
     break;
   }
 } finally {
+  tool.server.close();
   for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
   rmSync(state, { recursive: true, force: true });
 }
