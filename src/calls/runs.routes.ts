@@ -1,12 +1,12 @@
 // Call records of an agent: GET /workflow/{workflow_id}/runs and .../runs/{run_id}.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, gte, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { decodeCursor, newestFirst, pageOf, pageQuery } from "../lib/pagination";
-import { errors, idParam, json } from "../lib/schemas";
+import { errors, idParam, json, MAX_ID } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
 import { wavHeader } from "../lib/audio/wav";
 import { clock } from "../lib/clock";
@@ -15,13 +15,37 @@ import { ApiError } from "../lib/errors";
 import { recordingUrlValid, runDetails, runsPage } from "./recordings";
 import { RUN_DIRECTIONS, WorkflowRun } from "./runs";
 
-/** The list's filter: one direction, or all. */
+/** The list's filters (all optional, combined with AND): what a dashboard's calls list narrows by. */
 const listQuery = pageQuery.extend({
   direction: z
     .enum(RUN_DIRECTIONS)
     .optional()
     .openapi({ param: { name: "direction", in: "query" }, description: "Only calls of this direction (outbound, inbound, web)" }),
+  status: WorkflowRun.shape.status.optional().openapi({ param: { name: "status", in: "query" }, description: "Only calls with this status" }),
+  source: z
+    .enum(["single", "campaign"])
+    .optional()
+    .openapi({
+      param: { name: "source", in: "query" },
+      description: "single: calls not made by a campaign (the API, a trigger, inbound, web); campaign: a campaign's calls",
+    }),
+  phone_number: z
+    .string()
+    .regex(/^\+?[0-9]{1,20}$/, "Digits, optionally after +")
+    .optional()
+    .openapi({ param: { name: "phone_number", in: "query" }, description: "Only calls whose other party's number contains these digits", example: "555" }),
+  created_after: z.iso
+    .datetime()
+    .optional()
+    .openapi({ param: { name: "created_after", in: "query" }, description: "Only calls created at or after this time (ISO 8601 UTC)" }),
+  created_before: z.iso
+    .datetime()
+    .optional()
+    .openapi({ param: { name: "created_before", in: "query" }, description: "Only calls created before this time (ISO 8601 UTC)" }),
 });
+
+/** The stored form of created_at (strftime '%Y-%m-%dT%H:%M:%fZ'), so text order is time order. */
+const storedTime = (iso: string) => new Date(iso).toISOString();
 
 const tags = ["calls"];
 
@@ -44,7 +68,15 @@ const download = createRoute({
   request: {
     params: idParam("run_id"),
     // Optional here so a malformed run id is a 404 first; a link without them is refused as invalid.
-    query: z.object({ expires: z.coerce.number().int().optional(), signature: z.string().optional() }),
+    query: z.object({
+      expires: z.coerce
+        .number()
+        .int()
+        .optional()
+        // Coerced from the query string, which is never null: the document says what the link carries.
+        .openapi({ type: "integer", minimum: 0, maximum: MAX_ID, description: "Unix seconds after which the link is refused (from the link)" }),
+      signature: z.string().optional(),
+    }),
   },
   responses: {
     200: { description: "The recording", content: { "audio/wav": { schema: z.string().openapi({ format: "binary" }) } } },
@@ -73,11 +105,19 @@ const removeRecording = createRoute({
 export const runsRouter = createRouter()
   .openapi(list, async (c) => {
     const { workflow_id } = c.req.valid("param");
-    const { limit, cursor, direction } = c.req.valid("query");
+    const { limit, cursor, direction, status, source, phone_number, created_after, created_before } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
     const orgId = c.get("orgId");
-    const only = direction ? eq(workflowRuns.direction, direction) : undefined;
+    const only = and(
+      direction ? eq(workflowRuns.direction, direction) : undefined,
+      status ? eq(workflowRuns.status, status) : undefined,
+      source === "single" ? isNull(workflowRuns.campaignId) : source === "campaign" ? isNotNull(workflowRuns.campaignId) : undefined,
+      // instr, not LIKE: the digits are matched literally (no wildcard in them to escape).
+      phone_number ? sql`instr(${workflowRuns.phoneNumber}, ${phone_number.replace(/^\+/, "")}) > 0` : undefined,
+      created_after ? gte(workflowRuns.createdAt, storedTime(created_after)) : undefined,
+      created_before ? lt(workflowRuns.createdAt, storedTime(created_before)) : undefined,
+    );
     if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
     const query = db.select().from(workflowRuns).$dynamic();
     const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), only).all();
