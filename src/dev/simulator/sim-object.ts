@@ -287,7 +287,10 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
             const signed: Record<string, string> =
               call.provider === "twilio" && account ? { "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, stream, []) } : {};
             await playCallee(call.provider, stream, call.id, account?.calleeLines, signed).catch(() => {});
-            for (const c of rest) await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
+            for (const scripted of rest) {
+              const c = (await this.carriers[call.provider].restamp?.(this, call, scripted).catch(() => null)) ?? scripted;
+              await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
+            }
           })(),
         );
         return json(200, { callbacks: list, delivered: results, media: stream });

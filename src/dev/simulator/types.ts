@@ -86,6 +86,11 @@ export interface Carrier {
    */
   redeliver?(state: SimState, call: SimCall, cb: Callback): Promise<Callback>;
   /**
+   * A callback scripted before the call's conversation and sent after it, as the carrier builds it at that moment
+   * (its event timestamp, the call's duration so far): what the carrier reports must agree with the call that ran.
+   */
+  restamp?(state: SimState, call: SimCall, cb: Callback): Promise<Callback>;
+  /**
    * The call's media socket closed while the call is up (not hung up through the API): what the carrier does next,
    * as it documents it, given the document that was running (the answer's, or the last redirect's). A request whose
    * answer is the call's next document is of kind `answer`; absent or empty: the call just ends.

@@ -157,6 +157,18 @@ export const twilio: Carrier = {
     return call.statusUrl ? [await signed(token, call.statusUrl, { ...fields, CallStatus: "completed", CallDuration: "7" }, "status")] : [];
   },
 
+  // A status sent after the call's media (the demo's calls): Timestamp is when the event fired, CallDuration the
+  // seconds from the answer to now, as Twilio reports them; the signature is Twilio's over the new parameters.
+  async restamp(state, call, cb) {
+    if (cb.kind !== "status") return cb;
+    const account = state.accounts.get(call.accountId)!;
+    const fields = Object.fromEntries(new URLSearchParams(cb.body));
+    if (fields.Timestamp) fields.Timestamp = new Date().toUTCString();
+    const answeredAt = call.extra.answeredAtMs as number | undefined;
+    if (fields.CallStatus === "completed" && answeredAt) fields.CallDuration = String(Math.round((Date.now() - answeredAt) / 1000));
+    return signed(account.credentials.auth_token, cb.url, fields, cb.kind);
+  },
+
   async script(state, call, outcome) {
     const account = state.accounts.get(call.accountId)!;
     const token = account.credentials.auth_token;
@@ -188,6 +200,7 @@ export const twilio: Carrier = {
       case "voicemail": {
         const by = outcome === "voicemail" ? "machine_end_beep" : "human";
         call.state = "answered";
+        call.extra.answeredAtMs = Date.now();
         out.push(...(await status("ringing", { CallStatus: "ringing" })), ...(await answer(by)), ...(await status("answered", { CallStatus: "in-progress" })));
         end("completed");
         out.push(
