@@ -1,9 +1,10 @@
-// One Durable Object per ARI configuration: holds the PBX's events WebSocket while calls are in flight,
-// maps channel events to run statuses (Q.850 causes), reconnects with backoff, and marks
+// One Durable Object per ARI configuration: holds the PBX's events WebSocket while calls are in flight, and for as
+// long as the configuration has a number with an inbound agent (listening: a caller's StasisStart is a new call,
+// src/calls/ari-inbound.ts), maps channel events to run statuses (Q.850 causes), reconnects with backoff, and marks
 // the configuration inactive when the PBX keeps refusing or dropping the socket.
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, isNull } from "drizzle-orm";
-import { telephonyConfigs, workflowRuns } from "../db/schema";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { phoneNumbers, telephonyConfigs, workflowRuns } from "../db/schema";
 import { getDb } from "../lib/db";
 import { jsonMessage } from "../lib/helpers";
 import { basicAuth } from "../telephony/providers/kit";
@@ -29,6 +30,8 @@ import { log } from "../lib/log";
 import { openWebSocket } from "../lib/websocket-open";
 import { ARI_EVENTS_MIGRATIONS, type CallRow } from "./ari-events-schema";
 import { reconnectAriMedia } from "./ari-resume";
+import { takeAriInbound } from "./ari-inbound";
+import { incomingAriCall } from "../telephony/providers/ari/inbound";
 import { ariTransferEvent, endTransferred } from "./ari-transfer";
 import type { MediaState } from "./session/protocol";
 import { streamToken } from "./callback-urls";
@@ -51,6 +54,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * and an object with calls to follow is never idle long enough to be evicted.
  */
 export const ARI_HEARTBEAT_MS = 5000;
+/** While listening, how often the object asks whether the configuration still has a number with an inbound agent. */
+export const ARI_LISTEN_CHECK_MS = 60_000;
 export const ARI_UNSEEN_END = "The call ended while the ARI events connection was down; its outcome is unknown";
 export const ARI_NO_SPEECH_NOTE = "ARI has no text-to-speech: the greeting was not spoken, and the answered call was ended";
 export const ARI_MEDIA_FAILED_NOTE = "The call's audio could not be connected to its voice agent, and the answered call was ended";
@@ -70,6 +75,44 @@ export class AriEventsObject extends DurableObject<Env> {
     return this.db.value<number>`SELECT count(*) FROM calls` ?? 0;
   }
 
+  /** Nothing to hold the socket for: no call in flight, and not listening for calls that come in. */
+  private idle(): boolean {
+    return this.inFlight() === 0 && !Number(this.db.getKv("listening") ?? 0);
+  }
+
+  /** The run of a channel: ours name it; a caller's (Asterisk's id) is in the inbound map. */
+  private runOf(channelId: string): number | null {
+    return runIdOfChannel(channelId) ?? this.db.value<number>`SELECT run_id FROM inbound WHERE channel_id = ${channelId}` ?? null;
+  }
+
+  /**
+   * The configuration has (or may have) a number with an inbound agent: the socket stays open to hear its callers,
+   * and the heartbeat keeps it so until no such number is left (checked every ARI_LISTEN_CHECK_MS).
+   */
+  async listen(configId: number): Promise<{ connected: boolean; error?: string }> {
+    this.db.putKv("config_id", configId);
+    this.db.putKv("listening", 1);
+    this.db.putKv("listen_checked_at", clock.now());
+    const result = await this.ensureConnected();
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
+    return result;
+  }
+
+  /** Whether any active number of the (active) configuration still has an inbound agent; stops listening if not. */
+  private async checkListening(): Promise<void> {
+    if (!Number(this.db.getKv("listening") ?? 0) || clock.now() - Number(this.db.getKv("listen_checked_at") ?? 0) < ARI_LISTEN_CHECK_MS) return;
+    this.db.putKv("listen_checked_at", clock.now());
+    const configId = Number(this.db.getKv("config_id"));
+    const db = getDb(this.env);
+    const config = await db.select({ inactive: telephonyConfigs.inactive }).from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
+    const number = await db
+      .select({ id: phoneNumbers.id })
+      .from(phoneNumbers)
+      .where(and(eq(phoneNumbers.configId, configId), eq(phoneNumbers.isActive, true), isNotNull(phoneNumbers.inboundWorkflowId)))
+      .get();
+    if (!config || config.inactive || !number) this.db.putKv("listening", 0);
+  }
+
   /** Registers a run about to be originated and makes sure the events socket is open before it is. */
   async track(configId: number, runId: number): Promise<{ connected: boolean; error?: string }> {
     this.db.putKv("config_id", configId);
@@ -83,7 +126,7 @@ export class AriEventsObject extends DurableObject<Env> {
   /** The PBX refused the originate: nothing to watch for this run (the socket closes when nothing else is). */
   async untrack(runId: number): Promise<void> {
     this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
-    if (this.inFlight() === 0) this.closeSocket();
+    if (this.idle()) this.closeSocket();
   }
 
   /** We asked the PBX to hang this channel up: a later cause 16 before answer means canceled, not no_answer. */
@@ -93,8 +136,9 @@ export class AriEventsObject extends DurableObject<Env> {
   }
 
   /** For tests and diagnostics. */
-  async status(): Promise<{ connected: boolean; inFlight: number; failures: number }> {
-    return { connected: this.socket !== null, inFlight: this.inFlight(), failures: Number(this.db.getKv("failures") ?? 0) };
+  async status(): Promise<{ connected: boolean; inFlight: number; failures: number; listening: boolean }> {
+    const listening = !!Number(this.db.getKv("listening") ?? 0);
+    return { connected: this.socket !== null, inFlight: this.inFlight(), failures: Number(this.db.getKv("failures") ?? 0), listening };
   }
 
   private ensureConnected(): Promise<{ connected: boolean; error?: string }> {
@@ -139,7 +183,7 @@ export class AriEventsObject extends DurableObject<Env> {
     const onGone = (why: string) => {
       if (this.socket !== ws) return;
       this.socket = null;
-      if (this.inFlight() > 0) this.ctx.waitUntil(this.noteFailure(why));
+      if (!this.idle()) this.ctx.waitUntil(this.noteFailure(why));
     };
     ws.addEventListener("close", (e) => onGone(`events WebSocket closed (${e.code}${e.reason ? ` ${e.reason}` : ""})`));
     ws.addEventListener("error", () => onGone("events WebSocket error"));
@@ -156,7 +200,7 @@ export class AriEventsObject extends DurableObject<Env> {
       await this.markInactive(error);
       return;
     }
-    if (this.inFlight() > 0) await this.ctx.storage.setAlarm(clock.now() + ARI_BACKOFF_MS[Math.min(failures - 1, ARI_BACKOFF_MS.length - 1)]);
+    if (!this.idle()) await this.ctx.storage.setAlarm(clock.now() + ARI_BACKOFF_MS[Math.min(failures - 1, ARI_BACKOFF_MS.length - 1)]);
   }
 
   private async markInactive(error: string): Promise<void> {
@@ -171,7 +215,9 @@ export class AriEventsObject extends DurableObject<Env> {
     // Without the socket the outcome of the tracked calls cannot be known.
     const runs = this.db.all<Pick<CallRow, "run_id">>`SELECT run_id FROM calls`;
     this.db.run`DELETE FROM calls`;
+    this.db.run`DELETE FROM inbound`;
     this.db.putKv("failures", 0);
+    this.db.putKv("listening", 0);
     for (const { run_id } of runs) {
       const run = await getRun(getDb(this.env), run_id);
       if (run) await applyStatus(this.env, run, { status: "unknown", error: "Lost the ARI events connection; the outcome is unknown" });
@@ -181,7 +227,9 @@ export class AriEventsObject extends DurableObject<Env> {
   /** A reconnect after a failure (backoff), or the heartbeat while calls are in flight. */
   async alarm(): Promise<void> {
     this.db.run`DELETE FROM calls WHERE tracked_at < ${clock.now() - ARI_TRACK_TTL_MS}`;
-    if (this.inFlight() === 0) {
+    this.db.run`DELETE FROM inbound WHERE run_id NOT IN (SELECT run_id FROM calls)`;
+    await this.checkListening();
+    if (this.idle()) {
       this.closeSocket();
       return;
     }
@@ -190,7 +238,7 @@ export class AriEventsObject extends DurableObject<Env> {
     if (!connected) return; // noteFailure set the backoff alarm
     if (wasDown) await this.reconcile();
     await this.resumeLost();
-    if (this.inFlight() > 0) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
+    if (!this.idle()) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
   }
 
   /** Runs whose media is being reconnected now: the destroyed channel's event and the heartbeat ask at most once. */
@@ -198,7 +246,7 @@ export class AriEventsObject extends DurableObject<Env> {
 
   /** The call's media socket was lost while the call is up: a new external media channel into its bridge. */
   private async resumeMedia(runChannelId: string, when?: (state: MediaState) => boolean): Promise<void> {
-    const runId = runIdOfChannel(runChannelId);
+    const runId = this.runOf(runChannelId);
     if (runId === null || this.resuming.has(runId) || !this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId} AND answered = 1`) return;
     this.resuming.add(runId);
     try {
@@ -235,20 +283,21 @@ export class AriEventsObject extends DurableObject<Env> {
       if (!run || !callId) continue;
       if ((await ariChannelAlive(ctx, providerEnvOf(this.env), callId)) !== false) continue;
       this.db.run`DELETE FROM calls WHERE run_id = ${row.run_id}`;
+      this.db.run`DELETE FROM inbound WHERE run_id = ${row.run_id}`;
       if (isFinal(run.status)) continue;
       const end = row.answered ? { status: "completed" as const } : { status: "unknown" as const, error: ARI_UNSEEN_END };
       await applyStatus(this.env, run, { ...end, providerCallId: callId });
       if (row.answered && liveAgent(this.env) !== null) await this.endLive(row.run_id, callId);
       log("warning", "ari_call_ended_unseen", { run_id: row.run_id, answered: !!row.answered });
     }
-    if (this.inFlight() === 0) this.closeSocket();
+    if (this.idle()) this.closeSocket();
   }
 
   private closeSocket(): void {
     const ws = this.socket;
     this.socket = null;
     try {
-      ws?.close(1000, "no calls in flight");
+      ws?.close(1000, "no calls in flight, none to listen for");
     } catch {
       // already closed
     }
@@ -334,7 +383,7 @@ export class AriEventsObject extends DurableObject<Env> {
       } catch {
         // already closed
       }
-      if (this.inFlight() > 0) await this.noteFailure("another client connected to the same ARI application (ApplicationReplaced)");
+      if (!this.idle()) await this.noteFailure("another client connected to the same ARI application (ApplicationReplaced)");
       return;
     }
     // A transfer's person's channel, or the whisper played to it (src/calls/ari-transfer.ts).
@@ -347,10 +396,14 @@ export class AriEventsObject extends DurableObject<Env> {
       else if (ev.type === "ChannelDestroyed") await this.resumeMedia(runChannelOfMedia(channelId)!);
       return;
     }
-    const runId = runIdOfChannel(channelId);
+    const incoming = incomingAriCall(ev);
+    if (incoming && this.runOf(channelId) === null) return this.incoming(incoming);
+    const runId = this.runOf(channelId);
     if (runId === null) return;
     const row = this.db.one<CallRow>`SELECT * FROM calls WHERE run_id = ${runId}`;
     if (!row) return; // not a call this configuration is tracking
+    // A caller's channel entering the application again (its first StasisStart made the call) changes nothing.
+    if (ev.type === "StasisStart" && runIdOfChannel(channelId) === null) return;
     // A key the callee pressed (ARI reports it on the run's channel while it is in our application).
     if (ev.type === "ChannelDtmfReceived")
       return keyToSession(this.env, await getRun(getDb(this.env), runId), { callId: channelId, digit: String(ev.digit ?? "") });
@@ -366,7 +419,32 @@ export class AriEventsObject extends DurableObject<Env> {
     if (isFinal(result.status)) {
       if (live) await this.endLive(runId, channelId);
       this.db.run`DELETE FROM calls WHERE run_id = ${runId}`;
-      if (this.inFlight() === 0) this.closeSocket();
+      this.db.run`DELETE FROM inbound WHERE run_id = ${runId}`;
+      if (this.idle()) this.closeSocket();
     }
+  }
+
+  /**
+   * A caller's channel entered our application: a new inbound call. Admitted, its channel mapped to its run and
+   * watched as an answered call, then answered and bridged to the run's call session as an answered outbound call.
+   */
+  private async incoming(call: { callId: string; to: string; from: string }): Promise<void> {
+    const ctx = await this.configContext();
+    if (!ctx) return;
+    let adopted: number | null = null;
+    const runId = await takeAriInbound(this.env, ctx, call, (id) => {
+      adopted = id;
+      this.db.run`INSERT OR IGNORE INTO calls (run_id, tracked_at) VALUES (${id}, ${clock.now()})`;
+      this.db.run`INSERT OR REPLACE INTO inbound (channel_id, run_id) VALUES (${call.callId}, ${id})`;
+    });
+    if (runId === null) {
+      // Not answered (the caller went first): nothing of it to watch.
+      if (adopted !== null) this.db.run`DELETE FROM calls WHERE run_id = ${adopted}`;
+      if (adopted !== null) this.db.run`DELETE FROM inbound WHERE run_id = ${adopted}`;
+      return;
+    }
+    this.db.run`UPDATE calls SET answered = 1 WHERE run_id = ${runId}`;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(clock.now() + ARI_HEARTBEAT_MS);
+    await (liveAgent(this.env) !== null ? this.startLive(runId, call.callId) : this.endAnswered(runId, call.callId));
   }
 }

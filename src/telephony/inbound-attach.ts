@@ -1,7 +1,7 @@
 // Attaching an agent to a phone number for the calls that come in: the agent checked (the organization's own, not
 // archived), then the carrier pointed at the configuration's inbound URL where its API allows (Twilio: the number's
-// VoiceUrl; Plivo, Vobiz, Telnyx, Vonage, Cloudonix: the configuration's application). Where it does not (Exotel,
-// Asterisk), the number's `inbound_url` is the URL to paste. Detaching changes nothing at the carrier: the inbound URL
+// VoiceUrl; Plivo, Vobiz, Telnyx, Vonage, Cloudonix: the configuration's application). Where it does not (Exotel),
+// the number's `inbound_url` is the URL to paste; Asterisk's events socket is held open to hear its callers. Detaching changes nothing at the carrier: the inbound URL
 // then answers that number's callers with a polite message and a hang-up.
 import { and, eq } from "drizzle-orm";
 import { workflows } from "../db/schema";
@@ -40,6 +40,12 @@ export async function inboundUrlOf(env: Env, requestUrl: string, row: Pick<Confi
  */
 export async function routeNumberToEdgedial(env: Env, requestUrl: string, row: ConfigRow, address: string): Promise<void> {
   const provider = getProvider(row.provider);
+  const listen = provider.calls?.lifecycle?.listen;
+  if (listen) {
+    // Asterisk: no URL to point anywhere; callers arrive on the events socket, held open from now on.
+    const held = await listen(env, await loadConfigContext(env, row));
+    if (!held.ok) throw new ApiError(502, held.message.slice(0, 500));
+  }
   const route = provider.calls?.inbound?.route;
   if (!route) return;
   const url = await inboundUrlOf(env, requestUrl, row);

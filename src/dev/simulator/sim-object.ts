@@ -2,7 +2,7 @@
 // requests, queued faults) and it holds the ARI events sockets, which need cross-request I/O.
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, pcm16FromBytes } from "../../lib/audio/pcm";
-import { ari, type AriSockets } from "./carriers/ari";
+import { ari, placeAriInbound, type AriSockets } from "./carriers/ari";
 import { cloudonix } from "./carriers/cloudonix";
 import { exotel } from "./carriers/exotel";
 import { plivo } from "./carriers/plivo";
@@ -190,6 +190,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     // The account's phone numbers, and a caller dialing one of them (the carrier's signed request, for the test to send).
     if (account && action === "numbers") return json(200, req.method === "POST" ? addNumber(account, String(body.number)) : listNumbers(account));
     if (account && action === "inbound" && req.method === "POST") {
+      // Asterisk's caller arrives on the events socket (a StasisStart), not as a request to a URL.
+      if (account.provider === "ari")
+        return json(200, placeAriInbound(this, account, this, { to: String(body.to), from: String(body.from ?? ""), asArgument: body.as_argument === true }));
       try {
         return json(200, {
           callback: await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url, stale: body.stale === true }),

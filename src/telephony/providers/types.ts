@@ -113,6 +113,11 @@ export type CallLifecycle = {
   originateFailed(env: Env, ctx: ConfigContext, runId: number): Promise<void>;
   /** Before we hang the call up ourselves. */
   beforeHangup(env: Env, ctx: ConfigContext, providerCallId: string): Promise<void>;
+  /**
+   * A number of the configuration got an inbound agent: where calls come in over our own socket (ARI), it is held
+   * open from now on to hear them. A refusal keeps the agent from being attached, with its message.
+   */
+  listen?(env: Env, ctx: ConfigContext): Promise<{ ok: true } | { ok: false; message: string }>;
 };
 
 /** The audio on a carrier's media socket. */

@@ -34,7 +34,7 @@ export function channelOf(call: SimCall, state: string) {
     caller: { name: "", number: call.from },
     connected: { name: "", number: "" },
     accountcode: "",
-    dialplan: { context: "default", exten: "s", priority: 1, app_name: "", app_data: "" },
+    dialplan: { context: "default", exten: String(call.extra.exten ?? "s"), priority: 1, app_name: "", app_data: "" },
     creationtime: new Date(call.createdAt).toISOString(),
     language: "en",
   };
@@ -76,7 +76,7 @@ export function ari(sockets: AriSockets): Carrier {
       }
       const media = /^\/([^/]+)\/ari\/(bridges(?:\/[^/]+(?:\/addChannel)?)?|channels\/externalMedia)$/.exec(path);
       if (media) return externalMedia(state, req, path, body, media[1], media[2]);
-      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?(\/play|\/dtmf)?$/.exec(path);
+      const m = /^\/([^/]+)\/ari\/(channels|events)(?:\/([^/]+))?(\/play|\/dtmf|\/answer)?$/.exec(path);
       if (!m) return null;
       const account = state.accounts.get(m[1]);
       if (account?.provider !== "ari") return err(404, "Not found");
@@ -102,6 +102,7 @@ export function ari(sockets: AriSockets): Carrier {
       if (m[3]) {
         const play = m[4] === "/play";
         if (m[4] === "/dtmf") return sendDtmf(state, account.id, decodeURIComponent(m[3]), req, url.searchParams);
+        if (m[4] === "/answer") return answerChannel(state, account.id, decodeURIComponent(m[3]), req, sockets);
         if (play ? req.method !== "POST" : req.method !== "DELETE" && req.method !== "GET") return err(405, "Method not allowed");
         const channelId = decodeURIComponent(m[3]);
         const call = state.calls.get(channelId);
@@ -112,18 +113,21 @@ export function ari(sockets: AriSockets): Carrier {
         if (play) return playOnChannel(account, call, url.searchParams, (events) => sockets.send(account.id, events));
         if (req.method === "GET") return json(200, channelOf(call, call.state === "answered" ? "Up" : "Ringing"));
         const answered = call.state === "answered";
+        const reason = url.searchParams.get("reason") ?? "normal";
+        if (!HANGUP_REASONS[reason]) return err(400, `Invalid reason for hangup provided`);
+        const [cause, causeTxt] = HANGUP_REASONS[reason];
         call.state = "ended";
         sockets.send(account.id, [
           {
             type: "ChannelHangupRequest",
             timestamp: ts(),
             application: call.extra.app,
-            cause: 16,
+            cause,
             soft: false,
             channel: channelOf(call, answered ? "Up" : "Ringing"),
           },
           ...(answered ? [{ type: "StasisEnd", timestamp: ts(), application: call.extra.app, channel: channelOf(call, "Up") }] : []),
-          destroyed(call, 16, "Normal Clearing"),
+          destroyed(call, cause, causeTxt),
         ]);
         return new Response(null, { status: 204 });
       }
@@ -197,6 +201,61 @@ export function ari(sockets: AriSockets): Carrier {
       return [];
     },
   };
+}
+
+/** ARI's hang-up `reason` values → the Q.850 cause Asterisk reports for them. */
+const HANGUP_REASONS: Record<string, [number, string]> = {
+  normal: [16, "Normal Clearing"],
+  busy: [17, "User busy"],
+  congestion: [34, "Circuit/channel congestion"],
+  no_answer: [19, "No answer"],
+  rejected: [21, "Call Rejected"],
+  unallocated: [1, "Unallocated (unassigned) number"],
+  normal_unspecified: [31, "Normal, unspecified"],
+  failure: [38, "Network out of order"],
+};
+
+/** POST /channels/{id}/answer: 204, the channel Up (a ChannelStateChange); 409 when it is not ringing in our app. */
+function answerChannel(state: Parameters<Carrier["handle"]>[0], accountId: string, channelId: string, req: Request, sockets: AriSockets): Response {
+  if (req.method !== "POST") return err(405, "Method not allowed");
+  const call = state.calls.get(channelId);
+  if (!call || call.accountId !== accountId || call.state === "ended") return err(404, "Channel not found");
+  if (call.state !== "answered") {
+    call.state = "answered";
+    sockets.send(accountId, [{ type: "ChannelStateChange", timestamp: ts(), application: call.extra.app, channel: channelOf(call, "Up") }]);
+  }
+  return new Response(null, { status: 204 });
+}
+
+/**
+ * A caller dials `to` on the PBX, whose dialplan sends the channel into the account's application (`Stasis(app)`,
+ * or `Stasis(app,<to>)` with `asArgument`): the channel registered ringing (Asterisk's own id), and its StasisStart
+ * (state Ring, `dialplan.exten` the number dialed, `caller.number` the caller) on the events socket.
+ */
+export function placeAriInbound(
+  state: { calls: Map<string, SimCall> },
+  account: Account,
+  sockets: AriSockets,
+  o: { to: string; from: string; asArgument?: boolean },
+) {
+  const id = `${Math.floor(Date.now() / 1000)}.${++seq}`;
+  const app = account.credentials.app_name;
+  const call: SimCall = {
+    id,
+    provider: "ari",
+    accountId: account.id,
+    to: o.to,
+    from: o.from,
+    urls: {},
+    amd: false,
+    state: "ringing",
+    pending: [],
+    extra: { endpoint: "PJSIP/caller", app, args: o.asArgument ? [o.to] : [], seq, exten: o.to, direction: "inbound" },
+    createdAt: Date.now(),
+  };
+  state.calls.set(id, call);
+  const sent = sockets.send(account.id, [{ type: "StasisStart", timestamp: ts(), application: app, args: call.extra.args, channel: channelOf(call, "Ring") }]);
+  return { channel_id: id, delivered: sent };
 }
 
 /** Mixing bridges by id: the calls they hold, and the account that made them. */

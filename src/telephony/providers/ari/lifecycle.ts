@@ -20,4 +20,9 @@ export const ariLifecycle: CallLifecycle = {
     // Told first, so a cause 16 before answer reads as canceled.
     await ariEventsStub(env, ctx.id).noteHangup(providerCallId);
   },
+  async listen(env, ctx) {
+    // Callers reach us as StasisStart on the events socket: it stays open while a number has an inbound agent.
+    const held = await ariEventsStub(env, ctx.id).listen(ctx.id);
+    return held.connected ? { ok: true } : { ok: false, message: `ARI events connection failed: ${held.error ?? "unknown error"}` };
+  },
 };

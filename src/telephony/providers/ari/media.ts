@@ -43,8 +43,13 @@ export const ariMedia: MediaAdapter = {
   closeEndsCall: true,
 };
 
-/** The bridge and external media channel of one run, named after its channel so any of the three finds the others. */
+/**
+ * The bridge and external media channel of one run, named after its channel so any of the three finds the others:
+ * an originated call's channel is ours (`edgedial-run-{run}-{rand}`), an incoming call's is Asterisk's own id, kept
+ * whole after `-in-`.
+ */
 export function mediaIds(runChannelId: string): { bridgeId: string; mediaChannelId: string } {
+  if (!runChannelId.startsWith("edgedial-run-")) return { bridgeId: `edgedial-bridge-in-${runChannelId}`, mediaChannelId: `edgedial-media-in-${runChannelId}` };
   return {
     bridgeId: runChannelId.replace(/^edgedial-run-/, "edgedial-bridge-"),
     mediaChannelId: runChannelId.replace(/^edgedial-run-/, "edgedial-media-"),
@@ -53,6 +58,7 @@ export function mediaIds(runChannelId: string): { bridgeId: string; mediaChannel
 
 /** The run channel an external media channel belongs to, or null when it is not ours. */
 export function runChannelOfMedia(channelId: string): string | null {
+  if (channelId.startsWith("edgedial-media-in-")) return channelId.slice("edgedial-media-in-".length) || null;
   return /^edgedial-media-\d+-/.test(channelId) ? channelId.replace(/^edgedial-media-/, "edgedial-run-") : null;
 }
 
