@@ -1,0 +1,178 @@
+// A call's page: status and times, timing per turn (from the transcript's audio-clock times: how long each turn was
+// and how long the agent took to answer), usage with an estimated cost (cost.js), the recording, the analysis, the
+// agent's actions and transfer, and what it gathered.
+import { fact, fmtTime, h, load, main, page, stateBadge, table } from "./core.js";
+import { estimateCost, turnTimings, usd } from "./cost.js";
+
+const sec = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const ROLE = { agent: "Agent", callee: "Callee", tool: "Action" };
+
+/**
+ * The recording as a player. The signed link is fetched once and played from memory: every position is seekable and
+ * the duration is the file's own (a streamed response without byte ranges lets a player neither seek nor always
+ * know its length).
+ */
+function recordingPlayer(run) {
+  if (!run.recording_url) return h("p", {}, "No recording.");
+  const audio = h("audio", { controls: true, preload: "metadata", id: "recording", "aria-label": `Recording of ${run.name}` });
+  const note = h("p", { class: "hint", id: "recording-note" }, "Loading the recording…");
+  fetch(run.recording_url)
+    .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(`HTTP ${r.status}`))))
+    .then((blob) => {
+      audio.src = URL.createObjectURL(blob);
+      audio.addEventListener("loadedmetadata", () => (note.textContent = `${audio.duration.toFixed(1)} s, two channels: the callee left, the agent right.`), {
+        once: true,
+      });
+    })
+    .catch((err) => {
+      audio.src = run.recording_url;
+      note.textContent = `Streaming the recording (${err.message} when loading it whole).`;
+    });
+  return h("div", {}, audio, note);
+}
+
+function timingTable(run) {
+  if (!run.transcript?.length) return h("p", {}, "No transcript for this call.");
+  const rows = turnTimings(run.transcript).map((t) =>
+    h(
+      "tr",
+      {},
+      h("td", {}, h("span", { class: "role" }, ROLE[t.role] ?? t.role)),
+      h("td", { class: "num" }, sec(t.start_ms)),
+      h("td", { class: "num" }, sec(t.length_ms)),
+      h("td", { class: "num" }, t.wait_ms === null ? "—" : sec(Math.max(0, t.wait_ms))),
+      h("td", {}, t.text, t.interrupted ? " [interrupted]" : ""),
+    ),
+  );
+  return table(
+    h("caption", {}, "Each turn: when it started, how long it lasted, and how long the agent took to answer (after the callee stopped)"),
+    ["Who", "Starts at", "Length", "Agent answered after", "Said"],
+    h("tbody", {}, rows),
+    [1, 2, 3],
+  );
+}
+
+function usageSection(run) {
+  const cost = estimateCost(run);
+  const u = run.usage;
+  const dl = h("dl", { class: "facts", id: "usage" });
+  fact(dl, "Speech heard (transcribed)", u ? `${u.stt_seconds.toFixed(1)} s` : null);
+  fact(dl, "Speech spoken (synthesized)", u ? `${u.tts_seconds.toFixed(1)} s` : null);
+  fact(dl, "Model tokens read", u?.input_tokens);
+  fact(dl, "Model tokens written", u?.output_tokens);
+  if (cost) {
+    fact(dl, "Carrier minutes", usd(cost.carrier));
+    fact(dl, "Speech to text", usd(cost.stt));
+    fact(dl, "Text to speech", usd(cost.tts));
+    fact(dl, "Model", usd(cost.model));
+    fact(dl, "Estimated cost", h("strong", {}, usd(cost.total)));
+  }
+  return [dl, h("p", { class: "hint" }, "An estimate from list prices (public/dashboard/cost.js, docs/dashboard.md), not a bill.")];
+}
+
+function analysisSection(run) {
+  const a = run.analysis;
+  if (!a) return h("p", {}, "No post-call analysis (the agent asks for none, or it has not run yet).");
+  const dl = h("dl", { class: "facts", id: "analysis" });
+  fact(dl, "Analysis", a.status === "completed" ? "Completed" : `Failed: ${a.error ?? ""}`);
+  fact(dl, "Summary", a.summary);
+  fact(dl, "Successful", a.success === null ? null : a.success ? "Yes" : "No");
+  fact(dl, "Why", a.success_reason);
+  for (const [k, v] of Object.entries(a.data ?? {})) fact(dl, k, typeof v === "string" ? v : JSON.stringify(v));
+  return dl;
+}
+
+function actionsSection(run) {
+  const out = [];
+  if (run.transfer) {
+    const t = run.transfer;
+    out.push(
+      h(
+        "p",
+        {},
+        `Transferred (${t.mode}${t.mode !== t.requested_mode ? `, asked ${t.requested_mode}` : ""}) to ${t.destination}: ${t.outcome ?? "ringing"}${t.message ? ` (${t.message})` : ""}.`,
+      ),
+    );
+  }
+  if (run.tool_calls?.length) {
+    out.push(
+      table(
+        h("caption", {}, "The agent's actions during the call"),
+        ["Action", "Result", "Took", "Arguments"],
+        h(
+          "tbody",
+          {},
+          run.tool_calls.map((t) =>
+            h(
+              "tr",
+              {},
+              h("td", {}, t.name),
+              h("td", {}, t.status, t.http_status ? ` (HTTP ${t.http_status})` : "", t.error ? `: ${t.error}` : ""),
+              h("td", { class: "num" }, `${t.duration_ms} ms`),
+              h("td", {}, JSON.stringify(t.arguments)),
+            ),
+          ),
+        ),
+        [2],
+      ),
+    );
+  }
+  return out.length ? out : [h("p", {}, "No actions: no transfer, tool or keypad use.")];
+}
+
+export async function runPage(workflowId, runId) {
+  const heading = page("Call", h("p", {}, "Loading…"));
+  const run = await load(`/workflow/${workflowId}/runs/${runId}`);
+  heading.textContent = `Call ${run.name}`;
+  document.title = `${run.name} · edgedial`;
+  const facts = h("dl", { class: "facts" });
+  fact(facts, "Status", stateBadge(run.status));
+  // An inbound call's phone_number is the caller and from_number the organization's number they dialed.
+  const inbound = run.direction === "inbound";
+  fact(facts, "Direction", run.direction ?? "outbound");
+  fact(facts, inbound ? "Caller" : "Number", run.phone_number);
+  fact(facts, inbound ? "Dialed" : "From", run.from_number);
+  fact(facts, "Carrier", run.provider);
+  fact(facts, "Created", fmtTime(run.created_at));
+  fact(facts, "Started", fmtTime(run.started_at));
+  fact(facts, "Answered", fmtTime(run.answered_at));
+  fact(facts, "Ended", fmtTime(run.ended_at));
+  fact(facts, "Duration", run.duration_seconds == null ? null : `${run.duration_seconds} s`);
+  fact(facts, "Why it ended", run.end_reason?.replace(/_/g, " "));
+  fact(facts, "Disposition", run.disposition);
+  if (run.error) fact(facts, "Error", run.error);
+  if (run.notes) fact(facts, "Notes", run.notes);
+
+  const gathered = run.gathered_context && Object.keys(run.gathered_context).length;
+  const gatheredEl = gathered
+    ? table(
+        h("caption", {}, "Values the agent gathered"),
+        ["Variable", "Value"],
+        h(
+          "tbody",
+          {},
+          Object.entries(run.gathered_context).map(([k, v]) =>
+            h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, typeof v === "string" ? v : JSON.stringify(v))),
+          ),
+        ),
+      )
+    : h("p", {}, "Nothing gathered.");
+  const back = run.campaign_id ? h("a", { href: `#/campaigns/${run.campaign_id}` }, "← Campaign") : h("a", { href: "#/calls" }, "← Calls");
+  main.replaceChildren(
+    heading,
+    h("p", {}, back),
+    facts,
+    h("h2", {}, "Recording"),
+    recordingPlayer(run),
+    h("h2", {}, "Conversation and timing"),
+    timingTable(run),
+    h("h2", {}, "Usage and estimated cost"),
+    ...usageSection(run),
+    h("h2", {}, "Analysis"),
+    analysisSection(run),
+    h("h2", {}, "Actions"),
+    ...actionsSection(run),
+    h("h2", {}, "Gathered values"),
+    gatheredEl,
+  );
+}
