@@ -70,7 +70,7 @@ describe("every body-taking operation refuses an unknown field", () => {
     // Objects that are open on purpose: the agent definition keeps the editor's own keys (positions, labels), and an
     // agent's settings keep keys of their own beside `voice_agent` (which is closed, and checked below it).
     const OPEN = new Set(["WorkflowDefinition", "WorkflowDefinitionUpdate", "WorkflowNode", "WorkflowNodeData", "WorkflowEdge", "CallDispositionCodes"]);
-    const OPEN_BUT_CHECKED = new Set(["WorkflowConfigurations"]);
+    const OPEN_BUT_CHECKED = new Set(["WorkflowConfigurations", "NewWorkflowConfigurations"]);
     const open: string[] = [];
     const seen = new Set<Schema>();
     const walk = (s: Schema | undefined, where: string) => {
@@ -86,11 +86,30 @@ describe("every body-taking operation refuses an unknown field", () => {
         if (s.additionalProperties !== false && !OPEN_BUT_CHECKED.has(where.split("<").pop()?.replace(">", "") ?? "")) open.push(where);
         for (const [k, v] of Object.entries<Schema>(s.properties)) walk(v, `${where}.${k}`);
       }
+      // A closed object can only be composed by alternatives: in an allOf each closed branch refuses the other
+      // branches' fields, so no body satisfies it. An allOf must describe one object, declared whole.
+      if ((s.allOf?.length ?? 0) > 1 && s.allOf.some((b: Schema) => resolve(b).properties)) contradictions.push(where);
       for (const key of ["anyOf", "oneOf", "allOf"]) for (const [i, v] of (s[key] ?? []).entries()) walk(v, `${where}|${i}`);
       if (s.items) walk(s.items, `${where}[]`);
     };
+    const contradictions: string[] = [];
     for (const { method, path, schema } of bodies) walk(schema, `${method} ${path}`);
     expect(open).toEqual([]);
+    expect(contradictions).toEqual([]);
+  });
+
+  it("the check above catches an allOf of two closed objects (the shape that accepted no body at all)", async () => {
+    const { doc } = await requestBodies();
+    const closed = (name: string) => ({ type: "object", properties: { [name]: { type: "string" } }, required: [name], additionalProperties: false });
+    const composed = { allOf: [closed("a"), closed("b")] };
+    // A JSON Schema validator agrees: no body passes, not even one with both fields.
+    const { default: Ajv2020 } = await import("ajv/dist/2020.js");
+    const validate = new Ajv2020({ strict: false }).compile(composed);
+    expect([{ a: "x", b: "y" }, { a: "x" }, { b: "y" }, {}].map((b) => validate(b))).toEqual([false, false, false, false]);
+    // And the public workflow call's body is one closed object: a valid body passes, a typo does not.
+    const one = new Ajv2020({ strict: false }).compile({ ...doc.components.schemas.StartWorkflowCall, components: doc.components });
+    expect(one({ phone_number: "+14155550100", telephony_configuration_id: 1, initial_context: { a: 1 } })).toBe(true);
+    expect(one({ phone_number: "+14155550100", telephony_configuration_idd: 1 })).toBe(false);
   });
 });
 

@@ -10,7 +10,7 @@ import { getDb } from "../lib/db";
 import { ApiError } from "../lib/errors";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { publicUrl as joinPublicUrl } from "../lib/settings";
-import { errors, pathId } from "../lib/schemas";
+import { errors, MAX_ID, pathId } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
 import { withCampaignCallIds } from "./campaign-call-ids";
@@ -295,6 +295,7 @@ const streamQuery = z.object({
     .number()
     .int()
     .positive()
+    .max(MAX_ID)
     .openapi({ param: { name: "run_id", in: "query" }, description: "The run" }),
   token: z.string().openapi({ param: { name: "token", in: "query" }, description: streamTokenDoc }),
 });
@@ -317,7 +318,8 @@ const inboundPost = createRoute({
   description: "No API key: the answer URL of a provisioned carrier application. It only ever answers a document that hangs up.",
   summary: "Inbound calls to a provisioned carrier application (not handled yet: hangs up)",
   request: { params: inboundParams },
-  responses: { 200: answerDoc, ...errors(422) },
+  // A provider that is not one of ours names no such URL: the 404 every path parameter that names nothing gets.
+  responses: { 200: answerDoc, ...errors(404, 422) },
 });
 
 /** The URL provisioned applications answer on. Inbound agents do not exist yet, so a call is hung up. */

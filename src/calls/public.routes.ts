@@ -13,33 +13,35 @@ import { startSingleCall } from "./start";
 
 const tags = ["calls"];
 
-const CallBody = z
-  .strictObject({
-    phone_number: z.string().min(1).max(255).openapi({
-      example: "+14155550100",
-      description:
-        "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`",
+// One shape, two closed objects: `extend` of a named schema becomes an allOf of two closed objects in the document,
+// which no body can satisfy (each branch refuses the other's fields), so the workflow body is declared whole.
+const callFields = {
+  phone_number: z.string().min(1).max(255).openapi({
+    example: "+14155550100",
+    description:
+      "E.164 for carriers; ari also takes extensions, SIP URIs and dial strings. An E.164 number the organization's calling policy refuses (GET /organizations/calling-policy) is a 422 `destination_not_allowed`",
+  }),
+  default_country: DefaultCountry.openapi({
+    example: "US",
+    description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164",
+  }),
+  initial_context: z
+    .record(z.string(), z.unknown())
+    .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
+    .refine((v) => jsonBytes(v) <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
+    .nullable()
+    .optional()
+    .openapi({
+      description: `Template variables for the agent's prompt and greeting (at most ${MAX_CONTEXT_KEYS} keys and ${MAX_CONTEXT_BYTES} bytes as JSON; stored on the run and shown in run lists)`,
+      maxProperties: MAX_CONTEXT_KEYS,
     }),
-    default_country: DefaultCountry.openapi({
-      example: "US",
-      description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164",
-    }),
-    initial_context: z
-      .record(z.string(), z.unknown())
-      .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
-      .refine((v) => jsonBytes(v) <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
-      .nullable()
-      .optional()
-      .openapi({
-        description: `Template variables for the agent's prompt and greeting (at most ${MAX_CONTEXT_KEYS} keys and ${MAX_CONTEXT_BYTES} bytes as JSON; stored on the run and shown in run lists)`,
-        maxProperties: MAX_CONTEXT_KEYS,
-      }),
-  })
-  .openapi("StartCall");
+};
 
-const WorkflowCallBody = CallBody.extend({
-  telephony_configuration_id: configurationChoice("Route through this configuration instead of the default"),
-}).openapi("StartWorkflowCall");
+const CallBody = z.strictObject(callFields).openapi("StartCall");
+
+const WorkflowCallBody = z
+  .strictObject({ ...callFields, telephony_configuration_id: configurationChoice("Route through this configuration instead of the default") })
+  .openapi("StartWorkflowCall");
 
 const CallStarted = z
   .object({

@@ -42,7 +42,7 @@ const open = createRoute({
   security: [],
   summary: "A web call's WebSocket: the browser's audio and the agent's, as 16 kHz 16-bit PCM frames and JSON control messages",
   description:
-    "No API key (a browser's WebSocket cannot send one): authorized by the single-use token POST /workflow/{workflow_id}/web-call made. " +
+    "No API key (a browser's WebSocket cannot send one): authorized by the single-use per-run token POST /workflow/{workflow_id}/web-call made. " +
     "A forged or expired token is 401, a spent one 403, a run that is not a web call 404, an ended call 409; all before any audio.",
   request: {
     params: z.object({

@@ -6,7 +6,7 @@ import { audit } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { invalid } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
-import { errors, idParam, json } from "../lib/schemas";
+import { errors, idParam, json, ONE_OF_SOURCES } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { appendContacts, type AppendOutcome } from "./append";
 import { CAMPAIGN_STATES } from "./view";
@@ -23,7 +23,7 @@ const AppendContacts = z
       description: "ISO 3166 alpha-2: as at create, a phone_number without + is read as a national number of this country (carriers only).",
     }),
   })
-  .openapi("AppendContacts");
+  .openapi("AppendContacts", ONE_OF_SOURCES);
 
 const AppendedContacts = z
   .object({

@@ -9,7 +9,7 @@ import { getDb } from "../lib/db";
 import { ApiError, conflict, invalid, notFound, zodIssuesToItems } from "../lib/errors";
 import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../lib/idempotency";
 import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
-import { configurationChoice, errors, idParam, json } from "../lib/schemas";
+import { configurationChoice, errors, idParam, json, ONE_OF_SOURCES, refId } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
@@ -34,7 +34,7 @@ const tags = ["campaigns"];
 const CreateCampaign = z
   .strictObject({
     name: z.string().min(1).max(255),
-    workflow_id: z.number().int().positive().openapi({ description: "The agent that makes the calls" }),
+    workflow_id: refId().openapi({ description: "The agent that makes the calls" }),
     source_type: z.literal("csv").default("csv"),
     source_url: z.string().min(1).optional().openapi({
       description:
@@ -53,7 +53,7 @@ const CreateCampaign = z
     }),
     ...SETTINGS_FIELDS,
   })
-  .openapi("CreateCampaign");
+  .openapi("CreateCampaign", ONE_OF_SOURCES);
 
 /** A settings object for PATCH: every field optional and no defaults, so fields not sent keep their values. */
 function patchOf<T extends z.ZodObject>(schema: T, name: string) {

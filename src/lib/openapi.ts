@@ -2,6 +2,7 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import pkg from "../../package.json";
+import { localDev } from "./deployment";
 import type { AppEnv } from "./types";
 
 /** Where wrangler serves the reference's browser build (scripts/docs-assets.mjs copies it into public/). */
@@ -52,6 +53,32 @@ export function withRateLimitResponses<D extends { paths?: object }>(doc: D): D 
   return doc;
 }
 
+/** The extension a schema names its local-development pattern with (see `localDevPattern`). */
+const LOCAL_DEV_PATTERN = "x-local-dev-pattern";
+
+/**
+ * A string rule that local development relaxes (webhook URLs: https, or http too under LOCAL_DEV). The schema states
+ * the deployed rule as its `pattern`; the document served by a LOCAL_DEV Worker states the relaxed one, so a client
+ * validating against the document it was given never refuses what that server accepts.
+ */
+export function localDevPattern(pattern: string, local: string): Record<string, string> {
+  return { pattern, [LOCAL_DEV_PATTERN]: local };
+}
+
+/** Under LOCAL_DEV, every schema with a local-development pattern gets it as its `pattern`. */
+export function forLocalDev<D>(doc: D): D {
+  const seen = new Set<object>();
+  const walk = (v: unknown) => {
+    if (!v || typeof v !== "object" || seen.has(v)) return;
+    seen.add(v);
+    const o = v as Record<string, unknown>;
+    if (typeof o[LOCAL_DEV_PATTERN] === "string") o.pattern = o[LOCAL_DEV_PATTERN];
+    for (const child of Object.values(o)) walk(child);
+  };
+  walk(doc);
+  return doc;
+}
+
 export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "X-API-Key" });
   app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
@@ -62,7 +89,8 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
       servers: [{ url: new URL(c.req.url).origin }],
       security: SECURITY,
     });
-    return c.json(withRateLimitResponses(doc));
+    const served = withRateLimitResponses(doc);
+    return c.json(localDev(c.env) ? forLocalDev(served) : served);
   });
   app.get("/api/v1/docs", Scalar(REFERENCE as Parameters<typeof Scalar>[0]));
   app.get("/", (c) => c.redirect("/api/v1/docs", 302));

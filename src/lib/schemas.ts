@@ -48,6 +48,15 @@ export function json<T extends z.ZodTypeAny>(schema: T, description = "OK") {
 /** The largest id a path may name: beyond it a JS number is no longer exact (D1 ids never get there). */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/**
+ * `source_url` or its alias `source_id` (at least one; with both, `source_url` wins): the handler's rule, stated in the
+ * document as an anyOf of two `required` lists so a client validating against it sends one of them.
+ */
+export const ONE_OF_SOURCES = { anyOf: [{ required: ["source_url"] }, { required: ["source_id"] }] };
+
+/** An id in a body (an agent, a configuration): a positive integer no larger than any id can be. */
+export const refId = () => z.number().int().positive().max(MAX_ID);
+
 /** What a path id names, for its 404 (`Campaign not found`). */
 const ID_LABELS: Record<string, string> = {
   campaign_id: "Campaign",
@@ -85,5 +94,5 @@ export function idParam<K extends string>(name: K) {
 
 /** A request's choice of telephony configuration: its id, or null or absent for the organization's default. */
 export function configurationChoice(description: string) {
-  return z.number().int().positive().nullable().optional().openapi({ description });
+  return refId().nullable().optional().openapi({ description });
 }

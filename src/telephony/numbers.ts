@@ -122,4 +122,6 @@ export const DefaultCountry = z
   .string()
   .refine(isKnownCountry, { message: "Unknown country: expected an ISO 3166 alpha-2 code such as US" })
   .nullable()
-  .optional();
+  .optional()
+  // isKnownCountry's shape, for the document (which codes the numbering plans know is the refine's).
+  .openapi({ pattern: "^[A-Za-z]{2}$" });

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { PROVIDER_LIST } from "./providers/registry";
 import { PROVIDER_NAMES } from "./providers/types";
+import { refId } from "../lib/schemas";
 
 type Variants = [z.ZodObject, z.ZodObject, ...z.ZodObject[]];
 const createVariants = PROVIDER_LIST.map((p) => p.createSchema) as Variants;
@@ -148,10 +149,7 @@ export const PhoneNumber = z
 
 const address = z.string().max(255).describe("E.164 (e.g. +14155550100); ari also takes extensions, SIP URIs and dial strings.");
 const label = z.string().max(255).nullable().describe("A name for the number.");
-const inboundWorkflowId = z
-  .number()
-  .int()
-  .positive()
+const inboundWorkflowId = refId()
   .nullable()
   .describe("The agent (workflow id) that answers calls to this number; null detaches it. Attaching points the carrier at edgedial where its API allows.");
 

@@ -107,8 +107,9 @@ export const uploadsRouter = createRouter().openapi(presign, async (c) => {
 });
 
 // The signed upload route. Its key spans several path segments, which an OpenAPI path parameter cannot express,
-// so it is routed directly and documented below.
-uploadsRouter.put("/uploads/:key{.+}", async (c) => {
+// so it is routed directly and documented below. Any key reaches the handler (`.` would stop at an encoded line
+// break and leave an undocumented 404): a malformed one is the documented 403.
+uploadsRouter.put("/uploads/:key{[\\s\\S]+}", async (c) => {
   requireSettings(c.env, ["UPLOAD_SIGNING_SECRET"]);
   const key = c.req.param("key");
   const check = isWellFormedKey(key)
@@ -153,7 +154,11 @@ uploadsRouter.openAPIRegistry.registerPath({
   description: "Only for URLs issued without R2 S3 credentials. No API key: the query's signature authorizes one key, size and content type until it expires.",
   security: [],
   request: {
-    params: z.object({ key: z.string().openapi({ param: { name: "key", in: "path" }, description: "The file key (contains slashes)" }) }),
+    params: z.object({
+      key: z
+        .string()
+        .openapi({ param: { name: "key", in: "path" }, description: "The file key (contains slashes); a key not issued by this service is a 403" }),
+    }),
     query: z.object({ size: z.string(), type: z.string(), expires: z.string(), sig: z.string() }),
     body: { content: { "text/csv": { schema: z.string() } }, required: true },
   },

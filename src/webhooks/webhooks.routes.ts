@@ -6,13 +6,26 @@ import { getDb } from "../lib/db";
 import { invalid } from "../lib/errors";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, json, pathId } from "../lib/schemas";
+import { localDevPattern } from "../lib/openapi";
 import { type DeliveryRow, listDeliveries, redeliver } from "./deliveries";
 import { DeliveryEvent, WebhookEvent } from "./events";
 import { maskSigningSecret } from "./signing";
 import { createEndpoint, deleteEndpoint, type EndpointRow, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from "./store";
 import { webhookUrlProblem } from "./url-check";
 
-const Url = z.string().trim().min(1).max(2048).openapi({ example: "https://example.com/hooks/edgedial", description: "https:// only" });
+// The scheme rule of url-check.ts as a pattern (leading blanks are trimmed, the scheme is case-insensitive); the
+// address rules (no credentials, no private or metadata hosts) are checked at save and need a resolver, not a regex.
+const Url = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .openapi({
+    example: "https://example.com/hooks/edgedial",
+    description:
+      "https:// only (a 422 `url_refused` otherwise; so are credentials in the URL and private, loopback or metadata addresses). A local-development server (LOCAL_DEV) also takes http:// and local addresses, and the document it serves says so.",
+    ...localDevPattern("^\\s*[Hh][Tt][Tt][Pp][Ss]://", "^\\s*[Hh][Tt][Tt][Pp][Ss]?://"),
+  });
 const Events = z.array(WebhookEvent).min(1).max(20);
 const Description = z.string().trim().max(500).nullable();
 

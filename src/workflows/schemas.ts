@@ -3,7 +3,7 @@
 import { z } from "@hono/zod-openapi";
 import { AnalysisSettings } from "./analysis-schema";
 import { NODE_TYPES } from "./validate";
-import { VoiceAgentSettings } from "./voice-settings";
+import { NewVoiceAgentSettings, VoiceAgentSettings } from "./voice-settings";
 import { DTMF_KEYS, HttpTools } from "./tools";
 
 export const MAX_NODES = 500;
@@ -133,12 +133,15 @@ export const DispositionCodes = z
   .openapi("CallDispositionCodes");
 
 /** Free-form agent settings; `voice_agent`, when present, is checked (it names providers and holds their keys). */
-const Configurations = z
-  .looseObject({ voice_agent: VoiceAgentSettings.optional(), analysis: AnalysisSettings.optional() })
-  .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
-  .openapi("WorkflowConfigurations", {
-    description: "Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent",
-  });
+const configurations = (voice: typeof VoiceAgentSettings | typeof NewVoiceAgentSettings, name: string) =>
+  z
+    .looseObject({ voice_agent: voice.optional(), analysis: AnalysisSettings.optional() })
+    .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
+    .openapi(name, {
+      description: "Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent",
+    });
+const Configurations = configurations(VoiceAgentSettings, "WorkflowConfigurations");
+const NewConfigurations = configurations(NewVoiceAgentSettings, "NewWorkflowConfigurations");
 
 // The request bodies are strict; the definition, its nodes and the free-form objects inside stay open.
 export const CreateWorkflow = z
@@ -147,7 +150,7 @@ export const CreateWorkflow = z
     workflow_definition: CreateDefinition,
     template_context_variables: smallObject("Default values of template variables").optional(),
     call_disposition_codes: DispositionCodes.optional(),
-    workflow_configurations: Configurations.optional(),
+    workflow_configurations: NewConfigurations.optional(),
   })
   .openapi("CreateWorkflow");
 

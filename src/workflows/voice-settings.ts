@@ -49,17 +49,29 @@ const Llm = z.discriminatedUnion("provider", [
   }),
 ]);
 
-const keyed = <P extends string>(provider: P) =>
-  // The key may be omitted on update to keep the stored one; sealVoiceSecrets requires it otherwise.
-  z.strictObject({ provider: z.literal(provider), api_key: ApiKey.optional(), model: ModelName.optional(), base_url: BaseUrl.optional() });
+/**
+ * Deepgram and ElevenLabs need a key. On create nothing is stored, so the schema requires it; on update it may be
+ * omitted (or sent back as its mask) to keep the stored one, which sealVoiceSecrets allows only for the same provider
+ * and base_url: a condition on stored state that JSON Schema cannot state, hence the description.
+ */
+const KEPT_KEY =
+  "Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked";
+const keyed = <P extends string>(provider: P, onCreate: boolean) =>
+  z.strictObject({
+    provider: z.literal(provider),
+    api_key: onCreate ? ApiKey.openapi({ description: "Stored encrypted, shown masked" }) : ApiKey.optional().openapi({ description: KEPT_KEY }),
+    model: ModelName.optional(),
+    base_url: BaseUrl.optional(),
+  });
 
-const Stt = z.discriminatedUnion("provider", [workersAi, keyed("deepgram"), keyed("elevenlabs"), scriptedStt]);
-const Tts = z.discriminatedUnion("provider", [
-  scriptedTts,
-  workersAi.extend({ voice: ModelName.optional() }),
-  keyed("deepgram"),
-  keyed("elevenlabs").extend({ voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
-]);
+const stt = (onCreate: boolean) => z.discriminatedUnion("provider", [workersAi, keyed("deepgram", onCreate), keyed("elevenlabs", onCreate), scriptedStt]);
+const tts = (onCreate: boolean) =>
+  z.discriminatedUnion("provider", [
+    scriptedTts,
+    workersAi.extend({ voice: ModelName.optional() }),
+    keyed("deepgram", onCreate),
+    keyed("elevenlabs", onCreate).extend({ voice: ModelName.openapi({ description: "The ElevenLabs voice_id" }) }),
+  ]);
 
 const ms = (min: number, max: number, what: string) => z.int().min(min).max(max).openapi({ description: what });
 const Line = z.string().trim().min(1).max(500);
@@ -79,19 +91,24 @@ const Turn = z
   })
   .partial();
 
-export const VoiceAgentSettings = z
-  .strictObject({
+const voiceAgent = (onCreate: boolean) =>
+  z.strictObject({
     llm: Llm.optional(),
-    stt: Stt.optional(),
-    tts: Tts.optional(),
+    stt: stt(onCreate).optional(),
+    tts: tts(onCreate).optional(),
     turn: Turn.optional(),
     // The first form of these settings (Workers AI only), still read.
     llm_model: ModelName.optional(),
     stt_model: ModelName.optional(),
     tts_model: ModelName.optional(),
     tts_voice: ModelName.optional(),
-  })
-  .openapi("VoiceAgentSettings", { description: "The agent's model and speech providers (default: Workers AI for all three)" });
+  });
+
+const ABOUT = "The agent's model and speech providers (default: Workers AI for all three)";
+/** As an update takes it: a stored key may be kept by omitting it. */
+export const VoiceAgentSettings = voiceAgent(false).openapi("VoiceAgentSettings", { description: ABOUT });
+/** As a create takes it: nothing is stored yet, so every key a provider needs is in the body. */
+export const NewVoiceAgentSettings = voiceAgent(true).openapi("NewVoiceAgentSettings", { description: ABOUT });
 
 export type VoiceAgentSettings = z.infer<typeof VoiceAgentSettings>;
 type Part = "llm" | "stt" | "tts";
