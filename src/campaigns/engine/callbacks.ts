@@ -5,6 +5,7 @@
 import type { RunOutcome } from "../../calls/campaign-calls";
 import type { CampaignCore } from "./core";
 import type { RetryConfig } from "./settings";
+import { contactLabel } from "./row-label";
 
 export const CALL_BACK_LATER = "call_back_later";
 /** A callback further ahead than this is not scheduled (a misheard date, a year's typo). */
@@ -36,7 +37,12 @@ export function scheduleCallback(core: CampaignCore, o: RunOutcome, nowMs: numbe
   const live = c.state === "running" || c.state === "paused";
   if (!live || "refused" in verdict) {
     const why = "refused" in verdict ? verdict.refused : `the campaign is ${c.state}`;
-    log.write("warning", "callback_not_scheduled", `Row ${row}: the callee asked to be called back at ${o.callbackAt}, but ${why}`, details);
+    log.write(
+      "warning",
+      "callback_not_scheduled",
+      `${contactLabel(o.contactId, row)}: the callee asked to be called back at ${o.callbackAt}, but ${why}`,
+      details,
+    );
     return false;
   }
   // The attempt may still be open (its final status not yet in): the contact then stays waiting when it ends.
@@ -44,6 +50,11 @@ export function scheduleCallback(core: CampaignCore, o: RunOutcome, nowMs: numbe
   if (!n) return false;
   core.timers.set("retry", o.contactId, verdict.due);
   core.markDirty();
-  log.write("info", "callback_scheduled", `Row ${row}: called back at ${new Date(verdict.due).toISOString()}, as the callee asked`, details);
+  log.write(
+    "info",
+    "callback_scheduled",
+    `${contactLabel(o.contactId, row)}: called back at ${new Date(verdict.due).toISOString()}, as the callee asked`,
+    details,
+  );
   return true;
 }

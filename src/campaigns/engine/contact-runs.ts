@@ -6,6 +6,7 @@ import type { DoSql } from "../../lib/do-sql";
 import type { CampaignLog } from "./logs";
 import type { AttemptRow } from "./attempts";
 import type { ContactRow } from "./contacts";
+import { contactLabel } from "./row-label";
 
 export const CONTACT_RUNS_MIGRATION = [
   `ALTER TABLE attempts ADD COLUMN disposition TEXT`,
@@ -19,7 +20,7 @@ export function recordDisposition(db: DoSql, log: CampaignLog, o: RunOutcome): b
   const row = db.value<number>`SELECT row FROM contacts WHERE id = ${o.contactId}`;
   db.run`UPDATE attempts SET disposition = ${o.disposition}, run_id = coalesce(run_id, ${o.runId}) WHERE id = ${a.id}`;
   db.run`INSERT INTO dispositions (code, n) VALUES (${o.disposition}, 1) ON CONFLICT (code) DO UPDATE SET n = n + 1`;
-  log.write("info", "call_disposition", `Row ${row}: the agent's disposition is "${o.disposition}"`, {
+  log.write("info", "call_disposition", `${contactLabel(o.contactId, row)}: the agent's disposition is "${o.disposition}"`, {
     row,
     contact_id: o.contactId,
     attempt: o.attempt,
