@@ -1,7 +1,7 @@
 // Exotel: Basic auth with api_key:api_token against the account's regional API host.
 import { callerIdStep, credentialsStep } from "../checklist";
 import { defineConfig, oneOf, secret, text } from "../define";
-import type { ConfigContext } from "../types";
+import type { ChecklistStep, ConfigContext } from "../types";
 
 export const displayName = "Exotel";
 export const docsUrl = "https://developer.exotel.com/api";
@@ -17,6 +17,20 @@ export const definition = defineConfig("exotel", {
   }),
 });
 
+/**
+ * Exotel has no API to route an Exophone: an agent answering its calls needs the number's flow pointed at edgedial by
+ * hand. Informational (never blocks dialing out): the URL is on every number as `inbound_url`.
+ */
+export const inboundStep: ChecklistStep = {
+  key: "inbound",
+  title: "Calls that come in",
+  description:
+    "For an Exophone whose calls an agent answers: attach the agent to the number here, then in Exotel's App Bazaar give the number a flow " +
+    "with a Voicebot applet whose URL is the number's inbound_url (shown on the phone number). Exotel has no API for this step.",
+  complete: true,
+  blocks_outbound: false,
+};
+
 export function steps(ctx: ConfigContext) {
-  return [credentialsStep(ctx.state.credentials_error), callerIdStep(ctx.activeNumbers.length, true)];
+  return [credentialsStep(ctx.state.credentials_error), callerIdStep(ctx.activeNumbers.length, true), inboundStep];
 }
