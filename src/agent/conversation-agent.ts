@@ -16,7 +16,8 @@ import { isMachine } from "../lib/answered-by";
 import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
 import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
-import { once, type Speech, type SpeechStream, type SpeechToText, type TextToSpeech } from "./speech";
+import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
+import { type SpeakOptions, Speaker } from "./speaker";
 import { agentReply } from "./turn";
 import { ActionRunner, type ToolAccess } from "./action-runner";
 import type { Action } from "./actions";
@@ -32,9 +33,6 @@ export { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 
 export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech };
 
-/** What the agent is saying: the sentences by mark, those heard so far, and whether the reply is complete. */
-type Speaking = { byMark: Map<string, string>; heard: string[]; startMs: number; complete: boolean; last: boolean };
-
 type CalleeTurn = Utterance & { stream: SpeechStream | null };
 
 /** What the agent saves besides the conversation, for a call that goes on after a restart. */
@@ -46,9 +44,8 @@ export class ConversationAgent implements VoiceAgent {
   private listening: SpeechStream | null = null;
   private readonly turns: TurnDetector;
   private readonly idle: IdlePolicy;
-  private speaking: Speaking | null = null;
+  private readonly voice: Speaker;
   private thinking: AbortController | null = null;
-  private marks = 0;
   private ended = false;
   private endReason: EndReason = "agent_hangup";
   private note: string | null = null;
@@ -78,6 +75,14 @@ export class ConversationAgent implements VoiceAgent {
   ) {
     this.turns = new TurnDetector(settings.endOfTurnMs);
     this.idle = new IdlePolicy(settings);
+    this.voice = new Speaker({
+      controls: () => this.c!,
+      tts: engines.tts,
+      ended: () => this.ended,
+      usage: this.usage,
+      completed: () => this.completeIfHeard(),
+      hangup: () => this.hangup(),
+    });
     this.actions = new ActionRunner({
       controls: () => this.c!,
       conversation,
@@ -108,7 +113,7 @@ export class ConversationAgent implements VoiceAgent {
     if (this.ended || this.handingOver) return;
     if (this.machine) return this.onMachineAudio(frame);
     if (frame.voiced) {
-      if (this.speaking && !this.speaking.last) this.bargeIn(frame.atMs);
+      if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
       if (this.thinking) {
         // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
@@ -130,8 +135,7 @@ export class ConversationAgent implements VoiceAgent {
     const keys = this.keypad.tick(wall);
     if (keys) return this.pressed(keys);
     if (this.turns.active) return;
-    const playing = !!this.speaking && this.speaking.byMark.size > 0;
-    switch (this.idle.tick(wall, { speaking: !!this.speaking, thinking: !!this.thinking, playing })) {
+    switch (this.idle.tick(wall, { speaking: !!this.voice.speaking, thinking: !!this.thinking, playing: this.voice.playing })) {
       case "dead_air":
         return this.gaveUp(wall);
       case "filler":
@@ -149,12 +153,7 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   onMark(name: string) {
-    const s = this.speaking;
-    const text = s?.byMark.get(name);
-    if (!s || text === undefined || !this.c) return;
-    s.byMark.delete(name);
-    s.heard.push(text);
-    this.completeIfHeard();
+    if (this.c && this.voice.heard(name, this.c.now())) this.completeIfHeard();
   }
 
   /**
@@ -170,7 +169,7 @@ export class ConversationAgent implements VoiceAgent {
   onDtmf(digit: string, atMs: number) {
     if (this.ended || this.machine || this.handingOver || !this.c) return;
     this.idle.lastActivity = this.c.wallNow();
-    if (this.speaking && !this.speaking.last) this.bargeIn(atMs);
+    if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
     const keys = this.keypad.press(digit, this.c.wallNow(), this.conversation.dtmfChoices());
     if (keys) this.pressed(keys);
   }
@@ -188,10 +187,10 @@ export class ConversationAgent implements VoiceAgent {
 
   /** Once all of a complete reply has been heard: its turn goes to the transcript, and a last reply ends the call. */
   private completeIfHeard() {
-    const s = this.speaking;
+    const s = this.voice.speaking;
     if (!s || s.byMark.size || !s.complete || !this.c) return;
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
-    this.speaking = null;
+    this.voice.speaking = null;
     this.idle.lastActivity = this.c.wallNow();
     if (s.last) this.hangup();
     else this.save();
@@ -206,7 +205,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The state at a stable point (a turn heard, a reply heard or cut off), for the call to go on from after a restart. */
   private save() {
-    const state: SavedState = { conversation: this.conversation.state(), reprompts: this.idle.reprompts, firstTurn: this.firstTurn, marks: this.marks };
+    const state: SavedState = { conversation: this.conversation.state(), reprompts: this.idle.reprompts, firstTurn: this.firstTurn, marks: this.voice.marks };
     this.c?.save(state);
   }
 
@@ -216,7 +215,7 @@ export class ConversationAgent implements VoiceAgent {
     this.idle.reprompts = Number(s.reprompts) || 0;
     this.firstTurn = s.firstTurn === true;
     // Mark names go on from where they were, so none is mistaken for one sent before the restart.
-    this.marks = Number(s.marks) || 0;
+    this.voice.marks = Number(s.marks) || 0;
     return true;
   }
 
@@ -230,15 +229,17 @@ export class ConversationAgent implements VoiceAgent {
     }
   }
 
-  private bargeIn(atMs: number) {
-    const s = this.speaking!;
-    this.c!.clear();
+  /** The callee cut the agent off: its audio stops now, and what they heard of the reply (to the word) stays. */
+  private bargeIn() {
+    const c = this.c!;
+    const startMs = this.voice.speaking!.startMs;
+    c.clear();
     this.thinking?.abort();
     this.thinking = null;
-    const heard = s.heard.join(" ");
+    const at = c.now();
+    const heard = this.voice.cut(at);
     this.conversation.interrupted(heard);
-    this.c!.log({ role: "agent", text: heard, startMs: s.startMs, endMs: atMs, interrupted: true });
-    this.speaking = null;
+    c.log({ role: "agent", text: heard, startMs, endMs: at, interrupted: true });
     this.save();
   }
 
@@ -274,8 +275,8 @@ export class ConversationAgent implements VoiceAgent {
 
   /** Resolves once all the agent queued has been heard (at most 30 s on); those words become their turn, before the action's. */
   private async untilHeard() {
-    for (let waited = 0; waited < 30_000 && !this.ended && this.speaking?.byMark.size; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    const s = this.speaking;
+    for (let waited = 0; waited < 30_000 && !this.ended && this.voice.playing; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    const s = this.voice.speaking;
     if (!s?.heard.length || s.byMark.size || !this.c) return;
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
     s.heard = [];
@@ -284,7 +285,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The call was handed to a person: the agent says and hears nothing more; the session ends the call as transferred. */
   private transferred() {
-    [this.ended, this.endReason, this.thinking, this.speaking] = [true, "transferred", null, null];
+    [this.ended, this.endReason, this.thinking, this.voice.speaking] = [true, "transferred", null, null];
     this.listening?.abort();
   }
 
@@ -391,7 +392,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The reply's last sentence is queued: it is complete once heard (and the call ends then, if it was the last). */
   private finishReply(last: boolean) {
-    const s = this.speaking;
+    const s = this.voice.speaking;
     if (!s) {
       if (last) this.hangup();
       return;
@@ -401,37 +402,8 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
-  /**
-   * Synthesizes and queues sentences (a streaming engine's audio as it comes), each followed by a mark. `complete`:
-   * nothing more follows in this reply; `signal`: the reply was cut off (nothing more of it is queued); `audio`: a
-   * recording that says the (one) sentence, played as it is.
-   */
-  private async speak(sentences: string[], o: { complete: boolean; last: boolean; filler?: boolean; signal?: AbortSignal; audio?: Speech | null }) {
-    const tts = this.engines.tts;
-    for (const text of sentences) {
-      const pieces: AsyncIterable<Speech> = o.audio
-        ? once(Promise.resolve(o.audio))
-        : tts.stream
-          ? tts.stream(text, o.signal)
-          : once(tts.synthesize(text, o.signal));
-      let queued = false;
-      for await (const speech of pieces) {
-        if (this.ended || o.signal?.aborted) return;
-        if (!o.audio) this.usage.ttsSeconds += speech.samples.length / speech.rate;
-        this.speaking ??= { byMark: new Map(), heard: [], startMs: this.c!.now(), complete: false, last: false };
-        this.c!.say(speech.samples, speech.rate);
-        queued = true;
-      }
-      if (!queued || this.ended || o.signal?.aborted) continue;
-      const mark = `say-${++this.marks}`;
-      this.speaking!.byMark.set(mark, text);
-      this.c!.mark(mark);
-    }
-    if (o.complete && this.speaking) {
-      this.speaking.complete = true;
-      this.speaking.last = o.last;
-      this.completeIfHeard();
-    } else if (o.complete && o.last) this.hangup();
+  private speak(sentences: string[], o: SpeakOptions): Promise<void> {
+    return this.voice.speak(sentences, o);
   }
 
   /** Says a last sentence and hangs up once it is heard (for `why`); hangs up when even that cannot be said in time. */
@@ -471,9 +443,9 @@ export class ConversationAgent implements VoiceAgent {
     this.thinking?.abort();
     this.thinking = null;
     this.idle.dueSince = null;
-    if (this.speaking) {
+    if (this.voice.speaking) {
       c.clear();
-      this.speaking = null;
+      this.voice.forget(c.now());
     }
     c.machine();
     this.endReason = "voicemail";

@@ -4,7 +4,8 @@
 // engines of tests and the demo) are one module each.
 import type { SampleRate } from "../lib/audio/resample";
 
-export type Speech = { samples: Int16Array; rate: SampleRate };
+/** Synthesized audio; `words`: when each word ends (ms from this audio's start), where the voice gives timings. */
+export type Speech = { samples: Int16Array; rate: SampleRate; words?: Array<{ word: string; endMs: number }> };
 
 /** A transcription that runs while the callee speaks: audio goes in as it arrives, the text comes out at the turn's end. */
 export interface SpeechStream {

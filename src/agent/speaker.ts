@@ -1,0 +1,122 @@
+// The agent's voice: synthesizes and queues sentences (a streaming engine's audio as it comes), each followed by a
+// mark, and keeps what is being said: each sentence by its mark with when it starts playing on the call's audio
+// clock and how long it lasts, and the sentences heard so far. At a barge-in it says what the callee heard, down to
+// the word (heard.ts): the sentences whose marks came back, and of the one playing, the words its audio had played
+// by the cut. The play clock mirrors the session's pacer: audio plays back to back from when it is queued.
+import { heardWords, type WordTime } from "./heard";
+import { once, type Speech, type TextToSpeech } from "./speech";
+import type { AgentControls } from "./voice-agent";
+
+type Sentence = { text: string; startMs: number; durMs: number; words: WordTime[] | null };
+
+/** What the agent is saying: the sentences by mark, those heard so far, and whether the reply is complete. */
+export type Speaking = { byMark: Map<string, Sentence>; heard: string[]; startMs: number; complete: boolean; last: boolean };
+
+export type SpeakOptions = { complete: boolean; last: boolean; filler?: boolean; signal?: AbortSignal; audio?: Speech | null };
+
+export class Speaker {
+  speaking: Speaking | null = null;
+  marks = 0;
+  /** When the audio queued so far has all played, on the call's audio clock. */
+  private playEnd = 0;
+  /** When the last mark came back (the sentence after it cannot have started earlier). */
+  private lastHeardAt = 0;
+  /** The first audio of the current reply was queued (for the turn's timing): called once per reply. */
+  onFirstAudio: (() => void) | null = null;
+
+  constructor(
+    private readonly o: {
+      controls: () => AgentControls;
+      tts: TextToSpeech;
+      ended: () => boolean;
+      usage: { ttsSeconds: number };
+      /** A complete reply was queued: it ends (or the call ends) once heard. */
+      completed: () => void;
+      hangup: () => void;
+    },
+  ) {}
+
+  /** Whether queued speech has not all been heard. */
+  get playing(): boolean {
+    return !!this.speaking && this.speaking.byMark.size > 0;
+  }
+
+  /** A mark came back (or its audio played by the clock): its sentence was heard. False for a mark not ours. */
+  heard(name: string, now: number): boolean {
+    const s = this.speaking;
+    const sentence = s?.byMark.get(name);
+    if (!s || !sentence) return false;
+    s.byMark.delete(name);
+    s.heard.push(sentence.text);
+    this.lastHeardAt = now;
+    return true;
+  }
+
+  /**
+   * The callee cut the agent off at `now` (its audio was cleared then): what they heard of the reply. Sentences
+   * whose marks came back, then of the sentence playing the words played by then; what follows was never heard.
+   */
+  cut(now: number): string {
+    const s = this.speaking;
+    if (!s) return "";
+    const heard = [...s.heard];
+    const playing = s.byMark.values().next().value;
+    if (playing) {
+      const start = Math.max(playing.startMs, this.lastHeardAt);
+      const words = heardWords(playing.text, now - start, playing.durMs, playing.words);
+      if (words) heard.push(words);
+    }
+    this.speaking = null;
+    this.playEnd = now;
+    return heard.join(" ");
+  }
+
+  /** The audio was cleared without a cut (an answering machine, a transfer): nothing more plays. */
+  forget(now: number): void {
+    this.speaking = null;
+    this.playEnd = now;
+  }
+
+  /**
+   * Synthesizes and queues sentences, each followed by a mark. `complete`: nothing more follows in this reply;
+   * `signal`: the reply was cut off (nothing more of it is queued); `audio`: a recording that says the (one)
+   * sentence, played as it is.
+   */
+  async speak(sentences: string[], o: SpeakOptions): Promise<void> {
+    const c = this.o.controls();
+    const tts = this.o.tts;
+    for (const text of sentences) {
+      const pieces: AsyncIterable<Speech> = o.audio
+        ? once(Promise.resolve(o.audio))
+        : tts.stream
+          ? tts.stream(text, o.signal)
+          : once(tts.synthesize(text, o.signal));
+      let sentence: Sentence | null = null;
+      for await (const speech of pieces) {
+        if (this.o.ended() || o.signal?.aborted) return;
+        const ms = (speech.samples.length / speech.rate) * 1000;
+        if (!o.audio) this.o.usage.ttsSeconds += ms / 1000;
+        const now = c.now();
+        this.speaking ??= { byMark: new Map(), heard: [], startMs: now, complete: false, last: false };
+        const at = Math.max(now, this.playEnd);
+        sentence ??= { text, startMs: at, durMs: 0, words: null };
+        // Word timings are per piece: shifted to the sentence's start.
+        if (speech.words?.length) (sentence.words ??= []).push(...speech.words.map((w) => ({ word: w.word, endMs: w.endMs + sentence!.durMs })));
+        sentence.durMs += ms;
+        this.playEnd = at + ms;
+        c.say(speech.samples, speech.rate);
+        this.onFirstAudio?.();
+        this.onFirstAudio = null;
+      }
+      if (!sentence || this.o.ended() || o.signal?.aborted) continue;
+      const mark = `say-${++this.marks}`;
+      this.speaking!.byMark.set(mark, sentence);
+      c.mark(mark);
+    }
+    if (o.complete && this.speaking) {
+      this.speaking.complete = true;
+      this.speaking.last = o.last;
+      this.o.completed();
+    } else if (o.complete && o.last) this.o.hangup();
+  }
+}
