@@ -271,6 +271,10 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "disposition",
         "usage",
         "created_by_key_id",
+        "direction",
+        "transfer",
+        "analysis",
+        "tool_calls",
       ].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });

@@ -121,7 +121,7 @@ describe("auto-provisioning on save", () => {
 });
 
 describe("OpenAPI", () => {
-  it("lists every telephony operation, with the eight variants on create and on update", async () => {
+  it("lists every telephony operation, with the eight carriers' variants (and local development's sandbox) on create and on update", async () => {
     const doc = (await api("GET", "/api/v1/openapi.json")).json;
     const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
     const base = "/api/v1/organizations";
@@ -141,11 +141,11 @@ describe("OpenAPI", () => {
     );
     const resolve = (s: { $ref?: string }) => (s.$ref ? doc.components.schemas[s.$ref.split("/").pop()!] : s);
     const body = (method: string, path: string) => resolve(doc.paths[`${base}${path}`][method].requestBody.content["application/json"].schema);
-    const names = ["Ari", "Cloudonix", "Plivo", "Telnyx", "Twilio", "Vobiz", "Vonage", "Exotel"];
+    const names = ["Ari", "Cloudonix", "Plivo", "Telnyx", "Twilio", "Vobiz", "Vonage", "Exotel", "Sandbox"];
 
     const create = body("post", "/telephony-configs").properties.config;
     expect(create.oneOf.map((r: { $ref: string }) => r.$ref)).toEqual(names.map((n) => `#/components/schemas/${n}Config`));
-    expect(Object.keys(create.discriminator.mapping)).toEqual(["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel"]);
+    expect(Object.keys(create.discriminator.mapping)).toEqual(["ari", "cloudonix", "plivo", "telnyx", "twilio", "vobiz", "vonage", "exotel", "sandbox"]);
     const update = body("put", "/telephony-configs/{config_id}").properties.config;
     expect(update.anyOf.map((r: { $ref: string }) => r.$ref)).toEqual(names.map((n) => `#/components/schemas/${n}ConfigUpdate`));
 
