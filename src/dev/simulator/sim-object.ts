@@ -275,6 +275,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     const results = [];
     for (const [i, cb] of list.entries()) {
       if (cb.kind === "stream") continue;
+      // When the call was answered and when its media ended: what the carrier reports later (restamp) counts from them.
+      if (cb.kind === "answer") call.extra.answeredAtMs = Date.now();
       const res = await fetch(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body });
       const text = await res.text();
       results.push({ kind: cb.kind, url: cb.url, status: res.status, body: text });
@@ -283,6 +285,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       const stream = cb.kind === "answer" && res.ok ? streamUrlIn(text) : null;
       if (stream) {
         const rest = list.slice(i + 1).filter((c) => c.kind !== "stream");
+        if (call.state === "ended") call.state = "answered";
         this.ctx.waitUntil(
           (async () => {
             const account = this.accounts.get(call.accountId);
@@ -290,6 +293,10 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
             const signed: Record<string, string> =
               call.provider === "twilio" && account ? { "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, stream, []) } : {};
             await playCallee(call.provider, stream, call.id, account?.calleeLines, signed).catch(() => {});
+            call.extra.mediaEndedAtMs = Date.now();
+            // The call ended when the callee hung up, not when its outcome was scripted (a transfer or a key sent
+            // during the conversation needs the call in progress).
+            call.state = "ended";
             for (const scripted of rest) {
               const c = (await this.carriers[call.provider].restamp?.(this, call, scripted).catch(() => null)) ?? scripted;
               await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
