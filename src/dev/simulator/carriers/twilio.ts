@@ -83,7 +83,7 @@ export const twilio: Carrier = {
           await signed(
             account.credentials.auth_token,
             call.statusUrl!,
-            { ...base(call, account.credentials.account_sid), CallStatus: final, CallDuration: final === "completed" ? "3" : "0" },
+            { ...base(call, account.credentials.account_sid), CallStatus: final, CallDuration: final === "completed" ? secondsSinceAnswer(call) : "0" },
             "status",
           ),
         );
@@ -158,14 +158,15 @@ export const twilio: Carrier = {
   },
 
   // A status sent after the call's media (the demo's calls): Timestamp is when the event fired, CallDuration the
-  // seconds from the answer to now, as Twilio reports them; the signature is Twilio's over the new parameters.
+  // seconds from the answer to the end of the call's media (the hang-up), as Twilio reports them; the signature is Twilio's over the new parameters.
   async restamp(state, call, cb) {
     if (cb.kind !== "status") return cb;
     const account = state.accounts.get(call.accountId)!;
     const fields = Object.fromEntries(new URLSearchParams(cb.body));
     if (fields.Timestamp) fields.Timestamp = new Date().toUTCString();
     const answeredAt = call.extra.answeredAtMs as number | undefined;
-    if (fields.CallStatus === "completed" && answeredAt) fields.CallDuration = String(Math.round((Date.now() - answeredAt) / 1000));
+    const endedAt = (call.extra.mediaEndedAtMs as number | undefined) ?? Date.now();
+    if (fields.CallStatus === "completed" && answeredAt) fields.CallDuration = String(Math.max(0, Math.round((endedAt - answeredAt) / 1000)));
     return signed(account.credentials.auth_token, cb.url, fields, cb.kind);
   },
 
@@ -220,6 +221,12 @@ export const twilio: Carrier = {
     return out;
   },
 };
+
+/** The seconds a call has been up, from when its answer was fetched (0 when unknown). */
+function secondsSinceAnswer(call: SimCall): string {
+  const at = call.extra.answeredAtMs as number | undefined;
+  return String(at ? Math.max(0, Math.round((Date.now() - at) / 1000)) : 0);
+}
 
 function base(call: SimCall, accountSid: string): Record<string, string> {
   return {
