@@ -1,5 +1,5 @@
-// npm run demo: the whole product on one machine. Starts the carrier simulator and edgedial locally (fresh local
-// storage), creates an organization, an agent and a Twilio-style configuration on the simulator, uploads a sample
+// npm run demo: the whole product on one machine. Starts the carrier simulator and edgedial locally (on the storage
+// `npm run dev` uses, so its dashboard shows the demo's campaign afterwards; or `--keep DIR`), creates an organization, an agent and a Twilio-style configuration on the simulator, uploads a sample
 // CSV, starts a campaign, plays the carrier's side of every call (answered, busy, no answer, ...) and prints live
 // progress until the campaign completes. Answered calls are conversations over live audio: the simulated callee says
 // committed espeak-ng clips, the agent runs its graph on the deterministic engines (a scripted model, clips recognized
@@ -7,20 +7,35 @@
 // One contact (Grace) goes further: the agent asks the customer's system (an HTTP tool: a small "check availability"
 // server the demo runs on 127.0.0.1) and then hands her to a sales rep (a cold transfer); that call is printed too.
 //
-//   npm run demo                # 24 contacts
+// It ends by printing the dashboard's URL, the demo organization's key and the first call's page, and leaves both
+// servers up (the recording links are signed URLs on the service's origin) until Ctrl-C.
+//
+//   npm run demo                # 24 contacts, on npm run dev's storage (.wrangler/state)
 //   npm run demo -- 60          # another size
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+//   npm run demo -- --keep DIR  # on a storage of its own in DIR, kept
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { createOrganization, wrangler as runWrangler } from "./lib/wrangler.mjs";
 import { localBindings } from "./lib/local-bindings.ts";
+import { devVars } from "./lib/dev-vars.mjs";
+import { DEFAULT_PORT } from "./lib/dev-args.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const CONTACTS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 24);
-const state = mkdtempSync(`${tmpdir()}/edgedial-demo-`);
+const argv = process.argv.slice(2);
+const keepAt = argv.indexOf("--keep");
+const keep = keepAt >= 0 ? argv[keepAt + 1] : undefined;
+if (keepAt >= 0 && (!keep || keep.startsWith("-"))) {
+  console.error("npm run demo: --keep needs a directory (npm run demo -- --keep ./demo-state)");
+  process.exit(2);
+}
+const CONTACTS = Number(argv.find((a, i) => /^\d+$/.test(a) && i !== keepAt + 1) ?? 24);
+// npm run dev's storage (wrangler's default for this project), or the directory asked for.
+const state = keep ? resolve(keep) : `${ROOT}.wrangler/state`;
+mkdirSync(state, { recursive: true });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const wrangler = (args) => runWrangler(args, { quiet: true });
@@ -32,6 +47,32 @@ function freePort() {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Whether edgedial answers at `url`: `npm run dev` on the same storage would share its files with the demo's. */
+async function edgedialAt(url) {
+  try {
+    const res = await fetch(`${url}/api/v1/health`, { signal: AbortSignal.timeout(1500) });
+    return res.status === 200 || res.status === 503;
+  } catch {
+    return false;
+  }
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const srv = createServer()
+      .once("error", () => resolve(false))
+      .listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+  });
+}
+
+/** The local secrets of .dev.vars in place of fresh ones: what the demo seals and signs, npm run dev opens later. */
+function demoBindings() {
+  const vars = devVars();
+  const bindings = localBindings("d1");
+  for (const name of Object.keys(bindings)) if (name !== "VOICE_AGENT" && name !== "LOCAL_DEV" && vars[name]) bindings[name] = vars[name];
+  return bindings;
 }
 
 async function http(method, url, { key, body, headers = {} } = {}) {
@@ -119,25 +160,34 @@ function demoAgent(seats, toolUrl) {
 
 const tool = await availabilityServer();
 try {
-  step("local storage, migrations and an organization");
+  const devUrl = `http://127.0.0.1:${DEFAULT_PORT}`;
+  if (!keep && (await edgedialAt(devUrl))) {
+    console.error(
+      `npm run demo: edgedial already answers on ${devUrl} (npm run dev?). The demo runs on npm run dev's storage: stop it ` +
+        "(Ctrl-C) and run the demo again, or give the demo a storage of its own: npm run demo -- --keep ./demo-state",
+    );
+    process.exit(1);
+  }
+  step(`local storage (${keep ? state : "npm run dev's, .wrangler/state"}), migrations and a Demo organization`);
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   const { key } = createOrganization("Demo", { persistTo: state });
 
   step("the carrier simulator and edgedial");
   const sim = await unstable_startWorker({
     config: `${ROOT}src/dev/simulator/wrangler.toml`,
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: await freePort() }, persist: `${state}/sim`, watch: false, logLevel: "warn" },
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port: await freePort() }, persist: `${state}/demo-sim`, watch: false, logLevel: "warn" },
   });
   workers.push(sim);
   await sim.ready;
   const simUrl = String(await sim.url).replace(/\/$/, "");
-  const port = await freePort();
+  // npm run dev's port where it is free, so the dashboard and the recording links keep their address afterwards.
+  const port = !keep && (await portFree(DEFAULT_PORT)) ? DEFAULT_PORT : await freePort();
   const base = `http://127.0.0.1:${port}`;
   const plain = (o) => Object.fromEntries(Object.entries(o).map(([k, value]) => [k, { type: "plain_text", value }]));
   const app = await unstable_startWorker({
     config: `${ROOT}wrangler.jsonc`,
     bindings: plain({
-      ...localBindings("d1"),
+      ...demoBindings(),
       PUBLIC_BASE_URL: base,
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
       // Answered calls carry live audio: the callee and the agent converse, both sides are recorded.
@@ -246,7 +296,9 @@ try {
     const p = await api("GET", `/campaign/${campaign.id}/progress`);
     const line =
       `  [${String(t).padStart(3)}s] ${p.state.padEnd(9)} ${"█".repeat(Math.round(p.progress_percentage / 5)).padEnd(20, "·")} ` +
-      `${p.processed}/${p.total} dialed · ${p.completed} reached · ${p.failed} not reached · ${p.in_progress} in progress · ${p.pending} pending · ${p.failed_calls} failed calls`;
+      `${p.processed}/${p.total} dialed · ${p.completed} reached · ${p.failed} not reached · ${p.in_progress} in progress · ` +
+      // Dialed = reached + not reached + in progress + waiting to retry; with pending, the total.
+      `${p.retry_waiting} waiting to retry · ${p.pending} pending · ${p.failed_calls} unsuccessful calls (busy, no answer, voicemail, ...)`;
     if (line.slice(8) !== last) console.log(line);
     last = line.slice(8);
     if (p.state === "completed") break;
@@ -279,6 +331,7 @@ try {
     console.log(`    the availability server was asked: ${tool.asked.map((a) => `${a.method} ${a.path} ${a.body}`).join("; ")}`);
   }
   // One other answered call: its conversation, what the agent gathered, and its recording (length, how loud each side was).
+  let shown = null;
   for (const run of details) {
     if (!run?.recording_url || !run.transcript?.length || run.phone_number === grace) continue;
     console.log(`  ${run.name} (${run.phone_number}), ${run.status}:`);
@@ -296,10 +349,36 @@ try {
     console.log(
       `  recording of ${run.name}: ${(frames / rate).toFixed(1)} s, two channels (callee RMS ${level(0)}, agent RMS ${level(1)})\n    ${run.recording_url}`,
     );
+    shown = run;
     break;
   }
+
+  // What is kept, where to look at it, and how to talk to the agent; the servers stay up for the links to work.
+  if (!keep) writeFileSync(`${ROOT}.demo-api-key`, `${key}\n`, { mode: 0o600 });
+  const firstCall = shown ?? details.find((run) => run?.transcript?.length) ?? details.find(Boolean);
+  const dashboard = `${base}/dashboard/`;
+  step("kept: the campaign, its calls, transcripts and recordings");
+  console.log(`  dashboard      ${dashboard}   (sign in with the Demo organization's key below)
+  API key        ${key}${keep ? "" : "   (also in .demo-api-key)"}
+  the campaign   ${dashboard}#/campaigns/${campaign.id}${firstCall ? `\n  a call's page  ${dashboard}#/runs/${agent.id}/${firstCall.id}` : ""}
+  storage        ${keep ? state : ".wrangler/state (npm run dev's: after Ctrl-C, npm run dev shows all of it on the same address)"}
+
+  Talk to this agent: open ${dashboard}#/agents/${agent.id} and press "Talk to this agent" (your microphone, in the
+  browser; docs/web-calls.md). The servers stay up, and the recording links work, until Ctrl-C.`);
+  // npm passes Ctrl-C on as well as the terminal: a second signal within a second is the same one; a later one
+  // (the servers slow to stop) ends the demo at once.
+  await new Promise((done) => {
+    let first = 0;
+    const stop = () => {
+      if (first && Date.now() - first > 1000) process.exit(130);
+      first ||= Date.now();
+      done();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  console.log("\n  stopping the demo's servers; its data stays");
 } finally {
   tool.server.close();
   for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
-  rmSync(state, { recursive: true, force: true });
 }

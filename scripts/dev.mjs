@@ -2,37 +2,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createOrganization, d1, keyHash, sqlString, wrangler, wranglerLive } from "./lib/wrangler.mjs";
 import { DEV_SWEEP_SECONDS, planDev } from "./lib/dev-args.ts";
-import { freshSecrets } from "./lib/deploy-plan.ts";
+import { DEV_VARS, ensureDevVars } from "./lib/dev-vars.mjs";
 import { CALLEE_CLIPS, clip, startSandboxSimulator } from "./lib/sandbox-sim.mjs";
 
-const DEV_VARS = ".dev.vars";
 const DEV_KEY_FILE = ".dev-api-key";
-
-function ensureDevVars() {
-  if (existsSync(DEV_VARS)) return addNewNames();
-  const fresh = freshSecrets();
-  const lines = readFileSync(".dev.vars.example", "utf8")
-    .split("\n")
-    .map((line) => {
-      const name = line.split("=")[0];
-      return name in fresh ? `${name}=${fresh[name]}` : line;
-    });
-  writeFileSync(DEV_VARS, lines.join("\n"), { mode: 0o600 });
-  console.log("created .dev.vars with fresh random secrets");
-}
-
-/** An older .dev.vars gains the settings the example has added since (as the example sets them), its own values kept. */
-function addNewNames() {
-  const nameOf = (line) => /^([A-Z][A-Z0-9_]*)=/.exec(line.trim())?.[1];
-  const current = readFileSync(DEV_VARS, "utf8");
-  const have = new Set(current.split("\n").map(nameOf).filter(Boolean));
-  const missing = readFileSync(".dev.vars.example", "utf8")
-    .split("\n")
-    .filter((line) => nameOf(line) && !have.has(nameOf(line)));
-  if (!missing.length) return;
-  writeFileSync(DEV_VARS, `${current.replace(/\n?$/, "\n")}${missing.join("\n")}\n`, { mode: 0o600 });
-  console.log(`.dev.vars: added ${missing.map(nameOf).join(", ")} from .dev.vars.example`);
-}
 
 /** Reuses the saved development key while it is still valid in local D1; otherwise creates org + key. */
 function ensureDevKey() {
