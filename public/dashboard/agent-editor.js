@@ -167,19 +167,21 @@ export function agentEditor(root, agent, onSaved) {
       if (!id || !setFieldError(id, issue.message)) loose.push(issue.message);
     }
     verdict.replaceChildren(
-      h(
-        "p",
-        { class: result.is_valid ? "ok" : "bad" },
-        result.is_valid ? "The agent is valid: it can take calls." : `${result.errors.length} problem(s) to fix before it can take calls.`,
-      ),
-      loose.length || result.warnings.length
-        ? h(
-            "ul",
-            {},
-            loose.map((m) => h("li", {}, m)),
-            result.warnings.map((w) => h("li", {}, `Note: ${w.message}`)),
-          )
-        : null,
+      ...[
+        h(
+          "p",
+          { class: result.is_valid ? "ok" : "bad" },
+          result.is_valid ? "The agent is valid: it can take calls." : `${result.errors.length} problem(s) to fix before it can take calls.`,
+        ),
+        loose.length || result.warnings.length
+          ? h(
+              "ul",
+              {},
+              loose.map((m) => h("li", {}, m)),
+              result.warnings.map((w) => h("li", {}, `Note: ${w.message}`)),
+            )
+          : null,
+      ].filter(Boolean),
     );
   };
 

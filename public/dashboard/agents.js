@@ -32,7 +32,6 @@ export function newAgentPage() {
   page("New agent", h("p", {}, h("a", { href: "#/agents" }, "← Agents")), root);
   agentEditor(root, null, (saved) => {
     // The new agent's own page keeps the editor open with its validation answer.
-    history.replaceState(null, "", `#/agents/${saved.id}`);
     location.hash = `#/agents/${saved.id}`;
   });
 }

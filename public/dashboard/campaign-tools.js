@@ -122,6 +122,6 @@ export function campaignTools(root, campaign) {
   root.replaceChildren(
     h("div", { class: "controls" }, results, redial, remove),
     h("details", {}, h("summary", {}, "Settings"), settings),
-    finished ? null : h("details", {}, h("summary", {}, "Add contacts"), append),
+    ...(finished ? [] : [h("details", {}, h("summary", {}, "Add contacts"), append)]),
   );
 }

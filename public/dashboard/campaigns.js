@@ -280,7 +280,7 @@ export async function campaignPage(id) {
   const renderProgress = (p) => {
     counters.replaceChildren(
       ...COUNTERS.filter(([k]) => typeof p[k] === "number").map(([k, label, what]) =>
-        h("div", { "data-counter": k }, h("dt", {}, label), h("dd", {}, p[k]), h("dd", { class: "hint" }, what)),
+        h("div", { "data-counter": k }, h("dt", {}, label, h("span", { class: "hint counter-what" }, what)), h("dd", {}, p[k])),
       ),
     );
     status.textContent = `${p.processed} of ${p.total} contacts processed (${Math.round(p.completion_percentage ?? p.progress_percentage ?? 0)}%)${

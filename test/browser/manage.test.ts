@@ -1,0 +1,243 @@
+// The dashboard doing the work, in headless Chromium against `wrangler dev` with the sandbox carrier (LOCAL_DEV) and
+// the carrier simulator as its far end: an agent made in the editor (a validation problem shown at its field, then
+// fixed), a sandbox telephony configuration and a number, a campaign from a CSV with one bad row (the problem shown at
+// its row, fixed in the page), started and watched to completion, a call opened and its recording played (finite
+// duration equal to the file's, seekable), results.csv downloaded. A screenshot at each step, each checked for WCAG
+// AA contrast; no request leaves the Worker's origin.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+import { launchChromium, watchedPage } from "./chromium";
+import { contrastProblems } from "./contrast";
+// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
+import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
+// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
+import { CALLEE_CLIPS, clip, startSandboxSimulator } from "../../scripts/lib/sandbox-sim.mjs";
+import { localBindings } from "../../scripts/lib/local-bindings.ts";
+
+const ARTIFACTS = join(process.cwd(), "test-artifacts");
+type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
+
+const workers: Worker[] = [];
+let context: BrowserContext;
+let origin: string;
+let key: string;
+const scratch = mkdtempSync(join(tmpdir(), "edgedial-manage-"));
+const requested = new Set<string>();
+const consoleErrors: string[] = [];
+
+const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function api(method: string, path: string): Promise<any> {
+  const res = await fetch(`${origin}/api/v1${path}`, { method, headers: { "X-API-Key": key } });
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+beforeAll(async () => {
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+  const state = join(scratch, "state");
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
+  key = createOrganization("Manage", { persistTo: state }).key;
+  const sim = await startSandboxSimulator({ persist: join(scratch, "sim") });
+  workers.push(sim.worker);
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  const app = await unstable_startWorker({
+    config: "wrangler.jsonc",
+    // The sandbox dials the simulator; the agent runs on the local deterministic engines; calling rules' defaults off
+    // so the test's numbers are callable at any hour CI runs.
+    bindings: plain({
+      ...localBindings("d1"),
+      PUBLIC_BASE_URL: origin,
+      CARRIER_BASE_URLS: JSON.stringify({ sandbox: `${sim.origin}/twilio` }),
+      CALLING_RULES_DEFAULTS: "off",
+      VOICE_AGENT: "conversation",
+      OFFLINE_ENGINES: "true",
+    }),
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
+  });
+  workers.push(app);
+  await app.ready;
+  // As npm run dev does: the offline speech-to-text knows the sandbox callee's lines by their sound.
+  for (const c of CALLEE_CLIPS as { file: string; text: string }[]) {
+    const res = await fetch(`${origin}/api/v1/greeting-recordings?name=${encodeURIComponent(c.text)}`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "audio/wav" },
+      body: clip(c.file),
+    });
+    if (!res.ok) throw new Error(`greeting ${res.status} ${await res.text()}`);
+  }
+  context = await launchChromium(join(scratch, "profile"), requested);
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A screenshot of the step, and the page's text meets WCAG AA contrast. */
+async function step(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `manage-${name}.png`), fullPage: true });
+  expect(await contrastProblems(page), name).toEqual([]);
+}
+
+/** The seconds of audio in a WAV file, from its header and data chunk. */
+function wavSeconds(wav: Buffer): number {
+  const channels = wav.readUInt16LE(22);
+  const rate = wav.readUInt32LE(24);
+  const bits = wav.readUInt16LE(34);
+  for (let at = 12; at + 8 <= wav.length; at += 8 + wav.readUInt32LE(at + 4)) {
+    if (wav.toString("latin1", at, at + 4) === "data") return wav.readUInt32LE(at + 4) / (rate * channels * (bits / 8));
+  }
+  throw new Error("no data chunk");
+}
+
+describe("the dashboard does the work", () => {
+  it("makes an agent, a sandbox carrier and number, a campaign from a CSV, runs it, plays a call, downloads the results", async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const page = await watchedPage(context, requested, consoleErrors);
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
+
+    // The agent: saved with an empty start prompt, the validate answer is shown at that field.
+    await page.goto(`${origin}/dashboard/#/agents/new`);
+    await expect.poll(() => page.getByRole("heading", { name: "New agent", level: 1 }).isVisible()).toBe(true);
+    await page.locator("#agent-name").fill("Browser reminder agent");
+    await page.locator("#node-0-greeting").fill("Hi {{first_name}}, this is a reminder about your booking.");
+    expect(await page.locator("#agent-diagram").getAttribute("aria-label")).toContain("2 steps, 1 transitions");
+    await page.getByRole("button", { name: "Create agent" }).click();
+    await expect.poll(() => page.url(), { timeout: 20_000 }).toMatch(/#\/agents\/\d+$/);
+    const agentId = Number(/#\/agents\/(\d+)$/.exec(page.url())![1]);
+    const promptError = page.locator("#node-0-prompt-error");
+    await expect.poll(() => promptError.textContent(), { timeout: 20_000 }).toContain("data.prompt");
+    expect(await promptError.isVisible()).toBe(true);
+    expect(await page.locator("#node-0-prompt").getAttribute("aria-invalid")).toBe("true");
+    await expect.poll(() => page.locator("#agent-validation").textContent()).toContain("problem");
+    await step(page, "1-agent-invalid");
+    await page.locator("#node-0-prompt").fill("Remind {{first_name}} of the booking and ask whether they will come.");
+    await page.getByRole("button", { name: "Save a new version" }).click();
+    await expect.poll(() => page.locator("#agent-validation").textContent(), { timeout: 20_000 }).toContain("The agent is valid");
+    expect(await promptError.isHidden()).toBe(true);
+    expect((await api("GET", `/workflow/fetch/${agentId}`)).version_number).toBe(2);
+    await step(page, "2-agent-valid");
+
+    // A sandbox telephony configuration from the provider field table, and a number as its caller ID.
+    await page.goto(`${origin}/dashboard/#/telephony`);
+    await expect.poll(() => page.getByRole("heading", { name: "Telephony", level: 1 }).isVisible()).toBe(true);
+    await page.locator("#cfg-provider").selectOption("sandbox");
+    await expect.poll(() => page.locator("#cfg-callee").inputValue()).toBe("answered");
+    await page.locator("#cfg-name").fill("Sandbox");
+    await page.locator("#cfg-default").check();
+    await page.getByRole("button", { name: "Create configuration" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Sandbox (sandbox)" }).isVisible(), { timeout: 20_000 }).toBe(true);
+    await page.locator('input[id$="-address"]').fill("+14155550100");
+    await page.locator('select[id$="-inbound"]').selectOption({ label: "Browser reminder agent" });
+    await page.getByRole("button", { name: "Add number" }).click();
+    await expect.poll(() => page.getByRole("row", { name: /\+14155550100/ }).textContent(), { timeout: 20_000 }).toContain("Caller ID");
+    await expect.poll(() => page.getByText("Ready for outbound calls.").isVisible()).toBe(true);
+    const [config] = (await api("GET", "/organizations/telephony-configs")).items;
+    expect(config).toMatchObject({ provider: "sandbox", is_default_outbound: true });
+    const [number] = (await api("GET", `/organizations/telephony-configs/${config.id}/phone-numbers`)).items;
+    expect(number).toMatchObject({ address: "+14155550100", is_default_caller_id: true, inbound_workflow_id: agentId });
+    await step(page, "3-telephony");
+
+    // A campaign from a CSV with one bad row: the 422 is shown at that row; fixed in the page, it is created.
+    await page.goto(`${origin}/dashboard/#/campaigns/new`);
+    await expect.poll(() => page.getByRole("heading", { name: "New campaign", level: 1 }).isVisible()).toBe(true);
+    await page.locator("#camp-name").fill("Browser reminders");
+    await page.locator("#camp-config").selectOption({ label: "Sandbox (sandbox)" });
+    const csv = "phone_number,first_name\n+14155552001,Ada\n12ab,Grace\n+14155552003,Alan\n";
+    await page.locator("#camp-csv-file").setInputFiles({ name: "reminders.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await expect.poll(() => page.locator("#camp-csv-text").inputValue()).toBe(csv);
+    await page.getByRole("button", { name: "Create campaign" }).click();
+    // Rows as a spreadsheet numbers them (the header is row 1): the bad number is on row 3.
+    const badRow = page.locator("#camp-csv-row-3");
+    await expect.poll(() => badRow.getAttribute("class"), { timeout: 20_000 }).toBe("bad-row");
+    expect(await badRow.textContent()).toContain("12ab");
+    expect((await badRow.locator("td.field-error").textContent())?.length).toBeGreaterThan(5);
+    expect(await page.locator("tr.bad-row").count()).toBe(1);
+    expect((await api("GET", "/campaign")).items).toEqual([]);
+    await step(page, "4-csv-row-error");
+    await page.locator("#camp-csv-text").fill(csv.replace("12ab", "+14155552002"));
+    expect(await page.locator("tr.bad-row").count()).toBe(0);
+    await page.getByRole("button", { name: "Create campaign" }).click();
+    await expect.poll(() => page.url(), { timeout: 20_000 }).toMatch(/#\/campaigns\/\d+$/);
+    const campaignId = Number(/#\/campaigns\/(\d+)$/.exec(page.url())![1]);
+    await expect.poll(() => page.locator("#campaign-state").textContent()).toBe("draft");
+    await expect.poll(() => page.locator('[data-counter="total"] dd').textContent()).toBe("3");
+    expect(await page.locator('[data-counter="pending"] dt').textContent()).toContain("Not called yet");
+    await step(page, "5-campaign-draft");
+
+    // Start it on the sandbox and watch it complete.
+    await page.getByRole("group", { name: "Campaign controls" }).getByRole("button", { name: "Start" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Start" }).click();
+    await expect.poll(() => page.locator("#campaign-state").textContent(), { timeout: 150_000, interval: 1000 }).toBe("completed");
+    await expect.poll(() => page.locator('[data-counter="completed"] dd').textContent()).toBe("3");
+    await expect.poll(() => page.locator("#campaign-completed").textContent()).not.toBe("—");
+    await expect.poll(() => page.locator('a[href^="#/runs/"]').count(), { timeout: 20_000 }).toBe(3);
+    await step(page, "6-campaign-completed");
+
+    // results.csv: one row per contact.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download results.csv" }).click()]);
+    expect(download.suggestedFilename()).toBe(`campaign-${campaignId}-results.csv`);
+    const results = readFileSync((await download.path())!, "utf8")
+      .trim()
+      .split(/\r?\n/);
+    expect(results[0]).toContain("phone_number");
+    expect(results.slice(1).map((l) => l.split(",").find((c) => c.replace(/"/g, "").startsWith("+1415555200")))).toHaveLength(3);
+    expect(results.join("\n")).toContain("+14155552002");
+
+    // A call's page: the recording plays from memory with the file's own duration and seeks.
+    await page.locator('a[href^="#/runs/"]').first().click();
+    await expect.poll(() => page.getByRole("heading", { name: /^Call / }).isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#recording-note").textContent(), { timeout: 20_000 }).toMatch(/^\d+\.\d s, two channels/);
+    const runPath = /#\/runs\/(\d+)\/(\d+)$/.exec(page.url())!;
+    const run = await api("GET", `/workflow/${runPath[1]}/runs/${runPath[2]}`);
+    expect(run.status).toBe("completed");
+    const fileSeconds = wavSeconds(Buffer.from(await (await fetch(run.recording_url)).arrayBuffer()));
+    const audio = page.locator("#recording");
+    const duration = Number(await audio.evaluate((a: any) => a.duration));
+    expect(Number.isFinite(duration)).toBe(true);
+    expect(Math.abs(duration - fileSeconds)).toBeLessThan(0.05);
+    await audio.evaluate((a: any) => a.play());
+    await expect.poll(() => audio.evaluate((a: any) => a.currentTime), { timeout: 10_000 }).toBeGreaterThan(0);
+    const target = Math.min(duration - 0.5, duration / 2);
+    await audio.evaluate(
+      (a: any, at: number) =>
+        new Promise((r) => {
+          a.addEventListener("seeked", r, { once: true });
+          a.currentTime = at;
+        }),
+      target,
+    );
+    expect(Math.abs(Number(await audio.evaluate((a: any) => a.currentTime)) - target)).toBeLessThan(0.5);
+    await audio.evaluate((a: any) => a.pause());
+    expect(await page.locator("#usage").textContent()).toContain("Estimated cost");
+    expect(await page.getByRole("table", { name: /Each turn/ }).textContent()).toContain("Agent");
+    await step(page, "7-call");
+
+    // Nothing left the Worker's origin (recordings played from memory are blob: URLs of this origin).
+    const host = new URL(origin).host;
+    const outside = [...requested].filter((u) => !(u.startsWith("data:") || u.startsWith(`blob:${origin}/`) || new URL(u).host === host));
+    expect(outside).toEqual([]);
+    // The browser logs the deliberate 422 (the CSV's bad row) and nothing else.
+    expect(consoleErrors).toEqual([expect.stringContaining("status of 422")]);
+  }, 400_000);
+});
