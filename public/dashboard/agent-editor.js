@@ -3,6 +3,7 @@
 // updates the agent; the API's 422 items and then its validate answer are shown at the fields they name, so a
 // draft with problems still saves (as the API allows) and the problems stay visible until fixed.
 import { api, clearError, clearFieldErrors, field, h, placeErrors, setFieldError, showError } from "./core.js";
+import { fieldOfIssue, fieldOfLoc } from "./agent-fields.js";
 import { graphSvg } from "./graph-svg.js";
 
 const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger", "transferCall"];
@@ -33,27 +34,6 @@ export const BLANK = {
   ],
   edges: [{ id: "e1", source: "start", target: "end", data: { label: "done", condition: "The conversation is finished" } }],
 };
-
-/** Field id for a 422 item's loc (["body", "workflow_definition", "nodes", 0, "data", "prompt"]), or null. */
-export function fieldOfLoc(loc) {
-  const [, top, kind, i, part, name] = loc;
-  if (top === "name") return "agent-name";
-  if (top === "workflow_configurations") return "agent-config";
-  if (top !== "workflow_definition") return null;
-  if (kind === "nodes" && typeof i === "number") return part === "data" ? `node-${i}-${name}` : `node-${i}-${part === "type" ? "type" : "id"}`;
-  if (kind === "edges" && typeof i === "number") return part === "data" ? `edge-${i}-${name}` : `edge-${i}-${part ?? "source"}`;
-  return "agent-json";
-}
-
-/** Field id for a validate issue ({kind, id, field: "data.prompt"}), by the node's or edge's position. */
-export function fieldOfIssue(issue, def) {
-  const list = issue.kind === "node" ? def.nodes : issue.kind === "edge" ? def.edges : null;
-  if (!list) return null;
-  const i = list.findIndex((x) => x.id === issue.id);
-  if (i < 0) return null;
-  const name = (issue.field ?? "id").replace(/^data\./, "");
-  return `${issue.kind}-${i}-${name}`;
-}
 
 /**
  * Renders the editor into `root`. `agent` is the stored agent (or null for a new one); `onSaved(agent)` runs after a
