@@ -5,42 +5,16 @@
 import { env } from "cloudflare:workers";
 import VoiceResponse from "twilio/lib/twiml/VoiceResponse";
 import { describe, expect, it } from "vitest";
-import type { Callback } from "../../src/dev/simulator/types";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call } from "../helpers";
-import { DEFINITION, listen, listenUntil, prepareScripted, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
+import { listen, listenUntil, prepareScripted, SURE } from "./conversation-support";
 import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
-import { CALLER, callbackRequest, deliver, flush, type Setup, setup, sim, simRequests } from "./support";
-
-const CALLING = "+14155550177";
-const runsOf = async (orgId: number) =>
-  (await env.DB.prepare("SELECT * FROM workflow_runs WHERE org_id = ? ORDER BY id").bind(orgId).all<Record<string, any>>()).results;
-
-async function attach(s: Setup, workflowId: number | null) {
-  const list = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers`, { key: s.org.key });
-  return call("PUT", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers/${list.json.items[0].id}`, {
-    key: s.org.key,
-    body: { inbound_workflow_id: workflowId },
-  });
-}
-
-async function inboundSetup() {
-  const s = await setup("cloudonix");
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS, template_context_variables: { first_name: "Ada" } },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const attached = await attach(s, wf.json.id);
-  expect(attached.status, attached.text).toBe(200);
-  return { s, agentId: wf.json.id as number, number: attached.json };
-}
-
-const dial = async (s: Setup) => (await sim<{ callback: Callback }>("POST", `/accounts/${s.acct.id}/inbound`, { to: CALLER, from: CALLING })).callback;
+import { CALLER, callbackRequest, deliver, flush, simRequests } from "./support";
+import { attach, CALLING, dial, inboundSetup, runsOf } from "./inbound-support";
 
 describe("inbound calls (Cloudonix)", () => {
   it("attaching updates the voice application's url; a caller reaches the agent and the run completes inbound", async () => {
-    const { s, agentId, number } = await inboundSetup();
+    const { s, agentId, number } = await inboundSetup("cloudonix");
     const patch = (await simRequests(s.acct)).find((r) => r.method === "PATCH")!;
     expect(patch.path).toMatch(/^\/customers\/self\/domains\/[^/]+\/applications\/[^/]+$/);
     expect(JSON.parse(patch.body)).toEqual({ url: number.inbound_url, method: "POST" });
@@ -71,14 +45,14 @@ describe("inbound calls (Cloudonix)", () => {
   });
 
   it("a request without the configuration's token is refused and creates nothing", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("cloudonix");
     const cb = await dial(s);
     expect((await deliver(cb, { url: cb.url.replace(/[0-9a-f]{64}$/, "0".repeat(64)) })).status).toBe(401);
     expect(await runsOf(s.org.id)).toHaveLength(0);
   });
 
   it("over the cap: CXML's busy Reject; a number without an agent: the apology and a hang-up; no runs", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("cloudonix");
     await organizationStub(env, s.org.id).setCap(1);
     await organizationStub(env, s.org.id).acquire({ leaseId: "held", ttlSeconds: 60 });
     const busy = new VoiceResponse();

@@ -6,39 +6,13 @@
 import { env } from "cloudflare:workers";
 import Telnyx from "telnyx";
 import { describe, expect, it } from "vitest";
-import type { Callback } from "../../src/dev/simulator/types";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call } from "../helpers";
-import { DEFINITION, listen, listenUntil, prepareScripted, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
+import { listen, listenUntil, prepareScripted, SURE } from "./conversation-support";
 import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
-import { CALLER, callbackRequest, deliver, flush, type Setup, setup, sim, simRequests } from "./support";
+import { CALLER, callbackRequest, deliver, flush, type Setup, sim, simRequests } from "./support";
+import { attach, CALLING, dial, inboundSetup, runsOf } from "./inbound-support";
 
-const CALLING = "+14155550177";
-const runsOf = async (orgId: number) =>
-  (await env.DB.prepare("SELECT * FROM workflow_runs WHERE org_id = ? ORDER BY id").bind(orgId).all<Record<string, any>>()).results;
-
-async function attach(s: Setup, workflowId: number | null) {
-  const list = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers`, { key: s.org.key });
-  return call("PUT", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers/${list.json.items[0].id}`, {
-    key: s.org.key,
-    body: { inbound_workflow_id: workflowId },
-  });
-}
-
-async function inboundSetup() {
-  const s = await setup("telnyx");
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS, template_context_variables: { first_name: "Ada" } },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const attached = await attach(s, wf.json.id);
-  expect(attached.status, attached.text).toBe(200);
-  return { s, agentId: wf.json.id as number, number: attached.json };
-}
-
-const dial = async (s: Setup, body: Record<string, unknown> = {}) =>
-  (await sim<{ callback: Callback }>("POST", `/accounts/${s.acct.id}/inbound`, { to: CALLER, from: CALLING, ...body })).callback;
 const commands = async (s: Setup, action: string) =>
   (await simRequests(s.acct)).filter((r) => r.path.endsWith(`/actions/${action}`)).map((r) => ({ path: r.path, body: JSON.parse(r.body) }));
 
@@ -60,7 +34,7 @@ async function sdkSends(run: (client: Telnyx) => Promise<unknown>) {
 
 describe("inbound calls (Telnyx)", () => {
   it("attaching updates the Call Control application's webhook_event_url, as the telnyx SDK's update sends it", async () => {
-    const { s, number } = await inboundSetup();
+    const { s, number } = await inboundSetup("telnyx");
     expect(number.inbound_url).toMatch(new RegExp(`/api/v1/telephony/telnyx/inbound/${s.configId}/[0-9a-f]{64}$`));
     const patch = (await simRequests(s.acct)).find((r) => r.method === "PATCH")!;
     const [app] = await sim<{ id: string; name: string; url: string }[]>("GET", `/accounts/${s.acct.id}/applications`);
@@ -71,7 +45,7 @@ describe("inbound calls (Telnyx)", () => {
   });
 
   it("a caller reaches the agent: answer with the stream, greeting, a reply, the run completed inbound", async () => {
-    const { s, agentId } = await inboundSetup();
+    const { s, agentId } = await inboundSetup("telnyx");
     const cb = await dial(s);
     const res = await fetchWorker(callbackRequest(cb), ECHO_WORKER);
     expect(res.status, res.text).toBe(204);
@@ -120,7 +94,7 @@ describe("inbound calls (Telnyx)", () => {
   });
 
   it("forged, unsigned, stale and replayed events are refused and create nothing", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("telnyx");
     const cb = await dial(s);
     expect((await deliver(cb, { body: cb.body.replace(CALLING, "+14155550178") })).status).toBe(403);
     expect((await deliver(cb, { headers: { "telnyx-signature-ed25519": null } })).status).toBe(403);
@@ -133,7 +107,7 @@ describe("inbound calls (Telnyx)", () => {
   });
 
   it("over the cap the call is rejected with cause USER_BUSY (never answered), as the SDK sends reject", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("telnyx");
     await organizationStub(env, s.org.id).setCap(1);
     await organizationStub(env, s.org.id).acquire({ leaseId: "held", ttlSeconds: 60 });
     const cb = await dial(s);
@@ -150,7 +124,7 @@ describe("inbound calls (Telnyx)", () => {
   });
 
   it("a number without an agent: answered, the apology spoken, then hung up; no run", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("telnyx");
     expect((await attach(s, null)).status).toBe(200);
     const cb = await dial(s);
     expect((await deliver(cb)).status).toBe(204);

@@ -7,46 +7,19 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { NOT_IN_SERVICE } from "../../src/calls/inbound-rules";
 import { Resampler } from "../../src/lib/audio/resample";
-import type { Callback } from "../../src/dev/simulator/types";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { vonageJwt } from "../../src/telephony/providers/vonage/calls";
 import { VONAGE_BUSY_TEXT } from "../../src/telephony/providers/vonage/inbound";
 import { call } from "../helpers";
-import { DEFINITION, listen, listenUntil, prepareScripted, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
+import { listen, listenUntil, prepareScripted, SURE } from "./conversation-support";
 import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
 import { nccoReference, nccoStreamReference } from "./sdk-docs";
-import { CALLER, callbackRequest, deliver, flush, type Setup, setup, sim, simRequests } from "./support";
-
-const CALLING = "+14155550177";
-const runsOf = async (orgId: number) =>
-  (await env.DB.prepare("SELECT * FROM workflow_runs WHERE org_id = ? ORDER BY id").bind(orgId).all<Record<string, any>>()).results;
-
-async function attach(s: Setup, workflowId: number | null) {
-  const list = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers`, { key: s.org.key });
-  return call("PUT", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers/${list.json.items[0].id}`, {
-    key: s.org.key,
-    body: { inbound_workflow_id: workflowId },
-  });
-}
-
-async function inboundSetup() {
-  const s = await setup("vonage");
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS, template_context_variables: { first_name: "Ada" } },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const attached = await attach(s, wf.json.id);
-  expect(attached.status, attached.text).toBe(200);
-  return { s, agentId: wf.json.id as number, number: attached.json };
-}
-
-const dial = async (s: Setup, body: Record<string, unknown> = {}) =>
-  (await sim<{ callback: Callback }>("POST", `/accounts/${s.acct.id}/inbound`, { to: CALLER, from: CALLING, ...body })).callback;
+import { CALLER, callbackRequest, deliver, flush, simRequests } from "./support";
+import { attach, CALLING, dial, inboundSetup, runsOf } from "./inbound-support";
 
 describe("inbound calls (Vonage)", () => {
   it("attaching rewrites the application's voice answer_url and event_url, keeping the rest of it", async () => {
-    const { s, number } = await inboundSetup();
+    const { s, number } = await inboundSetup("vonage");
     const reqs = (await simRequests(s.acct)).filter((r) => r.path.startsWith("/v2/applications/"));
     expect(reqs.map((r) => [r.method, r.path])).toEqual([
       ["GET", `/v2/applications/${s.acct.credentials.application_id}`],
@@ -70,7 +43,7 @@ describe("inbound calls (Vonage)", () => {
   });
 
   it("a caller reaches the agent: the websocket NCCO, greeting, a reply, the run completed inbound", async () => {
-    const { s, agentId } = await inboundSetup();
+    const { s, agentId } = await inboundSetup("vonage");
     const res = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
     expect(res.status, res.text).toBe(200);
     const ncco = JSON.parse(res.text);
@@ -108,7 +81,7 @@ describe("inbound calls (Vonage)", () => {
   });
 
   it("forged, unsigned, stale and replayed answer webhooks are refused and create nothing", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("vonage");
     const cb = await dial(s);
     expect((await deliver(cb, { body: cb.body.replace("14155550177", "14155550178") })).status).toBe(403);
     expect((await deliver(cb, { headers: { Authorization: null } })).status).toBe(403);
@@ -121,7 +94,7 @@ describe("inbound calls (Vonage)", () => {
   });
 
   it("over the cap the caller is told the line is busy and the NCCO ends; no run", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("vonage");
     await organizationStub(env, s.org.id).setCap(1);
     await organizationStub(env, s.org.id).acquire({ leaseId: "held", ttlSeconds: 60 });
     const res = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
@@ -130,7 +103,7 @@ describe("inbound calls (Vonage)", () => {
   });
 
   it("a number without an agent: the apology NCCO, no run", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetup("vonage");
     expect((await attach(s, null)).status).toBe(200);
     const res = await deliver(await dial(s));
     expect(res.status).toBe(200);

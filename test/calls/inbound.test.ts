@@ -10,37 +10,12 @@ import { describe, expect, it } from "vitest";
 import { organizationStub } from "../../src/organizations/organization-object";
 import type { Callback } from "../../src/dev/simulator/types";
 import { call } from "../helpers";
-import { DEFINITION, listen, listenUntil, prepareScripted, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
+import { listen, listenUntil, prepareScripted, SURE } from "./conversation-support";
 import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
-import { CALLER, callbackRequest, deliver, flush, type Setup, setup, sim, simRequests } from "./support";
+import { CALLER, callbackRequest, deliver, flush, setup, sim, simRequests } from "./support";
+import { attach, CALLING, dial, inboundSetup, runsOf } from "./inbound-support";
 
-const CALLING = "+14155550177";
-
-async function attach(s: Setup, workflowId: number | null) {
-  const list = await call("GET", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers`, { key: s.org.key });
-  const number = list.json.items[0];
-  return call("PUT", `/api/v1/organizations/telephony-configs/${s.configId}/phone-numbers/${number.id}`, {
-    key: s.org.key,
-    body: { inbound_workflow_id: workflowId },
-  });
-}
-
-/** The seats agent (first_name from its own defaults: the number's default context) attached to the number. */
-async function inboundSetup() {
-  const s = await setup("twilio");
-  await sim("POST", `/accounts/${s.acct.id}/numbers`, { number: CALLER });
-  const wf = await call("POST", "/api/v1/workflow/create", {
-    key: s.org.key,
-    body: { name: "seats", workflow_definition: DEFINITION, call_disposition_codes: SEATS_DISPOSITIONS, template_context_variables: { first_name: "Ada" } },
-  });
-  expect(wf.status, wf.text).toBe(200);
-  const attached = await attach(s, wf.json.id);
-  expect(attached.status, attached.text).toBe(200);
-  return { s, agentId: wf.json.id as number, number: attached.json };
-}
-
-const dial = async (s: Setup, body: Record<string, unknown> = {}) =>
-  (await sim<{ callback: Callback }>("POST", `/accounts/${s.acct.id}/inbound`, { to: CALLER, from: CALLING, ...body })).callback;
+const inboundSetupHere = () => inboundSetup("twilio", (s) => sim("POST", `/accounts/${s.acct.id}/numbers`, { number: CALLER }));
 
 /** The Worker's answer to the carrier's request, with a voice agent on the media path. */
 const answer = (cb: Callback, headers: Record<string, string | null> = {}) => {
@@ -49,12 +24,9 @@ const answer = (cb: Callback, headers: Record<string, string | null> = {}) => {
   return fetchWorker(req, ECHO_WORKER);
 };
 
-const runsOf = async (orgId: number) =>
-  (await env.DB.prepare("SELECT * FROM workflow_runs WHERE org_id = ? ORDER BY id").bind(orgId).all<Record<string, any>>()).results;
-
 describe("inbound calls (Twilio)", () => {
   it("attaching points the number's VoiceUrl (and StatusCallback) at the inbound URL, as Twilio's REST API documents", async () => {
-    const { s, number } = await inboundSetup();
+    const { s, number } = await inboundSetupHere();
     expect(number.inbound_url).toMatch(new RegExp(`/api/v1/telephony/twilio/inbound/${s.configId}/[0-9a-f]{64}$`));
     const reqs = (await simRequests(s.acct)).filter((r) => r.path.includes("IncomingPhoneNumbers"));
     expect(reqs[0]).toMatchObject({ method: "GET", query: { PhoneNumber: [CALLER] } });
@@ -71,7 +43,7 @@ describe("inbound calls (Twilio)", () => {
   });
 
   it("the lookup and the update are the requests twilio's own client sends (incomingPhoneNumbers list and update)", async () => {
-    const { s, number } = await inboundSetup();
+    const { s, number } = await inboundSetupHere();
     const seen: { method: string; uri: string; params?: Record<string, unknown>; data?: Record<string, unknown> }[] = [];
     const httpClient = {
       request: async (o: (typeof seen)[number]) => (seen.push(o), { statusCode: 200, body: { incoming_phone_numbers: [], sid: "PN1" }, headers: {} }),
@@ -95,7 +67,7 @@ describe("inbound calls (Twilio)", () => {
   });
 
   it("a caller reaches the agent: greeting, a reply to their words, the run completed with direction inbound", async () => {
-    const { s, agentId } = await inboundSetup();
+    const { s, agentId } = await inboundSetupHere();
     const cb = await dial(s);
     const res = await answer(cb);
     expect(res.status, res.text).toBe(200);
@@ -148,7 +120,7 @@ describe("inbound calls (Twilio)", () => {
     ["signed by another account", { headers: { "X-Twilio-Signature": "AAAAAAAAAAAAAAAAAAAAAAAAAAA=" } }, 403],
     ["a wrong token in the URL", { token: "0".repeat(64) }, 401],
   ] as const)("a %s request is refused and creates nothing", async (_what, tweak: any, status) => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetupHere();
     const cb = await dial(s);
     const url = tweak.token ? cb.url.replace(/[0-9a-f]{64}$/, tweak.token) : cb.url;
     const body = tweak.body === "tampered" ? cb.body.replace("ringing", "in-progress") : cb.body;
@@ -158,7 +130,7 @@ describe("inbound calls (Twilio)", () => {
   });
 
   it("over the organization's concurrent-call cap the caller hears busy (TwiML Reject), and no run is made", async () => {
-    const { s } = await inboundSetup();
+    const { s } = await inboundSetupHere();
     await organizationStub(env, s.org.id).setCap(1);
     await organizationStub(env, s.org.id).acquire({ leaseId: "held", ttlSeconds: 60 });
     const res = await answer(await dial(s));
@@ -168,7 +140,7 @@ describe("inbound calls (Twilio)", () => {
   });
 
   it.each(["detached", "archived"])("a number whose agent is %s: a polite message and a hang-up, no run", async (how) => {
-    const { s, agentId } = await inboundSetup();
+    const { s, agentId } = await inboundSetupHere();
     if (how === "detached") expect((await attach(s, null)).json.inbound_workflow_id).toBeNull();
     else expect((await call("PUT", `/api/v1/workflow/${agentId}/status`, { key: s.org.key, body: { status: "archived" } })).status).toBe(200);
     const res = await answer(await dial(s));
@@ -178,7 +150,7 @@ describe("inbound calls (Twilio)", () => {
   });
 
   it("attaching checks the agent: another organization's is 404, an archived one 422; the carrier's refusal is 502 and saves nothing", async () => {
-    const { s, agentId } = await inboundSetup();
+    const { s, agentId } = await inboundSetupHere();
     const other = await setup("twilio");
     const foreign = await attach(s, other.agent.id);
     expect(foreign.status).toBe(404);
