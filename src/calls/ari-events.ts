@@ -408,7 +408,10 @@ export class AriEventsObject extends DurableObject<Env> {
     if (ev.type === "ChannelDtmfReceived")
       return keyToSession(this.env, await getRun(getDb(this.env), runId), { callId: channelId, digit: String(ev.digit ?? "") });
     const state: AriChannelState = { answered: !!row.answered, hungUpByUs: !!row.hung_up_by_us, dialStatus: row.dial_status };
-    const update = mapAriEvent(ev, state);
+    // A caller's channel came in through the dialplan's Stasis(): once it leaves the application (StasisEnd) its
+    // events stop reaching us (its ChannelDestroyed is never seen), and the dialplan goes on to hang it up.
+    const callerLeft = ev.type === "StasisEnd" && runIdOfChannel(channelId) === null;
+    const update = mapAriEvent(callerLeft ? { ...ev, type: "ChannelDestroyed", cause: 16 } : ev, state);
     this.db.run`UPDATE calls SET answered = ${state.answered ? 1 : 0}, dial_status = ${state.dialStatus ?? null} WHERE run_id = ${runId}`;
     if (!update) return;
     const run = await getRun(getDb(this.env), runId);

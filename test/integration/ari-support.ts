@@ -13,14 +13,14 @@ export const ARI_PASSWORD = "testpass";
 
 export type AriSetup = { org: Org; agentUuid: string; agentId: number; app: string };
 
-export async function setupAri(): Promise<AriSetup> {
+/** `app`: the Stasis application (default a unique one; the peers' dialplan sends calls into `dialer`). */
+export async function setupAri(app = `edgedial-it-${crypto.randomUUID().slice(0, 8)}`): Promise<AriSetup> {
   const org = await createOrg();
   const u = new URL(ARI);
   u.username = ARI_USER; // the ari.conf user differs from the (unique) app name
   // The PBX is on loopback: the organization must allow private PBX addresses (SSRF guard).
   const policy = await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } });
   expect(policy.status, policy.text).toBe(200);
-  const app = `edgedial-it-${crypto.randomUUID().slice(0, 8)}`;
   const cfg = await call("POST", "/api/v1/organizations/telephony-configs", {
     key: org.key,
     body: {
