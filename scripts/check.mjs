@@ -10,6 +10,7 @@ const STEPS = [
   ["Biome (format and lint)", "biome ci --error-on-warnings --max-diagnostics=none"],
   ["layers (direction, circles, file length)", "node scripts/layers.mjs"],
   ["paths named in ARCHITECTURE.md, CONTRIBUTING.md, AGENTS.md", "node scripts/doc-paths.mjs"],
+  ["generated API client types are current", "node scripts/api-types.mjs --check"],
   ["generated binding types are current", "wrangler types --include-runtime=false --strict-vars=false --env-file .dev.vars.example --check"],
 ];
 
