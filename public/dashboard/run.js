@@ -55,7 +55,7 @@ function timingTable(run) {
 function usageSection(run) {
   const cost = estimateCost(run);
   const u = run.usage;
-  const dl = h("dl", { class: "facts", id: "usage" });
+  const dl = h("dl", { class: "figures", id: "usage" });
   fact(dl, "Speech heard (transcribed)", u ? `${u.stt_seconds.toFixed(1)} s` : null);
   fact(dl, "Speech spoken (synthesized)", u ? `${u.tts_seconds.toFixed(1)} s` : null);
   fact(dl, "Model tokens read", u?.input_tokens);
@@ -73,7 +73,7 @@ function usageSection(run) {
 function analysisSection(run) {
   const a = run.analysis;
   if (!a) return h("p", {}, "No post-call analysis (the agent asks for none, or it has not run yet).");
-  const dl = h("dl", { class: "facts", id: "analysis" });
+  const dl = h("dl", { class: "figures", id: "analysis" });
   fact(dl, "Analysis", a.status === "completed" ? "Completed" : `Failed: ${a.error ?? ""}`);
   fact(dl, "Summary", a.summary);
   fact(dl, "Successful", a.success === null ? null : a.success ? "Yes" : "No");

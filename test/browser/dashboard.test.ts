@@ -382,12 +382,17 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
     await page.goto(`${origin}/dashboard/#/runs/7/4242`);
     await expect.poll(() => page.getByRole("heading", { name: "Call WR-4242", level: 1 }).isVisible()).toBe(true);
-    const items = await page.locator("ol.transcript li").allTextContents();
-    expect(items).toEqual(["Agent (0.0 s–2.5 s) [interrupted]: Hi Ada, how many seats do you need?", "Callee (2.1 s–3.9 s): We need twelve seats."]);
-    expect(await page.getByRole("row", { name: /seats/ }).textContent()).toContain("12");
+    // Each turn with its start, length and (for the agent after the callee) how long the agent took to answer.
+    const items = await page
+      .getByRole("table", { name: /Each turn/ })
+      .locator("tbody tr")
+      .allTextContents();
+    expect(items).toEqual(["Agent0.0 s2.5 s—Hi Ada, how many seats do you need? [interrupted]", "Callee2.1 s1.8 s—We need twelve seats."]);
+    expect(await page.getByRole("row", { name: /^seats/ }).textContent()).toContain("12");
     expect(await page.locator("dl.facts").textContent()).toContain("interested");
     const audio = page.locator("audio");
-    expect(await audio.getAttribute("src")).toBe(run.recording_url);
+    // The stub's link answers 403, so the player falls back to streaming the link itself.
+    await expect.poll(() => audio.getAttribute("src")).toBe(run.recording_url);
     expect(await audio.getAttribute("controls")).not.toBeNull();
     expect(await page.getByRole("link", { name: "← Campaign" }).getAttribute("href")).toBe(`#/campaigns/${campaignId}`);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-run-transcript.png"), fullPage: true });
