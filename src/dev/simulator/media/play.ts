@@ -28,6 +28,15 @@ export function streamUrlIn(body: string): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * How long to wait before the frame due `ms` after `start`: a carrier sends 20 ms of audio every 20 ms of wall time,
+ * so a late timer (a busy machine) is caught up, not added to the call. Twenty sleeps of 20 ms drifted a 9 s
+ * conversation to 13 s, and the carrier's duration (wall time) then disagreed with the recording (the frames).
+ */
+export function untilFrame(start: number, ms: number, now: number): number {
+  return Math.max(0, start + ms - now);
+}
+
 export async function playCallee(provider: string, url: string, callId: string, lines?: Int16Array[], headers: Record<string, string> = {}): Promise<void> {
   const protocol = CALLEE_PROTOCOLS[provider as MediaProvider];
   if (!protocol) return;
@@ -39,12 +48,13 @@ export async function playCallee(provider: string, url: string, callId: string, 
   const rate = protocol.format.rate;
   if (lines?.length) return converse(callee, lines, rate);
   const n = rate / 50;
+  const start = Date.now();
   for (let i = 0; i < 150 && !callee.closed; i++) {
     if (i < 100) {
       const hz = i % 20 < 10 ? 300 : 450;
       callee.speak(Int16Array.from({ length: n }, (_, k) => Math.round(6000 * Math.sin((2 * Math.PI * hz * (i * n + k)) / rate))));
     } else callee.silence(20);
-    await sleep(20);
+    await sleep(untilFrame(start, (i + 1) * 20, Date.now()));
   }
   if (!callee.closed) callee.hangup();
 }
@@ -57,6 +67,7 @@ async function converse(callee: CalleeStream, lines: Int16Array[], rate: SampleR
   let quietMs = 0;
   let saying: Int16Array | null = null;
   let at = 0;
+  const start = Date.now();
   for (let t = 0; t < MAX_CONVERSATION_MS && !callee.closed; t += 20) {
     if (saying) {
       callee.speak(saying.subarray(at, at + n));
@@ -74,7 +85,7 @@ async function converse(callee: CalleeStream, lines: Int16Array[], rate: SampleR
         quietMs = 0;
       }
     }
-    await sleep(20);
+    await sleep(untilFrame(start, t + 20, Date.now()));
   }
   if (!callee.closed) callee.hangup();
 }
