@@ -26,6 +26,8 @@ const workers: Worker[] = [];
 let context: BrowserContext;
 let origin: string;
 let key: string;
+/** What the first test made, for the second. */
+const made = { agentId: 0, campaignId: 0 };
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-manage-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
@@ -125,6 +127,7 @@ describe("the dashboard does the work", () => {
     await page.getByRole("button", { name: "Create agent" }).click();
     await expect.poll(() => page.url(), { timeout: 20_000 }).toMatch(/#\/agents\/\d+$/);
     const agentId = Number(/#\/agents\/(\d+)$/.exec(page.url())![1]);
+    made.agentId = agentId;
     const promptError = page.locator("#node-0-prompt-error");
     await expect.poll(() => promptError.textContent(), { timeout: 20_000 }).toContain("data.prompt");
     expect(await promptError.isVisible()).toBe(true);
@@ -180,6 +183,7 @@ describe("the dashboard does the work", () => {
     await page.getByRole("button", { name: "Create campaign" }).click();
     await expect.poll(() => page.url(), { timeout: 20_000 }).toMatch(/#\/campaigns\/\d+$/);
     const campaignId = Number(/#\/campaigns\/(\d+)$/.exec(page.url())![1]);
+    made.campaignId = campaignId;
     await expect.poll(() => page.locator("#campaign-state").textContent()).toBe("draft");
     await expect.poll(() => page.locator('[data-counter="total"] dd').textContent()).toBe("3");
     expect(await page.locator('[data-counter="pending"] dt').textContent()).toContain("Not called yet");
@@ -240,4 +244,92 @@ describe("the dashboard does the work", () => {
     // The browser logs the deliberate 422 (the CSV's bad row) and nothing else.
     expect(consoleErrors).toEqual([expect.stringContaining("status of 422")]);
   }, 400_000);
+  it("manages keys, webhooks, the calling policy, suppressions, lists calls by filter, archives an agent and deletes a campaign", async () => {
+    const page = await watchedPage(context, requested, consoleErrors);
+    await page.goto(`${origin}/dashboard/`, { waitUntil: "networkidle" });
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
+    const confirm = async () => page.getByRole("dialog").locator("#confirm-yes").click();
+
+    // Settings: a key shown once and revoked; a webhook endpoint and its (empty) delivery log; the policy; suppressions.
+    await page.goto(`${origin}/dashboard/#/settings`);
+    await expect.poll(() => page.getByRole("heading", { name: "Settings", level: 1 }).isVisible()).toBe(true);
+    await page.locator("#key-name").fill("CI key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await expect.poll(() => page.locator("#new-key").textContent()).toMatch(/^edk_/);
+    const newKey = (await page.locator("#new-key").textContent())!;
+    expect((await fetch(`${origin}/api/v1/campaign`, { headers: { "X-API-Key": newKey } })).status).toBe(200);
+    await page.getByRole("button", { name: "Revoke CI key" }).click();
+    await confirm();
+    await expect.poll(() => page.getByRole("button", { name: "Revoke CI key" }).count()).toBe(0);
+    expect((await api("GET", "/organizations/api-keys")).items.map((k: { name: string }) => k.name)).not.toContain("CI key");
+
+    await page.locator("#hook-url").fill("ftp://example.com/hook");
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await expect.poll(() => page.locator("#hook-url-error").textContent()).not.toBe("");
+    await page.locator("#hook-url").fill("http://127.0.0.1:9/edgedial");
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await expect.poll(() => page.getByText(/^whsec_/).isVisible()).toBe(true);
+    await page.getByText("http://127.0.0.1:9/edgedial (on)").click();
+    await expect.poll(() => page.getByText("Nothing delivered yet.").isVisible()).toBe(true);
+
+    await page.locator("#pol-countries").fill("us, ca");
+    await page.getByRole("button", { name: "Save calling policy" }).click();
+    await expect.poll(() => page.getByText("Saved.", { exact: true }).isVisible()).toBe(true);
+    expect((await api("GET", "/organizations/calling-policy")).allowed_countries).toEqual(["CA", "US"]);
+
+    await page.locator("#sup-number").fill("+14155559999");
+    await page.getByRole("button", { name: "Add to the list" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Remove +14155559999" }).isVisible()).toBe(true);
+    await page.locator("#sup-file").setInputFiles({ name: "dnc.csv", mimeType: "text/csv", buffer: Buffer.from("phone_number,reason\n+14155559998,asked\n") });
+    await page.getByRole("button", { name: "Upload", exact: true }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Remove +14155559998" }).isVisible()).toBe(true);
+    await step(page, "8-settings");
+    await page.getByRole("button", { name: "Remove +14155559999" }).click();
+    await expect.poll(() => page.getByRole("button", { name: "Remove +14155559999" }).count()).toBe(0);
+    expect((await api("GET", "/organizations/suppressions")).items.map((s: { phone_number: string }) => s.phone_number)).toEqual(["+14155559998"]);
+
+    // Calls: the campaign's three, one by a number's digits, none among single calls.
+    await page.goto(`${origin}/dashboard/#/calls`);
+    const caption = page.getByRole("table").locator("caption");
+    await expect.poll(() => caption.textContent()).toBe("0 call(s), newest first");
+    await page.locator("#f-source").selectOption("campaign");
+    await page.locator("#f-status").selectOption("completed");
+    await page.getByRole("button", { name: "Show calls" }).click();
+    await expect.poll(() => caption.textContent()).toBe("3 call(s), newest first");
+    await page.locator("#f-number").fill("2002");
+    await page.getByRole("button", { name: "Show calls" }).click();
+    await expect.poll(() => caption.textContent()).toBe("1 call(s), newest first");
+    expect(await page.getByRole("table").locator("tbody").textContent()).toContain("+14155552002");
+    await step(page, "9-calls");
+
+    // The agent: two versions listed; archived and restored, each confirmed.
+    await page.goto(`${origin}/dashboard/#/agents/${made.agentId}`);
+    await expect
+      .poll(() =>
+        page
+          .getByRole("table", { name: /Every saved version/ })
+          .locator("tbody tr")
+          .count(),
+      )
+      .toBe(2);
+    await page.getByRole("button", { name: "Archive agent" }).click();
+    await confirm();
+    await expect.poll(() => page.getByRole("button", { name: "Restore agent" }).isVisible()).toBe(true);
+    expect((await api("GET", `/workflow/fetch/${made.agentId}`)).status).toBe("archived");
+    await step(page, "10-agent-archived");
+    await page.getByRole("button", { name: "Restore agent" }).click();
+    await confirm();
+    await expect.poll(() => page.getByRole("button", { name: "Archive agent" }).isVisible()).toBe(true);
+
+    // The finished campaign: deleted after confirmation.
+    await page.goto(`${origin}/dashboard/#/campaigns/${made.campaignId}`);
+    await page.getByRole("button", { name: "Delete campaign" }).click();
+    await confirm();
+    await expect.poll(() => page.url()).toMatch(/#\/campaigns$/);
+    expect((await api("GET", "/campaign")).items).toEqual([]);
+    // The deliberate 422 of the first test and the refused webhook URL; nothing else.
+    expect(consoleErrors.filter((m) => !m.includes("status of 422"))).toEqual([]);
+  }, 200_000);
 });
