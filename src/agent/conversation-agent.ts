@@ -17,13 +17,15 @@ import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, 
 import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
-import { type SpeakOptions, Speaker } from "./speaker";
+import { Speaker } from "./speaker";
+import { transcribeTurn } from "./transcribe";
 import { agentReply } from "./turn";
 import { ActionRunner, type ToolAccess } from "./action-runner";
 import type { Action } from "./actions";
 import type { ToolCall } from "./chat";
 import { Keypad } from "./keypad";
 import { soundsLikeMachine } from "./voicemail";
+import { isBackchannel } from "./backchannel";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
 import { MachineWait } from "./machine-wait";
@@ -105,7 +107,7 @@ export class ConversationAgent implements VoiceAgent {
     if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
     if (this.opening) {
       this.conversation.said(this.opening.text);
-      await this.speak([this.opening.text], { complete: true, last: false, audio: this.opening.audio });
+      await this.voice.speak([this.opening.text], { complete: true, last: false, audio: this.opening.audio });
     } else this.reply(null);
   }
 
@@ -113,8 +115,8 @@ export class ConversationAgent implements VoiceAgent {
     if (this.ended || this.handingOver) return;
     if (this.machine) return this.onMachineAudio(frame);
     if (frame.voiced) {
-      if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
-      if (this.thinking) {
+      // A reply being prepared (not yet spoken) answers words they had not finished; one being spoken waits for `overAgent`.
+      if (this.thinking && (this.carried || !this.voice.speaking)) {
         // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
         this.thinking = null;
@@ -126,7 +128,19 @@ export class ConversationAgent implements VoiceAgent {
     const ev = this.turns.push(frame.samples, frame.atMs, frame.voiced);
     if (ev?.kind === "start") this.listening = this.engines.stt.open?.(this.rate) ?? null;
     if (this.turns.active || ev) this.listening?.push(frame.samples);
+    if (frame.voiced) this.overAgent();
     if (ev?.kind === "end") this.endOfTurn(ev.utterance);
+  }
+
+  /**
+   * The callee's voice while the agent speaks: a cough or a short "uh-huh" (under `interruptMinMs` of voice) changes
+   * nothing; more pauses the agent at once (its audio cleared), and their words decide (`heardOver`).
+   */
+  private overAgent() {
+    const s = this.voice.speaking;
+    if (!s || s.last || this.voice.isPaused || this.turns.voicedMs < this.settings.interruptMinMs) return;
+    this.c!.clear();
+    this.voice.pause(this.c!.now());
   }
 
   /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
@@ -139,11 +153,11 @@ export class ConversationAgent implements VoiceAgent {
       case "dead_air":
         return this.gaveUp(wall);
       case "filler":
-        void this.speak([this.settings.fillerText], { complete: false, last: false, filler: true });
+        void this.voice.speak([this.settings.fillerText], { complete: false, last: false, filler: true });
         return;
       case "reprompt":
         this.conversation.said(this.settings.repromptText);
-        void this.speak([this.settings.repromptText], { complete: true, last: false });
+        void this.voice.speak([this.settings.repromptText], { complete: true, last: false });
         return;
       case "goodbye":
         this.endNote = silentNote(this.settings);
@@ -188,7 +202,7 @@ export class ConversationAgent implements VoiceAgent {
   /** Once all of a complete reply has been heard: its turn goes to the transcript, and a last reply ends the call. */
   private completeIfHeard() {
     const s = this.voice.speaking;
-    if (!s || s.byMark.size || !s.complete || !this.c) return;
+    if (!s || s.byMark.size || !s.complete || !this.c || this.voice.isPaused) return;
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
     this.voice.speaking = null;
     this.idle.lastActivity = this.c.wallNow();
@@ -222,22 +236,25 @@ export class ConversationAgent implements VoiceAgent {
   /** The media came back: a turn left unanswered is answered now; after a longer gap the callee hears an apology first. */
   private resume(gapMs: number) {
     const pending = this.conversation.history.at(-1)?.role === "user";
-    if (gapMs >= this.settings.resumeAfterMs) void this.speak([this.settings.resumeText], { complete: !pending, last: false, filler: true });
+    if (gapMs >= this.settings.resumeAfterMs) void this.voice.speak([this.settings.resumeText], { complete: !pending, last: false, filler: true });
     if (pending) {
       this.idle.awaitReply(this.c!.wallNow());
       this.reply(null);
     }
   }
 
-  /** The callee cut the agent off: its audio stops now, and what they heard of the reply (to the word) stays. */
+  /** The callee cut the agent off (a key, or their words after a pause): what they heard of the reply (to the word) stays. */
   private bargeIn() {
     const c = this.c!;
     const startMs = this.voice.speaking!.startMs;
-    c.clear();
+    const at = c.now();
+    if (!this.voice.isPaused) {
+      c.clear();
+      this.voice.pause(at);
+    }
     this.thinking?.abort();
     this.thinking = null;
-    const at = c.now();
-    const heard = this.voice.cut(at);
+    const heard = this.voice.commit();
     this.conversation.interrupted(heard);
     c.log({ role: "agent", text: heard, startMs, endMs: at, interrupted: true });
     this.save();
@@ -303,6 +320,7 @@ export class ConversationAgent implements VoiceAgent {
   private endOfTurn(u: Utterance) {
     const turn: CalleeTurn = { ...u, stream: this.listening };
     this.listening = null;
+    if (this.voice.isPaused) return void this.heardOver(turn);
     if (turn.voicedMs < this.settings.minSpeechMs) {
       turn.stream?.abort();
       return;
@@ -311,8 +329,27 @@ export class ConversationAgent implements VoiceAgent {
     this.reply(turn);
   }
 
+  /** The callee's words over the paused agent: a backchannel (or none) lets it go on; anything else takes the turn. */
+  private async heardOver(turn: CalleeTurn) {
+    let text = "";
+    try {
+      text = (await this.transcribe(turn, new AbortController().signal)).trim();
+    } catch (err) {
+      log("warning", "voice_agent_interruption_unheard", { error: String((err as Error)?.message ?? err) });
+    }
+    if (this.ended || !this.voice.isPaused) return;
+    this.usage.sttSeconds += turn.samples.length / this.rate;
+    if (isBackchannel(text)) {
+      if (text) this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });
+      return this.voice.resume();
+    }
+    this.bargeIn();
+    this.idle.awaitReply(this.c!.wallNow());
+    this.reply(turn, text);
+  }
+
   /** Transcribes the callee's turn (none: the model opens the call) and speaks the model's reply as it streams. */
-  private reply(turn: CalleeTurn | null) {
+  private reply(turn: CalleeTurn | null, known?: string) {
     const thinking = new AbortController();
     this.thinking = thinking;
     const signal = thinking.signal;
@@ -320,8 +357,8 @@ export class ConversationAgent implements VoiceAgent {
     void (async () => {
       try {
         if (turn) {
-          this.usage.sttSeconds += turn.samples.length / this.rate;
-          const text = (await this.transcribe(turn, signal)).trim();
+          if (known === undefined) this.usage.sttSeconds += turn.samples.length / this.rate;
+          const text = known ?? (await this.transcribe(turn, signal)).trim();
           if (signal.aborted) return;
           this.carried = null;
           if (!text) {
@@ -357,7 +394,7 @@ export class ConversationAgent implements VoiceAgent {
           }
           if (r.value.type === "sentence") {
             this.idle.waitingSince = null;
-            await this.speak([r.value.text], { complete: false, last: false, signal });
+            await this.voice.speak([r.value.text], { complete: false, last: false, signal });
             if (signal.aborted) return;
             this.idle.dueSince = null;
           }
@@ -377,17 +414,8 @@ export class ConversationAgent implements VoiceAgent {
     })();
   }
 
-  /** The turn's words: from its live transcription where one ran (the whole turn again should that fail), else whole. */
-  private async transcribe(turn: CalleeTurn, signal: AbortSignal): Promise<string> {
-    const whole = () => this.engines.stt.transcribe({ samples: turn.samples, rate: this.rate }, signal);
-    if (!turn.stream) return whole();
-    try {
-      return await turn.stream.finish();
-    } catch (err) {
-      if (signal.aborted) throw err;
-      log("warning", "live_transcription_failed", { error: String((err as Error)?.message ?? err) });
-      return whole();
-    }
+  private transcribe(turn: CalleeTurn, signal: AbortSignal): Promise<string> {
+    return transcribeTurn(this.engines.stt, { samples: turn.samples, rate: this.rate }, turn.stream, signal);
   }
 
   /** The reply's last sentence is queued: it is complete once heard (and the call ends then, if it was the last). */
@@ -402,10 +430,6 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
-  private speak(sentences: string[], o: SpeakOptions): Promise<void> {
-    return this.voice.speak(sentences, o);
-  }
-
   /** Says a last sentence and hangs up once it is heard (for `why`); hangs up when even that cannot be said in time. */
   private async goodbye(text: string, why: EndReason) {
     log("info", "voice_agent_goodbye", { why, node: this.conversation.nodeId });
@@ -413,7 +437,7 @@ export class ConversationAgent implements VoiceAgent {
     this.idle.dueSince = this.c!.wallNow();
     try {
       this.conversation.said(text);
-      await this.speak([text], { complete: true, last: true });
+      await this.voice.speak([text], { complete: true, last: true });
       this.idle.dueSince = null;
     } catch (err) {
       log("error", "voice_agent_goodbye_failed", { error: String((err as Error)?.message ?? err) });
@@ -462,7 +486,7 @@ export class ConversationAgent implements VoiceAgent {
     if (next === "hang_up") return this.hangup();
     if (next !== "leave") return;
     const message = this.opening!;
-    void this.speak([message.text], { complete: true, last: true, audio: message.audio }).catch((err) => {
+    void this.voice.speak([message.text], { complete: true, last: true, audio: message.audio }).catch((err) => {
       log("error", "voice_agent_message_failed", { error: String((err as Error)?.message ?? err) });
       this.hangup();
     });

@@ -164,6 +164,7 @@ export function turnSettings(v: VoiceAgentSettings | null): TurnSettings {
   return {
     ...d,
     endOfTurnMs: t.end_of_turn_ms ?? d.endOfTurnMs,
+    interruptMinMs: t.interrupt_min_ms ?? d.interruptMinMs,
     repromptAfterMs: t.reprompt_after_ms ?? d.repromptAfterMs,
     maxReprompts: t.max_reprompts ?? d.maxReprompts,
     maxWaitMs: t.max_wait_ms ?? d.maxWaitMs,

@@ -26,3 +26,13 @@ export function heardWords(text: string, playedMs: number, durationMs: number, t
   }
   return words.slice(0, n).join(" ");
 }
+
+/** Where to go on from after a pause at `playedMs`: the start of the first word not heard in full (ms into the audio). */
+export function resumeAtMs(text: string, playedMs: number, durationMs: number, timings?: WordTime[] | null): number {
+  const heard = heardWords(text, playedMs, durationMs, timings);
+  if (!heard) return 0;
+  const n = heard.split(" ").length;
+  if (timings?.length) return Math.min(durationMs, timings[Math.min(n, timings.length) - 1].endMs);
+  const total = text.trim().replace(/\s+/g, " ").length;
+  return Math.min(durationMs, ((heard.length + 1) / total) * durationMs);
+}

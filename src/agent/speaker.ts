@@ -3,11 +3,14 @@
 // clock and how long it lasts, and the sentences heard so far. At a barge-in it says what the callee heard, down to
 // the word (heard.ts): the sentences whose marks came back, and of the one playing, the words its audio had played
 // by the cut. The play clock mirrors the session's pacer: audio plays back to back from when it is queued.
-import { heardWords, type WordTime } from "./heard";
+import { heardWords, resumeAtMs, type WordTime } from "./heard";
 import { once, type Speech, type TextToSpeech } from "./speech";
 import type { AgentControls } from "./voice-agent";
 
-type Sentence = { text: string; startMs: number; durMs: number; words: WordTime[] | null };
+type Sentence = { text: string; startMs: number; durMs: number; words: WordTime[] | null; audio: Speech[] };
+
+/** Paused while the callee may be taking the turn: the sentences not heard (the first from `fromMs` into it). */
+type Paused = { at: number; rest: Array<{ sentence: Sentence; fromMs: number }> };
 
 /** What the agent is saying: the sentences by mark, those heard so far, and whether the reply is complete. */
 export type Speaking = { byMark: Map<string, Sentence>; heard: string[]; startMs: number; complete: boolean; last: boolean };
@@ -23,6 +26,7 @@ export class Speaker {
   private lastHeardAt = 0;
   /** The first audio of the current reply was queued (for the turn's timing): called once per reply. */
   onFirstAudio: (() => void) | null = null;
+  private paused: Paused | null = null;
 
   constructor(
     private readonly o: {
@@ -38,7 +42,75 @@ export class Speaker {
 
   /** Whether queued speech has not all been heard. */
   get playing(): boolean {
-    return !!this.speaking && this.speaking.byMark.size > 0;
+    return !!this.speaking && (this.speaking.byMark.size > 0 || !!this.paused);
+  }
+
+  /** Whether the agent stopped for the callee's voice and waits to learn whether they take the turn. */
+  get isPaused(): boolean {
+    return this.paused !== null;
+  }
+
+  /**
+   * The callee's voice over the agent (the caller cleared the audio at `now`): what was not heard is held, with where
+   * the sentence playing was cut; more of the reply that comes meanwhile is held too. `commit` or `resume` follows.
+   */
+  pause(now: number): void {
+    const s = this.speaking;
+    if (!s || this.paused) return;
+    const rest: Paused["rest"] = [];
+    for (const sentence of s.byMark.values()) {
+      const start = Math.max(sentence.startMs, this.lastHeardAt);
+      rest.push({ sentence, fromMs: rest.length ? 0 : Math.min(sentence.durMs, Math.max(0, now - start)) });
+    }
+    s.byMark.clear();
+    this.paused = { at: now, rest };
+    this.playEnd = now;
+  }
+
+  /** A false interruption (a sound, a backchannel): the sentence goes on from the first word not heard in full. */
+  resume(): void {
+    const p = this.paused;
+    const s = this.speaking;
+    this.paused = null;
+    if (!p || !s) return;
+    const c = this.o.controls();
+    for (const { sentence, fromMs } of p.rest) {
+      const from = fromMs ? resumeAtMs(sentence.text, fromMs, sentence.durMs, sentence.words) : 0;
+      const at = Math.max(c.now(), this.playEnd);
+      // The sentence's start as if it had played whole: a later cut is measured within it as before.
+      const again: Sentence = { ...sentence, startMs: at - from };
+      let skip = from;
+      for (const piece of sentence.audio) {
+        const ms = (piece.samples.length / piece.rate) * 1000;
+        if (skip >= ms) {
+          skip -= ms;
+          continue;
+        }
+        const samples = piece.samples.subarray(Math.floor((skip / 1000) * piece.rate));
+        skip = 0;
+        c.say(samples, piece.rate);
+        this.playEnd = Math.max(c.now(), this.playEnd) + (samples.length / piece.rate) * 1000;
+      }
+      const mark = `say-${++this.marks}`;
+      s.byMark.set(mark, again);
+      c.mark(mark);
+    }
+  }
+
+  /** The callee took the turn: what they heard of the reply (see `cut`), and nothing of it plays again. */
+  commit(): string {
+    const p = this.paused;
+    const s = this.speaking;
+    this.paused = null;
+    this.speaking = null;
+    if (!p || !s) return "";
+    const heard = [...s.heard];
+    const first = p.rest[0];
+    if (first?.fromMs) {
+      const words = heardWords(first.sentence.text, first.fromMs, first.sentence.durMs, first.sentence.words);
+      if (words) heard.push(words);
+    }
+    return heard.join(" ");
   }
 
   /** A mark came back (or its audio played by the clock): its sentence was heard. False for a mark not ours. */
@@ -57,23 +129,14 @@ export class Speaker {
    * whose marks came back, then of the sentence playing the words played by then; what follows was never heard.
    */
   cut(now: number): string {
-    const s = this.speaking;
-    if (!s) return "";
-    const heard = [...s.heard];
-    const playing = s.byMark.values().next().value;
-    if (playing) {
-      const start = Math.max(playing.startMs, this.lastHeardAt);
-      const words = heardWords(playing.text, now - start, playing.durMs, playing.words);
-      if (words) heard.push(words);
-    }
-    this.speaking = null;
-    this.playEnd = now;
-    return heard.join(" ");
+    this.pause(now);
+    return this.commit();
   }
 
   /** The audio was cleared without a cut (an answering machine, a transfer): nothing more plays. */
   forget(now: number): void {
     this.speaking = null;
+    this.paused = null;
     this.playEnd = now;
   }
 
@@ -99,16 +162,23 @@ export class Speaker {
         const now = c.now();
         this.speaking ??= { byMark: new Map(), heard: [], startMs: now, complete: false, last: false };
         const at = Math.max(now, this.playEnd);
-        sentence ??= { text, startMs: at, durMs: 0, words: null };
+        sentence ??= { text, startMs: at, durMs: 0, words: null, audio: [] };
+        sentence.audio.push(speech);
         // Word timings are per piece: shifted to the sentence's start.
         if (speech.words?.length) (sentence.words ??= []).push(...speech.words.map((w) => ({ word: w.word, endMs: w.endMs + sentence!.durMs })));
         sentence.durMs += ms;
+        // Paused: held until the callee's words decide (resumed, or dropped with the reply).
+        if (this.paused) continue;
         this.playEnd = at + ms;
         c.say(speech.samples, speech.rate);
         this.onFirstAudio?.();
         this.onFirstAudio = null;
       }
       if (!sentence || this.o.ended() || o.signal?.aborted) continue;
+      if (this.paused) {
+        this.paused.rest.push({ sentence, fromMs: 0 });
+        continue;
+      }
       const mark = `say-${++this.marks}`;
       this.speaking!.byMark.set(mark, sentence);
       c.mark(mark);

@@ -10,7 +10,8 @@ export type TurnEvent = { kind: "start" } | { kind: "end"; utterance: Utterance 
 export class TurnDetector {
   private parts: Int16Array[] = [];
   private startMs: number | null = null;
-  private voicedMs = 0;
+  /** The voice heard so far in the current utterance. */
+  voicedMs = 0;
   private lastVoiceMs = 0;
 
   constructor(private readonly endOfTurnMs: number) {}

@@ -7,6 +7,8 @@ export type TurnSettings = {
   endOfTurnMs: number;
   /** Voiced audio shorter than this is noise, not a turn. */
   minSpeechMs: number;
+  /** The callee's voice over the agent this long pauses it (a cough, a short "uh-huh" is less); their words decide. */
+  interruptMinMs: number;
   /** The callee's silence (after the agent finished) before they are asked whether they are still there. */
   repromptAfterMs: number;
   maxReprompts: number;
@@ -30,6 +32,7 @@ export type TurnSettings = {
 export const DEFAULT_TURN_SETTINGS: TurnSettings = {
   endOfTurnMs: 700,
   minSpeechMs: 200,
+  interruptMinMs: 300,
   repromptAfterMs: 8000,
   maxReprompts: 1,
   repromptText: "Are you still there?",

@@ -179,10 +179,11 @@ describe("the conversation agent's turn-taking", () => {
     expect([opened, finished]).toEqual([2, 1]);
     expect(pushed).toHaveLength(25 + DEFAULT_TURN_SETTINGS.endOfTurnMs / 20);
     expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Can you help me?"]);
-    // The reply's first piece plays; the callee talks over it before the second exists: nothing more is queued.
+    // The reply's first piece plays; the callee talks over it (long enough to pause it) before the second exists:
+    // nothing more is played while their words are not known.
     await feed(1, false);
     expect(said).toEqual([80, 40, 80]);
-    await feed(1, true);
+    await feed(DEFAULT_TURN_SETTINGS.interruptMinMs / 20, true);
     release();
     await feed(3, false);
     expect(said).toEqual([80, 40, 80]);
@@ -270,7 +271,7 @@ describe("the conversation agent's reply and barge-in", () => {
     expect(h.said).toEqual(["Hi!", "Sure, I can help.", "What is your name?", "And your company?"]);
   });
 
-  it("the callee's first voiced frame stops the agent in that frame; the unheard sentences leave the history", async () => {
+  it("the callee's voice over the agent pauses it at interruptMinMs; their words take the turn, and what was not heard leaves the history", async () => {
     const h = streaming(["Our offer has three parts. ", "The first is price. ", "The second is support."]);
     await h.agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, h.controls);
     h.hearAll();
@@ -279,16 +280,20 @@ describe("the conversation agent's reply and barge-in", () => {
     await h.next();
     await h.next();
     expect(h.said.slice(1)).toEqual(["Our offer has three parts.", "The first is price.", "The second is support."]);
-    // The callee heard the first sentence only, then speaks: one voiced frame is enough.
+    // The callee heard the first sentence, then speaks: a cough's worth changes nothing, interruptMinMs pauses it.
     h.agent.onMark("say-2");
+    await h.feed(DEFAULT_TURN_SETTINGS.interruptMinMs / 20 - 1, true);
     expect(h.clears()).toBe(0);
-    h.agent.onAudio({ samples: new Int16Array(160), rate: 8000, atMs: h.controls.now() + 20, voiced: true });
+    await h.feed(1, true);
     expect(h.clears()).toBe(1);
-    expect(h.turns.at(-1)).toMatchObject({ role: "agent", text: "Our offer has three parts.", interrupted: true });
-    expect(h.agent.conversation.history.map((m) => [m.role, m.content])).toEqual([
+    // Their words (not a backchannel) take the turn: the second sentence (20 ms of audio) had played by the clock.
+    await h.feed(DEFAULT_TURN_SETTINGS.endOfTurnMs / 20, false);
+    expect(h.turns.find((t) => t.interrupted)).toMatchObject({ role: "agent", text: "Our offer has three parts. The first is price." });
+    expect(h.agent.conversation.history.slice(0, 4).map((m) => [m.role, m.content])).toEqual([
       ["assistant", "Hi!"],
       ["user", "Can you help me?"],
-      ["assistant", "Our offer has three parts."],
+      ["assistant", "Our offer has three parts. The first is price."],
+      ["user", "Can you help me?"],
     ]);
   });
 

@@ -8,7 +8,9 @@ import type { ChatRequest } from "../../src/agent/chat";
 import { TONE_MS_PER_CHAR } from "../../src/agent/clip-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
-import { conversationCall, listen, listenUntil, SEATS, SURE } from "./conversation-support";
+import type { KnownClip } from "../../src/agent/clip-speech";
+import { conversationCall, listen, listenUntil, SEATS, startSeatsCall, SURE } from "./conversation-support";
+import { connect } from "./media-support";
 import { setup } from "./support";
 
 const LONG = "The conference runs for three days in Lisbon, with talks on every kind of voice agent you can imagine.";
@@ -20,6 +22,14 @@ const SCRIPT = [
 /** The model's requests so far, read in the call's session (the scripted model keeps them). */
 async function modelRequests(runId: number): Promise<ChatRequest[]> {
   return runInDurableObject(callSessionStub(env, runId), (o) => (o as any).live.agent.engines.model.requests as ChatRequest[]);
+}
+
+/** The callee speaks in real time (a frame, then the session's turn), so what it plays keeps pace; `until`: stop early. */
+async function talk(callee: CalleeStream, samples: Int16Array, until = () => false) {
+  for (let i = 0; i < samples.length && !until(); i += 160) {
+    callee.speak(samples.subarray(i, i + 160));
+    await new Promise((r) => setTimeout(r, 0));
+  }
 }
 
 /** How much of the agent's audio the callee has heard (received, less what a clear dropped unplayed), in ms. */
@@ -35,10 +45,13 @@ describe("barge-in keeps what was heard", () => {
     callee.speak(SURE.samples);
     // About 2 s into the reply (one sentence, 60 ms a character), the callee talks over it.
     await listenUntil(callee, () => heardMs(callee) - greetingMs >= 2000);
-    callee.speak(SEATS.samples);
+    // What the callee's side had played of the reply when the clear came, to the frame (the clear dropped the rest).
+    let played = -1;
+    await talk(callee, SEATS.samples, () => {
+      if (callee.clears && played < 0) played = heardMs(callee) - greetingMs;
+      return false;
+    });
     await listenUntil(callee, () => callee.clears > 0);
-    // What the callee's side played of the reply, to the frame (the clear dropped the rest).
-    const played = heardMs(callee) - greetingMs;
     await listenUntil(callee, () => callee.played.length >= 2, 5000);
     const snap = await callSessionStub(env, runId).snapshot();
     const cut = snap.turns.find((t) => t.interrupted);
@@ -57,5 +70,79 @@ describe("barge-in keeps what was heard", () => {
       ["assistant", cut!.text],
       ["user", "We need twelve seats."],
     ]);
+  });
+});
+
+/** Voice-like bursts (a 200 Hz buzz) of these lengths in ms, with `gapMs` of quiet between: an "uh-huh", a cough. */
+function bursts(lengths: number[], gapMs = 80, noise = false): Int16Array {
+  const parts: number[] = [];
+  lengths.forEach((ms, k) => {
+    if (k) for (let i = 0; i < gapMs * 8; i++) parts.push(0);
+    for (let i = 0; i < ms * 8; i++)
+      parts.push(noise ? Math.round((Math.random() * 2 - 1) * 9000) : Math.round(7000 * Math.sin((2 * Math.PI * 200 * i) / 8000)));
+  });
+  return Int16Array.from(parts);
+}
+
+/** A call where the agent's reply is one long sentence; `clips`: more of what the callee's speech engine knows. */
+async function longReply(clips: KnownClip[] = []) {
+  const s = await setup("twilio");
+  const { runId } = await startSeatsCall(s);
+  await callSessionStub(env, runId).prepare({ agent: "conversation", scripted: { script: SCRIPT, clips: [SURE, SEATS, ...clips], ttsFailsOn: [] } });
+  const callee = await connect("twilio", runId);
+  await listenUntil(callee, () => callee.played.length >= 1);
+  const greetingMs = heardMs(callee);
+  await listen(callee, 200);
+  callee.speak(SURE.samples);
+  await listenUntil(callee, () => heardMs(callee) - greetingMs >= 1500);
+  return { runId, callee };
+}
+
+/** The reply as the transcript has it once it was heard to its end. */
+async function replyTurn(runId: number, callee: CalleeStream) {
+  await listenUntil(callee, () => callee.played.length >= 2, 10_000);
+  const snap = await callSessionStub(env, runId).snapshot();
+  const reply = snap.turns.find((t) => t.role === "agent" && t.text.startsWith("The conference"));
+  return { snap, reply };
+}
+
+describe("interruptions that feel human", () => {
+  it("a short uh-huh during the agent's sentence does not stop it", async () => {
+    const { runId, callee } = await longReply();
+    // 220 ms of voice (at most 260 ms once cut into the session's 20 ms frames): under the 300 ms that pauses it.
+    await talk(callee, bursts([100, 120]));
+    const { snap, reply } = await replyTurn(runId, callee);
+    expect(callee.clears).toBe(0);
+    expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
+    expect((await modelRequests(runId)).length).toBe(1);
+    expect(snap.turns.filter((t) => t.role === "callee").map((t) => t.text)).toEqual(["Sure, tell me more."]);
+  });
+
+  it("a longer uh-huh pauses the agent; its words are a backchannel, so the sentence goes on within 2 s, and the model is not asked", async () => {
+    const UHHUH: KnownClip = { text: "Uh-huh.", samples: bursts([200, 260], 100), rate: 8000 };
+    const { runId, callee } = await longReply([UHHUH]);
+    await talk(callee, UHHUH.samples);
+    await listenUntil(callee, () => callee.clears > 0);
+    const [pausedAt, frames] = [callee.clockMs, callee.received.length];
+    await listenUntil(callee, () => callee.received.length > frames);
+    expect(callee.clockMs - pausedAt).toBeLessThanOrEqual(2000);
+    const { snap, reply } = await replyTurn(runId, callee);
+    expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
+    expect(snap.turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Uh-huh."]);
+    // The model heard nothing new: no request after the one that made the reply.
+    expect((await modelRequests(runId)).length).toBe(1);
+  });
+
+  it("a cough then silence: the agent stops, then resumes its sentence within 2 s from the word it was on", async () => {
+    const { runId, callee } = await longReply();
+    await talk(callee, bursts([400], 0, true));
+    await listenUntil(callee, () => callee.clears > 0);
+    const [pausedAt, frames] = [callee.clockMs, callee.received.length];
+    await listenUntil(callee, () => callee.received.length > frames);
+    expect(callee.clockMs - pausedAt).toBeLessThanOrEqual(2000);
+    const { snap, reply } = await replyTurn(runId, callee);
+    expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
+    expect(snap.turns.filter((t) => t.interrupted)).toEqual([]);
+    expect((await modelRequests(runId)).length).toBe(1);
   });
 });
