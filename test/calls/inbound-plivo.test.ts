@@ -2,7 +2,8 @@
 // answer and hangup URLs; a caller's signed answer request gets the media document and an inbound run; a forged or
 // replayed request creates nothing; over the cap, Plivo XML's busy hang-up.
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { SDK_APPLICATION } from "./sdk-requests.global";
 import type { Callback } from "../../src/dev/simulator/types";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call } from "../helpers";
@@ -30,6 +31,11 @@ describe.each(["plivo", "vobiz"] as const)("inbound calls (%s)", (provider) => {
     const { s, number } = await attached();
     const update = (await simRequests(s.acct)).find((r) => r.method === "POST" && /\/Application\/[^/]+\/$/.test(r.path));
     expect(JSON.parse(update!.body)).toEqual({ answer_url: number.inbound_url, answer_method: "POST", hangup_url: number.inbound_url, hangup_method: "POST" });
+    // The request plivo's SDK makes (applications.update), but for is_voice_request, the SDK's own routing flag.
+    const sdk = inject("sdkPlivoApplicationUpdate");
+    const { is_voice_request: _, ...sdkBody } = sdk.body as Record<string, unknown>;
+    expect(JSON.parse(update!.body.replaceAll(number.inbound_url, SDK_APPLICATION.url))).toEqual(sdkBody);
+    expect([update!.method, update!.path.replace(/.*\/(Application\/)[^/]+\/$/, `$1${SDK_APPLICATION.id}/`)]).toEqual([sdk.method, sdk.url]);
     const res = await fetchWorker(callbackRequest(await dial(s.acct)), ECHO_WORKER);
     expect(res.status, res.text).toBe(200);
     expect(res.text).toContain("<Stream");

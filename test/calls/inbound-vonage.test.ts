@@ -4,7 +4,8 @@
 // agent, the call's completed event (to the same URL) ends the run; forged, stale, unsigned and replayed requests
 // create nothing; over the cap the caller is told the line is busy; a number without an agent gets the apology.
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { SDK_APPLICATION } from "./sdk-requests.global";
 import { NOT_IN_SERVICE } from "../../src/calls/inbound-rules";
 import { Resampler } from "../../src/lib/audio/resample";
 import { organizationStub } from "../../src/organizations/organization-object";
@@ -40,6 +41,20 @@ describe("inbound calls (Vonage)", () => {
         rtc: { webhooks: { event_url: { address: "https://example.com/rtc", http_method: "POST" } } },
       },
     });
+    // The same request @vonage/applications' updateApplication makes (which also repeats the path's id in the body).
+    const sdk = inject("sdkApplicationUpdate");
+    const a = SDK_APPLICATION;
+    const ours = JSON.parse(
+      JSON.stringify(put)
+        .replaceAll(number.inbound_url, a.url)
+        .replace(JSON.stringify(put.keys.public_key), JSON.stringify(a.publicKey))
+        .replace("https://example.com/rtc", a.rtcUrl)
+        .replace('"edgedial"', JSON.stringify(a.name)),
+    );
+    const { id, ...sdkBody } = sdk.body as Record<string, unknown>;
+    expect([reqs[1].method, reqs[1].path.replace(s.acct.credentials.application_id, a.id)]).toEqual([sdk.method, new URL(sdk.url).pathname]);
+    expect(id).toBe(a.id);
+    expect(ours).toEqual(sdkBody);
   });
 
   it("a caller reaches the agent: the websocket NCCO, greeting, a reply, the run completed inbound", async () => {

@@ -44,10 +44,10 @@ async function plivoRequest(): Promise<SdkRequest> {
 }
 
 /** What plivo's client sends for `send`, caught at its transport (nothing leaves the process). */
-async function plivoCapture(send: (client: any) => Promise<unknown>): Promise<SdkRequest> {
+async function plivoCapture(send: (client: any) => Promise<unknown>, resource: "calls" | "applications" = "calls"): Promise<SdkRequest> {
   const plivo = require("plivo");
   const client = new plivo.Client("MA0000000000000000000", "token-0001");
-  const calls = client.calls;
+  const calls = client[resource];
   // The resource's transport is a function behind a symbol: replaced to see (method, action, params) unsent.
   const key = Object.getOwnPropertySymbols(calls).find((s) => s.description === undefined && typeof calls[s] === "function");
   if (!key) throw new Error("plivo SDK: transport not found");
@@ -118,8 +118,49 @@ async function commandRequests() {
   };
 }
 
+/** Placeholders the inbound test puts in place of its own values before comparing (the SDK runs here, the call there). */
+export const SDK_APPLICATION = { id: "APP_ID", name: "APP_NAME", url: "INBOUND_URL", publicKey: "PUBLIC_KEY", rtcUrl: "RTC_URL" };
+
+/** What @vonage/applications sends to point an application's voice webhooks at a URL (attaching an inbound agent). */
+async function vonageApplicationUpdate(): Promise<SdkRequest> {
+  const { Applications } = require("@vonage/applications");
+  const a = SDK_APPLICATION;
+  const apps = new Applications({ apiKey: "KEY", apiSecret: "SECRET" });
+  let seen: SdkRequest | null = null;
+  apps.sendRequest = async (request: Record<string, unknown>) => {
+    const prepared = await apps.prepareRequest(request);
+    const body = apps.prepareBody(prepared);
+    seen = { method: String(prepared.method), url: String(prepared.url), body: body ? JSON.parse(String(body)) : null };
+    return { data: {}, status: 200, headers: {} };
+  };
+  const hook = { address: a.url, httpMethod: "POST" };
+  await apps.updateApplication({
+    id: a.id,
+    name: a.name,
+    keys: { publicKey: a.publicKey },
+    capabilities: { voice: { webhooks: { answerUrl: hook, eventUrl: hook } }, rtc: { webhooks: { eventUrl: { address: a.rtcUrl, httpMethod: "POST" } } } },
+  });
+  if (!seen) throw new Error("vonage applications SDK: no request");
+  return seen;
+}
+
+/** What plivo's client sends to point an application's answer and hangup URLs at a URL (Vobiz takes the same body). */
+const plivoApplicationUpdate = () =>
+  plivoCapture(
+    (client) =>
+      client.applications.update(SDK_APPLICATION.id, {
+        answerUrl: SDK_APPLICATION.url,
+        answerMethod: "POST",
+        hangupUrl: SDK_APPLICATION.url,
+        hangupMethod: "POST",
+      }),
+    "applications",
+  );
+
 declare module "vitest" {
   export interface ProvidedContext {
+    sdkApplicationUpdate: SdkRequest;
+    sdkPlivoApplicationUpdate: SdkRequest;
     sdkRequests: { plivo: SdkRequest; vonage: SdkRequest };
     sdkCommands: Record<"plivoTransfer" | "plivoDtmf" | "vonageTransfer" | "vonageDtmf", SdkRequest>;
   }
@@ -128,4 +169,6 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   project.provide("sdkRequests", { plivo: await plivoRequest(), vonage: await vonageRequest() });
   project.provide("sdkCommands", await commandRequests());
+  project.provide("sdkApplicationUpdate", await vonageApplicationUpdate());
+  project.provide("sdkPlivoApplicationUpdate", await plivoApplicationUpdate());
 }
