@@ -16,6 +16,7 @@ import { suppressionsRouter } from "./telephony/suppressions.routes";
 import { workflowsRouter } from "./workflows/workflows.routes";
 import { callbacksRouter } from "./calls/callbacks.routes";
 import { inboundRouter } from "./calls/inbound.routes";
+import { exotelInboundRouter } from "./calls/exotel-inbound.routes";
 import { resumeRouter } from "./calls/resume.routes";
 import { transferRouter } from "./calls/transfer.routes";
 import { runsRouter } from "./calls/runs.routes";
@@ -41,6 +42,7 @@ const ROUTERS = [
   campaignAppendRouter,
   callbacksRouter,
   inboundRouter,
+  exotelInboundRouter,
   resumeRouter,
   transferRouter,
   runsRouter,

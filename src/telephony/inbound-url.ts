@@ -16,7 +16,12 @@ export async function verifyInboundToken(secret: string, provider: string, confi
   return safeEqual(await inboundToken(secret, provider, configId), token);
 }
 
-/** The inbound URL of one configuration, absolute under the public base URL. */
+/**
+ * The inbound URL of one configuration, absolute under the public base URL. Exotel's is a WebSocket URL (its
+ * Voicebot applet takes a wss:// URL and opens it once the call is answered; no request comes before).
+ */
 export async function inboundUrlFor(secret: string, publicBaseUrl: string, provider: ProviderName, configId: number): Promise<string> {
-  return publicUrl(publicBaseUrl, `/api/v1/telephony/${provider}/inbound/${configId}/${await inboundToken(secret, provider, configId)}`);
+  const token = await inboundToken(secret, provider, configId);
+  if (provider === "exotel") return publicUrl(publicBaseUrl, `/api/v1/telephony/exotel/inbound-stream/${configId}/${token}`).replace(/^http/, "ws");
+  return publicUrl(publicBaseUrl, `/api/v1/telephony/${provider}/inbound/${configId}/${token}`);
 }
