@@ -190,7 +190,20 @@ function hookItem(hook, reload) {
 
 export async function settingsPage() {
   const heading = page("Settings", h("p", {}, "Loading…"));
-  const reload = () => settingsPage().catch(showError);
-  const sections = await Promise.all([keysSection(reload), webhooksSection(reload), policySection(), suppressionsSection(reload)]);
+  // Each section reloads alone, so a change in one keeps what another shows (a new key, unsaved policy edits).
+  const live = (make) => {
+    let el;
+    const reload = async () => {
+      try {
+        const next = await make(reload);
+        el.replaceWith(next);
+        el = next;
+      } catch (err) {
+        showError(err);
+      }
+    };
+    return make(reload).then((first) => (el = first));
+  };
+  const sections = await Promise.all([live(keysSection), live(webhooksSection), policySection(), live(suppressionsSection)]);
   main.replaceChildren(heading, ...sections);
 }
