@@ -99,6 +99,9 @@ const folders = [];
   folders.push(dir);
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
+    // Dot folders are tools' output, not code (wrangler's .wrangler/tmp bundle beside the simulator's wrangler.toml
+    // while npm run dev or npm run demo runs it).
+    if (name.startsWith(".")) continue;
     if (statSync(path).isDirectory()) walk(path);
     else if (CODE.test(name)) files.push(path);
   }
