@@ -52,12 +52,18 @@ function createForm(providers, onCreated) {
   let controls = [];
   const renderFields = () => {
     const p = providers.find((x) => x.name === picker.value);
-    controls = p.fields.filter((f) => f.name !== "provider").map((f) => [f, control(f)]);
+    // A group with its own dotted fields is shown as those fields; fields the API ignores are not offered.
+    const shown = p.fields.filter(
+      (f) => f.name !== "provider" && !/^Accepted and ignored/.test(f.description) && !p.fields.some((g) => g.name.startsWith(`${f.name}.`)),
+    );
+    controls = shown.map((f) => [f, control(f)]);
     fieldsBox.replaceChildren(
       h("p", { class: "hint" }, p.connectivity === "sip" ? "A SIP connection. " : "", h("a", { href: p.docs_url }, `${p.display_name}: setup guide`)),
       ...controls.map(([f, el]) => field(`cfg-${f.name.replace(/\./g, "-")}`, `${f.name}${f.required ? " (required)" : ""}`, el, f.description)),
     );
   };
+  // Locally the sandbox comes first: it needs no account, and its calls complete offline.
+  if (providers.some((x) => x.name === "sandbox")) picker.value = "sandbox";
   picker.addEventListener("change", renderFields);
   renderFields();
   const form = h(
@@ -70,7 +76,8 @@ function createForm(providers, onCreated) {
         const config = { provider: picker.value };
         for (const [f, el] of controls) {
           const v = fieldValue(f, el);
-          if (v !== undefined) setPath(config, f.name, v);
+          // A default left as it is stays out: the API applies it, and an optional group is not created by its defaults.
+          if (v !== undefined && v !== f.default) setPath(config, f.name, v);
         }
         try {
           const made = await api("/organizations/telephony-configs", {

@@ -290,6 +290,16 @@ describe("the dashboard does the work", () => {
     await expect.poll(() => page.getByRole("button", { name: "Remove +14155559999" }).count()).toBe(0);
     expect((await api("GET", "/organizations/suppressions")).items.map((s: { phone_number: string }) => s.phone_number)).toEqual(["+14155559998"]);
 
+    // A carrier's missing credentials are shown at their fields, from the create's 422.
+    await page.goto(`${origin}/dashboard/#/telephony`);
+    await expect.poll(() => page.locator("#cfg-provider").inputValue()).toBe("sandbox");
+    await page.locator("#cfg-provider").selectOption("twilio");
+    await page.locator("#cfg-name").fill("Twilio without credentials");
+    await page.getByRole("button", { name: "Create configuration" }).click();
+    await expect.poll(() => page.locator("#cfg-account_sid-error").textContent()).not.toBe("");
+    expect(await page.locator("#cfg-account_sid").getAttribute("aria-invalid")).toBe("true");
+    expect((await api("GET", "/organizations/telephony-configs")).items).toHaveLength(1);
+
     // Calls: the campaign's three, one by a number's digits, none among single calls.
     await page.goto(`${origin}/dashboard/#/calls`);
     const caption = page.getByRole("table").locator("caption");
