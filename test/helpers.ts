@@ -1,6 +1,7 @@
 // Test support: fresh organizations with keys, and a small client for the Worker over HTTP.
 import { env, exports } from "cloudflare:workers";
 import { newApiKey } from "../src/organizations/api-keys";
+import { documentRefuses } from "./openapi-bodies";
 
 let seq = 0;
 
@@ -26,6 +27,7 @@ export async function call(method: string, path: string, opts: Opts = {}) {
   if (body !== undefined && !headers["Content-Type"]) headers["Content-Type"] = "application/json";
   const res = await exports.default.fetch(new Request(`http://edgedial.test${path}`, { method, headers, body }));
   const text = await res.text();
+  if (res.ok && body !== undefined && /json/i.test(headers["Content-Type"] ?? "")) await documentAccepts(method, path, body);
   let json: any;
   try {
     json = text ? JSON.parse(text) : undefined;
@@ -33,4 +35,18 @@ export async function call(method: string, path: string, opts: Opts = {}) {
     // not JSON (the docs page)
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+const servedDocument = async () => (await exports.default.fetch(new Request("http://edgedial.test/api/v1/openapi.json"))).json<any>();
+
+/** A JSON body the server accepted must be one the document accepts (test/openapi-bodies.ts says why). */
+async function documentAccepts(method: string, path: string, body: string) {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return; // not JSON: nothing the document's JSON schema speaks to
+  }
+  const refused = await documentRefuses(method, path, parsed, servedDocument);
+  if (refused) throw new Error(`The server accepted a body its OpenAPI document refuses: ${refused}`);
 }

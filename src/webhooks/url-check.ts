@@ -13,7 +13,8 @@ export function webhookUrlProblem(env: { LOCAL_DEV?: string; PUBLIC_BASE_URL?: s
     return "Must be a valid URL";
   }
   const local = localDev(env);
-  if (u.protocol !== "https:" && !(local && u.protocol === "http:")) return "Must be an https:// URL";
+  // `//` too: the URL parser also reads `https:host/path` as https, which the API document's pattern does not allow.
+  if ((u.protocol !== "https:" && !(local && u.protocol === "http:")) || !/^\s*https?:\/\//i.test(url)) return "Must be an https:// URL";
   if (u.username || u.password) return "Must not carry credentials";
   // The service never posts to itself (a loop, or a way into its own API); another port of a local host is another
   // service. An unusable PUBLIC_BASE_URL matches nothing (health reports it).

@@ -99,7 +99,7 @@ describe("rules the request schemas state, as the server applies them", () => {
 
   it("webhook urls: https (and, in this local-development document, http); anything else refused by both", async () => {
     const org = await createOrg();
-    for (const url of ["ftp://example.com/x", "example.com/hook", "javascript:alert(1)"]) {
+    for (const url of ["ftp://example.com/x", "example.com/hook", "javascript:alert(1)", "https:example.com/x"]) {
       const body = { url, events: ["run.completed"] };
       expect(await refuses("POST", "/api/v1/webhooks", body), url).not.toBeNull();
       const res = await call("POST", "/api/v1/webhooks", { key: org.key, body });

@@ -3941,6 +3941,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telephony/exotel/inbound-stream/{config_id}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A call to one of an Exotel configuration's numbers: the Voicebot applet's WebSocket
+         * @description No API key. Authorized by the configuration's inbound token in the path (its numbers' `inbound_url`); a wrong token is 401 before the socket is accepted, and creates nothing. Exotel's `connected` and `start` (its `to` the dialed Exophone, `from` the caller) must arrive within 5 seconds and 4 messages. A number with an agent is put through to it (the run is `inbound`, the call's audio and `stop` go to its call session); a number without one, an unusable agent or a caller over the concurrent-call cap gets the socket closed (code 1000, reason `refused: …` or `busy`), so the flow goes on to its next applet.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    config_id: number;
+                    /** @description The configuration's inbound token */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description WebSocket upgrade */
+                101: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Not a WebSocket upgrade */
+                426: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telephony/{provider}/resume/{run_id}/{token}": {
         parameters: {
             query?: never;
@@ -7560,6 +7636,8 @@ export interface components {
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
                 end_of_turn_ms?: number;
+                /** @description The callee's voice over the agent this long pauses it; a backchannel then lets it go on (default 300) */
+                interrupt_min_ms?: number;
                 /** @description The callee's silence before they are asked whether they are still there (default 8000) */
                 reprompt_after_ms?: number;
                 /** @description How often they are asked before the call ends (default 1) */
@@ -7727,6 +7805,8 @@ export interface components {
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
                 end_of_turn_ms?: number;
+                /** @description The callee's voice over the agent this long pauses it; a backchannel then lets it go on (default 300) */
+                interrupt_min_ms?: number;
                 /** @description The callee's silence before they are asked whether they are still there (default 8000) */
                 reprompt_after_ms?: number;
                 /** @description How often they are asked before the call ends (default 1) */

@@ -27,7 +27,7 @@ async function checkedFetch(request: Request): Promise<Response> {
 const clientFor = (key: string) => createClient<paths>({ baseUrl: ORIGIN, fetch: checkedFetch, headers: { "X-API-Key": key } });
 
 describe("a client generated from /api/v1/openapi.json", () => {
-  it("is generated from the document the Worker serves (refresh with `npx vitest run -u test/api`)", async () => {
+  it("is generated from the document the Worker serves (refresh: `npx vitest run test/api/generated-client.test.ts --update`, then `npm run api:types`)", async () => {
     await expect(`${JSON.stringify(await servedDocument(), null, 1)}\n`).toMatchFileSnapshot("./openapi.snapshot.json");
   });
 
