@@ -180,7 +180,7 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   /** A key press is the callee's activity: it barges in like speech, and the keys become a turn (see Keypad). */
-  onDtmf(digit: string, atMs: number) {
+  onDtmf(digit: string, _atMs: number) {
     if (this.ended || this.machine || this.handingOver || !this.c) return;
     this.idle.lastActivity = this.c.wallNow();
     if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();

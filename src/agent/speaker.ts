@@ -165,7 +165,10 @@ export class Speaker {
         sentence ??= { text, startMs: at, durMs: 0, words: null, audio: [] };
         sentence.audio.push(speech);
         // Word timings are per piece: shifted to the sentence's start.
-        if (speech.words?.length) (sentence.words ??= []).push(...speech.words.map((w) => ({ word: w.word, endMs: w.endMs + sentence!.durMs })));
+        if (speech.words?.length) {
+          const offset = sentence.durMs;
+          sentence.words = [...(sentence.words ?? []), ...speech.words.map((w) => ({ word: w.word, endMs: w.endMs + offset }))];
+        }
         sentence.durMs += ms;
         // Paused: held until the callee's words decide (resumed, or dropped with the reply).
         if (this.paused) continue;

@@ -5,6 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import { describe, expect, inject, it } from "vitest";
+import { JITTER_LEAD_FRAMES } from "../../src/calls/session/media-loop";
 import { CallSession } from "../../src/calls/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
@@ -22,7 +23,7 @@ const clip = (name: string) => readWav(Uint8Array.from(atob(inject("audioClips")
 const CALLEE_SPEECH = clip("callee-8k.wav");
 const GREETING = clip("agent-16k.wav");
 const GREETING_TEXT = "Hello Ada, this is Edgedial & co."; // the test agent's greeting, rendered
-const LEAD = 3; // frames the pacer sends ahead of the play clock
+const LEAD = JITTER_LEAD_FRAMES; // frames the pacer sends ahead of the play clock (every carrier here can clear)
 
 /** The callee's clip at `rate`, and where its speech starts: ten 20 ms frames from there on count as speech. */
 function calleeSpeech(rate: number) {

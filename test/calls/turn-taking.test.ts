@@ -146,3 +146,23 @@ describe("interruptions that feel human", () => {
     expect((await modelRequests(runId)).length).toBe(1);
   });
 });
+
+describe("the jitter buffer on the way out", () => {
+  it("the session stalled for 300 ms mid-sentence: the callee's side hears no gap; the sentence plays to its end", async () => {
+    const { runId, callee } = await longReply();
+    // The audio the carrier holds ahead of the callee's clock: the bounded lead (400 ms), not a few frames.
+    expect(callee.unplayedMs).toBeGreaterThanOrEqual(300);
+    const sent = callee.received.length;
+    // The fault: the callee's line plays on for 300 ms while the session sends nothing (its frames reach the session
+    // in one burst afterwards, as after a stall of the runtime). Checked frame by frame: audio was playing throughout.
+    const quiet: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      callee.silence(20);
+      if (callee.unplayedMs <= 0) quiet.push(callee.clockMs);
+    }
+    expect(callee.received.length).toBe(sent);
+    expect(quiet).toEqual([]);
+    const { reply } = await replyTurn(runId, callee);
+    expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
+  });
+});

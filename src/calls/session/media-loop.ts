@@ -1,6 +1,6 @@
 // A call's audio both ways on one carrier socket. In: the carrier's payload → 20 ms frames → linear samples on the
 // call's audio clock (one frame = 20 ms). Out: the agent's samples → resampled to the wire rate → encoded →
-// framed → paced against that clock → the carrier's messages. The audio clock drives pacing and transcript times
+// framed → paced against that clock (a bounded lead: JITTER_LEAD_FRAMES) → the carrier's messages. The audio clock drives pacing and transcript times
 // only; time limits run on the wall clock (the session's heartbeat).
 import { FRAME_MS, Framer, frameBytes } from "../../lib/audio/framer";
 import { G711_SILENCE, g711Decode, g711Encode } from "../../lib/audio/g711";
@@ -10,6 +10,15 @@ import { Resampler, type SampleRate } from "../../lib/audio/resample";
 import type { MediaAdapter, MediaFormat } from "../../telephony/providers/types";
 import { Recorder } from "./recorder";
 
+/**
+ * How far the agent's audio goes out ahead of the callee's clock where the carrier can clear its buffer (all eight
+ * media adapters here can): 400 ms, so a pause of the runtime (a busy isolate, a slow message) is never heard, and a
+ * barge-in still stops what the callee hears at once through the carrier's clear. Without a clear, a short lead
+ * (what a clear cannot take back, the callee hears).
+ */
+export const JITTER_LEAD_FRAMES = 20;
+export const SHORT_LEAD_FRAMES = 3;
+
 /** How long after a mark is sent its echo may take (the carrier's lead and jitter buffer) before it counts as played. */
 export const MARK_CONFIRM_MS = 3000;
 
@@ -18,7 +27,7 @@ export class MediaLoop {
   streamId: string;
   private inbound: Framer;
   private outbound: Framer;
-  readonly pacer = new Pacer();
+  readonly pacer: Pacer;
   private readonly resamplers = new Map<number, Resampler>();
   recorder: Recorder | null;
   /** Marks sent to a carrier that echoes them, by when the echo is due at the latest (wall clock), oldest first. */
@@ -34,6 +43,7 @@ export class MediaLoop {
   ) {
     this.format = adapter.format;
     this.streamId = streamId;
+    this.pacer = new Pacer(adapter.clear ? JITTER_LEAD_FRAMES : SHORT_LEAD_FRAMES);
     this.inbound = new Framer(frameSize(this.format));
     this.outbound = new Framer(frameSize(this.format));
     this.recorder = recording ? new Recorder(this.format.rate) : null;

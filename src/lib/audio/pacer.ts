@@ -1,8 +1,8 @@
 // Paces the agent's audio to the callee in real time. Carriers play what they are sent as it arrives; sending a
 // whole reply at once would leave it in the carrier's buffer, out of reach when the callee interrupts. The pacer
-// keeps a small lead (a few frames, enough to ride out network jitter) over the play clock and holds the rest, so
-// `clear` stops the callee hearing the agent within that lead, and a mark is known to be played when the clock
-// passes it. Pure: time comes in as an argument, so the session can drive it from the inbound audio or an alarm.
+// keeps a bounded lead over the play clock (the session asks 400 ms where the carrier can clear its buffer, so a
+// pause of the runtime is never heard; a few frames where it cannot) and holds the rest, so `clear` (ours, and the
+// carrier's) stops the callee hearing the agent at once, and a mark is known to be played when the clock passes it. Pure: time comes in as an argument, so the session can drive it from the inbound audio or an alarm.
 
 import { FRAME_MS } from "./framer";
 
