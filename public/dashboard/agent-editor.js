@@ -5,6 +5,7 @@
 import { api, clearError, clearFieldErrors, field, h, placeErrors, setFieldError, showError } from "./core.js";
 import { fieldOfIssue, fieldOfLoc } from "./agent-fields.js";
 import { graphSvg } from "./graph-svg.js";
+import { voiceForm } from "./voice-form.js";
 
 const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger", "transferCall"];
 /** The text fields the form offers per node type (the rest stays in the JSON view). */
@@ -50,6 +51,17 @@ export function agentEditor(root, agent, onSaved) {
   const edgesBox = h("div", { class: "rows" });
   const diagram = h("figure", { class: "diagram" });
   const verdict = h("div", { id: "agent-validation", role: "status" });
+  const readConfig = () => {
+    try {
+      return JSON.parse(config.value || "{}");
+    } catch {
+      return null;
+    }
+  };
+  const voice = voiceForm(readConfig, (obj) => {
+    config.value = JSON.stringify(obj, null, 2);
+  });
+  config.addEventListener("change", () => voice.render());
 
   const sync = () => {
     json.value = JSON.stringify(def, null, 2);
@@ -208,12 +220,8 @@ export function agentEditor(root, agent, onSaved) {
         field("agent-json", "Definition (nodes and edges)", json, "Edit and apply to update the form and the diagram."),
         h("button", { type: "button", onclick: applyJson }, "Apply JSON"),
       ),
-      field(
-        "agent-config",
-        "Engines and voice settings (JSON)",
-        config,
-        'workflow_configurations: e.g. {"voice_agent": {"llm": {...}, "tts": {...}}} (docs/api.md).',
-      ),
+      voice.element,
+      field("agent-config", "All agent settings (JSON)", config, 'workflow_configurations: e.g. {"voice_agent": {"llm": {...}, "tts": {...}}} (docs/api.md).'),
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "agent-save" }, agent ? "Save a new version" : "Create agent")),
       verdict,
     ),

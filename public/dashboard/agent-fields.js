@@ -4,7 +4,8 @@
 export function fieldOfLoc(loc) {
   const [, top, kind, i, part, name] = loc;
   if (top === "name") return "agent-name";
-  if (top === "workflow_configurations") return "agent-config";
+  if (top === "workflow_configurations")
+    return kind === "voice_agent" && typeof i === "string" && typeof part === "string" ? `voice-${i}-${part}` : "agent-config";
   if (top !== "workflow_definition") return null;
   if (kind === "nodes" && typeof i === "number") return part === "data" ? `node-${i}-${name}` : `node-${i}-${part === "type" ? "type" : "id"}`;
   if (kind === "edges" && typeof i === "number") return part === "data" ? `edge-${i}-${name}` : `edge-${i}-${part ?? "source"}`;

@@ -333,6 +333,17 @@ describe("the dashboard does the work", () => {
     await confirm();
     await expect.poll(() => page.getByRole("button", { name: "Archive agent" }).isVisible()).toBe(true);
 
+    // Engines and voice: Deepgram without a key is refused, the API's 422 shown at the key's field; back to the default.
+    await page.locator("#voice-stt-provider").selectOption("deepgram");
+    expect(await page.locator("#agent-config").inputValue()).toContain('"deepgram"');
+    await page.getByRole("button", { name: "Save a new version" }).click();
+    await expect.poll(() => page.locator("#voice-stt-api_key-error").textContent()).not.toBe("");
+    await step(page, "11-agent-voice-error");
+    await page.locator("#voice-stt-provider").selectOption("");
+    await page.getByRole("button", { name: "Save a new version" }).click();
+    await expect.poll(() => page.locator("#agent-validation").textContent()).toContain("The agent is valid");
+    expect((await api("GET", `/workflow/fetch/${made.agentId}`)).workflow_configurations.voice_agent).toBeUndefined();
+
     // The finished campaign: deleted after confirmation.
     await page.goto(`${origin}/dashboard/#/campaigns/${made.campaignId}`);
     await page.getByRole("button", { name: "Delete campaign" }).click();

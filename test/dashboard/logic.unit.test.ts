@@ -47,7 +47,8 @@ describe("where the agent editor shows a problem", () => {
     expect(fieldOfLoc(["body", "workflow_definition", "nodes", 0, "type"])).toBe("node-0-type");
     expect(fieldOfLoc(["body", "workflow_definition", "edges", 0, "target"])).toBe("edge-0-target");
     expect(fieldOfLoc(["body", "workflow_definition", "edges", 0, "data", "condition"])).toBe("edge-0-condition");
-    expect(fieldOfLoc(["body", "workflow_configurations", "voice_agent", "llm", "api_key"])).toBe("agent-config");
+    expect(fieldOfLoc(["body", "workflow_configurations", "voice_agent", "llm", "api_key"])).toBe("voice-llm-api_key");
+    expect(fieldOfLoc(["body", "workflow_configurations", "analysis"])).toBe("agent-config");
     expect(fieldOfLoc(["body", "workflow_definition"])).toBe("agent-json");
     expect(fieldOfLoc(["query", "x"])).toBe(null);
   });
