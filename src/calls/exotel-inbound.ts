@@ -19,6 +19,7 @@ import { admitInbound } from "./inbound-admit";
 import { sessionStart } from "./session-start";
 import { SESSION_HEADER } from "./session/protocol";
 import { callSessionStub } from "./session/stub";
+import { getRun, type RunRow } from "./runs";
 import { applyStatus } from "./status";
 
 /** How long, and for how many messages, the opening may take before `start` has named the call. */
@@ -54,7 +55,7 @@ export async function exotelInboundStream(
   const pair = new WebSocketPair();
   const caller = pair[1];
   caller.accept();
-  ctx.waitUntil(bridge(env, row, caller, request.url));
+  ctx.waitUntil(bridge(env, row, caller, request.url, (p) => ctx.waitUntil(p)));
   return new Response(null, { status: 101, webSocket: pair[0] });
 }
 
@@ -63,11 +64,12 @@ export async function exotelInboundStream(
  * call on `start`, then pipes both ways. Resolves once the pipe is set up (or the call refused); from then on the
  * sockets' own events carry the call.
  */
-function bridge(env: Env, row: ConfigRow, caller: WebSocket, url: string): Promise<void> {
+function bridge(env: Env, row: ConfigRow, caller: WebSocket, url: string, keep: (p: Promise<unknown>) => void): Promise<void> {
   const buffered: Frame[] = [];
   let session: WebSocket | null = null;
   let over = false;
   let count = 0;
+  let ended: ((by: "caller" | "session") => Promise<void>) | null = null;
   return new Promise<void>((resolve) => {
     const done = (why?: { code: number; reason: string; log?: string }) => {
       clearTimeout(timer);
@@ -94,7 +96,11 @@ function bridge(env: Env, row: ConfigRow, caller: WebSocket, url: string): Promi
       } else if (++count >= OPENING_MAX_MESSAGES) done({ code: 1008, reason: "no start message", log: "opening_without_start" });
     });
     caller.addEventListener("close", (e) => {
-      if (session) return closeQuietly(session, sendable(e.code), e.reason || "caller closed");
+      if (session) {
+        closeQuietly(session, sendable(e.code), e.reason || "caller closed");
+        if (ended) keep(ended("caller"));
+        return;
+      }
       // The caller went before the call was put through: nothing to end (an admitted run is ended in `admit`).
       over = true;
       done();
@@ -123,8 +129,31 @@ function bridge(env: Env, row: ConfigRow, caller: WebSocket, url: string): Promi
           // the caller's socket closed; its close event ends the session's
         }
       });
-      ws.addEventListener("close", (e) => closeQuietly(caller, sendable(e.code), e.reason || "call ended"));
+      ended = callEnded(env, run, Date.now());
+      ws.addEventListener("close", (e) => {
+        closeQuietly(caller, sendable(e.code), e.reason || "call ended");
+        if (ended) keep(ended("session"));
+      });
       return undefined;
     }
   });
+}
+
+/**
+ * The end of an admitted call, once: Exotel reports no status for an applet's stream, so the stream's end is the
+ * call's. A caller's socket that closed without `stop` tells the session the caller went (it would otherwise wait for
+ * the media to come back, which an inbound stream never does); then the run completes with the stream's duration.
+ */
+function callEnded(env: Env, run: RunRow, startedMs: number) {
+  let once: Promise<void> | null = null;
+  return (by: "caller" | "session") =>
+    (once ??= (async () => {
+      try {
+        if (by === "caller") await callSessionStub(env, run.id).carrierEnded();
+        const now = await getRun(getDb(env), run.id);
+        if (now) await applyStatus(env, now, { status: "completed", durationSeconds: Math.round((Date.now() - startedMs) / 1000) });
+      } catch (err) {
+        log("error", "exotel_inbound_end_failed", { run_id: run.id, error: String(err) });
+      }
+    })());
 }

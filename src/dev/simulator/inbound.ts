@@ -86,6 +86,7 @@ export async function placeInbound(state: SimState, account: Account, o: Inbound
   if (account.provider === "plivo" || account.provider === "vobiz") return placeFamilyInbound(state, account, o);
   if (account.provider === "vonage") return placeVonageInbound(state, account, o);
   if (account.provider === "cloudonix") return placeCloudonixInbound(state, account, o);
+  if (account.provider === "exotel") return placeExotelInbound(state, account, o);
   if (account.provider === "telnyx")
     return placeTelnyxInbound(account, state, o, (a, c, type, payload) => telnyxWebhook(a, c, type, payload, { stale: o.stale }));
   if (account.provider !== "twilio") throw new Error(`the simulator places no inbound ${account.provider} call yet`);
@@ -209,4 +210,55 @@ async function placeCloudonixInbound(state: SimState, account: Account, o: Inbou
     AccountSid: account.credentials.domain_id,
   });
   return { kind: "answer", method: "POST", url, body, headers: { "Content-Type": "application/json" } };
+}
+
+/**
+ * Exotel: the Exophone's flow runs a Voicebot applet, which opens the WebSocket at its URL (the test pastes the
+ * number's inbound_url as `url`: Exotel has no API to set it) once the call is answered, with Basic auth from the
+ * URL's credentials when it has them. A `stream` callback: the upgrade to make, and `connected` then `start` (with
+ * call_sid, account_sid, from, to, custom_parameters from the URL's query and media_format) as the frames to send.
+ */
+function placeExotelInbound(state: SimState, account: Account, o: InboundOptions): Callback {
+  if (!o.url) throw new Error("an Exotel flow's Voicebot URL is pasted by hand: pass it as url");
+  const u = new URL(o.url);
+  const headers: Record<string, string> = { Upgrade: "websocket" };
+  if (u.username) headers.Authorization = `Basic ${btoa(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`)}`;
+  u.username = "";
+  u.password = "";
+  const sid = randomHex(16);
+  const streamSid = `MZ${randomHex(16)}`;
+  state.calls.set(sid, {
+    id: sid,
+    provider: "exotel",
+    accountId: account.id,
+    to: o.to,
+    from: o.from,
+    answerUrl: u.toString(),
+    urls: {},
+    amd: false,
+    state: "answered",
+    pending: [],
+    extra: { direction: "inbound" },
+    createdAt: Date.now(),
+  });
+  // Up to three custom parameters ride on the applet's URL and come back in start.custom_parameters.
+  const custom = Object.fromEntries([...u.searchParams].filter(([k]) => k !== "sample-rate").slice(0, 3));
+  const frames = [
+    JSON.stringify({ event: "connected" }),
+    JSON.stringify({
+      event: "start",
+      sequence_number: "1",
+      stream_sid: streamSid,
+      start: {
+        stream_sid: streamSid,
+        call_sid: sid,
+        account_sid: account.credentials.account_sid,
+        from: o.from,
+        to: o.to,
+        custom_parameters: custom,
+        media_format: { encoding: "audio/x-raw", sample_rate: "8000", bit_rate: "16" },
+      },
+    }),
+  ];
+  return { kind: "stream", method: "GET", url: u.toString(), headers, body: "", frames };
 }

@@ -15,6 +15,8 @@ const CODECS: Record<string, MediaFormat["codec"]> = {
   "audio/x-l16": "pcm16",
   "audio/l16": "pcm16",
   "raw/slin": "pcm16",
+  // Exotel's AgentStream documents its 16-bit linear PCM as audio/x-raw (bit_rate 16).
+  "audio/x-raw": "pcm16",
   slin: "pcm16",
   l16: "pcm16",
 };
