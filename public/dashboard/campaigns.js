@@ -123,7 +123,7 @@ const COUNTERS = [
 ];
 
 /** A line chart of (time, value) samples as inline SVG. */
-function lineChart(samples, label) {
+function lineChart(samples, label, note = "while this page is open") {
   const W = 480;
   const H = 180;
   const P = 32;
@@ -139,7 +139,7 @@ function lineChart(samples, label) {
     s("line", { x1: P, y1: P, x2: P, y2: H - P, stroke: "#4a5562" }),
     s("text", { x: 4, y: P + 4 }, maxV),
     s("text", { x: 4, y: H - P + 4 }, 0),
-    s("text", { x: P, y: H - 8 }, "while this page is open"),
+    s("text", { x: P, y: H - 8 }, note),
     s("text", { x: W - P - 60, y: H - 8 }, `${Math.round(span / 1000)} s`),
   );
   if (samples.length > 1) {
@@ -200,6 +200,8 @@ export async function campaignPage(id) {
   const status = h("p", { class: "hint", id: "progress-note" });
   const overTime = h("figure", {}, h("figcaption", {}, "Processed contacts over time"));
   const outcomes = h("figure", {}, h("figcaption", {}, "Call outcomes"));
+  // History from the calls' own records (when each ended), so it shows the campaign's past, not only this visit's.
+  const history = h("figure", {}, h("figcaption", {}, "Calls finished over time, from their records"));
   const runsBody = h("tbody");
   const logBody = h("tbody");
   main.replaceChildren(
@@ -211,7 +213,7 @@ export async function campaignPage(id) {
     h("h2", {}, "Progress"),
     counters,
     status,
-    h("div", { class: "charts" }, overTime, outcomes),
+    h("div", { class: "charts" }, overTime, outcomes, history),
     h("h2", {}, "Calls"),
     h(
       "table",
@@ -294,6 +296,8 @@ export async function campaignPage(id) {
     if (p.state !== stateEl.textContent) {
       stateEl.textContent = p.state;
       renderControls(p.state);
+      // Redial appears once it has finished; contacts can no longer be added then.
+      campaignTools(tools, { ...campaign, state: p.state });
     }
   };
 
@@ -301,6 +305,18 @@ export async function campaignPage(id) {
     const [runs, logs] = await Promise.all([api(`/campaign/${id}/runs?limit=100`), api(`/campaign/${id}/logs?limit=50`)]);
     const counts = {};
     for (const r of runs.items) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    const ended = runs.items
+      .map((r) => Date.parse(r.ended_at ?? ""))
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
+    history.replaceChildren(
+      history.firstChild,
+      lineChart(
+        ended.map((t, i) => ({ t, v: i + 1 })),
+        `Calls finished over time: ${ended.length} of the newest ${runs.items.length} calls${ended.length ? `, the last at ${new Date(ended.at(-1)).toLocaleTimeString()}` : ""}`,
+        ended.length ? `from ${new Date(ended[0]).toLocaleTimeString()}` : "no call finished yet",
+      ),
+    );
     outcomes.replaceChildren(
       outcomes.firstChild,
       barChart(

@@ -196,6 +196,9 @@ describe("the dashboard does the work", () => {
     await expect.poll(() => page.locator('[data-counter="completed"] dd').textContent()).toBe("3");
     await expect.poll(() => page.locator("#campaign-completed").textContent()).not.toBe("—");
     await expect.poll(() => page.locator('a[href^="#/runs/"]').count(), { timeout: 20_000 }).toBe(3);
+    await expect.poll(() => page.getByRole("img", { name: /Calls finished over time: 3 of the newest 3 calls/ }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole("button", { name: "Redial the contacts not reached" }).isVisible()).toBe(true);
+    expect(await page.getByText("Add contacts").count()).toBe(0);
     await step(page, "6-campaign-completed");
 
     // results.csv: one row per contact.
