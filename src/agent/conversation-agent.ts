@@ -91,7 +91,7 @@ export class ConversationAgent implements VoiceAgent {
       model: engines.model,
       tts: engines.tts,
       access,
-      untilHeard: () => this.untilHeard(),
+      untilHeard: () => this.voice.untilHeard(),
     });
   }
 
@@ -126,10 +126,22 @@ export class ConversationAgent implements VoiceAgent {
       this.idle.lastActivity = this.c!.wallNow();
     }
     const ev = this.turns.push(frame.samples, frame.atMs, frame.voiced);
-    if (ev?.kind === "start") this.listening = this.engines.stt.open?.(this.rate) ?? null;
+    if (ev?.kind === "start") this.listen();
     if (this.turns.active || ev) this.listening?.push(frame.samples);
     if (frame.voiced) this.overAgent();
     if (ev?.kind === "end") this.endOfTurn(ev.utterance);
+  }
+
+  /** A live transcription for the utterance that starts; a model that detects the turn's end ends it (Flux). */
+  private listen() {
+    const stream = this.engines.stt.open?.(this.rate) ?? null;
+    this.listening = stream;
+    if (!stream || !("onTurn" in stream)) return;
+    stream.onTurn = (event) => {
+      if (event !== "end" || this.listening !== stream || this.ended || !this.c) return;
+      const u = this.turns.endNow(this.c.now());
+      if (u) this.endOfTurn(u);
+    };
   }
 
   /**
@@ -290,16 +302,6 @@ export class ConversationAgent implements VoiceAgent {
     }
   };
 
-  /** Resolves once all the agent queued has been heard (at most 30 s on); those words become their turn, before the action's. */
-  private async untilHeard() {
-    for (let waited = 0; waited < 30_000 && !this.ended && this.voice.playing; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    const s = this.voice.speaking;
-    if (!s?.heard.length || s.byMark.size || !this.c) return;
-    this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
-    s.heard = [];
-    s.startMs = this.c.now();
-  }
-
   /** The call was handed to a person: the agent says and hears nothing more; the session ends the call as transferred. */
   private transferred() {
     [this.ended, this.endReason, this.thinking, this.voice.speaking] = [true, "transferred", null, null];
@@ -313,7 +315,7 @@ export class ConversationAgent implements VoiceAgent {
     if (!t) return;
     t.stream?.abort();
     if (!this.turns.carry(t)) return;
-    this.listening = this.engines.stt.open?.(this.rate) ?? null;
+    this.listen();
     this.listening?.push(t.samples);
   }
 

@@ -5,10 +5,13 @@
 import { pcm16ToBytes } from "../lib/audio/pcm";
 import { jsonMessage } from "../lib/helpers";
 import { ProviderCall } from "./provider-call";
-import type { SpeechStream } from "./speech";
+import type { SpeechStream, TurnEvent } from "./speech";
 
 /** Opens the socket (a 101 Response carrying it) under the handshake's signal; refusals are the call's errors. */
 export type LiveOpener = (call: ProviderCall, signal: AbortSignal) => Promise<Response>;
+
+/** Flux's TurnInfo events that tell the agent about the turn (`Update` and `StartOfTurn` tell it nothing new). */
+const FLUX_TURN_EVENTS: Record<string, TurnEvent> = { EndOfTurn: "end", EagerEndOfTurn: "eager", TurnResumed: "resumed" };
 
 /** What Deepgram says in an error body. */
 export const deepgramSays = (body: any) => body?.err_msg ?? body?.message;
@@ -29,6 +32,7 @@ export class DeepgramLive implements SpeechStream {
   private settle: { resolve(text: string): void; reject(err: unknown): void } | null = null;
   private readonly call: ProviderCall;
   private readonly onAbort = () => this.abort();
+  onTurn: ((event: TurnEvent) => void) | null = null;
 
   constructor(
     what: string,
@@ -120,6 +124,9 @@ export class DeepgramLive implements SpeechStream {
         if (words) this.finals.push(words);
         this.ongoing = "";
       }
+      // Flux's own turn detection: the agent ends the turn on EndOfTurn rather than waiting for silence.
+      const event = FLUX_TURN_EVENTS[msg.event as string];
+      if (event && !this.ending) this.onTurn?.(event);
       return;
     }
     // Interim results are revised later; only final ones make the turn's text.

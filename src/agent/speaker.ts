@@ -133,6 +133,17 @@ export class Speaker {
     return this.commit();
   }
 
+  /** Resolves once all the agent queued has been heard (at most 30 s on); those words become their turn, before the action's. */
+  async untilHeard(): Promise<void> {
+    for (let waited = 0; waited < 30_000 && !this.o.ended() && this.playing; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    const s = this.speaking;
+    const c = this.o.controls();
+    if (!s?.heard.length || s.byMark.size || this.paused) return;
+    c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: c.now() });
+    s.heard = [];
+    s.startMs = c.now();
+  }
+
   /** The audio was cleared without a cut (an answering machine, a transfer): nothing more plays. */
   forget(now: number): void {
     this.speaking = null;

@@ -7,6 +7,9 @@ import type { SampleRate } from "../lib/audio/resample";
 /** Synthesized audio; `words`: when each word ends (ms from this audio's start), where the voice gives timings. */
 export type Speech = { samples: Int16Array; rate: SampleRate; words?: Array<{ word: string; endMs: number }> };
 
+/** What a turn-detecting speech model says about the caller's turn. */
+export type TurnEvent = "eager" | "end" | "resumed";
+
 /** A transcription that runs while the callee speaks: audio goes in as it arrives, the text comes out at the turn's end. */
 export interface SpeechStream {
   /** More of the utterance (16-bit PCM at the rate the stream was opened with). Never blocks: buffered until sent. */
@@ -15,6 +18,11 @@ export interface SpeechStream {
   finish(): Promise<string>;
   /** The turn is dropped (noise, a barge-in, the call ended): the connection closes and nothing more is answered. */
   abort(): void;
+  /**
+   * A model that detects the end of the turn itself (Deepgram Flux) says so here: `end` (the caller finished: the
+   * turn ends without waiting for silence), `eager` (probably finished), `resumed` (they went on after an `eager`).
+   */
+  onTurn?: ((event: TurnEvent) => void) | null;
 }
 
 export interface SpeechToText {

@@ -41,6 +41,16 @@ export class TurnDetector {
     return { kind: "end", utterance };
   }
 
+  /** A turn-detecting model said the turn is over (`atMs`): the utterance ends now, without waiting for silence. */
+  endNow(atMs: number): Utterance | null {
+    if (this.startMs === null) return null;
+    const utterance = { samples: concat(this.parts), startMs: this.startMs, endMs: Math.min(atMs, this.lastVoiceMs + 20), voicedMs: this.voicedMs };
+    this.parts = [];
+    this.startMs = null;
+    this.voicedMs = 0;
+    return utterance;
+  }
+
   /** The callee went on after a turn that was being answered: that turn's audio opens this utterance again. */
   carry(u: Utterance): boolean {
     if (this.startMs !== null) return false;
