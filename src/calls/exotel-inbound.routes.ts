@@ -11,7 +11,8 @@ const stream = createRoute({
   security: [],
   summary: "A call to one of an Exotel configuration's numbers: the Voicebot applet's WebSocket",
   description:
-    "No API key. Authorized by the configuration's inbound token in the path (its numbers' `inbound_url`); a wrong token is 401 before " +
+    "No API key. Authorized by the configuration's inbound token in the path (an HMAC only this service can mint, like the per-run token " +
+    "of the run callbacks; its numbers' `inbound_url` shows it); a wrong token is 401 before " +
     "the socket is accepted, and creates nothing. Exotel's `connected` and `start` (its `to` the dialed Exophone, `from` the caller) must " +
     "arrive within 5 seconds and 4 messages. A number with an agent is put through to it (the run is `inbound`, the call's audio and " +
     "`stop` go to its call session); a number without one, an unusable agent or a caller over the concurrent-call cap gets the socket " +
