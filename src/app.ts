@@ -20,6 +20,7 @@ import { exotelInboundRouter } from "./calls/exotel-inbound.routes";
 import { resumeRouter } from "./calls/resume.routes";
 import { transferRouter } from "./calls/transfer.routes";
 import { runsRouter } from "./calls/runs.routes";
+import { latencyRouter } from "./calls/latency.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 import { webCallRouter } from "./calls/web-call.routes";
 import { webhooksRouter } from "./webhooks/webhooks.routes";
@@ -46,6 +47,7 @@ const ROUTERS = [
   resumeRouter,
   transferRouter,
   runsRouter,
+  latencyRouter,
   publicCallsRouter,
   webCallRouter,
   campaignControlRouter,

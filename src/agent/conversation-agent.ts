@@ -30,6 +30,7 @@ import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
 import { MachineWait } from "./machine-wait";
 import { TurnDetector, type Utterance } from "./turn-detector";
+import { TurnTimings } from "./turn-timing";
 
 export { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 
@@ -51,23 +52,20 @@ export class ConversationAgent implements VoiceAgent {
   private ended = false;
   private endReason: EndReason = "agent_hangup";
   private note: string | null = null;
-  /** Why the agent ended the call, for the session's end note (a note of the outcome is not repeated there). */
-  private endNote: string | null = null;
+  private endNote: string | null = null; // why the agent ended the call, for the session's end note
   /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
   private voicemail: VoicemailAction = "hang_up";
-  /** Set once an answering machine is known: waiting out its greeting and tone. */
-  private machine: MachineWait | null = null;
+  private machine: MachineWait | null = null; // once an answering machine is known: waiting out its greeting and tone
   private rate: AgentContext["rate"] = 8000;
   /** What the call opens with (and what a voicemail message says): the contact's override, else the graph's greeting. */
   private opening: { text: string; audio: Speech | null } | null = null;
-  /** Token and audio figures of the call, for its cost. */
-  readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 };
+  readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 }; // the call's token and audio figures, for its cost
   private readonly actions: ActionRunner;
   private readonly keypad = new Keypad();
-  /** A transfer is under way: the callee's audio and keys wait (the carrier may be ringing the person). */
-  private handingOver = false;
+  private handingOver = false; // a transfer is under way: the callee's audio and keys wait
+  private readonly timing = new TurnTimings(() => this.c!);
 
   constructor(
     readonly conversation: Conversation,
@@ -215,7 +213,7 @@ export class ConversationAgent implements VoiceAgent {
   private completeIfHeard() {
     const s = this.voice.speaking;
     if (!s || s.byMark.size || !s.complete || !this.c || this.voice.isPaused) return;
-    this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now() });
+    this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now(), timing: this.timing.take() });
     this.voice.speaking = null;
     this.idle.lastActivity = this.c.wallNow();
     if (s.last) this.hangup();
@@ -266,9 +264,10 @@ export class ConversationAgent implements VoiceAgent {
     }
     this.thinking?.abort();
     this.thinking = null;
+    const timing = this.timing.take(this.voice.unheard());
     const heard = this.voice.commit();
     this.conversation.interrupted(heard);
-    c.log({ role: "agent", text: heard, startMs, endMs: at, interrupted: true });
+    c.log({ role: "agent", text: heard, startMs, endMs: at, interrupted: true, timing });
     this.save();
   }
 
@@ -322,6 +321,7 @@ export class ConversationAgent implements VoiceAgent {
   private endOfTurn(u: Utterance) {
     const turn: CalleeTurn = { ...u, stream: this.listening };
     this.listening = null;
+    this.timing.begin(u.endMs, this.voice.isPaused);
     if (this.voice.isPaused) return void this.heardOver(turn);
     if (turn.voicedMs < this.settings.minSpeechMs) {
       turn.stream?.abort();
@@ -382,7 +382,7 @@ export class ConversationAgent implements VoiceAgent {
           this.conversation.heard(text);
           this.save();
         }
-        const gen = agentReply(this.conversation, this.engines.model, signal, this.act);
+        const gen = agentReply(this.conversation, this.timing.model(this.engines.model), signal, this.act);
         let ended = false;
         for (;;) {
           const r = await gen.next();
@@ -396,6 +396,7 @@ export class ConversationAgent implements VoiceAgent {
           }
           if (r.value.type === "sentence") {
             this.idle.waitingSince = null;
+            this.timing.sentence(this.voice);
             await this.voice.speak([r.value.text], { complete: false, last: false, signal });
             if (signal.aborted) return;
             this.idle.dueSince = null;
@@ -416,8 +417,10 @@ export class ConversationAgent implements VoiceAgent {
     })();
   }
 
-  private transcribe(turn: CalleeTurn, signal: AbortSignal): Promise<string> {
-    return transcribeTurn(this.engines.stt, { samples: turn.samples, rate: this.rate }, turn.stream, signal);
+  private async transcribe(turn: CalleeTurn, signal: AbortSignal): Promise<string> {
+    const text = await transcribeTurn(this.engines.stt, { samples: turn.samples, rate: this.rate }, turn.stream, signal);
+    this.timing.mark("stt_final_ms");
+    return text;
   }
 
   /** The reply's last sentence is queued: it is complete once heard (and the call ends then, if it was the last). */

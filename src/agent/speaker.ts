@@ -97,6 +97,20 @@ export class Speaker {
     }
   }
 
+  /** While paused: the audio and words of the reply not heard (what a barge-in now would cut), for the turn's timing. */
+  unheard(): { ms: number; words: string } | null {
+    if (!this.paused) return null;
+    let ms = 0;
+    const words: string[] = [];
+    for (const { sentence, fromMs } of this.paused.rest) {
+      ms += Math.max(0, sentence.durMs - fromMs);
+      const all = sentence.text.split(/\s+/).filter(Boolean);
+      const heard = fromMs ? heardWords(sentence.text, fromMs, sentence.durMs, sentence.words).split(/\s+/).filter(Boolean).length : 0;
+      words.push(...all.slice(heard));
+    }
+    return { ms, words: words.join(" ") };
+  }
+
   /** The callee took the turn: what they heard of the reply (see `cut`), and nothing of it plays again. */
   commit(): string {
     const p = this.paused;

@@ -25,7 +25,27 @@ export type EndReason = (typeof END_REASONS)[number];
 export type VoicemailAction = "hang_up" | "leave_message";
 
 /** A turn of the transcript; `tool` turns say which action the agent took and how it went (never its secrets or answer). */
-export type Turn = { role: "agent" | "callee" | "tool"; text: string; startMs: number; endMs: number; interrupted?: boolean };
+export type Turn = { role: "agent" | "callee" | "tool"; text: string; startMs: number; endMs: number; interrupted?: boolean; timing?: TurnTiming };
+
+/**
+ * How long an agent's reply took, stage by stage: ms after the caller's last word ended (their utterance's end on the
+ * audio clock). A stage the reply never reached (cut off first) is absent. `cut_*`: what a barge-in kept from being heard.
+ */
+export type TurnTiming = {
+  /** The end of their turn was detected (the silence bound, or a turn-detecting model). */
+  end_of_turn_ms?: number;
+  stt_final_ms?: number;
+  model_first_token_ms?: number;
+  first_sentence_ms?: number;
+  voice_first_byte_ms?: number;
+  /** The reply's first frame went to the carrier. */
+  first_audio_sent_ms?: number;
+  /** That frame plays to the caller (the audio clock's time for it: the pacer's lead ahead of the caller). */
+  first_audio_heard_ms?: number;
+  /** Audio queued but never heard (the barge-in cleared it), and its words. */
+  cut_ms?: number;
+  cut_words?: string;
+};
 
 /** One action the agent took on the model's behalf (an HTTP tool, a transfer, key presses), for the run's `tool_calls`. */
 export type ToolCallRecord = {
@@ -96,6 +116,8 @@ export interface AgentControls {
   machine(): void;
   /** Adds a turn to the run's transcript. */
   log(turn: Turn): void;
+  /** Calls `sent` once the next frame of the agent's audio goes to the carrier, with when it plays on the audio clock. */
+  onSent?(sent: (playsAtMs: number) => void): void;
   /** Milliseconds since the stream started (the call's audio clock: transcript times and pacing). */
   now(): number;
   /** Wall-clock milliseconds: what silence, re-prompt and dead-air limits count in (a burst of late frames is not silence). */

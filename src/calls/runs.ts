@@ -6,6 +6,7 @@ import type { Db } from "../lib/db";
 import type { CallStatus } from "../telephony/providers/types";
 import { END_REASONS } from "../agent/voice-agent";
 import { RunTransfer, transferView } from "./transfer-record";
+import { TurnTimingSchema } from "./latency";
 
 /** The agent's actions on the call (HTTP tools, a transfer, key presses), in order. */
 const ToolCalls = z
@@ -157,6 +158,7 @@ export const WorkflowRun = z
           start_ms: z.number().int().openapi({ description: "From the start of the call's audio" }),
           end_ms: z.number().int(),
           interrupted: z.boolean().openapi({ description: "The callee spoke over it and the rest was not played" }),
+          timing: TurnTimingSchema.optional(),
         }),
       )
       .openapi({ description: "The conversation's turns, once the call's media session ended (empty before, or without one)" }),

@@ -227,6 +227,8 @@ export const workflowRuns = sqliteTable(
       start_ms: number;
       end_ms: number;
       interrupted: boolean;
+      // An agent turn's timing (src/agent/voice-agent.ts TurnTiming), on runs from when it was measured.
+      timing?: Record<string, number | string>;
     }> | null>(),
     // What the voice agent gathered (the nodes' extraction variables), the disposition it chose, and what the call
     // cost in speech and tokens, once its session ended.

@@ -4732,6 +4732,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/latency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How fast an agent answers: p50/p95 of each reply's timing over its recent calls
+         * @description Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many recent calls to read (default 50, at most 500) */
+                    calls?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentLatency"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/agent/{uuid}": {
         parameters: {
             query?: never;
@@ -8203,6 +8286,7 @@ export interface components {
                 end_ms: number;
                 /** @description The callee spoke over it and the rest was not played */
                 interrupted: boolean;
+                timing?: components["schemas"]["TurnTiming"];
             }[];
             /** @description What the voice agent gathered during the call (its nodes' extraction variables), once it ended */
             gathered_context: {
@@ -8240,6 +8324,27 @@ export interface components {
             analysis: components["schemas"]["RunAnalysis"];
             /** @description The API key that started the call (a campaign's call: the key that created the campaign) */
             created_by_key_id: number | null;
+        };
+        /** @description How long the agent's reply took, stage by stage, in ms after the caller's last word ended (agent turns that answered the caller, on runs from when this was measured) */
+        TurnTiming: {
+            /** @description The end of the caller's turn was detected (silence, or a turn-detecting speech model) */
+            end_of_turn_ms?: number;
+            /** @description Speech-to-text gave the turn's final words */
+            stt_final_ms?: number;
+            /** @description The model's first token (or tool call) came */
+            model_first_token_ms?: number;
+            /** @description The reply's first sentence was ready to speak */
+            first_sentence_ms?: number;
+            /** @description The voice's first audio of that sentence came */
+            voice_first_byte_ms?: number;
+            /** @description The reply's first frame was sent to the carrier */
+            first_audio_sent_ms?: number;
+            /** @description That frame plays to the caller (the caller's last word → first audio heard) */
+            first_audio_heard_ms?: number;
+            /** @description A barge-in: ms of the reply's queued audio the caller never heard */
+            cut_ms?: number;
+            /** @description A barge-in: the words of the reply the caller never heard */
+            cut_words?: string;
         };
         /** @description The agent's hand-over of the call to a person (the latest), once it asked for one: where to, how, and how it went */
         RunTransfer: {
@@ -8283,6 +8388,30 @@ export interface components {
             attempts: number;
             analyzed_at: string;
         } | null;
+        AgentLatency: {
+            workflow_id: number;
+            /** @description Recent calls read (those with a transcript, newest first) */
+            calls: number;
+            /** @description Agent replies among them that carry a timing */
+            replies: number;
+            /** @description Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard) */
+            figures: {
+                end_of_turn_ms: components["schemas"]["LatencyPercentiles"];
+                stt_final_ms: components["schemas"]["LatencyPercentiles"];
+                model_first_token_ms: components["schemas"]["LatencyPercentiles"];
+                first_sentence_ms: components["schemas"]["LatencyPercentiles"];
+                voice_first_byte_ms: components["schemas"]["LatencyPercentiles"];
+                first_audio_sent_ms: components["schemas"]["LatencyPercentiles"];
+                first_audio_heard_ms: components["schemas"]["LatencyPercentiles"];
+                cut_ms: components["schemas"]["LatencyPercentiles"];
+            };
+        };
+        LatencyPercentiles: {
+            /** @description Replies that reached this stage */
+            count: number;
+            p50: number | null;
+            p95: number | null;
+        };
         CallInitiationResponse: {
             /** @example initiated */
             status: string;

@@ -40,6 +40,7 @@ export function agentControls(loop: MediaLoop, of: ControlsOf): AgentControls {
       // The clock with it: a call resumed from this point goes on from this time, not from the last heartbeat's.
       if (of.current()) of.save(state, loop.clockMs);
     },
+    onSent: (sent) => loop.onSent(sent),
     now: () => loop.clockMs,
     wallNow: () => Date.now(),
   };

@@ -71,6 +71,13 @@ export class MediaLoop {
     return this.recorder?.tick(this.clockMs, samples) ?? null;
   }
 
+  /** Waiting for the next frame of the agent's audio to be sent (a reply's timing), with when it plays. */
+  private sentWaiters: Array<(playsAtMs: number) => void> = [];
+
+  onSent(sent: (playsAtMs: number) => void): void {
+    this.sentWaiters.push(sent);
+  }
+
   /** Queues the agent's speech (any rate) to be paced out. */
   say(samples: Int16Array, rate: SampleRate): void {
     let s = samples;
@@ -114,6 +121,7 @@ export class MediaLoop {
       if (item.kind === "frame") {
         this.send(this.adapter.audio(item.frame, this.streamId));
         this.recorder?.agentFrame(item.at, decode(this.format, item.frame));
+        if (this.sentWaiters.length) for (const sent of this.sentWaiters.splice(0)) sent(item.at);
       } else if (this.adapter.mark) {
         this.send(this.adapter.mark(item.name, this.streamId));
         this.unconfirmed.set(item.name, now + MARK_CONFIRM_MS);

@@ -70,7 +70,14 @@ export type CallResults = {
  * (analysis, webhook nodes); the disposition to the campaign.
  */
 export async function saveResults(env: Env, runId: number, r: CallResults, ports: Pick<CallPorts, "disposition">): Promise<void> {
-  const transcript = r.turns.map((t) => ({ role: t.role, text: t.text, start_ms: t.startMs, end_ms: t.endMs, interrupted: !!t.interrupted }));
+  const transcript = r.turns.map((t) => ({
+    role: t.role,
+    text: t.text,
+    start_ms: t.startMs,
+    end_ms: t.endMs,
+    interrupted: !!t.interrupted,
+    ...(t.timing ? { timing: t.timing } : {}),
+  }));
   const o = r.outcome;
   const agent = o && {
     gatheredContext: o.gathered,

@@ -1,0 +1,61 @@
+// An agent's answer latency over its recent calls: GET /workflow/{workflow_id}/latency.
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { workflowRuns } from "../db/schema";
+import { createRouter } from "../lib/app";
+import { getDb } from "../lib/db";
+import { notFound } from "../lib/errors";
+import { errors, idParam, json } from "../lib/schemas";
+import { getWorkflow } from "../workflows/store";
+import { AgentLatency, summarizeLatency } from "./latency";
+
+export const LATENCY_CALLS_DEFAULT = 50;
+export const LATENCY_CALLS_MAX = 500;
+
+const latency = createRoute({
+  method: "get",
+  path: "/workflow/{workflow_id}/latency",
+  tags: ["calls"],
+  summary: "How fast an agent answers: p50/p95 of each reply's timing over its recent calls",
+  description:
+    "Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript.",
+  request: {
+    params: idParam("workflow_id"),
+    query: z.object({
+      calls: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(LATENCY_CALLS_MAX)
+        .default(LATENCY_CALLS_DEFAULT)
+        .openapi({
+          type: "integer",
+          param: { name: "calls", in: "query" },
+          description: `How many recent calls to read (default ${LATENCY_CALLS_DEFAULT}, at most ${LATENCY_CALLS_MAX})`,
+        }),
+    }),
+  },
+  responses: { 200: json(AgentLatency), ...errors(401, 404, 422) },
+});
+
+export const latencyRouter = createRouter().openapi(latency, async (c) => {
+  const { workflow_id } = c.req.valid("param");
+  const { calls } = c.req.valid("query");
+  const db = getDb(c.env);
+  const orgId = c.get("orgId");
+  if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
+  const rows = await db
+    .select({ transcript: workflowRuns.transcript })
+    .from(workflowRuns)
+    .where(and(eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), isNotNull(workflowRuns.transcript)))
+    .orderBy(desc(workflowRuns.id))
+    .limit(calls)
+    .all();
+  return c.json(
+    summarizeLatency(
+      workflow_id,
+      rows.map((r) => r.transcript),
+    ),
+    200,
+  );
+});

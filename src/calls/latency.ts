@@ -1,0 +1,88 @@
+// How fast an agent answers: each reply's timing (stored with its transcript turn) and the per-agent summary of its
+// recent calls, p50 and p95 of each figure (nearest rank: a figure that was measured, never an interpolated one).
+import { z } from "@hono/zod-openapi";
+
+const ms = (description: string) => z.number().int().min(0).optional().openapi({ description });
+
+/** An agent turn's timing: every figure in ms after the caller's last word ended; a stage not reached is absent. */
+export const TurnTimingSchema = z
+  .object({
+    end_of_turn_ms: ms("The end of the caller's turn was detected (silence, or a turn-detecting speech model)"),
+    stt_final_ms: ms("Speech-to-text gave the turn's final words"),
+    model_first_token_ms: ms("The model's first token (or tool call) came"),
+    first_sentence_ms: ms("The reply's first sentence was ready to speak"),
+    voice_first_byte_ms: ms("The voice's first audio of that sentence came"),
+    first_audio_sent_ms: ms("The reply's first frame was sent to the carrier"),
+    first_audio_heard_ms: ms("That frame plays to the caller (the caller's last word → first audio heard)"),
+    cut_ms: ms("A barge-in: ms of the reply's queued audio the caller never heard"),
+    cut_words: z.string().optional().openapi({ description: "A barge-in: the words of the reply the caller never heard" }),
+  })
+  .openapi("TurnTiming", {
+    description:
+      "How long the agent's reply took, stage by stage, in ms after the caller's last word ended (agent turns that answered the caller, on runs from when this was measured)",
+  });
+
+export type TurnTimingFigures = z.infer<typeof TurnTimingSchema>;
+
+/** The figures summarized, in the order a reply reaches them. */
+export const LATENCY_FIGURES = [
+  "end_of_turn_ms",
+  "stt_final_ms",
+  "model_first_token_ms",
+  "first_sentence_ms",
+  "voice_first_byte_ms",
+  "first_audio_sent_ms",
+  "first_audio_heard_ms",
+  "cut_ms",
+] as const;
+type Figure = (typeof LATENCY_FIGURES)[number];
+
+const Percentiles = z
+  .object({
+    count: z.number().int().min(0).openapi({ description: "Replies that reached this stage" }),
+    p50: z.number().int().nullable(),
+    p95: z.number().int().nullable(),
+  })
+  .openapi("LatencyPercentiles");
+
+export const AgentLatency = z
+  .object({
+    workflow_id: z.number().int(),
+    calls: z.number().int().min(0).openapi({ description: "Recent calls read (those with a transcript, newest first)" }),
+    replies: z.number().int().min(0).openapi({ description: "Agent replies among them that carry a timing" }),
+    figures: z
+      .object(Object.fromEntries(LATENCY_FIGURES.map((f) => [f, Percentiles])) as Record<Figure, typeof Percentiles>)
+      .openapi({ description: "Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard)" }),
+  })
+  .openapi("AgentLatency");
+export type AgentLatency = z.infer<typeof AgentLatency>;
+
+/** The nearest-rank percentile `p` (0–100) of ascending `sorted`; null for none. */
+export function percentile(sorted: readonly number[], p: number): number | null {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+type StoredTurn = { role: string; timing?: Record<string, unknown> };
+
+/** The summary over calls' transcripts (each a list of turns, or null). */
+export function summarizeLatency(workflowId: number, transcripts: ReadonlyArray<ReadonlyArray<StoredTurn> | null>): AgentLatency {
+  const values = Object.fromEntries(LATENCY_FIGURES.map((f) => [f, [] as number[]])) as Record<Figure, number[]>;
+  let replies = 0;
+  for (const turns of transcripts)
+    for (const t of turns ?? []) {
+      if (t.role !== "agent" || !t.timing) continue;
+      replies++;
+      for (const f of LATENCY_FIGURES) {
+        const v = t.timing[f];
+        if (typeof v === "number" && Number.isFinite(v)) values[f].push(v);
+      }
+    }
+  const figures = Object.fromEntries(
+    LATENCY_FIGURES.map((f) => {
+      const sorted = values[f].sort((a, b) => a - b);
+      return [f, { count: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95) }];
+    }),
+  ) as AgentLatency["figures"];
+  return { workflow_id: workflowId, calls: transcripts.length, replies, figures };
+}
