@@ -32,7 +32,7 @@ export class DeepgramLive implements SpeechStream {
   private settle: { resolve(text: string): void; reject(err: unknown): void } | null = null;
   private readonly call: ProviderCall;
   private readonly onAbort = () => this.abort();
-  onTurn: ((event: TurnEvent) => void) | null = null;
+  onTurn: ((event: TurnEvent, words?: string) => void) | null = null;
 
   constructor(
     what: string,
@@ -126,7 +126,7 @@ export class DeepgramLive implements SpeechStream {
       }
       // Flux's own turn detection: the agent ends the turn on EndOfTurn rather than waiting for silence.
       const event = FLUX_TURN_EVENTS[msg.event as string];
-      if (event && !this.ending) this.onTurn?.(event);
+      if (event && !this.ending) this.onTurn?.(event, [...this.finals, this.ongoing].filter(Boolean).join(" "));
       return;
     }
     // Interim results are revised later; only final ones make the turn's text.

@@ -21,14 +21,20 @@ export interface SpeechStream {
   /**
    * A model that detects the end of the turn itself (Deepgram Flux) says so here: `end` (the caller finished: the
    * turn ends without waiting for silence), `eager` (probably finished), `resumed` (they went on after an `eager`).
+   * `words`: the turn's words so far (with `eager`, those its `end` will carry unless it is `resumed` first).
    */
-  onTurn?: ((event: TurnEvent) => void) | null;
+  onTurn?: ((event: TurnEvent, words?: string) => void) | null;
 }
 
 export interface SpeechToText {
   transcribe(audio: Speech, signal?: AbortSignal): Promise<string>;
   /** Streaming providers: a transcription opened when the callee starts speaking (none: `transcribe` per turn). */
   open?(rate: SampleRate, signal?: AbortSignal): SpeechStream;
+  /**
+   * Engines with a turn-detection model (Workers AI's smart-turn): whether the caller's utterance so far, heard up to
+   * a short pause, is a complete turn. Rejects when the model fails (the silence bound then decides).
+   */
+  endOfTurn?(audio: Speech, signal?: AbortSignal): Promise<boolean>;
 }
 
 export interface TextToSpeech {

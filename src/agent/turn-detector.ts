@@ -12,7 +12,8 @@ export class TurnDetector {
   private startMs: number | null = null;
   /** The voice heard so far in the current utterance. */
   voicedMs = 0;
-  private lastVoiceMs = 0;
+  /** When the callee's voice was last heard (the pause since decides the turn's end). */
+  lastVoiceMs = 0;
 
   constructor(private readonly endOfTurnMs: number) {}
 
@@ -39,6 +40,11 @@ export class TurnDetector {
     this.startMs = null;
     this.voicedMs = 0;
     return { kind: "end", utterance };
+  }
+
+  /** The current utterance's audio so far (for a turn-detection model). */
+  audio(): Int16Array {
+    return concat(this.parts);
   }
 
   /** A turn-detecting model said the turn is over (`atMs`): the utterance ends now, without waiting for silence. */

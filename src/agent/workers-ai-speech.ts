@@ -1,7 +1,7 @@
 // Speech on Workers AI through the `AI` binding: Deepgram Nova-3 (or Flux, live only) transcribes an utterance,
 // Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
 import { pcm16FromBytes } from "../lib/audio/pcm";
-import type { SampleRate } from "../lib/audio/resample";
+import { Resampler, type SampleRate } from "../lib/audio/resample";
 import { readWav, wavFile } from "../lib/audio/wav";
 import { DeepgramLive } from "./deepgram-live";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
@@ -9,6 +9,12 @@ import type { AiRunner } from "./workers-ai-model";
 
 export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
 export const WORKERS_AI_TTS_MODEL = "@cf/deepgram/aura-1";
+/** The turn-detection model Workers AI hosts (Pipecat's Smart Turn v2): audio in, `is_complete` / `probability` out. */
+export const WORKERS_AI_TURN_MODEL = "@cf/pipecat-ai/smart-turn-v2";
+/** Smart Turn hears the last 8 s of the turn, at 16 kHz. */
+const TURN_MODEL_WINDOW_S = 8;
+/** Flux's confidence for EagerEndOfTurn (its documented range 0.3-0.9; unset, it sends none): a speculative reply starts then. */
+export const FLUX_EAGER_EOT_THRESHOLD = "0.4";
 
 export class WorkersAiSpeechToText implements SpeechToText {
   /** Present for the models that stream (see `live`). */
@@ -19,6 +25,23 @@ export class WorkersAiSpeechToText implements SpeechToText {
     private readonly model = WORKERS_AI_STT_MODEL,
   ) {
     if (streamsLive(model)) this.open = (rate, signal) => this.live(rate, signal);
+    // Flux detects the turn's end itself; the other models get Smart Turn beside them.
+    if (isFlux(model)) this.endOfTurn = undefined;
+  }
+
+  /** Smart Turn's verdict on the utterance so far (the last 8 s, as 16 kHz WAV): is the caller's turn complete? */
+  async endOfTurn?(audio: Speech): Promise<boolean> {
+    const samples = audio.samples.subarray(Math.max(0, audio.samples.length - audio.rate * TURN_MODEL_WINDOW_S));
+    const wide = audio.rate === 16000 ? samples : new Resampler(audio.rate, 16000).convert(samples);
+    let out: any;
+    try {
+      out = await this.ai.run(WORKERS_AI_TURN_MODEL, { audio: { body: wavFile(wide, 16000), contentType: "audio/wav" } });
+    } catch (err) {
+      throw new Error(`Workers AI turn detection failed: ${String((err as Error)?.message ?? err)}`);
+    }
+    if (typeof out?.is_complete === "boolean") return out.is_complete;
+    if (typeof out?.probability === "number") return out.probability >= 0.5;
+    throw new Error("Workers AI turn detection answered no verdict");
   }
 
   async transcribe(audio: Speech): Promise<string> {
@@ -49,7 +72,7 @@ export class WorkersAiSpeechToText implements SpeechToText {
         try {
           // Flux formats its turns itself and takes no formatting options.
           const query = flux
-            ? { encoding: "linear16", sample_rate: String(rate) }
+            ? { encoding: "linear16", sample_rate: String(rate), eager_eot_threshold: FLUX_EAGER_EOT_THRESHOLD }
             : { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
           out = await this.ai.run(this.model, query, { websocket: true });
         } catch (err) {
