@@ -1,6 +1,7 @@
 // Agents: the list, a new agent in the editor, and on an agent's page (after "Talk to this agent") its editor,
 // versions and archive/restore.
 import { agentEditor } from "./agent-editor.js";
+import { latencySection } from "./latency.js";
 import { api, confirmAction, fmtTime, h, load, main, page, pagedRows, showError, stateBadge, table } from "./core.js";
 
 const agentRow = (a) =>
@@ -49,6 +50,8 @@ export async function agentManagement(id) {
     table(h("caption", {}, "Every saved version; calls use the published one"), ["Version", "Status", "Saved", ""], versionsBody),
     h("h2", {}, "Availability"),
     status,
+    h("h2", {}, "Answer latency"),
+    latencySection(id),
   );
   const editor = agentEditor(editorRoot, agent, () => loadVersions());
   editor.validate();

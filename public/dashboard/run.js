@@ -3,6 +3,7 @@
 // agent's actions and transfer, and what it gathered.
 import { fact, fmtTime, h, load, main, page, stateBadge, table } from "./core.js";
 import { estimateCost, turnTimings, usd } from "./cost.js";
+import { stagesText } from "./stages.js";
 
 const sec = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const ROLE = { agent: "Agent", callee: "Callee", tool: "Action" };
@@ -42,11 +43,12 @@ function timingTable(run) {
       h("td", { class: "num" }, sec(t.length_ms)),
       h("td", { class: "num" }, t.wait_ms === null ? "—" : sec(Math.max(0, t.wait_ms))),
       h("td", {}, t.text, t.interrupted ? " [interrupted]" : ""),
+      h("td", { class: "stages" }, t.role === "agent" ? stagesText(t.timing) : ""),
     ),
   );
   return table(
     h("caption", {}, "Each turn: when it started, how long it lasted, and how long the agent took to answer (after the callee stopped)"),
-    ["Who", "Starts at", "Length", "Agent answered after", "Said"],
+    ["Who", "Starts at", "Length", "Agent answered after", "Said", "Reply measured (ms after the callee's last word)"],
     h("tbody", {}, rows),
     [1, 2, 3],
   );
