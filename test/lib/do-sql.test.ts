@@ -156,7 +156,7 @@ describe("the objects' schemas", () => {
     expect(usage).toEqual({ inUse: 1, cap: 3 });
   });
 
-  it("an ARI events object from before versions adopts v1 and keeps its tracked calls and failure count", async () => {
+  it("an ARI events object from before versions adopts v1, migrates on, and keeps its tracked calls and failure count", async () => {
     const { AriEventsObject } = await import("../../src/calls/ari-events");
     const stub = env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`do-sql-legacy-ari:${Date.now()}`));
     const status = await runInDurableObject(stub, async (_obj, state) => {
@@ -170,9 +170,10 @@ describe("the objects' schemas", () => {
       sql.exec(`INSERT INTO kv VALUES ('failures', '2')`);
       const fresh = new AriEventsObject(state as DurableObjectState, env);
       await state.blockConcurrencyWhile(async () => {});
-      expect(sql.exec("SELECT v FROM schema_meta WHERE k = 'version'").one().v).toBe(1);
+      // Adopted as v1, then migrated to the newest version (v2 adds the map of incoming channels to runs).
+      expect(sql.exec("SELECT v FROM schema_meta WHERE k = 'version'").one().v).toBe(2);
       return fresh.status();
     });
-    expect(status).toEqual({ connected: false, inFlight: 1, failures: 2 });
+    expect(status).toEqual({ connected: false, inFlight: 1, failures: 2, listening: false });
   });
 });
