@@ -30,6 +30,7 @@ import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
 import { MachineWait } from "./machine-wait";
 import { TurnDetector, type Utterance } from "./turn-detector";
+import { TurnEnds } from "./turn-ends";
 import { TurnTimings } from "./turn-timing";
 
 export { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
@@ -46,6 +47,7 @@ export class ConversationAgent implements VoiceAgent {
   private c: AgentControls | null = null;
   private listening: SpeechStream | null = null;
   private readonly turns: TurnDetector;
+  private readonly ends: TurnEnds; // models that end the caller's turn sooner; a reply started ahead (turn-ends.ts)
   private readonly idle: IdlePolicy;
   private readonly voice: Speaker;
   private thinking: AbortController | null = null;
@@ -74,6 +76,11 @@ export class ConversationAgent implements VoiceAgent {
     access: ToolAccess | null = null,
   ) {
     this.turns = new TurnDetector(settings.endOfTurnMs);
+    this.ends = new TurnEnds(engines, this.turns, {
+      now: () => (this.ended || !this.c ? null : this.c.now()),
+      endOfTurn: (u) => this.endOfTurn(u),
+      request: () => (this.thinking || this.voice.speaking || this.ended ? null : this.conversation.request()),
+    });
     this.idle = new IdlePolicy(settings);
     this.voice = new Speaker({
       controls: () => this.c!,
@@ -115,7 +122,6 @@ export class ConversationAgent implements VoiceAgent {
     if (frame.voiced) {
       // A reply being prepared (not yet spoken) answers words they had not finished; one being spoken waits for `overAgent`.
       if (this.thinking && (this.carried || !this.voice.speaking)) {
-        // They went on talking: the reply being prepared answers words they had not finished.
         this.thinking.abort();
         this.thinking = null;
         this.idle.dueSince = null;
@@ -128,18 +134,12 @@ export class ConversationAgent implements VoiceAgent {
     if (this.turns.active || ev) this.listening?.push(frame.samples);
     if (frame.voiced) this.overAgent();
     if (ev?.kind === "end") this.endOfTurn(ev.utterance);
+    else this.ends.frame(frame.atMs, this.rate);
   }
 
   /** A live transcription for the utterance that starts; a model that detects the turn's end ends it (Flux). */
   private listen() {
-    const stream = this.engines.stt.open?.(this.rate) ?? null;
-    this.listening = stream;
-    if (!stream || !("onTurn" in stream)) return;
-    stream.onTurn = (event) => {
-      if (event !== "end" || this.listening !== stream || this.ended || !this.c) return;
-      const u = this.turns.endNow(this.c.now());
-      if (u) this.endOfTurn(u);
-    };
+    this.listening = this.ends.watch(this.engines.stt.open?.(this.rate) ?? null, () => this.listening);
   }
 
   /**
@@ -202,6 +202,7 @@ export class ConversationAgent implements VoiceAgent {
     this.ended = true;
     this.thinking?.abort();
     this.listening?.abort();
+    this.ends.stop();
   }
 
   outcome(): AgentOutcome {
@@ -382,7 +383,7 @@ export class ConversationAgent implements VoiceAgent {
           this.conversation.heard(text);
           this.save();
         }
-        const gen = agentReply(this.conversation, this.timing.model(this.engines.model), signal, this.act);
+        const gen = agentReply(this.conversation, this.timing.model(this.ends.model), signal, this.act);
         let ended = false;
         for (;;) {
           const r = await gen.next();

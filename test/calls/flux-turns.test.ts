@@ -9,90 +9,204 @@ import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
-import { listen, listenUntil, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
+import { listen, listenLive, listenUntil, SEATS, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
 import { connect } from "./media-support";
 import { setup } from "./support";
 
 const FLUX = "@cf/deepgram/flux";
-/** Flux ends the turn after this much quiet following speech (its end-of-turn model, stood in for by a short wait). */
+/**
+ * Flux ends the turn after this much quiet following speech (its end-of-turn model, stood in for by a wait; the
+ * clips pause up to 240 ms between words).
+ */
 const FLUX_EOT_MS = 300;
+/** Flux's medium confidence, stood in for by a shorter wait: it transcribes the stretch and (eager mode) says EagerEndOfTurn. */
+const FLUX_EAGER_MS = 260;
+/** The stand-in model's time to its first token. */
+const MODEL_MS = 300;
+
+type Msg = { role: string; content: string | null };
 
 class FakeAi {
-  readonly chats: string[] = [];
-  private readonly recognizer = new ClipSpeechToText([SURE]);
+  readonly chats: Msg[][] = [];
+  readonly spoken: string[] = [];
+  readonly events: string[] = [];
+  /**
+   * `eager`: whether Flux sends eager events when asked for them (off: the baseline, Flux without eager mode);
+   * `eotMs`: its quiet before EndOfTurn (Flux's eager event comes a few hundred ms before it).
+   */
+  constructor(
+    readonly eager = true,
+    readonly eotMs = FLUX_EOT_MS,
+  ) {}
+  private readonly recognizer = new ClipSpeechToText([SURE, SEATS]);
 
   async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
     if (model === WORKERS_AI_CHAT_MODEL) {
-      const last = [...inputs.messages].reverse().find((m: { role: string }) => m.role === "user");
-      this.chats.push(String(last?.content ?? ""));
-      const chunk = { response: last ? "Great, thank you." : "Hi Ada!", tool_calls: [], usage: { prompt_tokens: 5, completion_tokens: 3 } };
+      const messages = structuredClone(inputs.messages) as Msg[];
+      this.chats.push(messages);
+      const last = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
+      await new Promise((r) => setTimeout(r, messages.length > 1 ? MODEL_MS : 0));
+      const response = !last ? "Hi Ada!" : last.includes("seats") ? "Twelve seats, noted." : "Great, thank you.";
+      const chunk = { response, tool_calls: [], usage: { prompt_tokens: 5, completion_tokens: 3 } };
       return new Response(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`).body!;
     }
-    if (model === WORKERS_AI_TTS_MODEL)
+    if (model === WORKERS_AI_TTS_MODEL) {
+      this.spoken.push(inputs.text);
       return new Uint8Array(new Int16Array((16000 * 60 * inputs.text.length) / 1000).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
-    if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate));
+    }
+    if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate), inputs.eager_eot_threshold !== undefined);
     throw new Error(`no such model: ${model}`);
   }
 
-  /** Flux's protocol: PCM in; TurnInfo EndOfTurn with the turn's transcript once the caller paused; CloseStream closes. */
-  private flux(rate: number): Response {
+  /**
+   * Flux's protocol: PCM in; each stretch of speech transcribed once the caller paused; EagerEndOfTurn (eager mode
+   * only) after a short pause, TurnResumed if they speak again before EndOfTurn, EndOfTurn with the turn's words after
+   * a longer one (the same words as the eager event); CloseStream closes.
+   */
+  private flux(rate: number, asked: boolean): Response {
     const [client, server] = Object.values(new WebSocketPair());
     server.accept();
     const frame = rate / 50;
+    const eager = asked && this.eager;
     let samples = new Int16Array(0);
-    let [voiced, quietMs, ended] = [0, 0, false];
-    server.addEventListener("message", async (e) => {
-      if (typeof e.data === "string") {
-        if (JSON.parse(e.data).type === "CloseStream") server.close(1000, "done");
-        return;
-      }
-      const chunk = new Int16Array(await new Response(e.data as ArrayBuffer).arrayBuffer());
-      const joined = new Int16Array(samples.length + chunk.length);
-      joined.set(samples);
-      joined.set(chunk, samples.length);
-      samples = joined;
-      for (let i = 0; i + frame <= chunk.length; i += frame) {
-        if (isVoiced(chunk.subarray(i, i + frame))) [voiced, quietMs] = [voiced + 1, 0];
-        else quietMs += 20;
-      }
-      if (ended || voiced < 10 || quietMs < FLUX_EOT_MS) return;
-      ended = true;
-      // The speech in what it got (the quiet around it trimmed), recognized among the callee's clips.
+    let [voiced, quietMs, segStart, transcribed, state] = [0, 0, 0, true, "idle" as "idle" | "speaking" | "eager" | "ended"];
+    const words: string[] = [];
+    const send = (event: string) => {
+      this.events.push(event);
+      server.send(JSON.stringify({ type: "TurnInfo", event, turn_index: 0, transcript: words.join(" "), end_of_turn_confidence: 0.9 }));
+    };
+    // The speech in one stretch (the quiet around it trimmed), recognized among the callee's clips.
+    const recognize = async (part: Int16Array) => {
       const on: number[] = [];
-      for (let i = 0; i + frame <= samples.length; i += frame) if (isVoiced(samples.subarray(i, i + frame))) on.push(i);
-      const transcript = await this.recognizer.transcribe({ samples: samples.subarray(on[0], on.at(-1)! + frame), rate: rate as 8000 });
-      server.send(JSON.stringify({ type: "TurnInfo", event: "EndOfTurn", turn_index: 0, transcript, end_of_turn_confidence: 0.9 }));
+      for (let i = 0; i + frame <= part.length; i += frame) if (isVoiced(part.subarray(i, i + frame))) on.push(i);
+      return on.length ? this.recognizer.transcribe({ samples: part.subarray(on[0], on.at(-1)! + frame), rate: rate as 8000 }) : "";
+    };
+    // Messages are handled one after another, in order (binary ones may arrive as Blobs).
+    let chain = Promise.resolve();
+    server.addEventListener("message", (e) => {
+      const data = e.data;
+      chain = chain.then(async () => {
+        if (typeof data === "string") {
+          if (JSON.parse(data).type === "CloseStream") server.close(1000, "done");
+          return;
+        }
+        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
+        const joined = new Int16Array(samples.length + chunk.length);
+        joined.set(samples);
+        joined.set(chunk, samples.length);
+        samples = joined;
+        for (let i = 0; i + frame <= chunk.length && state !== "ended"; i += frame) {
+          if (isVoiced(chunk.subarray(i, i + frame))) {
+            if (state === "eager") send("TurnResumed");
+            [voiced, quietMs, transcribed, state] = [voiced + 1, 0, false, "speaking"];
+            continue;
+          }
+          quietMs += 20;
+          if (state === "idle" || voiced < 10) continue;
+          const at = samples.length - chunk.length + i;
+          if (!transcribed && quietMs >= FLUX_EAGER_MS) {
+            words.push(await recognize(samples.subarray(segStart, at)));
+            [segStart, transcribed] = [at, true];
+            if (eager) {
+              state = "eager";
+              send("EagerEndOfTurn");
+            }
+          }
+          if (transcribed && quietMs >= this.eotMs) {
+            state = "ended";
+            send("EndOfTurn");
+          }
+        }
+      });
     });
     return new Response(null, { status: 101, webSocket: client });
   }
 }
 
+/** The call, with the session on the fake binding, up to the greeting heard and a little quiet. */
+async function fluxCall(ai: FakeAi) {
+  const s = await setup("twilio");
+  const { runId } = await startSeatsCall(s, {
+    call_disposition_codes: SEATS_DISPOSITIONS,
+    workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } },
+  });
+  await runInDurableObject(callSessionStub(env, runId), (instance) => {
+    const o = instance as unknown as { env: Env };
+    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
+  });
+  const callee = await connect("twilio", runId);
+  await listenUntil(callee, () => callee.played.length >= 1);
+  await listen(callee, 200);
+  return { runId, callee };
+}
+
+/** The caller says SURE; the time (on their clock, kept level with the wall clock) until the reply's first audio. */
+async function replyDelay(ai: FakeAi): Promise<number> {
+  const { callee } = await fluxCall(ai);
+  callee.speak(SURE.samples);
+  const spokeUntil = callee.clockMs;
+  const frames = callee.received.length;
+  await listenLive(callee, () => callee.received.length > frames, 5000);
+  return callee.clockMs - spokeUntil;
+}
+
+const lastUser = (m: Msg[]) => String([...m].reverse().find((x) => x.role === "user")?.content ?? "");
+
 describe("Flux's turn events on Workers AI", () => {
   it("EndOfTurn ends the caller's turn without waiting for the silence bound: the reply starts well under 700 ms after their words", async () => {
-    const s = await setup("twilio");
-    const { runId } = await startSeatsCall(s, {
-      call_disposition_codes: SEATS_DISPOSITIONS,
-      workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } },
-    });
-    const ai = new FakeAi();
-    await runInDurableObject(callSessionStub(env, runId), (instance) => {
-      const o = instance as unknown as { env: Env };
-      o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-    });
-    const callee = await connect("twilio", runId);
-    await listenUntil(callee, () => callee.played.length >= 1);
-    await listen(callee, 200);
+    const ai = new FakeAi(false);
+    const { runId, callee } = await fluxCall(ai);
     callee.speak(SURE.samples);
     const spokeUntil = callee.clockMs;
     const frames = callee.received.length;
-    await listenUntil(callee, () => callee.received.length > frames);
+    await listenLive(callee, () => callee.received.length > frames, 5000);
     // The clip ends with a little quiet of its own; the reply's first audio came long before the 700 ms bound.
-    expect(callee.clockMs - spokeUntil).toBeLessThan(500);
-    expect(ai.chats).toContain("Sure, tell me more.");
+    expect(callee.clockMs - spokeUntil).toBeLessThan(700);
+    expect(ai.chats.map(lastUser)).toContain("Sure, tell me more.");
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns.map((t) => [t.role, t.text]).slice(0, 2)).toEqual([
       ["agent", "Hi Ada!"],
       ["callee", "Sure, tell me more."],
+    ]);
+  });
+
+  it("EagerEndOfTurn starts the model ahead: with the same words at EndOfTurn, the reply's first audio comes earlier than without it", async () => {
+    const plain = new FakeAi(false, 560);
+    const without = await replyDelay(plain);
+    const ai = new FakeAi(true, 560);
+    const withEager = await replyDelay(ai);
+    expect(ai.events).toEqual(["EagerEndOfTurn", "EndOfTurn"]);
+    expect(plain.events).toEqual(["EndOfTurn"]);
+    // One model request for the turn either way: the speculative one was used, not repeated.
+    expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more."]);
+    // The model's 300 ms began at the eager event, 300 ms before the end of the turn.
+    console.log(`first audio after the caller's words: ${withEager} ms with EagerEndOfTurn, ${without} ms without`);
+    expect(withEager).toBeLessThan(without - 100);
+  });
+
+  it("a speculative reply cancelled by TurnResumed is never heard and never in the history", async () => {
+    const ai = new FakeAi(true, 560);
+    const { runId, callee } = await fluxCall(ai);
+    const greeting = callee.received.length;
+    callee.speak(SURE.samples);
+    // A pause long enough for EagerEndOfTurn (the model starts on "Sure, tell me more."), then they go on.
+    await listenLive(callee, () => ai.chats.length >= 1, 3000);
+    const beforeResuming = callee.received.length;
+    callee.speak(SEATS.samples);
+    await listenLive(callee, () => ai.spoken.includes("Twelve seats, noted."), 5000);
+    await listenUntil(callee, () => callee.played.length >= 2);
+    expect(ai.events).toEqual(["EagerEndOfTurn", "TurnResumed", "EagerEndOfTurn", "EndOfTurn"]);
+    // The model was asked on the eager words, then on the whole turn.
+    expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more.", "Sure, tell me more. We need twelve seats."]);
+    // Its first answer was never spoken (no audio of it could reach the caller) and no request after carries it.
+    expect(ai.spoken).not.toContain("Great, thank you.");
+    expect(beforeResuming).toBe(greeting);
+    expect(ai.chats[1].filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["Hi Ada!"]);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.turns.map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hi Ada!"],
+      ["callee", "Sure, tell me more. We need twelve seats."],
+      ["agent", "Twelve seats, noted."],
     ]);
   });
 });
