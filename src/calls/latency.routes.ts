@@ -29,7 +29,10 @@ const latency = createRoute({
         .max(LATENCY_CALLS_MAX)
         .default(LATENCY_CALLS_DEFAULT)
         .openapi({
+          // Stated by hand: the coerced, defaulted number loses its bounds on the way into the document.
           type: "integer",
+          minimum: 1,
+          maximum: LATENCY_CALLS_MAX,
           param: { name: "calls", in: "query" },
           description: `How many recent calls to read (default ${LATENCY_CALLS_DEFAULT}, at most ${LATENCY_CALLS_MAX})`,
         }),
