@@ -3,11 +3,18 @@
 // for 1 call at a time and for 50 concurrent calls in one process (one isolate's worth of sessions).
 //
 //   npm run bench:voice
+//   npm run bench:voice -- --e2e [1,50,200]   # whole calls through the runtime (e2e.mjs; bench/voice/README.md)
 import { mkdirSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+if (process.argv.includes("--e2e")) {
+  const levels = (process.argv.find((a) => /^\d+(,\d+)*$/.test(a)) ?? "1,50").split(",").map(Number);
+  const { e2e } = await import("./e2e.mjs");
+  await e2e(ROOT, levels);
+  process.exit(0);
+}
 const OUT = `${ROOT}bench/out/voice`;
 mkdirSync(OUT, { recursive: true });
 await build({ entryPoints: [`${ROOT}bench/voice/turn.ts`], bundle: true, format: "esm", platform: "node", outfile: `${OUT}/turn.mjs`, logLevel: "warning" });

@@ -1,0 +1,91 @@
+// bench/voice --e2e: Workers AI stood in for at the AI binding, at the engines' published latencies, speaking the
+// same protocols the product reads (as test/calls/flux-turns.test.ts fakes them): Deepgram Flux's WebSocket (TurnInfo
+// EndOfTurn 260 ms after the caller's last voiced frame reached it), the chat model's server-sent events (first token
+// 300 ms after the request, then a token every 15 ms) and Aura's PCM (the whole sentence 150 ms after the request).
+import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
+import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
+import { isVoiced } from "../../src/lib/audio/level";
+
+export const FLUX = "@cf/deepgram/flux";
+export const STUB_MS = { endOfTurn: 260, firstToken: 300, voiceFirstByte: 150 };
+/** Two sentences, so a reply's audio crosses a sentence boundary (where a stall would be heard as a gap). */
+const REPLY = ["Sure, ", "I ", "can ", "help ", "with ", "that. ", "It ", "runs ", "for ", "three ", "days ", "in ", "Lisbon."];
+const CALLER_WORDS = "I have a question about the conference.";
+/** Milliseconds of synthesized audio per character of text. */
+const MS_PER_CHAR = 45;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class BenchAi {
+  async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
+    if (model === WORKERS_AI_CHAT_MODEL) return this.chat(inputs.messages as { role: string; content: unknown }[]);
+    if (model === WORKERS_AI_TTS_MODEL) {
+      const rate = Number(inputs.sample_rate) || 16000;
+      await sleep(STUB_MS.voiceFirstByte);
+      const n = Math.round((rate * MS_PER_CHAR * String(inputs.text).length) / 1000);
+      return new Uint8Array(new Int16Array(n).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
+    }
+    if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate) || 16000);
+    throw new Error(`bench: no such model: ${model}`);
+  }
+
+  /** The greeting (no caller words yet) answers at once; a reply's first token comes after STUB_MS.firstToken. */
+  private chat(messages: { role: string; content: unknown }[]): ReadableStream<Uint8Array> {
+    const caller = messages.some((m) => m.role === "user" && m.content);
+    const tokens = caller ? REPLY : ["Hi Ada!"];
+    const enc = new TextEncoder();
+    return new ReadableStream({
+      async start(c) {
+        await sleep(caller ? STUB_MS.firstToken : 0);
+        for (const [i, t] of tokens.entries()) {
+          if (i) await sleep(15);
+          c.enqueue(enc.encode(`data: ${JSON.stringify({ response: t })}\n\n`));
+        }
+        c.enqueue(enc.encode(`data: ${JSON.stringify({ response: "", usage: { prompt_tokens: 5, completion_tokens: tokens.length } })}\n\ndata: [DONE]\n\n`));
+        c.close();
+      },
+    });
+  }
+
+  /** Flux: EndOfTurn STUB_MS.endOfTurn after the last voiced frame it received (a timer reset by every voiced one). */
+  private flux(rate: number): Response {
+    const [client, server] = Object.values(new WebSocketPair());
+    server.accept();
+    const frame = rate / 50;
+    let voicedFrames = 0;
+    let turn = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const send = (event: string, transcript: string) =>
+      server.send(JSON.stringify({ type: "TurnInfo", event, turn_index: turn, transcript, end_of_turn_confidence: 0.9 }));
+    let chain = Promise.resolve();
+    server.addEventListener("message", (e) => {
+      const data = e.data;
+      chain = chain.then(async () => {
+        if (typeof data === "string") {
+          if (JSON.parse(data).type === "CloseStream") {
+            clearTimeout(timer);
+            server.close(1000, "done");
+          }
+          return;
+        }
+        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
+        const frames = Math.floor(chunk.length / frame);
+        let last = -1;
+        for (let i = 0; i < frames; i++) if (isVoiced(chunk.subarray(i * frame, (i + 1) * frame))) last = i;
+        if (last < 0) return;
+        if (voicedFrames === 0) send("StartOfTurn", "");
+        voicedFrames += 1;
+        clearTimeout(timer);
+        // The chunk arrived as its last frame ended: the last voiced frame ended (frames - 1 - last) frames earlier.
+        timer = setTimeout(
+          () => {
+            send("EndOfTurn", CALLER_WORDS);
+            [voicedFrames, turn] = [0, turn + 1];
+          },
+          Math.max(0, STUB_MS.endOfTurn - (frames - 1 - last) * 20),
+        );
+      });
+    });
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}

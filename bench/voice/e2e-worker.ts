@@ -1,0 +1,66 @@
+// bench/voice --e2e: the edgedial Worker with its CallSession on stand-in engines (BenchAi at the AI binding), plus
+// two bench-only routes: POST /bench/seed?calls=N stores an organization, an agent (Flux for speech-to-text) and N
+// runs in D1; /bench/call/{runId} upgrades to that run's session with the conversation agent on Twilio's media
+// protocol, as the stream route does once a carrier's token checked out. Everything between the socket and the
+// engines (session, media loop, codecs, Flux's client, the agent, the reply runner, the pacer) is the product's own.
+import { CallSession as ProductSession } from "../../src/calls/call-session";
+import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
+import { callSessionStub } from "../../src/calls/session/stub";
+import worker from "../../src/index";
+import { BenchAi, FLUX } from "./e2e-ai";
+
+export * from "../../src/index";
+
+export class CallSession extends ProductSession {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, { ...env, VOICE_AGENT: "conversation", AI: new BenchAi() } as unknown as Env);
+  }
+}
+
+const DEFINITION = {
+  nodes: [{ id: "start", type: "startCall", data: { prompt: "Help {{first_name}} with their question.", greeting: "Hi {{first_name}}!" } }],
+  edges: [],
+};
+const CONFIG = { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } };
+
+async function seed(db: D1Database, calls: number): Promise<{ orgId: number; runIds: number[] }> {
+  const org = await db.prepare("INSERT INTO organizations (name) VALUES ('bench') RETURNING id").first<{ id: number }>();
+  const orgId = org!.id;
+  const uuid = crypto.randomUUID();
+  const wf = await db
+    .prepare("INSERT INTO workflows (org_id, uuid, name, workflow_configurations) VALUES (?, ?, 'bench', ?) RETURNING id")
+    .bind(orgId, uuid, JSON.stringify(CONFIG))
+    .first<{ id: number }>();
+  const def = await db
+    .prepare("INSERT INTO workflow_definitions (workflow_id, version_number, definition) VALUES (?, 1, ?) RETURNING id")
+    .bind(wf!.id, JSON.stringify(DEFINITION))
+    .first<{ id: number }>();
+  const insert = db.prepare(
+    "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, definition_id, phone_number, status) VALUES (?, 'bench', ?, ?, ?, '+15550100', 'in_progress') RETURNING id",
+  );
+  const rows = await db.batch<{ id: number }>(Array.from({ length: calls }, () => insert.bind(orgId, wf!.id, uuid, def!.id)));
+  return { orgId, runIds: rows.map((r) => r.results[0].id) };
+}
+
+export default {
+  async fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
+    const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);
+    if (!m) return worker.fetch(request, env, ctx);
+    const runId = Number(m[1]);
+    const stub = callSessionStub(env, runId);
+    await stub.prepare({ agent: "conversation", silenceSeconds: 3600 });
+    const start: SessionStart = {
+      runId,
+      orgId: Number(url.searchParams.get("org")),
+      provider: "twilio",
+      greeting: null,
+      variables: { first_name: "Ada" },
+      record: false,
+    };
+    const headers = new Headers(request.headers);
+    headers.set(SESSION_HEADER, JSON.stringify(start));
+    return stub.fetch(new Request(request.url, { headers }));
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,183 @@
+// bench/voice --e2e: whole calls through the runtime. wrangler's dev server runs e2e-worker.ts (the product's
+// CallSession and conversation agent on stand-in engines at published latencies); this client is the carrier and the
+// caller: per call a Twilio Media Streams socket (connected, start, 8 kHz mu-law media every 20 ms in real time, marks
+// echoed once the audio before them has played). The caller speaks 1.2 s, then stays quiet; per reply we take the
+// caller's last word (the send of their last voiced frame) -> the reply's first audio heard (Playback: 1x playout),
+// and the longest gap heard inside the reply.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { unstable_startWorker } from "wrangler";
+import { wrangler } from "../../scripts/lib/wrangler.mjs";
+import { benchWorkerOptions } from "../lib/shared.mjs";
+import { Playback, percentile } from "./heard.ts";
+
+const STUBS_MS = 260 + 300 + 150;
+const SPEAK_FRAMES = 60;
+const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// mu-law: a 220 Hz tone (voiced) and silence, one 160-byte frame each, base64 as Twilio sends them.
+const mulaw = (s) => {
+  const sign = s < 0 ? 0x80 : 0;
+  let x = Math.min(32635, Math.abs(s)) + 132;
+  let exp = 7;
+  for (let m = 0x4000; (x & m) === 0 && exp > 0; m >>= 1) exp--;
+  return ~(sign | (exp << 4) | ((x >> (exp + 3)) & 0x0f)) & 0xff;
+};
+const decode = (u) => {
+  u = ~u & 0xff;
+  const t = (((u & 0x0f) << 3) + 0x84) << ((u & 0x70) >> 4);
+  return u & 0x80 ? 0x84 - t : t - 0x84;
+};
+const tone = Buffer.from(Array.from({ length: 160 }, (_, i) => mulaw(Math.round(6000 * Math.sin((2 * Math.PI * 220 * i) / 8000))))).toString("base64");
+const quiet = Buffer.alloc(160, 0xff).toString("base64");
+const voiced = (b64) => {
+  const b = Buffer.from(b64, "base64");
+  let sum = 0;
+  for (const u of b) sum += decode(u) ** 2;
+  return Math.sqrt(sum / b.length) >= 500;
+};
+
+async function startWorker(root, out) {
+  const config = readFileSync(`${root}wrangler.jsonc`, "utf8")
+    .replace(/^(\s*)"main": .*$/m, `$1"main": "${root}bench/voice/e2e-worker.ts",`)
+    .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${root}migrations"`)
+    .replace(/"directory": "\.\/public"/, `"directory": "${root}public"`)
+    .replace(/^(\s*)"\$schema": .*$/m, "")
+    .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
+  writeFileSync(`${out}/wrangler.jsonc`, config);
+  rmSync(`${out}/dist`, { recursive: true, force: true });
+  wrangler(["deploy", "--dry-run", "--outdir", `${out}/dist`, "--config", `${out}/wrangler.jsonc`], { quiet: true });
+  rmSync(`${out}/state`, { recursive: true, force: true });
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${out}/state`, "--config", `${out}/wrangler.jsonc`], { quiet: true });
+  const worker = await unstable_startWorker({
+    config: `${out}/wrangler.jsonc`,
+    entrypoint: `${out}/dist/e2e-worker.js`,
+    ...benchWorkerOptions(`${out}/state`),
+  });
+  await worker.ready;
+  return worker;
+}
+
+/** One call: greeting heard, then REPLIES turns. Resolves with each reply's figures. */
+async function call(base, orgId, runId, t0) {
+  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}`);
+  await new Promise((res, rej) => {
+    ws.addEventListener("open", res);
+    ws.addEventListener("error", () => rej(new Error(`call ${runId}: socket error`)));
+  });
+  const sid = `MZ${runId}`;
+  const play = new Playback();
+  let lastAudioArrival = 0;
+  ws.addEventListener("message", (e) => {
+    const m = JSON.parse(String(e.data));
+    const now = performance.now();
+    if (m.event === "media") {
+      const v = voiced(m.media.payload);
+      if (v) lastAudioArrival = now;
+      play.frame(now, v);
+    } else if (m.event === "mark") {
+      // Twilio echoes a mark once the audio sent before it has played (at once when none is queued).
+      setTimeout(() => ws.readyState === 1 && ws.send(JSON.stringify({ event: "mark", streamSid: sid, mark: m.mark })), Math.max(0, play.playingUntil - now));
+    } else if (m.event === "clear") lastAudioArrival = 0;
+  });
+  ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
+  ws.send(
+    JSON.stringify({
+      event: "start",
+      sequenceNumber: "1",
+      streamSid: sid,
+      start: {
+        streamSid: sid,
+        accountSid: "ACbench",
+        callSid: `CA${runId}`,
+        tracks: ["inbound"],
+        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
+      },
+    }),
+  );
+  // The caller's line: a frame every 20 ms on a schedule of its own (late timers catch up, as a jitter buffer would).
+  let speaking = 0;
+  let lastWordAt = 0;
+  let seq = 2;
+  let n = 0;
+  let open = true;
+  const pump = (async () => {
+    while (open) {
+      const due = t0 + n * 20;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      n++;
+      if (!open || ws.readyState !== 1) break;
+      const v = speaking > 0;
+      ws.send(
+        JSON.stringify({
+          event: "media",
+          sequenceNumber: String(seq++),
+          streamSid: sid,
+          media: { track: "inbound", chunk: String(n), timestamp: String(n * 20), payload: v ? tone : quiet },
+        }),
+      );
+      if (v && --speaking === 0) lastWordAt = performance.now();
+    }
+  })();
+  // The reply is over once its audio has played and none came for 800 ms.
+  const settled = async (limitMs) => {
+    const until = performance.now() + limitMs;
+    while (performance.now() < until) {
+      await sleep(50);
+      const now = performance.now();
+      if (lastAudioArrival && now > play.playingUntil && now - lastAudioArrival > 800) return true;
+    }
+    return false;
+  };
+  const replies = [];
+  await settled(5000);
+  play.take(); // the greeting
+  for (let r = 0; r < REPLIES; r++) {
+    lastAudioArrival = 0;
+    speaking = SPEAK_FRAMES;
+    await sleep(SPEAK_FRAMES * 20 + 100);
+    const done = await settled(8000);
+    const h = play.take();
+    replies.push({ delay: h.firstAudioAt === null ? null : h.firstAudioAt - lastWordAt, gap: h.longestGapMs, done });
+    await sleep(300);
+  }
+  open = false;
+  await pump;
+  ws.send(JSON.stringify({ event: "stop", streamSid: sid, stop: { callSid: `CA${runId}` } }));
+  ws.close();
+  return replies;
+}
+
+const f = (x) => (Number.isFinite(x) ? x.toFixed(0) : "–");
+
+export async function e2e(root, levels) {
+  const out = `${root}bench/out/voice-e2e`;
+  mkdirSync(out, { recursive: true });
+  const worker = await startWorker(root, out);
+  try {
+    const base = String(await worker.url).replace(/\/$/, "");
+    for (const calls of levels) {
+      const { orgId, runIds } = await (await fetch(`${base}/bench/seed?calls=${calls}`, { method: "POST" })).json();
+      const t0 = performance.now();
+      // Calls start spread over 2 s, out of step with each other as real ones are.
+      const results = await Promise.all(
+        runIds.map(async (id, i) => (await sleep((i * 2000) / calls), call(base, orgId, id, t0 + (i * 2000) / calls + (i % 20)))),
+      );
+      const all = results.flat();
+      const delays = all.map((r) => r.delay).filter((d) => d !== null);
+      const gaps = all.map((r) => r.gap);
+      const own = delays.map((d) => d - STUBS_MS);
+      console.log(
+        `${calls} concurrent call${calls > 1 ? "s" : ""}, ${all.length} replies (${all.length - delays.length} unheard, ${all.filter((r) => !r.done).length} not settled): ` +
+          `last word -> first audio heard p50 ${f(percentile(delays, 50))}, p95 ${f(percentile(delays, 95))}, p99 ${f(percentile(delays, 99))}, max ${f(Math.max(...delays))} ms; ` +
+          `edgedial's own (minus ${STUBS_MS} ms of stubs) p50 ${f(percentile(own, 50))}, p99 ${f(percentile(own, 99))} ms; ` +
+          `longest gap inside a reply: p99 ${f(percentile(gaps, 99))}, max ${f(Math.max(...gaps))} ms (${gaps.filter((g) => g > 60).length} replies with a gap over 60 ms)`,
+      );
+    }
+  } finally {
+    await worker.dispose();
+    rmSync(`${out}/state`, { recursive: true, force: true });
+  }
+}
