@@ -36,9 +36,11 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
     .bind(wf!.id, JSON.stringify(DEFINITION))
     .first<{ id: number }>();
   const insert = db.prepare(
-    "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, definition_id, phone_number, status) VALUES (?, 'bench', ?, ?, ?, '+15550100', 'in_progress') RETURNING id",
+    "INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, definition_id, phone_number, status) VALUES (?, ?, ?, ?, ?, '+15550100', 'in_progress') RETURNING id",
   );
-  const rows = await db.batch<{ id: number }>(Array.from({ length: calls }, () => insert.bind(orgId, wf!.id, uuid, def!.id)));
+  const rows = await db.batch<{ id: number }>(
+    Array.from({ length: calls }, () => insert.bind(orgId, `bench-${orgId}-${crypto.randomUUID()}`, wf!.id, uuid, def!.id)),
+  );
   return { orgId, runIds: rows.map((r) => r.results[0].id) };
 }
 
