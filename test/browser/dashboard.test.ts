@@ -382,12 +382,13 @@ describe("dashboard in a browser", () => {
     await expect.poll(() => page.getByRole("heading", { name: "Campaigns", level: 1 }).isVisible()).toBe(true);
     await page.goto(`${origin}/dashboard/#/runs/7/4242`);
     await expect.poll(() => page.getByRole("heading", { name: "Call WR-4242", level: 1 }).isVisible()).toBe(true);
-    // Each turn with its start, length and (for the agent after the callee) how long the agent took to answer.
+    // Each turn with its start, length, (for the agent after the callee) how long the agent took to answer, and for
+    // an agent's reply its measured stages ("—": this stubbed run has none).
     const items = await page
       .getByRole("table", { name: /Each turn/ })
       .locator("tbody tr")
       .allTextContents();
-    expect(items).toEqual(["Agent0.0 s2.5 s—Hi Ada, how many seats do you need? [interrupted]", "Callee2.1 s1.8 s—We need twelve seats."]);
+    expect(items).toEqual(["Agent0.0 s2.5 s—Hi Ada, how many seats do you need? [interrupted]—", "Callee2.1 s1.8 s—We need twelve seats."]);
     expect(await page.getByRole("row", { name: /^seats/ }).textContent()).toContain("12");
     expect(await page.locator("dl.facts").textContent()).toContain("interested");
     const audio = page.locator("audio");
