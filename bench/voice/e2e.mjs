@@ -5,7 +5,6 @@
 // caller's last word (the send of their last voiced frame) -> the reply's first audio heard (Playback: 1x playout),
 // and the longest gap heard inside the reply.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions } from "../lib/shared.mjs";
@@ -19,7 +18,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // mu-law: a 220 Hz tone (voiced) and silence, one 160-byte frame each, base64 as Twilio sends them.
 const mulaw = (s) => {
   const sign = s < 0 ? 0x80 : 0;
-  let x = Math.min(32635, Math.abs(s)) + 132;
+  const x = Math.min(32635, Math.abs(s)) + 132;
   let exp = 7;
   for (let m = 0x4000; (x & m) === 0 && exp > 0; m >>= 1) exp--;
   return ~(sign | (exp << 4) | ((x >> (exp + 3)) & 0x0f)) & 0xff;
