@@ -7,7 +7,7 @@ import { IDEMPOTENCY_HEADER, idempotencyKeyHeader, withIdempotency } from "../li
 import { configurationChoice, errors, json } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
 import { AgentConflict, loadUsableWorkflowByTrigger, loadUsableWorkflowByUuid, type UsableWorkflow } from "../workflows";
-import { jsonBytes, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
+import { initialContext, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
 import { DefaultCountry } from "../telephony/numbers";
 import { startSingleCall } from "./start";
 
@@ -25,16 +25,9 @@ const callFields = {
     example: "US",
     description: "ISO 3166 alpha-2. A phone_number without + is read as a national number of this country and dialed in E.164",
   }),
-  initial_context: z
-    .record(z.string(), z.unknown())
-    .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
-    .refine((v) => jsonBytes(v) <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
-    .nullable()
-    .optional()
-    .openapi({
-      description: `Template variables for the agent's prompt and greeting (at most ${MAX_CONTEXT_KEYS} keys and ${MAX_CONTEXT_BYTES} bytes as JSON; stored on the run and shown in run lists)`,
-      maxProperties: MAX_CONTEXT_KEYS,
-    }),
+  initial_context: initialContext(
+    `Template variables for the agent's prompt and greeting (at most ${MAX_CONTEXT_KEYS} keys and ${MAX_CONTEXT_BYTES} bytes as JSON; stored on the run and shown in run lists)`,
+  ),
 };
 
 const CallBody = z.strictObject(callFields).openapi("StartCall");

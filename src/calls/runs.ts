@@ -1,5 +1,5 @@
 // Call records (workflow runs) in D1: creation with a unique readable name, the response view.
-import { eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../db/schema";
 import type { Db } from "../lib/db";
@@ -102,6 +102,17 @@ export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
 
 export async function getRun(db: Db, runId: number): Promise<RunRow | null> {
   return (await db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()) ?? null;
+}
+
+/** The organization's run (another organization's is none). */
+export async function getOrgRun(db: Db, orgId: number, runId: number): Promise<RunRow | null> {
+  return (
+    (await db
+      .select()
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
+      .get()) ?? null
+  );
 }
 
 export const WorkflowRun = z

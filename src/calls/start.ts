@@ -1,8 +1,7 @@
 // The calls module's entry points for starting a call: single calls (the public endpoints) and campaign
 // calls (the engine). Both resolve the configuration and caller ID, create the run, and originate through
 // the provider module; a carrier refusal leaves the run `failed` with the carrier's message.
-import { and, eq, sql } from "drizzle-orm";
-import { workflowRuns } from "../db/schema";
+import { sql } from "drizzle-orm";
 import { getDb } from "../lib/db";
 import { isoNow } from "../lib/clock";
 import { CALL_SETTINGS, requireSettings, settingProblems } from "../lib/deployment";
@@ -23,7 +22,7 @@ import { callbackUrls } from "./callback-urls";
 import { log } from "../lib/log";
 import { campaignCallIds } from "./campaign-call-ids";
 import { providerEnvOf } from "../telephony/provisioning";
-import { createRun, type RunRow } from "./runs";
+import { createRun, getOrgRun, type RunRow } from "./runs";
 import { applyStatus } from "./status";
 import { requireVariables } from "./variables";
 
@@ -210,11 +209,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
 /** Hangs up a call we placed, through its carrier; an already-ended call is fine. */
 export async function hangupRun(env: Env, orgId: number, runId: number): Promise<void> {
   const db = getDb(env);
-  const run = await db
-    .select()
-    .from(workflowRuns)
-    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
-    .get();
+  const run = await getOrgRun(db, orgId, runId);
   if (!run?.telephonyConfigurationId) return;
   // A campaign call whose answer was not recorded (its callback lost or still on its way) has its id in its campaign.
   const callId = run.providerCallId ?? (await campaignCallIds(env, [run])).get(run.id);

@@ -2,7 +2,7 @@
 // the organization's calling policy), the request recorded on the run, the whisper kept for the carrier to fetch,
 // then the carrier's own transfer (cold or warm) through the provider contract. Nothing here throws for an expected
 // problem: a refusal is an outcome with its reason on the run.
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { TransferRequest } from "../agent/voice-agent";
 import { workflowRuns } from "../db/schema";
 import { wavFile } from "../lib/audio/wav";
@@ -17,7 +17,7 @@ import type { ProviderCalls, TransferLeg } from "../telephony/providers/types";
 import { loadConfigContext, resolveTelephonyConfig } from "../telephony/resolve";
 import { callbackToken } from "./callback-urls";
 import { campaignCallIds } from "./campaign-call-ids";
-import type { RunRow } from "./runs";
+import { getOrgRun, type RunRow } from "./runs";
 import type { TransferStarted } from "./session/ports";
 import { settled, type StoredTransfer, type TransferSettled } from "./transfer-record";
 
@@ -63,11 +63,7 @@ export async function settleTransfer(env: Env, run: Pick<RunRow, "id">, t: Store
 /** What the session's `transfer` port does: check, record, ask the carrier; the answer is already on the run. */
 export async function startTransfer(env: Env, orgId: number, runId: number, req: TransferRequest): Promise<TransferStarted> {
   const db = getDb(env);
-  const run = await db
-    .select()
-    .from(workflowRuns)
-    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
-    .get();
+  const run = await getOrgRun(db, orgId, runId);
   if (!run?.telephonyConfigurationId) return { state: "failed", message: "The call has no carrier to transfer it through" };
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
   const calls = cfg.provider.calls as ProviderCalls;
@@ -132,11 +128,7 @@ export async function startTransfer(env: Env, orgId: number, runId: number, req:
 
 /** A transfer still ringing given up by the session: the person's leg hung up (an ended leg is fine), the run says why. */
 export async function giveUpTransfer(env: Env, orgId: number, runId: number, outcome: "no_answer" | "failed", message: string): Promise<void> {
-  const run = await getDb(env)
-    .select()
-    .from(workflowRuns)
-    .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
-    .get();
+  const run = await getOrgRun(getDb(env), orgId, runId);
   const t = run?.transfer as StoredTransfer | null | undefined;
   if (!run || !t || t.outcome) return;
   await settleTransfer(env, run, t, outcome, message);

@@ -1,7 +1,7 @@
 // Web calls over HTTP: making one (API key) and its WebSocket (the single-use token in the URL; docs/web-calls.md).
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../lib/app";
-import { jsonBytes, MAX_CONTEXT_BYTES, MAX_CONTEXT_KEYS } from "../lib/context-limits";
+import { initialContext } from "../lib/context-limits";
 import { errors, idParam, json, pathId } from "../lib/schemas";
 import { AgentConflict } from "../workflows";
 import { createWebCall, openWebCall, WEB_TOKEN_TTL_SECONDS, WebCallCreated } from "./web-call";
@@ -10,13 +10,7 @@ const tags = ["calls"];
 
 const WebCallBody = z
   .strictObject({
-    initial_context: z
-      .record(z.string(), z.unknown())
-      .refine((v) => Object.keys(v).length <= MAX_CONTEXT_KEYS, { message: `At most ${MAX_CONTEXT_KEYS} keys` })
-      .refine((v) => jsonBytes(v) <= MAX_CONTEXT_BYTES, { message: `At most ${MAX_CONTEXT_BYTES} bytes as JSON` })
-      .nullable()
-      .optional()
-      .openapi({ description: "Template variables for the agent's prompt and greeting, as for a phone call" }),
+    initial_context: initialContext("Template variables for the agent's prompt and greeting, as for a phone call"),
   })
   .openapi("StartWebCall");
 
