@@ -4,14 +4,19 @@ import { emitSafely } from "./emit";
 
 type Run = typeof workflowRuns.$inferSelect;
 
+/** Which call an event is about: every run event starts with these. */
+const runIdentity = (run: Run) => ({
+  run_id: run.id,
+  run_name: run.name,
+  workflow_id: run.workflowId,
+  workflow_uuid: run.workflowUuid,
+  campaign_id: run.campaignId,
+  phone_number: run.phoneNumber,
+});
+
 export function runCompletedData(run: Run): Record<string, unknown> {
   return {
-    run_id: run.id,
-    run_name: run.name,
-    workflow_id: run.workflowId,
-    workflow_uuid: run.workflowUuid,
-    campaign_id: run.campaignId,
-    phone_number: run.phoneNumber,
+    ...runIdentity(run),
     status: run.status,
     answered_by: run.answeredBy,
     error: run.error,
@@ -28,12 +33,7 @@ export const emitRunCompleted = (env: Env, run: Run) => emitSafely(env, run.orgI
 /** run.analyzed: the run's post-call analysis (and the disposition it may have given). Never throws. */
 export const emitRunAnalyzed = (env: Env, run: Run, analysis: Record<string, unknown>) =>
   emitSafely(env, run.orgId, "run.analyzed", {
-    run_id: run.id,
-    run_name: run.name,
-    workflow_id: run.workflowId,
-    workflow_uuid: run.workflowUuid,
-    campaign_id: run.campaignId,
-    phone_number: run.phoneNumber,
+    ...runIdentity(run),
     disposition: run.disposition,
     analysis,
   });
