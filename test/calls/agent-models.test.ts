@@ -309,7 +309,8 @@ describe("Workers AI live transcription (the binding's WebSocket, Deepgram's liv
     // Flux ended one turn; the callee's words since (its turn not ended yet) still belong to ours.
     expect(await live.finish()).toBe("Hello there. we need twelve");
     expect(controls).toEqual(["CloseStream"]);
-    expect(asked).toEqual([{ model: "@cf/deepgram/flux", inputs: { encoding: "linear16", sample_rate: "16000" } }]);
+    // Flux is asked for its early end-of-turn events too (the speculative reply starts on them).
+    expect(asked).toEqual([{ model: "@cf/deepgram/flux", inputs: { encoding: "linear16", sample_rate: "16000", eager_eot_threshold: "0.4" } }]);
     // A whole utterance (the fallback) goes to Nova-3: Flux only streams.
     expect(await stt.transcribe({ samples: new Int16Array(160), rate: 8000 })).toBe("whole");
     expect(asked[1].model).toBe("@cf/deepgram/nova-3");
