@@ -396,7 +396,9 @@ export class AriEventsObject extends DurableObject<Env> {
       else if (ev.type === "ChannelDestroyed") await this.resumeMedia(runChannelOfMedia(channelId)!);
       return;
     }
-    const incoming = incomingAriCall(ev);
+    // A channel we did not make is a caller only while listening (a number has an inbound agent); otherwise the
+    // application's other users (a snoop, a channel another client put there) are left alone.
+    const incoming = Number(this.db.getKv("listening") ?? 0) ? incomingAriCall(ev) : null;
     if (incoming && this.runOf(channelId) === null) return this.incoming(incoming);
     const runId = this.runOf(channelId);
     if (runId === null) return;

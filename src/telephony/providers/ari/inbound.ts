@@ -12,6 +12,8 @@ export function incomingAriCall(ev: any): InboundCall | null {
   if (ev?.type !== "StasisStart") return null;
   const id = str(ev.channel?.id);
   if (!id || id.startsWith("edgedial-") || runIdOfChannel(id) !== null) return null;
+  // A snoop (someone recording or listening in on a call) is not a caller.
+  if (str(ev.channel?.name).startsWith("Snoop/")) return null;
   const args: unknown[] = Array.isArray(ev.args) ? ev.args : [];
   // An argument `run=…` is what our originate passes: never a dialed number.
   const arg = typeof args[0] === "string" && !args[0].includes("=") ? args[0].trim() : "";
