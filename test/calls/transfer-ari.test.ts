@@ -17,28 +17,11 @@ import { listen, listenUntil, prepareScripted, SURE } from "./conversation-suppo
 import { mediaUrl, upgradeAt } from "./media-support";
 import { hearAgent, say } from "./resume-support";
 import { eventually, runApi, runRow, setup, sim, simRequests, startCall, type Setup } from "./support";
+import { TRANSFER_SCRIPT, transferDefinition } from "./transfer-support";
 
 const PERSON = "PJSIP/200";
-const definition = (mode: "cold" | "warm") => ({
-  nodes: [
-    { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} whether they want to talk to a person.", greeting: "Hi {{first_name}}!" } },
-    {
-      id: "xfer",
-      type: "transferCall",
-      data: { destination: PERSON, mode, message: "Putting you through.", whisper_prompt: "Summarize for the rep.", timeout_seconds: 20 },
-    },
-    { id: "bye", type: "endCall", data: { prompt: "Apologize that nobody is free and say goodbye." } },
-  ],
-  edges: [
-    { id: "e1", source: "start", target: "xfer", data: { label: "transfer", condition: "They want a person" } },
-    { id: "e2", source: "xfer", target: "bye", data: { label: "nobody", condition: "Nobody answered", on: "no_answer" } },
-  ],
-});
-const SCRIPT = [
-  { user: "tell me more", prompt: "whether they want", call: { name: "transfer" } },
-  { prompt: "Summarize for the rep", say: "Ada wants to talk to a person." },
-  { prompt: "Apologize", say: "Sorry, nobody is free. Goodbye!", call: { name: "end_call", arguments: {} } },
-];
+const definition = (mode: "cold" | "warm") => transferDefinition(PERSON, mode);
+const SCRIPT = TRANSFER_SCRIPT;
 
 const event = (s: Setup, type: string, extra: Record<string, unknown>) => ({
   type,

@@ -46,3 +46,26 @@ export const runOnceEnded = (s: Setup, runId: number) =>
   );
 
 export const form = (body: string) => Object.fromEntries(new URLSearchParams(body));
+
+/** An agent that offers a person at `destination` (its transferCall node's no-answer edge apologizes and ends). */
+export const transferDefinition = (destination: string, mode: "cold" | "warm") => ({
+  nodes: [
+    { id: "start", type: "startCall", data: { prompt: "Ask {{first_name}} whether they want to talk to a person.", greeting: "Hi {{first_name}}!" } },
+    {
+      id: "xfer",
+      type: "transferCall",
+      data: { destination, mode, message: "Putting you through.", whisper_prompt: "Summarize for the rep.", timeout_seconds: 20 },
+    },
+    { id: "bye", type: "endCall", data: { prompt: "Apologize that nobody is free and say goodbye." } },
+  ],
+  edges: [
+    { id: "e1", source: "start", target: "xfer", data: { label: "transfer", condition: "They want a person" } },
+    { id: "e2", source: "xfer", target: "bye", data: { label: "nobody", condition: "Nobody answered", on: "no_answer" } },
+  ],
+});
+/** The scripted model for transferDefinition: asks for the transfer, writes the whisper, apologizes if nobody answered. */
+export const TRANSFER_SCRIPT = [
+  { user: "tell me more", prompt: "whether they want", call: { name: "transfer" } },
+  { prompt: "Summarize for the rep", say: "Ada wants to talk to a person." },
+  { prompt: "Apologize", say: "Sorry, nobody is free. Goodbye!", call: { name: "end_call", arguments: {} } },
+];
