@@ -1,13 +1,14 @@
 // bench/voice --e2e: Workers AI stood in for at the AI binding, at the engines' published latencies, speaking the
 // same protocols the product reads (as test/calls/flux-turns.test.ts fakes them): Deepgram Flux's WebSocket (TurnInfo
-// EndOfTurn 260 ms after the caller's last voiced frame reached it), the chat model's server-sent events (first token
-// 300 ms after the request, then a token every 15 ms) and Aura's PCM (the whole sentence 150 ms after the request).
+// EagerEndOfTurn 110 ms and EndOfTurn 260 ms after the caller's last voiced frame reached it: eager mode is documented
+// to save about 150-250 ms, and the low end is taken), the chat model's server-sent events (first token 300 ms after
+// the request, then a token every 15 ms) and Aura's PCM (the whole sentence 150 ms after the request).
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
 import { isVoiced } from "../../src/lib/audio/level";
 
 export const FLUX = "@cf/deepgram/flux";
-export const STUB_MS = { endOfTurn: 260, firstToken: 300, voiceFirstByte: 150 };
+export const STUB_MS = { eagerEndOfTurn: 110, endOfTurn: 260, firstToken: 300, voiceFirstByte: 150 };
 /** Two sentences, so a reply's audio crosses a sentence boundary (where a stall would be heard as a gap). */
 const REPLY = ["Sure, ", "I ", "can ", "help ", "with ", "that. ", "It ", "runs ", "for ", "three ", "days ", "in ", "Lisbon."];
 const CALLER_WORDS = "I have a question about the conference.";
@@ -47,14 +48,18 @@ export class BenchAi {
     });
   }
 
-  /** Flux: EndOfTurn STUB_MS.endOfTurn after the last voiced frame it received (a timer reset by every voiced one). */
+  /**
+   * Flux: EagerEndOfTurn STUB_MS.eagerEndOfTurn and EndOfTurn STUB_MS.endOfTurn after the last voiced frame it received
+   * (timers reset by every voiced one; a voiced frame after the eager one is TurnResumed, as Flux's state machine has it).
+   */
   private flux(rate: number): Response {
     const [client, server] = Object.values(new WebSocketPair());
     server.accept();
     const frame = rate / 50;
     let voicedFrames = 0;
     let turn = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timers: ReturnType<typeof setTimeout>[] = [];
+    let eager = false;
     const send = (event: string, transcript: string) =>
       server.send(JSON.stringify({ type: "TurnInfo", event, turn_index: turn, transcript, end_of_turn_confidence: 0.9 }));
     let chain = Promise.resolve();
@@ -63,7 +68,7 @@ export class BenchAi {
       chain = chain.then(async () => {
         if (typeof data === "string") {
           if (JSON.parse(data).type === "CloseStream") {
-            clearTimeout(timer);
+            for (const t of timers) clearTimeout(t);
             server.close(1000, "done");
           }
           return;
@@ -74,16 +79,30 @@ export class BenchAi {
         for (let i = 0; i < frames; i++) if (isVoiced(chunk.subarray(i * frame, (i + 1) * frame))) last = i;
         if (last < 0) return;
         if (voicedFrames === 0) send("StartOfTurn", "");
+        if (eager) {
+          eager = false;
+          send("TurnResumed", "");
+        }
         voicedFrames += 1;
-        clearTimeout(timer);
+        for (const t of timers) clearTimeout(t);
         // The chunk arrived as its last frame ended: the last voiced frame ended (frames - 1 - last) frames earlier.
-        timer = setTimeout(
-          () => {
-            send("EndOfTurn", CALLER_WORDS);
-            [voicedFrames, turn] = [0, turn + 1];
-          },
-          Math.max(0, STUB_MS.endOfTurn - (frames - 1 - last) * 20),
-        );
+        const since = (frames - 1 - last) * 20;
+        timers = [
+          setTimeout(
+            () => {
+              eager = true;
+              send("EagerEndOfTurn", CALLER_WORDS);
+            },
+            Math.max(0, STUB_MS.eagerEndOfTurn - since),
+          ),
+          setTimeout(
+            () => {
+              send("EndOfTurn", CALLER_WORDS);
+              [voicedFrames, turn, eager] = [0, turn + 1, false];
+            },
+            Math.max(0, STUB_MS.endOfTurn - since),
+          ),
+        ];
       });
     });
     return new Response(null, { status: 101, webSocket: client });

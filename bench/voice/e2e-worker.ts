@@ -44,10 +44,22 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
   return { orgId, runIds: rows.map((r) => r.results[0].id) };
 }
 
+/** Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. */
+async function timings(db: D1Database, orgId: number): Promise<Record<string, number>[]> {
+  const { results } = await db
+    .prepare("SELECT transcript FROM workflow_runs WHERE org_id = ? AND transcript IS NOT NULL")
+    .bind(orgId)
+    .all<{ transcript: string }>();
+  return results.flatMap((r) =>
+    (JSON.parse(r.transcript) as { role: string; timing?: Record<string, number> }[]).flatMap((t) => (t.role === "agent" && t.timing ? [t.timing] : [])),
+  );
+}
+
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
+    if (url.pathname === "/bench/timings") return Response.json(await timings(env.DB, Number(url.searchParams.get("org"))));
     const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);
     if (!m) return worker.fetch(request, env, ctx);
     const runId = Number(m[1]);

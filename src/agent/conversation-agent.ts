@@ -84,7 +84,7 @@ export class ConversationAgent implements VoiceAgent {
     this.idle = new IdlePolicy(settings);
     this.voice = new Speaker({
       controls: () => this.c!,
-      tts: engines.tts,
+      tts: this.ends.voice,
       ended: () => this.ended,
       usage: this.usage,
       completed: () => this.completeIfHeard(),

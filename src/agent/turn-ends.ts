@@ -8,8 +8,9 @@
 import { log } from "../lib/log";
 import type { SampleRate } from "../lib/audio/resample";
 import type { ChatModel, ChatRequest } from "./chat";
-import type { SpeechStream, SpeechToText } from "./speech";
+import type { SpeechStream, SpeechToText, TextToSpeech } from "./speech";
 import { SpeculativeModel, withTurn } from "./speculative";
+import { SpeculativeVoice } from "./speculative-voice";
 import type { TurnDetector, Utterance } from "./turn-detector";
 
 /** The quiet after the caller's voice at which the turn-detection model is asked (Pipecat asks at about this). */
@@ -27,17 +28,20 @@ export type TurnEndsHost = {
 export class TurnEnds {
   /** The model the agent's replies ask: a speculative request, when one matches, is used instead of a new one. */
   readonly model: SpeculativeModel;
+  /** The voice the agent speaks with: a speculative reply's first sentence is synthesized ahead there. */
+  readonly voice: SpeculativeVoice;
   /** The pause (the time of its last voiced frame) the turn-detection model was last asked about. */
   private askedAbout: number | null = null;
 
   private readonly stt: SpeechToText;
 
   constructor(
-    engines: { model: ChatModel; stt: SpeechToText },
+    engines: { model: ChatModel; stt: SpeechToText; tts: TextToSpeech },
     private readonly turns: TurnDetector,
     private readonly host: TurnEndsHost,
   ) {
-    this.model = new SpeculativeModel(engines.model);
+    this.voice = new SpeculativeVoice(engines.tts);
+    this.model = new SpeculativeModel(engines.model, this.voice);
     this.stt = engines.stt;
   }
 

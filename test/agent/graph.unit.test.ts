@@ -97,7 +97,9 @@ describe("the graph as a conversation", () => {
     expect(second.events).toEqual([
       { type: "sentence", text: "Great." },
       { type: "moved", from: "pitch", to: "bye" },
-      { type: "sentence", text: "Thanks Ada, goodbye!" },
+      // A round's first piece ends at its first clause (sentences.ts), so its voice starts sooner.
+      { type: "sentence", text: "Thanks Ada," },
+      { type: "sentence", text: "goodbye!" },
       { type: "end", disposition: "interested" },
     ]);
     expect(second.summary).toMatchObject({ ended: true, hops: 1, text: "Great. Thanks Ada, goodbye!" });
@@ -160,11 +162,11 @@ describe("the graph as a conversation", () => {
       calls: 0,
       async *stream(req: ChatRequest): AsyncIterable<ChatEvent> {
         if ((this as any).calls++ === 0) yield { type: "tool_call", call: { id: "c1", name: END_CALL_TOOL, arguments: {} } };
-        else yield { type: "text", text: `Last: ${req.messages[req.messages.length - 1].content}` };
+        else yield { type: "text", text: `Last, ${req.messages[req.messages.length - 1].content}.` };
       },
     } as ChatModel & { calls: number };
     const r = await reply(conv, model);
-    expect(r.events).toEqual([{ type: "sentence", text: "Last: Not done: no action named end_call here" }]);
+    expect(r.events).toEqual([{ type: "sentence", text: "Last, Not done: no action named end_call here." }]);
     expect(r.summary.ended).toBe(false);
     expect(conv.nodeId).toBe("start");
   });
@@ -283,5 +285,19 @@ describe("sentences from a streaming reply", () => {
     expect(cut.length).toBeGreaterThan(0);
     for (const c of cut) expect(c.length).toBeLessThanOrEqual(MAX_SENTENCE_CHARS);
     expect([...cut, s.flush()].join(" ")).toBe(`It costs 3.50 a month ${long}`.replace(/\s+/g, " "));
+  });
+
+  it("the reply's first piece ends at its first clause when no sentence has ended; later pieces are whole sentences", () => {
+    const s = new SentenceSplitter();
+    const out: string[] = [];
+    for (const piece of ["Sure", ",", " I", " can", " help", ",", " of", " course", ".", " Bye", ", then", "."]) out.push(...s.push(piece));
+    expect([...out, s.flush()]).toEqual(["Sure,", "I can help, of course.", "Bye, then."]);
+    // Not a number's comma, nor a clause whose sentence already ended in the same piece (said whole).
+    expect(new SentenceSplitter().push("It is 1,000 dollars")).toEqual([]);
+    const whole = new SentenceSplitter();
+    expect(whole.push("Sorry, I can't.")).toEqual([]);
+    expect(whole.flush()).toBe("Sorry, I can't.");
+    const dash = new SentenceSplitter();
+    expect(dash.push("Well — let me see")).toEqual(["Well —"]);
   });
 });

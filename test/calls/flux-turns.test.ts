@@ -32,11 +32,13 @@ class FakeAi {
   readonly events: string[] = [];
   /**
    * `eager`: whether Flux sends eager events when asked for them (off: the baseline, Flux without eager mode);
-   * `eotMs`: its quiet before EndOfTurn (Flux's eager event comes a few hundred ms before it).
+   * `eotMs`: its quiet before EndOfTurn (Flux's eager event comes a few hundred ms before it); `modelMs`: the model's
+   * time to its first token.
    */
   constructor(
     readonly eager = true,
     readonly eotMs = FLUX_EOT_MS,
+    readonly modelMs = MODEL_MS,
   ) {}
   private readonly recognizer = new ClipSpeechToText([SURE, SEATS]);
 
@@ -45,10 +47,15 @@ class FakeAi {
       const messages = structuredClone(inputs.messages) as Msg[];
       this.chats.push(messages);
       const last = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
-      await new Promise((r) => setTimeout(r, messages.length > 1 ? MODEL_MS : 0));
+      await new Promise((r) => setTimeout(r, messages.length > 1 ? this.modelMs : 0));
       const response = !last ? "Hi Ada!" : last.includes("seats") ? "Twelve seats, noted." : "Great, thank you.";
-      const chunk = { response, tool_calls: [], usage: { prompt_tokens: 5, completion_tokens: 3 } };
-      return new Response(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`).body!;
+      // Streamed a word at a time, as the model does: a reply's first clause can go to the voice before the rest.
+      const words = response.split(/(?= )/);
+      const events = words.map((w, i) => ({
+        response: w,
+        ...(i === words.length - 1 ? { usage: { prompt_tokens: 5, completion_tokens: words.length } } : {}),
+      }));
+      return new Response(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`).body!;
     }
     if (model === WORKERS_AI_TTS_MODEL) {
       this.spoken.push(inputs.text);
@@ -179,18 +186,22 @@ describe("Flux's turn events on Workers AI", () => {
     expect(plain.events).toEqual(["EndOfTurn"]);
     // One model request for the turn either way: the speculative one was used, not repeated.
     expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more."]);
+    // Its first clause was voiced ahead and that audio is what the reply played: the voice was asked once per piece.
+    expect(ai.spoken).toEqual(["Hi Ada!", "Great,", "thank you."]);
     // The model's 300 ms began at the eager event, 300 ms before the end of the turn.
     console.log(`first audio after the caller's words: ${withEager} ms with EagerEndOfTurn, ${without} ms without`);
     expect(withEager).toBeLessThan(without - 100);
   });
 
   it("a speculative reply cancelled by TurnResumed is never heard and never in the history", async () => {
-    const ai = new FakeAi(true, 560);
+    // The model answers in 100 ms, well before EndOfTurn, so the speculative reply's first clause is voiced ahead.
+    const ai = new FakeAi(true, 600, 100);
     const { runId, callee } = await fluxCall(ai);
     const greeting = callee.received.length;
     callee.speak(SURE.samples);
-    // A pause long enough for EagerEndOfTurn (the model starts on "Sure, tell me more."), then they go on.
-    await listenLive(callee, () => ai.chats.length >= 1, 3000);
+    // A pause long enough for EagerEndOfTurn (the model starts on "Sure, tell me more." and its first clause goes to
+    // the voice), then they go on.
+    await listenLive(callee, () => ai.spoken.includes("Great,"), 3000);
     const beforeResuming = callee.received.length;
     callee.speak(SEATS.samples);
     await listenLive(callee, () => ai.spoken.includes("Twelve seats, noted."), 5000);
@@ -198,9 +209,11 @@ describe("Flux's turn events on Workers AI", () => {
     expect(ai.events).toEqual(["EagerEndOfTurn", "TurnResumed", "EagerEndOfTurn", "EndOfTurn"]);
     // The model was asked on the eager words, then on the whole turn.
     expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more.", "Sure, tell me more. We need twelve seats."]);
-    // Its first answer was never spoken (no audio of it could reach the caller) and no request after carries it.
-    expect(ai.spoken).not.toContain("Great, thank you.");
+    // Its first clause was voiced ahead, but none of that audio reached the caller: what they heard after the greeting
+    // is exactly the confirmed reply (60 ms of audio a character); no request after carries it.
+    expect(ai.spoken).toEqual(["Hi Ada!", "Great,", "Twelve seats, noted."]);
     expect(beforeResuming).toBe(greeting);
+    expect(callee.received.slice(greeting).reduce((n, p) => n + p.length / 8, 0)).toBe(60 * "Twelve seats, noted.".length);
     expect(ai.chats[1].filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["Hi Ada!"]);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns.map((t) => [t.role, t.text])).toEqual([

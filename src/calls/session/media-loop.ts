@@ -87,6 +87,8 @@ export class MediaLoop {
       s = r.convert(samples);
     }
     this.outbound.push(encode(this.format, s), (f) => this.pacer.enqueue(f));
+    // Out at once: the first frame of a reply does not wait for the callee's next frame to come in (up to 20 ms).
+    this.sendDue();
   }
 
   /** A mark after the speech queued so far (its last partial frame padded with silence). */
@@ -95,6 +97,7 @@ export class MediaLoop {
     const rest = this.outbound.flush(silence);
     if (rest) this.pacer.enqueue(rest);
     this.pacer.mark(name);
+    this.sendDue();
   }
 
   /** Barge-in: drops what is held back, tells the carrier to drop what it holds where it can; the marks never played. */
@@ -117,6 +120,20 @@ export class MediaLoop {
    * waits on a confirmation that will not come.
    */
   pump(now = Date.now()): string[] {
+    this.sendDue(now);
+    const played = this.pacer.played(this.clockMs);
+    if (!this.adapter.mark) return played;
+    const overdue: string[] = [];
+    for (const [name, by] of this.unconfirmed) {
+      if (by > now) break;
+      overdue.push(name);
+      this.unconfirmed.delete(name);
+    }
+    return overdue;
+  }
+
+  /** Sends the frames and marks the pacer lets out now. */
+  private sendDue(now = Date.now()): void {
     for (const item of this.pacer.due(this.clockMs)) {
       if (item.kind === "frame") {
         this.send(this.adapter.audio(item.frame, this.streamId));
@@ -127,15 +144,6 @@ export class MediaLoop {
         this.unconfirmed.set(item.name, now + MARK_CONFIRM_MS);
       }
     }
-    const played = this.pacer.played(this.clockMs);
-    if (!this.adapter.mark) return played;
-    const overdue: string[] = [];
-    for (const [name, by] of this.unconfirmed) {
-      if (by > now) break;
-      overdue.push(name);
-      this.unconfirmed.delete(name);
-    }
-    return overdue;
   }
 
   /** The carrier's echo of a mark: true the first time (false: counted as played already, or cleared). */
