@@ -198,9 +198,10 @@ export class Speaker {
         // Paused: held until the callee's words decide (resumed, or dropped with the reply).
         if (this.paused) continue;
         this.playEnd = at + ms;
-        c.say(speech.samples, speech.rate);
+        // Before `say`: it may send the first frame at once, and the reply's timing waits for that frame.
         this.onFirstAudio?.();
         this.onFirstAudio = null;
+        c.say(speech.samples, speech.rate);
       }
       if (!sentence || this.o.ended() || o.signal?.aborted) continue;
       if (this.paused) {
