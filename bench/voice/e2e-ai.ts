@@ -15,7 +15,19 @@ const CALLER_WORDS = "I have a question about the conference.";
 /** Milliseconds of synthesized audio per character of text. */
 const MS_PER_CHAR = 45;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * How late each stub's wait fired, in ms (the isolate busy with other calls): what the client measures as edgedial's
+ * own share includes it, so the bench reports it beside (read through /bench/timings).
+ */
+export const stubLateness: number[] = [];
+const timer = (ms: number, fn: () => void) => {
+  const due = Date.now() + ms;
+  return setTimeout(() => {
+    stubLateness.push(Date.now() - due);
+    fn();
+  }, ms);
+};
+const sleep = (ms: number) => new Promise<void>((r) => timer(ms, r));
 
 export class BenchAi {
   async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
@@ -39,7 +51,7 @@ export class BenchAi {
       async start(c) {
         await sleep(caller ? STUB_MS.firstToken : 0);
         for (const [i, t] of tokens.entries()) {
-          if (i) await sleep(15);
+          if (i) await new Promise((r) => setTimeout(r, 15));
           c.enqueue(enc.encode(`data: ${JSON.stringify({ response: t })}\n\n`));
         }
         c.enqueue(enc.encode(`data: ${JSON.stringify({ response: "", usage: { prompt_tokens: 5, completion_tokens: tokens.length } })}\n\ndata: [DONE]\n\n`));

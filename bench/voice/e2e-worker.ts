@@ -7,7 +7,7 @@ import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
-import { BenchAi, FLUX } from "./e2e-ai";
+import { BenchAi, FLUX, stubLateness } from "./e2e-ai";
 
 export * from "../../src/index";
 
@@ -45,14 +45,16 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
 }
 
 /** Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. */
-async function timings(db: D1Database, orgId: number): Promise<Record<string, number>[]> {
+async function timings(db: D1Database, orgId: number) {
   const { results } = await db
     .prepare("SELECT transcript FROM workflow_runs WHERE org_id = ? AND transcript IS NOT NULL")
     .bind(orgId)
     .all<{ transcript: string }>();
-  return results.flatMap((r) =>
+  const replies = results.flatMap((r) =>
     (JSON.parse(r.transcript) as { role: string; timing?: Record<string, number> }[]).flatMap((t) => (t.role === "agent" && t.timing ? [t.timing] : [])),
   );
+  // How late the stubs' waits fired since the last read (the isolate busy with other calls).
+  return { replies, stubLateMs: stubLateness.splice(0) };
 }
 
 export default {
