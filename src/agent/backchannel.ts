@@ -48,3 +48,19 @@ export function isBackchannel(text: string): boolean {
     .filter(Boolean);
   return words.length <= 3 && words.every((w) => BACKCHANNEL.has(w));
 }
+
+/** Voice over the agent with no words yet: how much longer than `interruptMinMs` it waits for them before stopping. */
+export const WORDS_WAIT_MS = 400;
+
+/**
+ * Whether the callee's voice over the agent stops it now. Under `minMs` of voice, never. Past it, where the engine
+ * gives words while they speak (`words` defined), the words decide: a backchannel ("uh-huh", "okay") does not stop
+ * the agent at all, other words do; with no words yet (a cough, line noise, or words not in time), voice alone stops
+ * it after WORDS_WAIT_MS more. Without such words, voice alone decides at `minMs`.
+ */
+export function stopsAgent(voicedMs: number, minMs: number, words: string | undefined): boolean {
+  if (voicedMs < minMs) return false;
+  if (words === undefined) return true;
+  if (words.trim()) return !isBackchannel(words);
+  return voicedMs >= minMs + WORDS_WAIT_MS;
+}

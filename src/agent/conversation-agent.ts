@@ -25,7 +25,7 @@ import type { Action } from "./actions";
 import type { ToolCall } from "./chat";
 import { Keypad } from "./keypad";
 import { soundsLikeMachine } from "./voicemail";
-import { isBackchannel } from "./backchannel";
+import { isBackchannel, stopsAgent } from "./backchannel";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
 import { MachineWait } from "./machine-wait";
@@ -142,13 +142,10 @@ export class ConversationAgent implements VoiceAgent {
     this.listening = this.ends.watch(this.engines.stt.open?.(this.rate) ?? null, () => this.listening);
   }
 
-  /**
-   * The callee's voice while the agent speaks: a cough or a short "uh-huh" (under `interruptMinMs` of voice) changes
-   * nothing; more pauses the agent at once (its audio cleared), and their words decide (`heardOver`).
-   */
+  /** The callee's voice over the agent pauses it (audio cleared) once `stopsAgent` says so; their words then decide. */
   private overAgent() {
     const s = this.voice.speaking;
-    if (!s || s.last || this.voice.isPaused || this.turns.voicedMs < this.settings.interruptMinMs) return;
+    if (!s || s.last || this.voice.isPaused || !stopsAgent(this.turns.voicedMs, this.settings.interruptMinMs, this.listening?.words?.())) return;
     this.c!.clear();
     this.voice.pause(this.c!.now());
   }
@@ -322,8 +319,9 @@ export class ConversationAgent implements VoiceAgent {
   private endOfTurn(u: Utterance) {
     const turn: CalleeTurn = { ...u, stream: this.listening };
     this.listening = null;
-    this.timing.begin(u.endMs, this.voice.isPaused);
-    if (this.voice.isPaused) return void this.heardOver(turn);
+    const over = this.voice.isPaused || (!!this.voice.speaking && !!turn.stream?.words); // paused, or a backchannel so far
+    this.timing.begin(u.endMs, over);
+    if (over) return void this.heardOver(turn);
     if (turn.voicedMs < this.settings.minSpeechMs) {
       turn.stream?.abort();
       return;
@@ -332,7 +330,7 @@ export class ConversationAgent implements VoiceAgent {
     this.reply(turn);
   }
 
-  /** The callee's words over the paused agent: a backchannel (or none) lets it go on; anything else takes the turn. */
+  /** The callee's words over the agent: a backchannel (or none) lets it go on; anything else takes the turn. */
   private async heardOver(turn: CalleeTurn) {
     let text = "";
     try {
@@ -340,7 +338,7 @@ export class ConversationAgent implements VoiceAgent {
     } catch (err) {
       log("warning", "voice_agent_interruption_unheard", { error: String((err as Error)?.message ?? err) });
     }
-    if (this.ended || !this.voice.isPaused) return;
+    if (this.ended || !this.voice.speaking) return;
     this.usage.sttSeconds += turn.samples.length / this.rate;
     if (isBackchannel(text)) {
       if (text) this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });

@@ -26,6 +26,7 @@ export class DeepgramLive implements SpeechStream {
   private finals: string[] = [];
   /** Flux: the words of the turn it has not ended yet (each update carries the turn so far). */
   private ongoing = "";
+  readonly words?: () => string;
   private ending = false;
   private done = false;
   private failure: unknown = null;
@@ -43,6 +44,8 @@ export class DeepgramLive implements SpeechStream {
   ) {
     this.call = new ProviderCall(what, settings, deepgramSays, signal);
     signal?.addEventListener("abort", this.onAbort, { once: true });
+    // Flux's turn updates carry the words as they are spoken (the live protocol's final results come too late).
+    if (protocol === "flux") this.words = () => [...this.finals, this.ongoing].filter(Boolean).join(" ");
     this.connect().catch((err) => this.fail(err));
   }
 

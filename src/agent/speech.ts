@@ -24,6 +24,11 @@ export interface SpeechStream {
    * `words`: the turn's words so far (with `eager`, those its `end` will carry unless it is `resumed` first).
    */
   onTurn?: ((event: TurnEvent, words?: string) => void) | null;
+  /**
+   * A stream that reports words while the callee is still speaking (Flux's turn updates): the words so far, revised
+   * as they come. Absent where an engine gives words only at the turn's end.
+   */
+  words?(): string;
 }
 
 export interface SpeechToText {

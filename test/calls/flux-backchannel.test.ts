@@ -1,0 +1,168 @@
+// Interruptions decided by words heard while the caller speaks: Deepgram Flux's turn updates carry the words so far,
+// so a backchannel over the agent ("uh-huh") never pauses it, real words stop it, and a cough with no words does not.
+// Workers AI is faked at the binding boundary (the chat model's server-sent events, Aura's PCM, Flux's TurnInfo
+// protocol with Update events), as in flux-turns.test.ts; the caller speaks in real time so Flux's updates keep pace.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
+import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
+import { callSessionStub } from "../../src/calls/session/stub";
+import type { CalleeStream } from "../../src/dev/simulator/media/callee";
+import { isVoiced } from "../../src/lib/audio/level";
+import { listen, listenLive, listenUntil, SEATS_DISPOSITIONS, startSeatsCall } from "./conversation-support";
+import { connect } from "./media-support";
+import { setup } from "./support";
+
+const FLUX = "@cf/deepgram/flux";
+const LONG = "The conference runs for three days in Lisbon, with talks on every kind of voice agent you can imagine.";
+/** Flux's first update of a turn comes after this much voice (it sends one about every 250 ms of audio). */
+const UPDATE_FRAMES = 10;
+
+class FakeAi {
+  readonly chats: string[] = [];
+  /** What the caller says in the utterance under way: Flux's transcript for it (empty: noise, no words). */
+  saying = "";
+
+  async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
+    if (model === WORKERS_AI_CHAT_MODEL) {
+      const msgs = inputs.messages as { role: string; content: string | null }[];
+      const last = String([...msgs].reverse().find((m) => m.role === "user")?.content ?? "");
+      this.chats.push(last);
+      const response = last.includes("stop") ? "Sorry, go ahead." : LONG;
+      return new Response(`data: ${JSON.stringify({ response })}\n\ndata: [DONE]\n\n`).body!;
+    }
+    if (model === WORKERS_AI_TTS_MODEL)
+      return new Uint8Array(new Int16Array((16000 * 60 * inputs.text.length) / 1000).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
+    if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate));
+    throw new Error(`no such model: ${model}`);
+  }
+
+  /** Flux per utterance: an Update with the words so far every UPDATE_FRAMES voiced frames, EndOfTurn after 300 ms quiet. */
+  private flux(rate: number): Response {
+    const [client, server] = Object.values(new WebSocketPair());
+    server.accept();
+    const frame = rate / 50;
+    let [voiced, quietMs, ended] = [0, 0, false];
+    const send = (event: string) =>
+      server.send(
+        JSON.stringify({ type: "TurnInfo", event, turn_index: 0, transcript: voiced >= UPDATE_FRAMES ? this.saying : "", end_of_turn_confidence: 0.9 }),
+      );
+    let chain = Promise.resolve();
+    server.addEventListener("message", (e) => {
+      const data = e.data;
+      chain = chain.then(async () => {
+        if (typeof data === "string") {
+          if (JSON.parse(data).type === "CloseStream") server.close(1000, "done");
+          return;
+        }
+        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
+        for (let i = 0; i + frame <= chunk.length && !ended; i += frame) {
+          if (isVoiced(chunk.subarray(i, i + frame))) {
+            [voiced, quietMs] = [voiced + 1, 0];
+            if (voiced === 1) send("StartOfTurn");
+            if (voiced % UPDATE_FRAMES === 0) send("Update");
+          } else if (voiced) {
+            quietMs += 20;
+            if (quietMs < 300 || !this.saying) continue;
+            ended = true;
+            send("EndOfTurn");
+          }
+        }
+      });
+    });
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
+/** Voice-like sound for `ms` (a 200 Hz buzz), or noise (a cough). */
+const buzz = (ms: number, noise = false) =>
+  Int16Array.from({ length: ms * 8 }, (_, i) =>
+    noise ? Math.round((Math.random() * 2 - 1) * 9000) : Math.round(7000 * Math.sin((2 * Math.PI * 200 * i) / 8000)),
+  );
+
+/** The caller speaks in real time (a frame every 20 ms of the wall clock). Returns ms of their voice sent when the first clear came (null: none). */
+async function talkLive(callee: CalleeStream, samples: Int16Array): Promise<number | null> {
+  const start = Date.now();
+  let clearAt: number | null = null;
+  for (let i = 0; i < samples.length; i += 160) {
+    const wait = start + (i / 160) * 20 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    callee.speak(samples.subarray(i, i + 160));
+    if (callee.clears && clearAt === null) clearAt = (i / 160 + 1) * 20;
+  }
+  return clearAt;
+}
+
+/** A call on the fake binding; the caller asks, and the agent's long reply has played for 1.5 s. */
+async function longReply(ai: FakeAi) {
+  const s = await setup("twilio");
+  const { runId } = await startSeatsCall(s, {
+    call_disposition_codes: SEATS_DISPOSITIONS,
+    workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } },
+  });
+  await runInDurableObject(callSessionStub(env, runId), (instance) => {
+    const o = instance as unknown as { env: Env };
+    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
+  });
+  const callee = await connect("twilio", runId);
+  await listenUntil(callee, () => callee.played.length >= 1);
+  await listen(callee, 200);
+  ai.saying = "Tell me more.";
+  const before = callee.received.length;
+  await talkLive(callee, buzz(600));
+  await listenLive(callee, () => callee.received.length >= before + 75, 5000); // 1.5 s of the reply
+  return { runId, callee };
+}
+
+/** The transcript once the agent's long reply is in it (heard to its end, or cut). */
+async function transcript(runId: number, callee: CalleeStream, done: (turns: { role: string; text: string }[]) => boolean) {
+  for (let waited = 0; ; waited += 200) {
+    const snap = await callSessionStub(env, runId).snapshot();
+    if (done(snap.turns) || waited >= 10_000) return snap.turns;
+    await listenLive(callee, () => false, 200);
+  }
+}
+
+describe("words heard while the caller speaks decide an interruption (Flux's updates)", () => {
+  it("an uh-huh over the agent never pauses it: no clear, the sentence plays whole, the model is not asked", async () => {
+    const ai = new FakeAi();
+    const { runId, callee } = await longReply(ai);
+    ai.saying = "Uh-huh.";
+    // 700 ms of voice: well past the 300 ms that pauses the agent on voice alone.
+    expect(await talkLive(callee, buzz(700))).toBeNull();
+    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
+    expect(callee.clears).toBe(0);
+    expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Uh-huh."]);
+    expect(turns.filter((t) => t.role === "agent").map((t) => t.text)).toContain(LONG);
+    expect(ai.chats).toEqual(["Tell me more."]);
+  });
+
+  it("real words stop it as soon as they are heard, and take the turn with what was heard of the reply", async () => {
+    const ai = new FakeAi();
+    const { runId, callee } = await longReply(ai);
+    ai.saying = "Wait, stop.";
+    const clearAt = await talkLive(callee, buzz(900));
+    // The first update (200 ms of voice) names words that are not a backchannel: stopped at the 300 ms minimum, and
+    // in any case before voice alone would (700 ms).
+    expect(clearAt).not.toBeNull();
+    expect(clearAt!).toBeGreaterThanOrEqual(300);
+    expect(clearAt!).toBeLessThan(700);
+    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === "Sorry, go ahead."));
+    const cut = turns.find((t) => t.role === "agent" && (t as { interrupted?: boolean }).interrupted);
+    expect(LONG.startsWith(cut!.text)).toBe(true);
+    expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Wait, stop."]);
+    expect(ai.chats).toEqual(["Tell me more.", "Wait, stop."]);
+  });
+
+  it("a cough (voice, no words) shorter than the wait for words does not pause it", async () => {
+    const ai = new FakeAi();
+    const { runId, callee } = await longReply(ai);
+    ai.saying = "";
+    expect(await talkLive(callee, buzz(500, true))).toBeNull();
+    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
+    expect(callee.clears).toBe(0);
+    expect(turns.filter((t) => (t as { interrupted?: boolean }).interrupted)).toEqual([]);
+    expect(ai.chats).toEqual(["Tell me more."]);
+  });
+});
