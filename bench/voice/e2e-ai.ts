@@ -17,24 +17,39 @@ const MS_PER_CHAR = 45;
 
 /**
  * How late each stub's wait fired, in ms (the isolate busy with other calls): what the client measures as edgedial's
- * own share includes it, so the bench reports it beside (read through /bench/timings).
+ * own share includes it, so the bench reports it beside (read through /bench/timings). `pathLateness`: per call
+ * session, for each reply, how late the three waits on its path (EagerEndOfTurn, the first token, the first voice)
+ * fired together.
  */
 export const stubLateness: number[] = [];
-const timer = (ms: number, fn: () => void) => {
+export const pathLateness = new Map<string, number[]>();
+const timer = (ms: number, fn: (lateMs: number) => void) => {
   const due = Date.now() + ms;
   return setTimeout(() => {
-    stubLateness.push(Date.now() - due);
-    fn();
+    const late = Date.now() - due;
+    stubLateness.push(late);
+    fn(late);
   }, ms);
 };
-const sleep = (ms: number) => new Promise<void>((r) => timer(ms, r));
+const sleep = (ms: number) => new Promise<number>((r) => timer(ms, r));
 
 export class BenchAi {
+  /** The current reply's waits so far (from its EagerEndOfTurn), until its first voice. */
+  private path: number[] | null = null;
+
+  /** `session`: the call session's id, under which its replies' path lateness is kept. */
+  constructor(private readonly session = "") {}
+
   async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
     if (model === WORKERS_AI_CHAT_MODEL) return this.chat(inputs.messages as { role: string; content: unknown }[]);
     if (model === WORKERS_AI_TTS_MODEL) {
       const rate = Number(inputs.sample_rate) || 16000;
-      await sleep(STUB_MS.voiceFirstByte);
+      const late = await sleep(STUB_MS.voiceFirstByte);
+      if (this.path?.length === 2) {
+        const sum = this.path.reduce((a, b) => a + b, late);
+        pathLateness.set(this.session, [...(pathLateness.get(this.session) ?? []), sum]);
+        this.path = null;
+      }
       const n = Math.round((rate * MS_PER_CHAR * String(inputs.text).length) / 1000);
       return new Uint8Array(new Int16Array(n).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
     }
@@ -47,9 +62,11 @@ export class BenchAi {
     const caller = messages.some((m) => m.role === "user" && m.content);
     const tokens = caller ? REPLY : ["Hi Ada!"];
     const enc = new TextEncoder();
+    const path = this.path;
     return new ReadableStream({
       async start(c) {
-        await sleep(caller ? STUB_MS.firstToken : 0);
+        const late = await sleep(caller ? STUB_MS.firstToken : 0);
+        if (caller && path?.length === 1) path.push(late);
         for (const [i, t] of tokens.entries()) {
           if (i) await new Promise((r) => setTimeout(r, 15));
           c.enqueue(enc.encode(`data: ${JSON.stringify({ response: t })}\n\n`));
@@ -100,20 +117,15 @@ export class BenchAi {
         // The chunk arrived as its last frame ended: the last voiced frame ended (frames - 1 - last) frames earlier.
         const since = (frames - 1 - last) * 20;
         timers = [
-          setTimeout(
-            () => {
-              eager = true;
-              send("EagerEndOfTurn", CALLER_WORDS);
-            },
-            Math.max(0, STUB_MS.eagerEndOfTurn - since),
-          ),
-          setTimeout(
-            () => {
-              send("EndOfTurn", CALLER_WORDS);
-              [voicedFrames, turn, eager] = [0, turn + 1, false];
-            },
-            Math.max(0, STUB_MS.endOfTurn - since),
-          ),
+          timer(Math.max(0, STUB_MS.eagerEndOfTurn - since), (late) => {
+            eager = true;
+            this.path = [late];
+            send("EagerEndOfTurn", CALLER_WORDS);
+          }),
+          timer(Math.max(0, STUB_MS.endOfTurn - since), () => {
+            send("EndOfTurn", CALLER_WORDS);
+            [voicedFrames, turn, eager] = [0, turn + 1, false];
+          }),
         ];
       });
     });

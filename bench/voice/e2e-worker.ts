@@ -7,13 +7,13 @@ import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
-import { BenchAi, FLUX, stubLateness } from "./e2e-ai";
+import { BenchAi, FLUX, pathLateness, stubLateness } from "./e2e-ai";
 
 export * from "../../src/index";
 
 export class CallSession extends ProductSession {
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, { ...env, VOICE_AGENT: "conversation", AI: new BenchAi() } as unknown as Env);
+    super(ctx, { ...env, VOICE_AGENT: "conversation", AI: new BenchAi(ctx.id.toString()) } as unknown as Env);
   }
 }
 
@@ -45,23 +45,24 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
 }
 
 /** Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. */
-async function timings(db: D1Database, orgId: number) {
-  const { results } = await db
-    .prepare("SELECT transcript FROM workflow_runs WHERE org_id = ? AND transcript IS NOT NULL")
+async function timings(env: Env, orgId: number) {
+  const { results } = await env.DB.prepare("SELECT id, transcript FROM workflow_runs WHERE org_id = ? AND transcript IS NOT NULL")
     .bind(orgId)
-    .all<{ transcript: string }>();
+    .all<{ id: number; transcript: string }>();
   const replies = results.flatMap((r) =>
     (JSON.parse(r.transcript) as { role: string; timing?: Record<string, number> }[]).flatMap((t) => (t.role === "agent" && t.timing ? [t.timing] : [])),
   );
   // How late the stubs' waits fired since the last read (the isolate busy with other calls).
-  return { replies, stubLateMs: stubLateness.splice(0) };
+  // Per run, each reply's stub lateness on its path (the session's id is the run's, as callSessionStub names it).
+  const pathLateMs = Object.fromEntries(results.map((r) => [r.id, pathLateness.get(env.CALL_SESSION.idFromName(`run:${r.id}`).toString()) ?? []]));
+  return { replies, stubLateMs: stubLateness.splice(0), pathLateMs };
 }
 
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
-    if (url.pathname === "/bench/timings") return Response.json(await timings(env.DB, Number(url.searchParams.get("org"))));
+    if (url.pathname === "/bench/timings") return Response.json(await timings(env, Number(url.searchParams.get("org"))));
     const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);
     if (!m) return worker.fetch(request, env, ctx);
     const runId = Number(m[1]);

@@ -179,7 +179,7 @@ export async function e2e(root, levels) {
       );
       // Where the time went, from the session's own per-reply timing (ms after the caller's last word).
       await sleep(1500);
-      const { replies: stored, stubLateMs } = await (await fetch(`${base}/bench/timings?org=${orgId}`)).json();
+      const { replies: stored, stubLateMs, pathLateMs } = await (await fetch(`${base}/bench/timings?org=${orgId}`)).json();
       const stages = [
         "end_of_turn_ms",
         "stt_final_ms",
@@ -202,6 +202,17 @@ export async function e2e(root, levels) {
       // runtime's, and is counted above in edgedial's own share.
       console.log(
         `  the stubs' waits fired late by p50 ${f(percentile(stubLateMs, 50))}, p99 ${f(percentile(stubLateMs, 99))}, max ${f(Math.max(...stubLateMs))} ms (${stubLateMs.length} waits)`,
+      );
+      // Each reply's own share less the lateness of the stub waits on its own path: what edgedial's code and the
+      // sockets added, with the runtime's lateness in firing the stand-ins' timers taken out.
+      const net = results.flatMap((replies, i) =>
+        replies.flatMap((r, j) => {
+          const late = pathLateMs[runIds[i]]?.[j];
+          return r.delay === null || late === undefined ? [] : [r.delay - STUBS_MS - late];
+        }),
+      );
+      console.log(
+        `  edgedial's own less its path's stub lateness (${net.length} replies): p50 ${f(percentile(net, 50))}, p95 ${f(percentile(net, 95))}, p99 ${f(percentile(net, 99))}, max ${f(Math.max(...net))} ms`,
       );
     }
   } finally {
