@@ -44,10 +44,14 @@ export async function oneTurn(l: Latencies): Promise<number> {
     // Played at once: the bench measures the path to the first audio, not the audio's length.
     mark: (name) => queueMicrotask(() => agent.onMark(name)),
     clear: () => [],
-    transfer: async () => false,
+    transfer: async () => "failed",
+    sendDtmf: async () => {},
     hangup: () => {},
+    machine: () => {},
     log: () => {},
     now: () => clock,
+    wallNow: () => performance.now(),
+    save: () => {},
   };
   await agent.onStart({ runId: 1, variables: {}, greeting: null, rate: 8000 }, controls);
   await sleep(l.ttsMs + 5); // the greeting is spoken (and heard) first
