@@ -85,48 +85,56 @@ export class BenchAi {
     const [client, server] = Object.values(new WebSocketPair());
     server.accept();
     const frame = rate / 50;
-    let voicedFrames = 0;
     let turn = 0;
-    let timers: ReturnType<typeof setTimeout>[] = [];
-    let eager = false;
+    let stage: "idle" | "speaking" | "eager" = "idle";
+    let lastVoicedEnd = 0;
+    // One timer, re-armed when it finds its deadline moved (a timer set and cleared per voiced frame would itself
+    // load the isolate that the bench measures).
+    let pending: ReturnType<typeof setTimeout> | null = null;
     const send = (event: string, transcript: string) =>
       server.send(JSON.stringify({ type: "TurnInfo", event, turn_index: turn, transcript, end_of_turn_confidence: 0.9 }));
+    const due = () => lastVoicedEnd + (stage === "speaking" ? STUB_MS.eagerEndOfTurn : STUB_MS.endOfTurn);
+    const check = () => {
+      pending = null;
+      const now = Date.now();
+      if (stage === "idle") return;
+      if (now < due()) return arm();
+      const late = now - due();
+      stubLateness.push(late);
+      if (stage === "speaking") {
+        stage = "eager";
+        this.path = [late];
+        send("EagerEndOfTurn", CALLER_WORDS);
+        return arm();
+      }
+      send("EndOfTurn", CALLER_WORDS);
+      [stage, turn] = ["idle", turn + 1];
+    };
+    const arm = () => {
+      if (pending === null) pending = setTimeout(check, Math.max(0, due() - Date.now()));
+    };
     let chain = Promise.resolve();
     server.addEventListener("message", (e) => {
       const data = e.data;
       chain = chain.then(async () => {
         if (typeof data === "string") {
           if (JSON.parse(data).type === "CloseStream") {
-            for (const t of timers) clearTimeout(t);
+            if (pending !== null) clearTimeout(pending);
             server.close(1000, "done");
           }
           return;
         }
-        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
+        const chunk = new Int16Array(data instanceof ArrayBuffer ? data : await (data as Blob).arrayBuffer());
         const frames = Math.floor(chunk.length / frame);
         let last = -1;
         for (let i = 0; i < frames; i++) if (isVoiced(chunk.subarray(i * frame, (i + 1) * frame))) last = i;
         if (last < 0) return;
-        if (voicedFrames === 0) send("StartOfTurn", "");
-        if (eager) {
-          eager = false;
-          send("TurnResumed", "");
-        }
-        voicedFrames += 1;
-        for (const t of timers) clearTimeout(t);
+        if (stage === "idle") send("StartOfTurn", "");
+        if (stage === "eager") send("TurnResumed", "");
+        stage = "speaking";
         // The chunk arrived as its last frame ended: the last voiced frame ended (frames - 1 - last) frames earlier.
-        const since = (frames - 1 - last) * 20;
-        timers = [
-          timer(Math.max(0, STUB_MS.eagerEndOfTurn - since), (late) => {
-            eager = true;
-            this.path = [late];
-            send("EagerEndOfTurn", CALLER_WORDS);
-          }),
-          timer(Math.max(0, STUB_MS.endOfTurn - since), () => {
-            send("EndOfTurn", CALLER_WORDS);
-            [voicedFrames, turn, eager] = [0, turn + 1, false];
-          }),
-        ];
+        lastVoicedEnd = Date.now() - (frames - 1 - last) * 20;
+        arm();
       });
     });
     return new Response(null, { status: 101, webSocket: client });

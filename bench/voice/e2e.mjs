@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
+import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
 import { benchWorkerOptions } from "../lib/shared.mjs";
 import { Playback, percentile } from "./heard.ts";
 
@@ -16,6 +17,8 @@ import { Playback, percentile } from "./heard.ts";
 const STUBS_MS = Math.max(260, 110 + 300 + 150);
 const SPEAK_FRAMES = 60;
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
+/** `BENCH_PROFILE=1`: a CPU profile of the isolate over each level's calls (bench/out/voice-e2e/calls-N.cpuprofile), summarized. */
+const PROFILE = process.env.BENCH_PROFILE === "1";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // mu-law: a 220 Hz tone (voiced) and silence, one 160-byte frame each, base64 as Twilio sends them.
@@ -52,11 +55,9 @@ async function startWorker(root, out) {
   wrangler(["deploy", "--dry-run", "--outdir", `${out}/dist`, "--config", `${out}/wrangler.jsonc`], { quiet: true });
   rmSync(`${out}/state`, { recursive: true, force: true });
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${out}/state`, "--config", `${out}/wrangler.jsonc`], { quiet: true });
-  const worker = await unstable_startWorker({
-    config: `${out}/wrangler.jsonc`,
-    entrypoint: `${out}/dist/e2e-worker.js`,
-    ...benchWorkerOptions(`${out}/state`),
-  });
+  const options = benchWorkerOptions(`${out}/state`);
+  if (PROFILE) options.dev.inspector = { port: 9342 };
+  const worker = await unstable_startWorker({ config: `${out}/wrangler.jsonc`, entrypoint: `${out}/dist/e2e-worker.js`, ...options });
   await worker.ready;
   return worker;
 }
@@ -160,13 +161,16 @@ export async function e2e(root, levels) {
   const worker = await startWorker(root, out);
   try {
     const base = String(await worker.url).replace(/\/$/, "");
+    const profiler = PROFILE ? await cpuProfiler(await worker.inspectorUrl, "edgedial") : null;
     for (const calls of levels) {
       const { orgId, runIds } = await (await fetch(`${base}/bench/seed?calls=${calls}`, { method: "POST" })).json();
+      await profiler?.start();
       const t0 = performance.now();
       // Calls start spread over 2 s, out of step with each other as real ones are.
       const results = await Promise.all(
         runIds.map(async (id, i) => (await sleep((i * 2000) / calls), call(base, orgId, id, t0 + (i * 2000) / calls + (i % 20)))),
       );
+      if (profiler) profileSummary(await profiler.stop(), `${out}/calls-${calls}.cpuprofile`);
       const all = results.flat();
       const delays = all.map((r) => r.delay).filter((d) => d !== null);
       const gaps = all.map((r) => r.gap);
