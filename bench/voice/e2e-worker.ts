@@ -5,6 +5,7 @@
 // engines (session, media loop, codecs, Flux's client, the agent, the reply runner, the pacer) is the product's own.
 import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
+import { LATENCY_FIGURES } from "../../src/calls/latency";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
 import { BenchAi, FLUX, pathLateness, stubLateness } from "./e2e-ai";
@@ -55,7 +56,9 @@ async function timings(env: Env, orgId: number) {
   // How late the stubs' waits fired since the last read (the isolate busy with other calls).
   // Per run, each reply's stub lateness on its path (the session's id is the run's, as callSessionStub names it).
   const pathLateMs = Object.fromEntries(results.map((r) => [r.id, pathLateness.get(env.CALL_SESSION.idFromName(`run:${r.id}`).toString()) ?? []]));
-  return { replies, stubLateMs: stubLateness.splice(0), pathLateMs };
+  // The stages in the order a reply reaches them (what was cut by a barge-in is not a stage).
+  const stages = LATENCY_FIGURES.filter((f) => f !== "cut_ms");
+  return { stages, replies, stubLateMs: stubLateness.splice(0), pathLateMs };
 }
 
 export default {

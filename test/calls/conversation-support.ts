@@ -1,6 +1,7 @@
 // The conversation tests' shared parts: the seats agent and its scripted model (shared with `npm run demo`), the
 // callee's committed espeak-ng clips, a call on the media path with the session prepared for the conversation
 // agent, and the callee's listening loops and its side of the seats conversation.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, inject } from "vitest";
 import type { KnownClip } from "../../src/agent/clip-speech";
@@ -13,7 +14,7 @@ import { readWav } from "../../src/lib/audio/wav";
 import seats from "../fixtures/seats-agent.json";
 import { call } from "../helpers";
 import { connect } from "./media-support";
-import { type Setup, startCall } from "./support";
+import { type Setup, setup, startCall } from "./support";
 
 export const clip = (name: string, text: string): KnownClip => {
   const w = readWav(Uint8Array.from(atob(inject("audioClips")[name]), (c) => c.charCodeAt(0)));
@@ -128,4 +129,21 @@ export async function runWhen(s: Setup, agentId: number, runId: number, ready: (
     await new Promise((res) => setTimeout(res, 20));
   }
   throw new Error("the run never got there");
+}
+
+/**
+ * A seats call (on Twilio's protocol) whose session runs the conversation agent on `ai` at the AI binding (Workers AI
+ * faked at its boundary), heard up to the greeting and a little quiet. `fields`: more of the agent's settings.
+ */
+export async function fakeAiCall(ai: unknown, fields: Record<string, unknown> = {}): Promise<{ runId: number; callee: CalleeStream }> {
+  const s = await setup("twilio");
+  const { runId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS, ...fields });
+  await runInDurableObject(callSessionStub(env, runId), (instance) => {
+    const o = instance as unknown as { env: Env };
+    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
+  });
+  const callee = await connect("twilio", runId);
+  await listenUntil(callee, () => callee.played.length >= 1);
+  await listen(callee, 200);
+  return { runId, callee };
 }

@@ -1,8 +1,3 @@
-// Interruptions decided by words heard while the caller speaks: Deepgram Flux's turn updates carry the words so far,
-// so a backchannel over the agent ("uh-huh") never pauses it, real words stop it, and a cough with no words does not.
-// Workers AI is faked at the binding boundary (the chat model's server-sent events, Aura's PCM, Flux's TurnInfo
-// protocol with Update events), as in flux-turns.test.ts; the caller speaks in real time so Flux's updates keep pace.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
@@ -10,9 +5,8 @@ import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import { isVoiced } from "../../src/lib/audio/level";
-import { listen, listenLive, listenUntil, SEATS_DISPOSITIONS, startSeatsCall } from "./conversation-support";
-import { connect } from "./media-support";
-import { setup } from "./support";
+import { fluxSocket } from "./flux-support";
+import { fakeAiCall, listenLive } from "./conversation-support";
 
 const FLUX = "@cf/deepgram/flux";
 const LONG = "The conference runs for three days in Lisbon, with talks on every kind of voice agent you can imagine.";
@@ -40,38 +34,23 @@ class FakeAi {
 
   /** Flux per utterance: an Update with the words so far every UPDATE_FRAMES voiced frames, EndOfTurn after 300 ms quiet. */
   private flux(rate: number): Response {
-    const [client, server] = Object.values(new WebSocketPair());
-    server.accept();
     const frame = rate / 50;
     let [voiced, quietMs, ended] = [0, 0, false];
-    const send = (event: string) =>
-      server.send(
-        JSON.stringify({ type: "TurnInfo", event, turn_index: 0, transcript: voiced >= UPDATE_FRAMES ? this.saying : "", end_of_turn_confidence: 0.9 }),
-      );
-    let chain = Promise.resolve();
-    server.addEventListener("message", (e) => {
-      const data = e.data;
-      chain = chain.then(async () => {
-        if (typeof data === "string") {
-          if (JSON.parse(data).type === "CloseStream") server.close(1000, "done");
-          return;
+    return fluxSocket((chunk, flux) => {
+      const send = (event: string) => flux.send(event, voiced >= UPDATE_FRAMES ? this.saying : "");
+      for (let i = 0; i + frame <= chunk.length && !ended; i += frame) {
+        if (isVoiced(chunk.subarray(i, i + frame))) {
+          [voiced, quietMs] = [voiced + 1, 0];
+          if (voiced === 1) send("StartOfTurn");
+          if (voiced % UPDATE_FRAMES === 0) send("Update");
+        } else if (voiced) {
+          quietMs += 20;
+          if (quietMs < 300 || !this.saying) continue;
+          ended = true;
+          send("EndOfTurn");
         }
-        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
-        for (let i = 0; i + frame <= chunk.length && !ended; i += frame) {
-          if (isVoiced(chunk.subarray(i, i + frame))) {
-            [voiced, quietMs] = [voiced + 1, 0];
-            if (voiced === 1) send("StartOfTurn");
-            if (voiced % UPDATE_FRAMES === 0) send("Update");
-          } else if (voiced) {
-            quietMs += 20;
-            if (quietMs < 300 || !this.saying) continue;
-            ended = true;
-            send("EndOfTurn");
-          }
-        }
-      });
+      }
     });
-    return new Response(null, { status: 101, webSocket: client });
   }
 }
 
@@ -96,18 +75,7 @@ async function talkLive(callee: CalleeStream, samples: Int16Array): Promise<numb
 
 /** A call on the fake binding; the caller asks, and the agent's long reply has played for 1.5 s. */
 async function longReply(ai: FakeAi) {
-  const s = await setup("twilio");
-  const { runId } = await startSeatsCall(s, {
-    call_disposition_codes: SEATS_DISPOSITIONS,
-    workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } },
-  });
-  await runInDurableObject(callSessionStub(env, runId), (instance) => {
-    const o = instance as unknown as { env: Env };
-    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-  });
-  const callee = await connect("twilio", runId);
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 200);
+  const { runId, callee } = await fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } } });
   ai.saying = "Tell me more.";
   const before = callee.received.length;
   await talkLive(callee, buzz(600));

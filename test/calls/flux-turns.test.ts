@@ -1,7 +1,3 @@
-// Deepgram Flux on Workers AI ends the caller's turn itself: its EndOfTurn event ends the turn at once, without the
-// energy gate's 700 ms of silence. Workers AI is faked at the binding boundary only (the chat model's server-sent
-// events, Aura's PCM, and Flux's WebSocket speaking its TurnInfo protocol), as in conversation-workers-ai.test.ts.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ClipSpeechToText } from "../../src/agent/clip-speech";
@@ -9,9 +5,8 @@ import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
-import { listen, listenLive, listenUntil, SEATS, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
-import { connect } from "./media-support";
-import { setup } from "./support";
+import { fluxSocket } from "./flux-support";
+import { fakeAiCall, listenLive, listenUntil, SEATS, SURE } from "./conversation-support";
 
 const FLUX = "@cf/deepgram/flux";
 /**
@@ -71,81 +66,54 @@ class FakeAi {
    * a longer one (the same words as the eager event); CloseStream closes.
    */
   private flux(rate: number, asked: boolean): Response {
-    const [client, server] = Object.values(new WebSocketPair());
-    server.accept();
     const frame = rate / 50;
     const eager = asked && this.eager;
     let samples = new Int16Array(0);
     let [voiced, quietMs, segStart, transcribed, state] = [0, 0, 0, true, "idle" as "idle" | "speaking" | "eager" | "ended"];
     const words: string[] = [];
-    const send = (event: string) => {
-      this.events.push(event);
-      server.send(JSON.stringify({ type: "TurnInfo", event, turn_index: 0, transcript: words.join(" "), end_of_turn_confidence: 0.9 }));
-    };
     // The speech in one stretch (the quiet around it trimmed), recognized among the callee's clips.
     const recognize = async (part: Int16Array) => {
       const on: number[] = [];
       for (let i = 0; i + frame <= part.length; i += frame) if (isVoiced(part.subarray(i, i + frame))) on.push(i);
       return on.length ? this.recognizer.transcribe({ samples: part.subarray(on[0], on.at(-1)! + frame), rate: rate as 8000 }) : "";
     };
-    // Messages are handled one after another, in order (binary ones may arrive as Blobs).
-    let chain = Promise.resolve();
-    server.addEventListener("message", (e) => {
-      const data = e.data;
-      chain = chain.then(async () => {
-        if (typeof data === "string") {
-          if (JSON.parse(data).type === "CloseStream") server.close(1000, "done");
-          return;
+    return fluxSocket(async (chunk, flux) => {
+      const send = (event: string) => {
+        this.events.push(event);
+        flux.send(event, words.join(" "));
+      };
+      const joined = new Int16Array(samples.length + chunk.length);
+      joined.set(samples);
+      joined.set(chunk, samples.length);
+      samples = joined;
+      for (let i = 0; i + frame <= chunk.length && state !== "ended"; i += frame) {
+        if (isVoiced(chunk.subarray(i, i + frame))) {
+          if (state === "eager") send("TurnResumed");
+          [voiced, quietMs, transcribed, state] = [voiced + 1, 0, false, "speaking"];
+          continue;
         }
-        const chunk = new Int16Array(await new Response(data as ArrayBuffer).arrayBuffer());
-        const joined = new Int16Array(samples.length + chunk.length);
-        joined.set(samples);
-        joined.set(chunk, samples.length);
-        samples = joined;
-        for (let i = 0; i + frame <= chunk.length && state !== "ended"; i += frame) {
-          if (isVoiced(chunk.subarray(i, i + frame))) {
-            if (state === "eager") send("TurnResumed");
-            [voiced, quietMs, transcribed, state] = [voiced + 1, 0, false, "speaking"];
-            continue;
-          }
-          quietMs += 20;
-          if (state === "idle" || voiced < 10) continue;
-          const at = samples.length - chunk.length + i;
-          if (!transcribed && quietMs >= FLUX_EAGER_MS) {
-            words.push(await recognize(samples.subarray(segStart, at)));
-            [segStart, transcribed] = [at, true];
-            if (eager) {
-              state = "eager";
-              send("EagerEndOfTurn");
-            }
-          }
-          if (transcribed && quietMs >= this.eotMs) {
-            state = "ended";
-            send("EndOfTurn");
+        quietMs += 20;
+        if (state === "idle" || voiced < 10) continue;
+        const at = samples.length - chunk.length + i;
+        if (!transcribed && quietMs >= FLUX_EAGER_MS) {
+          words.push(await recognize(samples.subarray(segStart, at)));
+          [segStart, transcribed] = [at, true];
+          if (eager) {
+            state = "eager";
+            send("EagerEndOfTurn");
           }
         }
-      });
+        if (transcribed && quietMs >= this.eotMs) {
+          state = "ended";
+          send("EndOfTurn");
+        }
+      }
     });
-    return new Response(null, { status: 101, webSocket: client });
   }
 }
 
 /** The call, with the session on the fake binding, up to the greeting heard and a little quiet. */
-async function fluxCall(ai: FakeAi) {
-  const s = await setup("twilio");
-  const { runId } = await startSeatsCall(s, {
-    call_disposition_codes: SEATS_DISPOSITIONS,
-    workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } },
-  });
-  await runInDurableObject(callSessionStub(env, runId), (instance) => {
-    const o = instance as unknown as { env: Env };
-    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-  });
-  const callee = await connect("twilio", runId);
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 200);
-  return { runId, callee };
-}
+const fluxCall = (ai: FakeAi) => fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } } });
 
 /** The caller says SURE; the time (on their clock, kept level with the wall clock) until the reply's first audio. */
 async function replyDelay(ai: FakeAi): Promise<number> {

@@ -1,9 +1,3 @@
-// The Nova-3 path on Workers AI: at a 200 ms pause in the caller's speech the agent asks the turn-detection model
-// Workers AI hosts (@cf/pipecat-ai/smart-turn-v2); "complete" ends the turn then, "incomplete" leaves it to the
-// silence bound (end_of_turn_ms, 700 ms). Workers AI is faked at the binding boundary only (as in
-// conversation-workers-ai.test.ts): the chat model's server-sent events, Aura's PCM, Nova-3's live socket, and the
-// turn model's verdict on the WAV it is sent.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ClipSpeechToText } from "../../src/agent/clip-speech";
@@ -12,9 +6,7 @@ import { WORKERS_AI_STT_MODEL, WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } fro
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
 import { readWav } from "../../src/lib/audio/wav";
-import { listen, listenUntil, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
-import { connect } from "./media-support";
-import { setup } from "./support";
+import { fakeAiCall, listenUntil, SURE } from "./conversation-support";
 
 class FakeAi {
   readonly verdicts: { rate: number; seconds: number }[] = [];
@@ -70,15 +62,7 @@ class FakeAi {
 
 /** The caller says SURE (its last word, then the clip's own quiet); how long on their clock until the reply's first audio. */
 async function replyAfter(ai: FakeAi): Promise<{ ms: number; runId: number }> {
-  const s = await setup("twilio");
-  const { runId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS });
-  await runInDurableObject(callSessionStub(env, runId), (instance) => {
-    const o = instance as unknown as { env: Env };
-    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-  });
-  const callee = await connect("twilio", runId);
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 200);
+  const { runId, callee } = await fakeAiCall(ai);
   // The clip's last voiced frame: its quiet tail counts toward the pause.
   const frame = 160;
   let last = 0;
