@@ -80,7 +80,11 @@ const Line = z.string().trim().min(1).max(500);
 const Turn = z
   .strictObject({
     end_of_turn_ms: ms(200, 3000, "The callee's silence that ends their turn (default 700)"),
-    interrupt_min_ms: ms(100, 2000, "The callee's voice over the agent this long pauses it; a backchannel then lets it go on (default 300)"),
+    interrupt_min_ms: ms(
+      100,
+      2000,
+      "The callee's voice over the agent this long pauses it, and a backchannel then lets it go on; where the speech engine gives words as they are spoken (Flux), a backchannel never pauses it (default 300)",
+    ),
     reprompt_after_ms: ms(2000, 60_000, "The callee's silence before they are asked whether they are still there (default 8000)"),
     max_reprompts: z.int().min(0).max(3).openapi({ description: "How often they are asked before the call ends (default 1)" }),
     max_wait_ms: ms(1000, 30_000, "The longest dead air after the callee's turn before the agent apologises and ends the call (default 6000)"),

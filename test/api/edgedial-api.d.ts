@@ -7719,7 +7719,7 @@ export interface components {
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
                 end_of_turn_ms?: number;
-                /** @description The callee's voice over the agent this long pauses it; a backchannel then lets it go on (default 300) */
+                /** @description The callee's voice over the agent this long pauses it, and a backchannel then lets it go on; where the speech engine gives words as they are spoken (Flux), a backchannel never pauses it (default 300) */
                 interrupt_min_ms?: number;
                 /** @description The callee's silence before they are asked whether they are still there (default 8000) */
                 reprompt_after_ms?: number;
@@ -7888,7 +7888,7 @@ export interface components {
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
                 end_of_turn_ms?: number;
-                /** @description The callee's voice over the agent this long pauses it; a backchannel then lets it go on (default 300) */
+                /** @description The callee's voice over the agent this long pauses it, and a backchannel then lets it go on; where the speech engine gives words as they are spoken (Flux), a backchannel never pauses it (default 300) */
                 interrupt_min_ms?: number;
                 /** @description The callee's silence before they are asked whether they are still there (default 8000) */
                 reprompt_after_ms?: number;
