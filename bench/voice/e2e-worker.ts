@@ -61,11 +61,22 @@ async function timings(env: Env, orgId: number) {
   return { stages, replies, stubLateMs: stubLateness.splice(0), pathLateMs };
 }
 
+/**
+ * The fault: the isolate kept busy (every session in it stalls, as in a long garbage collection or a slow request).
+ * A loop of work, not a wait on the clock: a Worker's clock does not advance while it computes.
+ */
+function stall(loops: number): number {
+  let x = 0;
+  for (let i = 0; i < loops; i++) x = (x + Math.sqrt(i)) % 1e9;
+  return x;
+}
+
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
     if (url.pathname === "/bench/timings") return Response.json(await timings(env, Number(url.searchParams.get("org"))));
+    if (url.pathname === "/bench/stall") return Response.json({ spun: stall(Number(url.searchParams.get("loops") ?? 0)) });
     const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);
     if (!m) return worker.fetch(request, env, ctx);
     const runId = Number(m[1]);

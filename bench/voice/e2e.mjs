@@ -17,6 +17,8 @@ import { Playback, percentile } from "./heard.ts";
 const STUBS_MS = Math.max(260, 110 + 300 + 150);
 const SPEAK_FRAMES = 60;
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
+/** `BENCH_STALL_MS=300`: every 1.5 s of the calls, the isolate is kept busy that long (the fault), and gaps are counted. */
+const STALL_MS = Number(process.env.BENCH_STALL_MS ?? 0);
 /** `BENCH_PROFILE=1`: a CPU profile of the isolate over each level's calls (bench/out/voice-e2e/calls-N.cpuprofile), summarized. */
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -143,7 +145,7 @@ async function call(base, orgId, runId, t0) {
     await sleep(SPEAK_FRAMES * 20 + 100);
     const done = await settled(8000);
     const h = play.take();
-    replies.push({ delay: h.firstAudioAt === null ? null : h.firstAudioAt - lastWordAt, gap: h.longestGapMs, done });
+    replies.push({ delay: h.firstAudioAt === null ? null : h.firstAudioAt - lastWordAt, gap: h.longestGapMs, gapAfter: h.longestGapAfterMs, done });
     await sleep(300);
   }
   open = false;
@@ -154,6 +156,34 @@ async function call(base, orgId, runId, t0) {
 }
 
 const f = (x) => (Number.isFinite(x) ? x.toFixed(0) : "–");
+
+/**
+ * Stalls the isolate for about `ms` every `everyMs` until stopped: the loop count is calibrated (after a warm-up) by
+ * timing a stall's round trip, and corrected after each stall. Resolves (on stop) with each stall's measured length.
+ */
+function stallEvery(base, ms, everyMs) {
+  let on = true;
+  const took = [];
+  const spin = async (loops) => {
+    const t = performance.now();
+    await fetch(`${base}/bench/stall?loops=${loops}`);
+    return performance.now() - t;
+  };
+  const done = (async () => {
+    let loops = 5_000_000;
+    await spin(loops); // compiled first: the loop runs far faster once optimized
+    loops = Math.round((loops * ms) / (await spin(loops)));
+    while (on) {
+      await sleep(everyMs);
+      if (!on) break;
+      const t = await spin(loops);
+      took.push(t);
+      // The loop's speed drifts as the engine optimizes it: each stall corrects the next one's length.
+      loops = Math.round(loops * Math.min(2, Math.max(0.5, ms / t)));
+    }
+  })();
+  return { stop: async () => ((on = false), await done, took) };
+}
 
 export async function e2e(root, levels) {
   const out = `${root}bench/out/voice-e2e`;
@@ -166,10 +196,17 @@ export async function e2e(root, levels) {
       const { orgId, runIds } = await (await fetch(`${base}/bench/seed?calls=${calls}`, { method: "POST" })).json();
       await profiler?.start();
       const t0 = performance.now();
+      const stalls = STALL_MS ? stallEvery(base, STALL_MS, 1500) : null;
       // Calls start spread over 2 s, out of step with each other as real ones are.
       const results = await Promise.all(
         runIds.map(async (id, i) => (await sleep((i * 2000) / calls), call(base, orgId, id, t0 + (i * 2000) / calls + (i % 20)))),
       );
+      const heardGaps = results.flat().filter((r) => r.gap > 60);
+      if (heardGaps.length)
+        console.log(
+          `  gaps over 60 ms (length after ms of the reply heard): ${heardGaps.map((r) => `${r.gap.toFixed(0)} after ${r.gapAfter.toFixed(0)}`).join(", ")}`,
+        );
+      if (stalls) console.log(`  the isolate was stalled ${(await stalls.stop()).map((ms) => ms.toFixed(0)).join(", ")} ms (measured round trips)`);
       if (profiler) profileSummary(await profiler.stop(), `${out}/calls-${calls}.cpuprofile`);
       const all = results.flat();
       const delays = all.map((r) => r.delay).filter((d) => d !== null);

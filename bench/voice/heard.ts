@@ -4,8 +4,8 @@
 
 export const FRAME_MS = 20;
 
-/** One reply as the caller heard it: its first audio's play time and the longest silence inside it. */
-export type Heard = { firstAudioAt: number | null; longestGapMs: number; frames: number };
+/** One reply as the caller heard it: its first audio's play time, the longest silence inside it and where it began (ms of the reply heard before it). */
+export type Heard = { firstAudioAt: number | null; longestGapMs: number; longestGapAfterMs: number | null; frames: number };
 
 /** The carrier's playback of one call's incoming frames; `voiced` says whether a frame carries the agent's voice. */
 export class Playback {
@@ -14,6 +14,7 @@ export class Playback {
   /** When the last voiced frame stopped playing (gaps are measured between voiced frames only). */
   private lastVoicedEnd: number | null = null;
   private longestGap = 0;
+  private longestGapAfter: number | null = null;
   private frames = 0;
 
   /** A frame arrived at `at` (ms on the caller's clock); returns when it plays. */
@@ -23,7 +24,10 @@ export class Playback {
     if (!voiced) return start;
     this.frames++;
     if (this.firstAudioAt === null) this.firstAudioAt = start;
-    if (this.lastVoicedEnd !== null) this.longestGap = Math.max(this.longestGap, start - this.lastVoicedEnd);
+    if (this.lastVoicedEnd !== null && start - this.lastVoicedEnd > this.longestGap) {
+      this.longestGap = start - this.lastVoicedEnd;
+      this.longestGapAfter = this.lastVoicedEnd - this.firstAudioAt!;
+    }
     this.lastVoicedEnd = this.playEnd;
     return start;
   }
@@ -35,8 +39,8 @@ export class Playback {
 
   /** The reply heard since the last call, and a fresh start for the next one (the playback clock goes on). */
   take(): Heard {
-    const h = { firstAudioAt: this.firstAudioAt, longestGapMs: this.longestGap, frames: this.frames };
-    [this.firstAudioAt, this.lastVoicedEnd, this.longestGap, this.frames] = [null, null, 0, 0];
+    const h = { firstAudioAt: this.firstAudioAt, longestGapMs: this.longestGap, longestGapAfterMs: this.longestGapAfter, frames: this.frames };
+    [this.firstAudioAt, this.lastVoicedEnd, this.longestGap, this.longestGapAfter, this.frames] = [null, null, 0, null, 0];
     return h;
   }
 }

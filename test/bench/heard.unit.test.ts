@@ -11,12 +11,13 @@ describe("bench/voice heard", () => {
     expect([p.frame(100, true), p.frame(100, true), p.frame(100, true)]).toEqual([100, 120, 140]);
     // The next arrives at 230, 70 ms after the last one stopped playing (160).
     expect(p.frame(230, true)).toBe(230);
-    expect(p.take()).toEqual({ firstAudioAt: 100, longestGapMs: 70, frames: 4 });
+    // The gap began after 60 ms of the reply had played.
+    expect(p.take()).toEqual({ firstAudioAt: 100, longestGapMs: 70, longestGapAfterMs: 60, frames: 4 });
     // The next reply starts fresh; queued silence delays its first audio.
     p.frame(300, false);
     p.frame(300, false);
     p.frame(305, true);
-    expect(p.take()).toEqual({ firstAudioAt: 340, longestGapMs: 0, frames: 1 });
+    expect(p.take()).toEqual({ firstAudioAt: 340, longestGapMs: 0, longestGapAfterMs: null, frames: 1 });
   });
 
   it("percentiles by nearest rank", () => {
