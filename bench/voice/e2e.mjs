@@ -182,7 +182,13 @@ function stallEvery(base, ms, everyMs) {
       loops = Math.round(loops * Math.min(2, Math.max(0.5, ms / t)));
     }
   })();
-  return { stop: async () => ((on = false), await done, took) };
+  return {
+    stop: async () => {
+      on = false;
+      await done;
+      return took;
+    },
+  };
 }
 
 export async function e2e(root, levels) {
