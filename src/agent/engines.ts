@@ -59,7 +59,11 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     const model = await chatModel(v, needAi, endpoint, localOnly);
     const sttChoice = v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model };
     let stt: SpeechToText;
-    if (sttChoice.provider === "workers-ai") stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model);
+    if (sttChoice.provider === "workers-ai")
+      stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model, {
+        eotThreshold: "eot_threshold" in sttChoice ? sttChoice.eot_threshold : undefined,
+        eagerEotThreshold: "eager_eot_threshold" in sttChoice ? sttChoice.eager_eot_threshold : undefined,
+      });
     else if (sttChoice.provider === "scripted") {
       localOnly("Speech-to-text");
       stt = new ClipSpeechToText(await storedClips(env, orgId, sttChoice.clips));

@@ -14,7 +14,10 @@ export const WORKERS_AI_TURN_MODEL = "@cf/pipecat-ai/smart-turn-v2";
 /** Smart Turn hears the last 8 s of the turn, at 16 kHz. */
 const TURN_MODEL_WINDOW_S = 8;
 /** Flux's confidence for EagerEndOfTurn (its documented range 0.3-0.9; unset, it sends none): a speculative reply starts then. */
-export const FLUX_EAGER_EOT_THRESHOLD = "0.4";
+export const FLUX_EAGER_EOT_THRESHOLD = 0.4;
+
+/** An agent's Flux end-of-turn confidences (`voice_agent.stt`): unset, Deepgram's default and ours; eager null: none. */
+export type FluxTurn = { eotThreshold?: number; eagerEotThreshold?: number | null };
 
 export class WorkersAiSpeechToText implements SpeechToText {
   /** Present for the models that stream (see `live`). */
@@ -23,6 +26,7 @@ export class WorkersAiSpeechToText implements SpeechToText {
   constructor(
     private readonly ai: AiRunner,
     private readonly model = WORKERS_AI_STT_MODEL,
+    private readonly flux: FluxTurn = {},
   ) {
     if (streamsLive(model)) this.open = (rate, signal) => this.live(rate, signal);
     // Flux detects the turn's end itself; the other models get Smart Turn beside them.
@@ -58,6 +62,17 @@ export class WorkersAiSpeechToText implements SpeechToText {
     return typeof transcript === "string" ? transcript : "";
   }
 
+  /** Flux's query: its end-of-turn confidences as strings, as Deepgram takes them (eager mode unless turned off). */
+  private fluxQuery(rate: SampleRate): Record<string, string> {
+    const { eotThreshold, eagerEotThreshold = FLUX_EAGER_EOT_THRESHOLD } = this.flux;
+    return {
+      encoding: "linear16",
+      sample_rate: String(rate),
+      ...(eotThreshold !== undefined ? { eot_threshold: String(eotThreshold) } : {}),
+      ...(eagerEotThreshold !== null ? { eager_eot_threshold: String(eagerEotThreshold) } : {}),
+    };
+  }
+
   /**
    * The turn transcribed while it is spoken: the binding opens a WebSocket to the model (`websocket: true`), which
    * speaks Deepgram's live protocol. Only the Deepgram models stream; another model transcribes each turn whole.
@@ -71,9 +86,7 @@ export class WorkersAiSpeechToText implements SpeechToText {
         let out: unknown;
         try {
           // Flux formats its turns itself and takes no formatting options.
-          const query = flux
-            ? { encoding: "linear16", sample_rate: String(rate), eager_eot_threshold: FLUX_EAGER_EOT_THRESHOLD }
-            : { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
+          const query = flux ? this.fluxQuery(rate) : { encoding: "linear16", sample_rate: String(rate), punctuate: "true", smart_format: "true" };
           out = await this.ai.run(this.model, query, { websocket: true });
         } catch (err) {
           throw call.failed(err);

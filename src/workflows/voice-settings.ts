@@ -64,7 +64,26 @@ const keyed = <P extends string>(provider: P, onCreate: boolean) =>
     base_url: BaseUrl.optional(),
   });
 
-const stt = (onCreate: boolean) => z.discriminatedUnion("provider", [workersAi, keyed("deepgram", onCreate), keyed("elevenlabs", onCreate), scriptedStt]);
+/** Workers AI's speech-to-text, with Deepgram Flux's end-of-turn confidences (other models have none to set). */
+const workersAiStt = workersAi
+  .extend({
+    eot_threshold: z
+      .number()
+      .min(0.5)
+      .max(0.9)
+      .optional()
+      .openapi({ description: "Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer)" }),
+    eager_eot_threshold: z.number().min(0.3).max(0.9).nullable().optional().openapi({
+      description:
+        "Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold",
+    }),
+  })
+  .refine((s) => s.eager_eot_threshold == null || s.eager_eot_threshold <= (s.eot_threshold ?? 0.7), {
+    message: "Must not exceed eot_threshold (0.7 when not set)",
+    path: ["eager_eot_threshold"],
+  });
+
+const stt = (onCreate: boolean) => z.discriminatedUnion("provider", [workersAiStt, keyed("deepgram", onCreate), keyed("elevenlabs", onCreate), scriptedStt]);
 const tts = (onCreate: boolean) =>
   z.discriminatedUnion("provider", [
     scriptedTts,

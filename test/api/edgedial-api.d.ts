@@ -7664,6 +7664,10 @@ export interface components {
                 /** @enum {string} */
                 provider: "workers-ai";
                 model?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";
@@ -7833,6 +7837,10 @@ export interface components {
                 /** @enum {string} */
                 provider: "workers-ai";
                 model?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";

@@ -314,6 +314,18 @@ describe("Workers AI live transcription (the binding's WebSocket, Deepgram's liv
     // A whole utterance (the fallback) goes to Nova-3: Flux only streams.
     expect(await stt.transcribe({ samples: new Int16Array(160), rate: 8000 })).toBe("whole");
     expect(asked[1].model).toBe("@cf/deepgram/nova-3");
+    // An agent's own confidences go as Deepgram takes them; eager mode off sends no eager threshold.
+    for (const [flux, inputs] of [
+      [
+        { eotThreshold: 0.8, eagerEotThreshold: 0.5 },
+        { eot_threshold: "0.8", eager_eot_threshold: "0.5" },
+      ],
+      [{ eagerEotThreshold: null }, {}],
+    ] as const) {
+      const own = new WorkersAiSpeechToText(ai, "@cf/deepgram/flux", flux);
+      await own.open!(16000).finish();
+      expect(asked.at(-1)).toEqual({ model: "@cf/deepgram/flux", inputs: { encoding: "linear16", sample_rate: "16000", ...inputs } });
+    }
   });
 
   it("a binding that answers no socket is a provider error, not a hang", async () => {

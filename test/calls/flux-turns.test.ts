@@ -113,11 +113,12 @@ class FakeAi {
 }
 
 /** The call, with the session on the fake binding, up to the greeting heard and a little quiet. */
-const fluxCall = (ai: FakeAi) => fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } } });
+const fluxCall = (ai: FakeAi, stt: Record<string, unknown> = {}) =>
+  fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX, ...stt } } } });
 
 /** The caller says SURE; the time (on their clock, kept level with the wall clock) until the reply's first audio. */
-async function replyDelay(ai: FakeAi): Promise<number> {
-  const { callee } = await fluxCall(ai);
+async function replyDelay(ai: FakeAi, stt: Record<string, unknown> = {}): Promise<number> {
+  const { callee } = await fluxCall(ai, stt);
   callee.speak(SURE.samples);
   const spokeUntil = callee.clockMs;
   const frames = callee.received.length;
@@ -146,8 +147,9 @@ describe("Flux's turn events on Workers AI", () => {
   });
 
   it("EagerEndOfTurn starts the model ahead: with the same words at EndOfTurn, the reply's first audio comes earlier than without it", async () => {
-    const plain = new FakeAi(false, 560);
-    const without = await replyDelay(plain);
+    // Without: the agent turns eager mode off (`eager_eot_threshold: null`), so Flux is not asked for eager events.
+    const plain = new FakeAi(true, 560);
+    const without = await replyDelay(plain, { eager_eot_threshold: null });
     const ai = new FakeAi(true, 560);
     const withEager = await replyDelay(ai);
     expect(ai.events).toEqual(["EagerEndOfTurn", "EndOfTurn"]);

@@ -28,6 +28,14 @@ const storedConfigurations = async (id: number) =>
   JSON.parse((await env.DB.prepare("SELECT workflow_configurations AS c FROM workflows WHERE id = ?").bind(id).first<{ c: string }>())!.c);
 
 describe("voice_agent providers", () => {
+  it("keeps Flux's end-of-turn confidences as given (eager null: no reply started ahead)", async () => {
+    const org = await createOrg();
+    const stt = { provider: "workers-ai", model: "@cf/deepgram/flux", eot_threshold: 0.8, eager_eot_threshold: null };
+    const res = await createAgent(org.key, { stt });
+    expect(res.status, res.text).toBe(200);
+    expect((await storedConfigurations(res.json.id)).voice_agent.stt).toEqual(stt);
+  });
+
   it("seals every key: D1 holds no key, reads show the mask, a call opens them", async () => {
     const org = await createOrg();
     const res = await createAgent(org.key, voice({ provider: "openai", base_url: "https://api.example.com/v1", model: "gpt-4o-mini", api_key: OPENAI_KEY }), {
@@ -115,6 +123,11 @@ describe("voice_agent providers", () => {
       [{ llm: { provider: "workers-ai", model: "bad model name!" } }, ["llm", "model"]],
       [{ tts: { provider: "workers-ai", colour: "blue" } }, ["tts", "colour"]],
       [{ stt: { provider: "deepgram", api_key: "****************cret" } }, ["stt", "api_key"]],
+      // Flux's confidences: Deepgram's ranges, and the eager one never above the one that ends the turn.
+      [{ stt: { provider: "workers-ai", model: "@cf/deepgram/flux", eot_threshold: 0.95 } }, ["stt", "eot_threshold"]],
+      [{ stt: { provider: "workers-ai", model: "@cf/deepgram/flux", eager_eot_threshold: 0.2 } }, ["stt", "eager_eot_threshold"]],
+      [{ stt: { provider: "workers-ai", model: "@cf/deepgram/flux", eot_threshold: 0.6, eager_eot_threshold: 0.65 } }, ["stt", "eager_eot_threshold"]],
+      [{ stt: { provider: "workers-ai", eager_eot_threshold: 0.8 } }, ["stt", "eager_eot_threshold"]],
     ];
     for (const [va, at] of cases) {
       const res = await createAgent(org.key, va);
