@@ -17,6 +17,7 @@ import { fromWire } from "../../src/dev/simulator/media/callee";
 import { isVoiced } from "../../src/lib/audio/level";
 import { readWav } from "../../src/lib/audio/wav";
 import { runWhen, SCRIPT, SEATS, SEATS_DISPOSITIONS, SURE, seatsConversation, startSeatsCall } from "./conversation-support";
+import { deepgramLiveSocket } from "./flux-support";
 import { connect } from "./media-support";
 import { setup } from "./support";
 
@@ -91,30 +92,10 @@ class FakeWorkersAi {
     return new Uint8Array(pcm.buffer);
   }
 
-  /** Deepgram's live protocol: binary PCM in; at CloseStream the final results for all of it, then the close. */
+  /** Deepgram's live protocol: at CloseStream the final results for all of it, then the close. */
   private live(inputs: Record<string, any>): Response {
     const rate = Number(inputs.sample_rate);
-    const [client, server] = Object.values(new WebSocketPair());
-    server.accept();
-    // Binary messages may arrive as Blobs: read in arrival order.
-    const pending: Promise<Uint8Array>[] = [];
-    const answer = async () => {
-      const parts = await Promise.all(pending);
-      const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-      const transcript = await this.recognize(new Int16Array(bytes.buffer, 0, bytes.length >> 1), rate);
-      server.send(JSON.stringify({ type: "Results", is_final: true, channel: { alternatives: [{ transcript }] } }));
-      server.close(1000, "done");
-    };
-    server.addEventListener("message", (e) => {
-      if (typeof e.data !== "string") pending.push(new Response(e.data as ArrayBuffer | Blob).arrayBuffer().then((b) => new Uint8Array(b)));
-      else if (JSON.parse(e.data).type === "CloseStream") void answer();
-    });
-    return new Response(null, { status: 101, webSocket: client });
+    return deepgramLiveSocket((samples) => this.recognize(samples, rate));
   }
 }
 

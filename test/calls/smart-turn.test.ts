@@ -7,6 +7,7 @@ import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
 import { readWav } from "../../src/lib/audio/wav";
 import { fakeAiCall, listenUntil, SURE } from "./conversation-support";
+import { deepgramLiveSocket } from "./flux-support";
 
 class FakeAi {
   readonly verdicts: { rate: number; seconds: number }[] = [];
@@ -31,32 +32,14 @@ class FakeAi {
     throw new Error(`no such model: ${model}`);
   }
 
-  /** Deepgram's live protocol: binary PCM in; at CloseStream the final result for the speech in it, then the close. */
+  /** Deepgram's live protocol: at CloseStream the final result for the speech in it (the quiet around it trimmed). */
   private live(rate: number): Response {
-    const [client, server] = Object.values(new WebSocketPair());
-    server.accept();
-    const pending: Promise<Uint8Array>[] = [];
-    const answer = async () => {
-      const parts = await Promise.all(pending);
-      const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-      const samples = new Int16Array(bytes.buffer, 0, bytes.length >> 1);
+    return deepgramLiveSocket(async (samples) => {
       const frame = rate / 50;
       const on: number[] = [];
       for (let i = 0; i + frame <= samples.length; i += frame) if (isVoiced(samples.subarray(i, i + frame))) on.push(i);
-      const transcript = on.length ? await this.recognizer.transcribe({ samples: samples.subarray(on[0], on.at(-1)! + frame), rate: rate as 8000 }) : "";
-      server.send(JSON.stringify({ type: "Results", is_final: true, channel: { alternatives: [{ transcript }] } }));
-      server.close(1000, "done");
-    };
-    server.addEventListener("message", (e) => {
-      if (typeof e.data !== "string") pending.push(new Response(e.data as ArrayBuffer | Blob).arrayBuffer().then((b) => new Uint8Array(b)));
-      else if (JSON.parse(e.data).type === "CloseStream") void answer();
+      return on.length ? this.recognizer.transcribe({ samples: samples.subarray(on[0], on.at(-1)! + frame), rate: rate as 8000 }) : "";
     });
-    return new Response(null, { status: 101, webSocket: client });
   }
 }
 
