@@ -108,6 +108,14 @@ async function replyTurn(runId: number, callee: CalleeStream) {
   }
 }
 
+/** The agent's audio stops (a clear); how long, on the callee's clock, until it comes again. */
+async function pausedFor(callee: CalleeStream): Promise<number> {
+  await listenUntil(callee, () => callee.clears > 0);
+  const [pausedAt, frames] = [callee.clockMs, callee.received.length];
+  await listenUntil(callee, () => callee.received.length > frames);
+  return callee.clockMs - pausedAt;
+}
+
 describe("interruptions that feel human", () => {
   it("a short uh-huh during the agent's sentence does not stop it", async () => {
     const { runId, callee } = await longReply();
@@ -124,10 +132,7 @@ describe("interruptions that feel human", () => {
     const UHHUH: KnownClip = { text: "Uh-huh.", samples: bursts([200, 260], 100), rate: 8000 };
     const { runId, callee } = await longReply([UHHUH]);
     await talk(callee, UHHUH.samples);
-    await listenUntil(callee, () => callee.clears > 0);
-    const [pausedAt, frames] = [callee.clockMs, callee.received.length];
-    await listenUntil(callee, () => callee.received.length > frames);
-    expect(callee.clockMs - pausedAt).toBeLessThanOrEqual(2000);
+    expect(await pausedFor(callee)).toBeLessThanOrEqual(2000);
     const { snap, reply } = await replyTurn(runId, callee);
     expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
     expect(snap.turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Uh-huh."]);
@@ -138,10 +143,7 @@ describe("interruptions that feel human", () => {
   it("a cough then silence: the agent stops, then resumes its sentence within 2 s from the word it was on", async () => {
     const { runId, callee } = await longReply();
     await talk(callee, bursts([400], 0, true));
-    await listenUntil(callee, () => callee.clears > 0);
-    const [pausedAt, frames] = [callee.clockMs, callee.received.length];
-    await listenUntil(callee, () => callee.received.length > frames);
-    expect(callee.clockMs - pausedAt).toBeLessThanOrEqual(2000);
+    expect(await pausedFor(callee)).toBeLessThanOrEqual(2000);
     const { snap, reply } = await replyTurn(runId, callee);
     expect([reply?.text, !!reply?.interrupted]).toEqual([LONG, false]);
     expect(snap.turns.filter((t) => t.interrupted)).toEqual([]);
