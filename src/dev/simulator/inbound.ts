@@ -6,7 +6,7 @@ import { placeTelnyxInbound } from "./carriers/telnyx-inbound";
 import { placeVonageInbound } from "./carriers/vonage-inbound";
 import { webhook as telnyxWebhook } from "./carriers/telnyx";
 import { basicCredentials, plivoV3Sign, randomNonce, twilioSign, vobizSign } from "./sign";
-import { json, randomHex, type Account, type Callback, type SimCall, type SimState } from "./types";
+import { inboundCall, json, randomHex, type Account, type Callback, type SimState } from "./types";
 
 export type SimNumber = { sid: string; phone_number: string; voice_url: string; voice_method: string; status_callback: string };
 
@@ -94,7 +94,7 @@ export async function placeInbound(state: SimState, account: Account, o: Inbound
   const url = o.url ?? n?.voice_url;
   if (!url) throw new Error(`${o.to} routes nowhere`);
   const sid = `CA${randomHex(16)}`;
-  const call: SimCall = {
+  inboundCall(state, {
     id: sid,
     provider: "twilio",
     accountId: account.id,
@@ -102,14 +102,9 @@ export async function placeInbound(state: SimState, account: Account, o: Inbound
     from: o.from,
     answerUrl: url,
     statusUrl: n?.status_callback || undefined,
-    urls: {},
-    amd: false,
     state: "answered",
-    pending: [],
-    extra: { events: [], direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(sid, call);
+    extra: { events: [] },
+  });
   const fields = {
     CallSid: sid,
     AccountSid: account.credentials.account_sid,
@@ -143,7 +138,7 @@ async function placeFamilyInbound(state: SimState, account: Account, o: InboundO
   if (!url) throw new Error(`${o.to} routes nowhere`);
   const uuid = crypto.randomUUID();
   const digits = (n: string) => n.replace(/^\+/, "");
-  const call: SimCall = {
+  const call = inboundCall(state, {
     id: uuid,
     provider: account.provider,
     accountId: account.id,
@@ -152,13 +147,9 @@ async function placeFamilyInbound(state: SimState, account: Account, o: InboundO
     answerUrl: url,
     statusUrl: url,
     urls: { answer: url, hangup: url },
-    amd: false,
     state: "answered",
-    pending: [],
-    extra: { callUuid: uuid, direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(uuid, call);
+    extra: { callUuid: uuid },
+  });
   const fields: Record<string, string> = { CallUUID: uuid, From: call.from, To: call.to, Direction: "inbound", CallStatus: "ringing", Event: "StartApp" };
   const params = Object.entries(fields);
   const nonce = randomNonce();
@@ -184,7 +175,7 @@ async function placeCloudonixInbound(state: SimState, account: Account, o: Inbou
   const url = o.url ?? account.applications[0]?.url;
   if (!url) throw new Error(`${o.to} routes nowhere`);
   const token = randomHex(16);
-  const call: SimCall = {
+  const call = inboundCall(state, {
     id: token,
     provider: "cloudonix",
     accountId: account.id,
@@ -192,14 +183,8 @@ async function placeCloudonixInbound(state: SimState, account: Account, o: Inbou
     from: o.from.replace(/^\+/, ""),
     answerUrl: url,
     statusUrl: url,
-    urls: {},
-    amd: false,
     state: "answered",
-    pending: [],
-    extra: { direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(token, call);
+  });
   const body = JSON.stringify({
     CallSid: token,
     Session: token,
@@ -227,20 +212,7 @@ function placeExotelInbound(state: SimState, account: Account, o: InboundOptions
   u.password = "";
   const sid = randomHex(16);
   const streamSid = `MZ${randomHex(16)}`;
-  state.calls.set(sid, {
-    id: sid,
-    provider: "exotel",
-    accountId: account.id,
-    to: o.to,
-    from: o.from,
-    answerUrl: u.toString(),
-    urls: {},
-    amd: false,
-    state: "answered",
-    pending: [],
-    extra: { direction: "inbound" },
-    createdAt: Date.now(),
-  });
+  inboundCall(state, { id: sid, provider: "exotel", accountId: account.id, to: o.to, from: o.from, answerUrl: u.toString(), state: "answered" });
   // Up to three custom parameters ride on the applet's URL and come back in start.custom_parameters.
   const custom = Object.fromEntries([...u.searchParams].filter(([k]) => k !== "sample-rate").slice(0, 3));
   const frames = [

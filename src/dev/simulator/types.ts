@@ -52,6 +52,16 @@ export type SimCall = {
   createdAt: number;
 };
 
+/** A call coming in, kept in the simulator's state: the carrier's own fields in `c`, no detection, marked inbound. */
+export function inboundCall(
+  state: Pick<SimState, "calls">,
+  c: Omit<SimCall, "urls" | "amd" | "pending" | "createdAt" | "extra"> & Partial<Pick<SimCall, "urls" | "extra">>,
+): SimCall {
+  const call: SimCall = { urls: {}, amd: false, pending: [], createdAt: Date.now(), ...c, extra: { ...c.extra, direction: "inbound" } };
+  state.calls.set(call.id, call);
+  return call;
+}
+
 export type RecordedRequest = { method: string; path: string; query: Record<string, string[]>; headers: Record<string, string>; body: string; at: number };
 
 /**

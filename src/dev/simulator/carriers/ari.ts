@@ -1,7 +1,7 @@
 // Asterisk ARI: originate with query parameters (Basic auth or api_key), 200 Channel,
 // GET a live channel, DELETE → 204 then 404, and the events WebSocket per application (the newer socket replaces the older).
 import { basicCredentials } from "../sign";
-import { json, randomHex, type Account, type Carrier, type SimCall } from "../types";
+import { inboundCall, json, randomHex, type Account, type Carrier, type SimCall } from "../types";
 import { playOnChannel } from "./ari-play";
 
 const err = (status: number, message: string) => json(status, { message });
@@ -240,20 +240,15 @@ export function placeAriInbound(
 ) {
   const id = `${Math.floor(Date.now() / 1000)}.${++seq}`;
   const app = account.credentials.app_name;
-  const call: SimCall = {
+  const call = inboundCall(state, {
     id,
     provider: "ari",
     accountId: account.id,
     to: o.to,
     from: o.from,
-    urls: {},
-    amd: false,
     state: "ringing",
-    pending: [],
-    extra: { endpoint: "PJSIP/caller", app, args: o.asArgument ? [o.to] : [], seq, exten: o.to, direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(id, call);
+    extra: { endpoint: "PJSIP/caller", app, args: o.asArgument ? [o.to] : [], seq, exten: o.to },
+  });
   const sent = sockets.send(account.id, [{ type: "StasisStart", timestamp: ts(), application: app, args: call.extra.args, channel: channelOf(call, "Ring") }]);
   return { channel_id: id, delivered: sent };
 }

@@ -3,7 +3,7 @@
 // announced by a signed `call.initiated` (direction incoming, state parked) to the application's webhook_event_url,
 // and the commands that settle it: `answer` (its webhook_url and stream settings; call.answered follows) and `reject`
 // (cause CALL_REJECTED or USER_BUSY, on a call not yet answered; call.hangup follows).
-import { E164, json, randomHex, type Account, type Callback, type SimCall, type SimState } from "../types";
+import { E164, inboundCall, json, randomHex, type Account, type Callback, type SimCall, type SimState } from "../types";
 
 type Err = (status: number, code: string, title: string, detail: string, pointer?: string) => Response;
 type Hook = (account: Account, call: SimCall, type: string, payload: Record<string, unknown>) => Promise<Callback>;
@@ -70,20 +70,15 @@ export async function placeTelnyxInbound(account: Account, state: SimState, o: {
   const url = o.url ?? app?.url;
   if (!url) throw new Error(`${o.to} routes nowhere`);
   const id = `v3:${randomHex(20)}`;
-  const call: SimCall = {
+  const call = inboundCall(state, {
     id,
     provider: "telnyx",
     accountId: account.id,
     to: o.to,
     from: o.from,
     statusUrl: url,
-    urls: {},
-    amd: false,
     state: "ringing",
-    pending: [],
-    extra: { legId: crypto.randomUUID(), sessionId: crypto.randomUUID(), connectionId: app?.id, clientState: null, direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(id, call);
+    extra: { legId: crypto.randomUUID(), sessionId: crypto.randomUUID(), connectionId: app?.id, clientState: null },
+  });
   return { ...(await hook(account, call, "call.initiated", { state: "parked", direction: "incoming" })), kind: "answer" as const };
 }

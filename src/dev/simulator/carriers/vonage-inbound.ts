@@ -3,7 +3,7 @@
 // required), and a caller's call: Vonage answers it and requests the application's voice answer_url (`to`, `from`
 // without the +, `uuid`, `conversation_uuid`), signed with an HS256 JWT whose payload_hash covers a POST body.
 import { basicCredentials, vonageCallbackJwt } from "../sign";
-import { DIGITS, E164, json, type Account, type Callback, type SimCall, type SimState } from "../types";
+import { DIGITS, E164, inboundCall, json, type Account, type Callback, type SimState } from "../types";
 
 type Hook = { address: string; http_method: string };
 type App = { id: string; name: string; capabilities: { voice: { webhooks: Record<string, Hook> } } & Record<string, unknown>; keys: { public_key: string } };
@@ -65,7 +65,7 @@ export async function placeVonageInbound(state: SimState, account: Account, o: {
   const answer = o.url ? { address: o.url, http_method: "POST" } : hooks.answer_url;
   const uuid = crypto.randomUUID();
   const digits = (n: string) => n.replace(/^\+/, "");
-  const call: SimCall = {
+  const call = inboundCall(state, {
     id: uuid,
     provider: "vonage",
     accountId: account.id,
@@ -74,13 +74,9 @@ export async function placeVonageInbound(state: SimState, account: Account, o: {
     answerUrl: answer.address,
     statusUrl: hooks.event_url?.address,
     urls: { answer_method: answer.http_method },
-    amd: false,
     state: "answered",
-    pending: [],
-    extra: { conversation: `CON-${crypto.randomUUID()}`, direction: "inbound" },
-    createdAt: Date.now(),
-  };
-  state.calls.set(uuid, call);
+    extra: { conversation: `CON-${crypto.randomUUID()}` },
+  });
   const fields = { to: call.to, from: call.from, uuid, conversation_uuid: String(call.extra.conversation), region_url: "https://api-us-3.vonage.com" };
   const body = answer.http_method === "POST" ? JSON.stringify(fields) : "";
   const claims = {
