@@ -245,12 +245,17 @@ export const workflowRuns = sqliteTable(
     analysis: text("analysis", { mode: "json" }).$type<Record<string, unknown> | null>(),
     // The HTTP tools the model called during the call: name, arguments, status, duration.
     toolCalls: text("tool_calls", { mode: "json" }).$type<Array<Record<string, unknown>> | null>(),
+    // The run's bulk (transcript with timing, tool calls, usage detail, analysis) as one object in the uploads bucket,
+    // written once when the run is final; null while the run is live (or for rows from before the move).
+    detailsKey: text("details_key"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
     index("workflow_runs_wf_idx").on(t.workflowId, t.id),
     index("workflow_runs_campaign_idx").on(t.campaignId),
     // Calls not yet final per configuration: deleting a configuration is refused while it has any (small, partial).
+    // Erasure by phone number within an organization.
+    index("workflow_runs_org_phone_idx").on(t.orgId, t.phoneNumber),
     index("workflow_runs_live_config_idx").on(t.telephonyConfigurationId).where(sql`status in ('queued', 'initiated', 'ringing', 'in_progress')`),
   ],
 );
@@ -291,6 +296,11 @@ export const callingPolicies = sqliteTable("calling_policies", {
   // Campaign dials to one number across campaigns in a rolling window: {enabled, max_attempts, window_hours}, or
   // null for the default (3 in 24 hours).
   attemptCap: text("attempt_cap", { mode: "json" }).$type<{ enabled: boolean; max_attempts: number; window_hours: number } | null>(),
+  // How long a run's data is kept, in days per kind ({recordings_days, transcripts_days, runs_days}, each null =
+  // forever), or null for forever; an agent may override it (workflow_configurations.retention).
+  retention: text("retention", { mode: "json" }).$type<Record<string, number | null> | null>(),
+  // Whether stored transcripts are redacted of personal data (card numbers, emails, phone numbers, sensitive variables).
+  redactPii: integer("redact_pii", { mode: "boolean" }).notNull().default(false),
   updatedAt: updatedAt(),
 });
 
