@@ -61,6 +61,8 @@ const RANKS = {
 
   // The parts every feature builds on, independent of one another.
   organizations: 40,
+  // The deployment's engine budgets (Workers AI's per-account limits): what admission counts before taking a call.
+  capacity: 40,
   workflows: 40,
   uploads: 40,
   webhooks: 40,

@@ -11,6 +11,7 @@ export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
 export { AriEventsObject } from "./calls/ari-events";
 export { CallSession } from "./calls/call-session";
+export { EngineCapacityObject } from "./capacity/engine-capacity-object";
 
 export default {
   fetch: app.fetch,
