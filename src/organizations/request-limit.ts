@@ -13,6 +13,12 @@
 // least what this isolate saw spent (and refills at the same rate), so when the remembered state is empty the object's
 // is empty too and the request is refused here without an RPC: a client that keeps hammering after its 429 costs no
 // RPCs.
+//
+// Parallel requests (issue 39): asks of one key run in parallel, so batches in flight can empty the object's bucket
+// while the tokens they carry are not yet in this isolate; a request refused by the object (or by the remembered
+// state) therefore first waits for this isolate's other asks of the key and spends what they brought. Within one
+// isolate a key is refused only once the burst is spent; across isolates, a refusal may still meet tokens another
+// isolate holds (less than a batch each, for at most REQUEST_HOLD_MS).
 import type { MiddlewareHandler } from "hono";
 import { clock } from "../lib/clock";
 import { refill, secondsUntil, type BucketLimit, type BucketState } from "../lib/token-bucket";
@@ -28,6 +34,31 @@ const MAX_REMEMBERED = 10_000;
 /** Tokens this isolate holds for a key: spendable until `until`; `lastAt` is the key's latest request here. */
 type Held = { tokens: number; until: number; lastAt: number };
 const held = new Map<number, Held>();
+
+// This isolate's asks of the object in flight, per key: a request about to be refused waits for them first.
+const asking = new Map<number, Set<Promise<unknown>>>();
+
+function track<T>(keyId: number, ask: Promise<T>): Promise<T> {
+  const flying = asking.get(keyId) ?? new Set<Promise<unknown>>();
+  asking.set(keyId, flying);
+  flying.add(ask);
+  const done = () => {
+    flying.delete(ask);
+    if (!flying.size && asking.get(keyId) === flying) asking.delete(keyId);
+  };
+  ask.then(done, done);
+  return ask;
+}
+
+/** Waits for this isolate's other asks of the key, then spends a token they brought, if any. */
+async function spendAfterAsks(keyId: number, now: number, own?: Promise<unknown>): Promise<boolean> {
+  for (;;) {
+    if (spendHeld(keyId, now)) return true;
+    const others = [...(asking.get(keyId) ?? [])].filter((p) => p !== own);
+    if (!others.length) return false;
+    await Promise.allSettled(others);
+  }
+}
 
 /** Seconds to wait when this isolate already knows the key's bucket is empty, else null (ask the object). */
 export function knownEmpty(keyId: number, now: number): number | null {
@@ -46,6 +77,7 @@ export function remember(keyId: number, decision: Pick<RequestDecision, "state" 
 export function clearRequestLimitCache(): void {
   lastSeen.clear();
   held.clear();
+  asking.clear();
 }
 
 /** Spends a held token if there is one still valid. */
@@ -80,7 +112,10 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
   const giveBack = h && h.tokens >= 1 ? Math.floor(h.tokens) : 0;
   if (!giveBack) {
     const known = knownEmpty(keyId, now);
-    if (known !== null) throw rateLimited(known);
+    if (known !== null) {
+      if (await spendAfterAsks(keyId, now)) return next();
+      throw rateLimited(knownEmpty(keyId, now) ?? known);
+    }
   }
   const want = h && now - h.lastAt < REQUEST_HOLD_MS ? REQUEST_BATCH_MAX : 1;
   if (h) {
@@ -88,8 +123,9 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
     h.lastAt = now;
   }
   let decision: RequestDecision;
+  const ask = track(keyId, organizationStub(c.env, c.get("orgId")).takeRequest(keyId, want, giveBack));
   try {
-    decision = await organizationStub(c.env, c.get("orgId")).takeRequest(keyId, want, giveBack);
+    decision = await ask;
   } catch (err) {
     // An unreachable limiter lets the request through rather than failing the whole API. Call starts stay guarded:
     // their buckets are checked in the same RPC that grants the call's lease, which no call goes without.
@@ -97,7 +133,10 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
     return next();
   }
   remember(keyId, decision);
-  if (!decision.ok) throw rateLimited(decision.retryAfterSeconds);
+  if (!decision.ok) {
+    if (await spendAfterAsks(keyId, now, ask)) return next();
+    throw rateLimited(decision.retryAfterSeconds);
+  }
   hold(keyId, decision.granted - 1, now);
   return next();
 };

@@ -180,6 +180,34 @@ describe("API requests per key, in batches per isolate", () => {
   });
 });
 
+describe("API requests per key, in parallel", () => {
+  // Issue 39: parallel requests were refused well under the burst (5 of 30 with a burst of 100): requests that
+  // reached the object while other requests' batches were in flight found it emptied by those batches, though the
+  // isolate then held the tokens unspent.
+  it("100 parallel requests against a burst of 100 all pass; the 101st is refused", async () => {
+    const org = await createOrg();
+    await organizationStub(env, org.id).setRateLimits({ requestsPerKey: { rate: 20, burst: 100 } });
+    clock.set(Date.now()); // no refill while they run: exactly the burst
+    const list = () => call("GET", "/api/v1/workflow/fetch", { key: org.key });
+    const statuses = (await Promise.all(Array.from({ length: 100 }, list))).map((r) => r.status);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    expectRateLimited(await list(), 1);
+  });
+
+  it("waves of parallel requests (a busy key whose batches are in flight) pass up to the burst, then 429", async () => {
+    const org = await createOrg();
+    await organizationStub(env, org.id).setRateLimits({ requestsPerKey: { rate: 20, burst: 100 } });
+    clock.set(Date.now());
+    const list = () => call("GET", "/api/v1/workflow/fetch", { key: org.key });
+    expect((await list()).status).toBe(200); // the key is busy from here: the next asks are for batches
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 9; wave++) statuses.push(...(await Promise.all(Array.from({ length: 11 }, list))).map((r) => r.status));
+    // 1 + 99 admitted, then refusals only.
+    expect(statuses.slice(0, 99).filter((s) => s !== 200)).toEqual([]);
+    expectRateLimited(await list(), 1);
+  });
+});
+
 describe("configuration", () => {
   it("Worker vars RATE,BURST set the limits; empty or invalid ones are the defaults", () => {
     expect(rateLimitsOf({ RATE_LIMIT_CALL_STARTS_PER_ORG: "3,7", RATE_LIMIT_CALL_STARTS_PER_KEY: "", RATE_LIMIT_REQUESTS_PER_KEY: "lots" })).toEqual({
