@@ -8,12 +8,12 @@ import { notFound } from "../lib/errors";
 import { decodeCursor, newestFirst, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json, MAX_ID } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
-import { wavHeader } from "../lib/audio/wav";
+import { type RecordingCodec, recordingCodecOf, recordingWavBytes, recordingWavStream } from "../lib/audio/recording-format";
 import { clock } from "../lib/clock";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
 import { ApiError } from "../lib/errors";
 import { recordingUrlValid, runDetails, runsPage } from "./recordings";
-import { RUN_DIRECTIONS, WorkflowRun } from "./runs";
+import { RUN_DIRECTIONS, WorkflowRun, WorkflowRunListItem } from "./runs";
 
 /** The list's filters (all optional, combined with AND): what a dashboard's calls list narrows by. */
 const listQuery = pageQuery.extend({
@@ -55,7 +55,7 @@ const list = createRoute({
   tags,
   summary: "List an agent's calls (workflow runs), newest first",
   request: { params: idParam("workflow_id"), query: listQuery },
-  responses: { 200: json(pageOf(WorkflowRun)), ...errors(401, 404, 422) },
+  responses: { 200: json(pageOf(WorkflowRunListItem)), ...errors(401, 404, 422) },
 });
 
 const download = createRoute({
@@ -159,26 +159,14 @@ export const runsRouter = createRouter()
       .get();
     const object = row?.key ? await c.env.UPLOADS.get(row.key) : null;
     if (!object || !row) throw notFound("Recording");
-    return new Response(wavStream(object, row.rate ?? 8000), {
-      headers: { "Content-Type": "audio/wav", "Content-Length": String(44 + object.size), "Cache-Control": "private, no-store" },
+    // Stored as μ-law (or, before it, raw PCM), served as 16-bit PCM WAV: the key says which, the size gives the length.
+    const codec = recordingCodecOf(object.key);
+    return new Response(wavStream(object, codec, row.rate ?? 8000), {
+      headers: { "Content-Type": "audio/wav", "Content-Length": String(recordingWavBytes(codec, object.size)), "Cache-Control": "private, no-store" },
     });
   });
 
-/** The stored PCM behind a WAV header, streamed as R2 hands it over. */
-function wavStream(object: R2ObjectBody, rate: number): ReadableStream<Uint8Array> {
-  const reader = object.body.getReader();
-  let headerSent = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (!headerSent) {
-        headerSent = true;
-        controller.enqueue(wavHeader(rate, 2, object.size));
-        return;
-      }
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+/** The stored recording behind a WAV header, decoded and streamed as R2 hands it over. */
+function wavStream(object: R2ObjectBody, codec: RecordingCodec, rate: number): ReadableStream<Uint8Array> {
+  return recordingWavStream(object.body, object.size, codec, rate);
 }

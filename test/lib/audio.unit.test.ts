@@ -209,43 +209,61 @@ describe("Pacer", () => {
 
 describe("Recorder", () => {
   const frame = (v: number, n = 4) => new Int16Array(n).fill(v);
-  const samplesOf = (bytes: Uint8Array) => pcm16FromBytes(bytes);
+  // Stored as μ-law, a byte per channel: what a sample reads back as is its G.711 quantization.
+  const samplesOf = (bytes: Uint8Array) => g711Decode("mulaw", bytes);
+  const q = (v: number) => g711Decode("mulaw", g711Encode("mulaw", Int16Array.of(v)))[0];
 
-  it("writes one stereo frame per tick, the callee left and the agent's frame that plays then right", () => {
+  it("writes one stereo frame per tick, the callee left and the agent's frame that plays then right, a μ-law byte each", () => {
     const r = new Recorder(8000, 1024);
-    r.agentFrame(20, frame(7));
-    expect(r.tick(20, frame(1))).toBeNull(); // [0, 20): no agent audio yet
-    expect(r.tick(40, frame(2))).toBeNull(); // [20, 40): the agent's frame at 20
-    const all = samplesOf(r.finish()!);
-    expect([...all]).toEqual([1, 0, 1, 0, 1, 0, 1, 0, 2, 7, 2, 7, 2, 7, 2, 7]);
-    expect(r.written).toBe(32);
+    r.agentFrame(20, frame(700));
+    expect(r.tick(20, frame(100))).toBeNull(); // [0, 20): no agent audio yet
+    expect(r.tick(40, frame(-2000))).toBeNull(); // [20, 40): the agent's frame at 20
+    const bytes = r.finish()!;
+    expect(bytes.length).toBe(8 * 2);
+    const [a, b, c] = [q(100), q(-2000), q(700)];
+    expect([...samplesOf(bytes)]).toEqual([a, 0, a, 0, a, 0, a, 0, b, c, b, c, b, c, b, c]);
+    // Within G.711's step at each level (about a sixteenth of the magnitude), never exact by accident.
+    for (const [got, sent] of [[a, 100], [b, -2000], [c, 700]]) expect(Math.abs(got - sent)).toBeLessThanOrEqual(Math.abs(sent) / 16 + 8);
+    expect([a, b, c]).not.toEqual([100, -2000, 700]);
+    expect(r.written).toBe(16);
     expect(r.finish()).toBeNull();
   });
 
   it("hands out whole parts of the given size as they fill, and the rest at the end", () => {
-    const r = new Recorder(8000, 24); // 6 stereo samples a part
+    const r = new Recorder(8000, 12); // 6 stereo samples a part
     const parts: Uint8Array[] = [];
     for (let t = 1; t <= 5; t++) {
-      const p = r.tick(t * 20, frame(t));
+      const p = r.tick(t * 20, frame(t * 1000));
       if (p) parts.push(p);
     }
-    expect(parts.map((p) => p.length)).toEqual([24, 24, 24]);
+    expect(parts.map((p) => p.length)).toEqual([12, 12, 12]);
     const rest = r.finish()!;
-    expect(rest.length).toBe(5 * 4 * 4 - 72);
+    expect(rest.length).toBe(5 * 4 * 2 - 36);
     const left = [...samplesOf(Uint8Array.from([...parts.flatMap((p) => [...p]), ...rest]))].filter((_, i) => i % 2 === 0);
-    expect(left).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5]);
-    expect(r.written).toBe(80);
+    expect(left).toEqual([1, 2, 3, 4, 5].flatMap((t) => Array(4).fill(q(t * 1000))));
+    expect(r.written).toBe(40);
+  });
+
+  it("a short agent frame leaves μ-law silence after it; a skipped gap is silence on both sides", () => {
+    const r = new Recorder(8000, 2048);
+    r.agentFrame(0, frame(5000, 2));
+    r.tick(20, frame(0));
+    r.skip(20, 20);
+    const all = [...samplesOf(r.finish()!)];
+    expect(all.slice(0, 8)).toEqual([0, q(5000), 0, q(5000), 0, 0, 0, 0]);
+    expect(all.length).toBe(8 + 2 * 160); // skip() writes the stream's 20 ms (160 samples at 8 kHz) per frame
+    expect(all.slice(4).every((v) => v === 0)).toBe(true);
   });
 
   it("a barge-in takes the agent's unheard frames out", () => {
     const r = new Recorder(8000, 1024);
-    r.agentFrame(0, frame(5));
-    r.agentFrame(20, frame(6));
-    r.agentFrame(40, frame(7));
+    r.agentFrame(0, frame(5000));
+    r.agentFrame(20, frame(6000));
+    r.agentFrame(40, frame(7000));
     r.dropAgentFrom(20);
     for (let t = 1; t <= 3; t++) r.tick(t * 20, frame(0));
     const right = [...samplesOf(r.finish()!)].filter((_, i) => i % 2 === 1);
-    expect(right).toEqual([5, 5, 5, 5, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(right).toEqual([...Array(4).fill(q(5000)), 0, 0, 0, 0, 0, 0, 0, 0]);
   });
 });
 
@@ -270,7 +288,7 @@ describe("a 30-minute call through the pacer and recorder", () => {
     expect(peakQueue).toBeLessThanOrEqual(2100);
     expect(peakAgent).toBeLessThanOrEqual(4);
     expect((pacer as unknown as { sentMarks: unknown[] }).sentMarks.length).toBeLessThanOrEqual(2);
-    // 30 minutes of stereo 16-bit at 8 kHz, handed out part by part.
-    expect(parts * 64_000 + (recorder.finish()?.length ?? 0)).toBe(30 * 60 * 8000 * 4);
+    // 30 minutes of stereo μ-law at 8 kHz (a byte per channel: half of 16-bit PCM), handed out part by part.
+    expect(parts * 64_000 + (recorder.finish()?.length ?? 0)).toBe(30 * 60 * 8000 * 2);
   });
 });

@@ -1,10 +1,15 @@
-// A call's recording as it happens: two channels (the callee left, the agent right) of 16-bit PCM at the stream's
-// rate, one stereo frame per 20 ms of the call's clock, handed out in parts of PART_BYTES for a multipart upload so a
-// long call never sits in memory. The agent's frames are placed where they play (the pacer says when), so the two
-// sides line up; a barge-in's dropped frames are taken out again.
+// A call's recording as it happens: two channels (the callee left, the agent right) at the stream's rate, one stereo
+// frame per 20 ms of the call's clock, handed out in parts of PART_BYTES for a multipart upload so a long call never
+// sits in memory. Each sample is stored as one G.711 μ-law byte (2 bytes a stereo sample, half of 16-bit PCM): the
+// carriers' own codec, so a telephone call's audio is stored exactly as it arrived, and the runs route decodes it to
+// a 16-bit WAV as it serves it. The agent's frames are placed where they play (the pacer says when), so the two sides
+// line up; a barge-in's dropped frames are taken out again.
+import { g711Encode } from "../../lib/audio/g711";
 
 /** R2's smallest part but the last. */
 export const PART_BYTES = 5 * 1024 * 1024;
+/** Stored bytes per stereo sample (a μ-law byte per channel). */
+export const RECORDING_BYTES_PER_SAMPLE = 2;
 
 export class Recorder {
   private readonly part: Uint8Array;
@@ -12,6 +17,8 @@ export class Recorder {
   /** How much of the current part has been handed to `unsaved` (kept by the session for a restart). */
   private saved = 0;
   private readonly agent = new Map<number, Int16Array>();
+  private left = new Uint8Array(0);
+  private right = new Uint8Array(0);
   /** Bytes handed out so far, in whole parts and the last. */
   written = 0;
 
@@ -40,16 +47,25 @@ export class Recorder {
     const at = clockMs - 20;
     const agent = this.agent.get(at);
     this.agent.delete(at);
+    const n = callee.length;
+    if (this.left.length < n) {
+      this.left = new Uint8Array(n);
+      this.right = new Uint8Array(n);
+    }
+    const left = g711Encode("mulaw", callee, this.left.subarray(0, n));
+    const right = this.right.subarray(0, n);
+    if (agent && agent.length >= n) g711Encode("mulaw", agent.subarray(0, n), right);
+    else {
+      // No agent audio (or a short frame): μ-law silence where it has none.
+      right.fill(0xff);
+      if (agent) g711Encode("mulaw", agent, right.subarray(0, agent.length));
+    }
     let out: Uint8Array | null = null;
-    for (let i = 0; i < callee.length; i++) {
-      const l = callee[i];
-      const r = agent ? (agent[i] ?? 0) : 0;
+    for (let i = 0; i < n; i++) {
       const p = this.part;
-      p[this.fill] = l & 0xff;
-      p[this.fill + 1] = (l >> 8) & 0xff;
-      p[this.fill + 2] = r & 0xff;
-      p[this.fill + 3] = (r >> 8) & 0xff;
-      this.fill += 4;
+      p[this.fill] = left[i];
+      p[this.fill + 1] = right[i];
+      this.fill += 2;
       if (this.fill === this.partBytes) {
         out = this.part.slice();
         this.written += this.fill;

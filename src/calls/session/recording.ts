@@ -1,9 +1,14 @@
 // Where a call's recording goes: full parts straight to an R2 multipart upload, the part being filled kept in the
 // session's own storage by the heartbeat (so a restarted session records on from where it was), and the rest
-// completed when the call ends. Recorded as raw 16-bit stereo PCM; the runs route serves it as WAV.
+// completed when the call ends. Stored as stereo G.711 μ-law under a `.ulaw` key (src/lib/audio/recording-format.ts);
+// the runs route serves it as a 16-bit WAV.
+import { RECORDING_SUFFIX } from "../../lib/audio/recording-format";
 import type { DoSql } from "../../lib/do-sql";
 import { Recorder } from "./recorder";
 import type { SessionStore } from "./store";
+
+/** Said again beside the key's suffix for whoever lists the bucket; the key alone decides how it is read. */
+const META = (rate: number) => ({ rate: String(rate), channels: "2", codec: "mulaw" });
 
 export class CallRecording {
   constructor(
@@ -14,14 +19,14 @@ export class CallRecording {
 
   key(): string {
     const { orgId, runId } = this.store.current;
-    return `recordings/${orgId}/${runId}.pcm`;
+    return `recordings/${orgId}/${runId}${RECORDING_SUFFIX}`;
   }
 
   /** Uploads one full part (R2 multipart: every part but the last is PART_BYTES); what was kept of it goes. */
   async storePart(part: Uint8Array, rate: number): Promise<void> {
     let uploadId = this.store.current.recUpload;
     if (!uploadId) {
-      const upload = await this.bucket.createMultipartUpload(this.key(), { customMetadata: { rate: String(rate), channels: "2" } });
+      const upload = await this.bucket.createMultipartUpload(this.key(), { customMetadata: META(rate) });
       uploadId = upload.uploadId;
       this.store.set({ recUpload: uploadId });
     }
@@ -67,7 +72,7 @@ export class CallRecording {
       if (rest) parts.push(await upload.uploadPart(parts.length + 1, rest));
       await upload.complete(parts);
     } else if (rest) {
-      await this.bucket.put(key, rest, { customMetadata: { rate: String(recorder.rate), channels: "2" } });
+      await this.bucket.put(key, rest, { customMetadata: META(recorder.rate) });
     } else return null;
     this.db.run`DELETE FROM recording`;
     return { recordingKey: key, recordingRate: recorder.rate };
