@@ -8,8 +8,11 @@ const MARK = "[redacted]";
 // Tokens are URL-safe characters (hex, dots; base64url or percent-escapes should one ever be), so anything else,
 // such as the escape codes wrangler colors its request log with, ends one.
 const TOKEN_CHARS = "[\\w.~%-]+";
-// The token segment of a callback path: /telephony/{provider}/{answer|status|stream|resume|...}/{run_id}/{token}.
-const PATH_TOKEN = new RegExp(`(/telephony/[\\w-]+/[a-z_]+/\\d+/)${TOKEN_CHARS}`, "g");
+// The token segment of a callback path: /telephony/{provider}/{route}/{id}/{token}, where the route may be hyphenated
+// (answer, status, stream, resume, inbound, transfer-status, transfer-whisper, Exotel's inbound-stream, ...) and the
+// id is a run's or a configuration's; and a web call's /web-call/{run_id}/{token}. The path rule, not the 64-hex
+// fallback below, is what catches a token with anything appended (a mistyped or probing request's path).
+const PATH_TOKEN = new RegExp(`(/telephony/[\\w-]+/[a-z][a-z_-]*/\\d+/|/web-call/\\d+/)${TOKEN_CHARS}`, "g");
 // A token as a parameter: the stream route's ?token=, Asterisk's transport_data v(run_id=…,token=…).
 const PARAM_TOKEN = new RegExp(`(\\btoken=)${TOKEN_CHARS}`, "gi");
 // Anything shaped like one wherever else it lands (an error echoing a URL): the answer/status token (64 hex) and

@@ -110,3 +110,31 @@ describe("redactTokens (the Worker's log lines and npm run dev's echo of wrangle
     expect(redactTokens(line)).toBe(redacted);
   });
 });
+
+// Issue 39: the path rule took only [a-z_]+ routes, so hyphenated ones were left to the 64-hex fallback, which misses a
+// token with anything appended (a mistyped or probing request's path still carries the whole token).
+describe("every token route, hyphenated ones included, by the path rule (not the 64-hex fallback)", () => {
+  const leaky = `${"d".repeat(64)}0`;
+  it.each([
+    ["answer", `POST /api/v1/telephony/twilio/answer/12/${leaky} 401`],
+    ["transfer-status", `POST /api/v1/telephony/twilio/transfer-status/12/${leaky} 401`],
+    ["transfer-whisper", `GET /api/v1/telephony/plivo/transfer-whisper/12/${leaky} 401`],
+    ["inbound", `POST /api/v1/telephony/vonage/inbound/3/${leaky}?from=1 401`],
+    ["inbound-stream", `GET /api/v1/telephony/exotel/inbound-stream/3/${leaky} 401`],
+    ["web-call", `GET /api/v1/web-call/12/${leaky} 403`],
+  ])("%s", (_route, line) => {
+    const out = redactTokens(line);
+    expect(out).not.toContain("d".repeat(16));
+    expect(out).toBe(line.replace(leaky, "[redacted]"));
+  });
+
+  it("the Worker's client-error line of a refused transfer-status request", async () => {
+    const token = await callbackToken(env.CALLBACK_SECRET, "twilio", 7);
+    const res = await exports.default.fetch(
+      new Request(`http://edgedial.test/api/v1/telephony/twilio/transfer-status/7/${token}x`, { method: "POST", body: "CallStatus=completed" }),
+    );
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(lines.some((l) => l.includes("/transfer-status/7/[redacted]"))).toBe(true);
+    expect(lines.join("\n")).not.toContain(token);
+  });
+});
