@@ -29,6 +29,10 @@ const RANKS = {
   dev: 100,
   "dev/simulator/**": 100,
 
+  // Privacy: the data policy, the retention purge and erasure by phone number; erasure reaches campaign objects and
+  // calls' records, so it sits above both.
+  privacy: 95,
+
   // Campaigns: routes and the campaign object, over its imports (csv/), over its engine (engine/).
   campaigns: 90,
   "campaigns/csv": 86,

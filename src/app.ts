@@ -24,6 +24,8 @@ import { latencyRouter } from "./calls/latency.routes";
 import { publicCallsRouter } from "./calls/public.routes";
 import { webCallRouter } from "./calls/web-call.routes";
 import { webhooksRouter } from "./webhooks/webhooks.routes";
+import { dataPolicyRouter } from "./privacy/data-policy.routes";
+import { erasureRouter } from "./privacy/erasure.routes";
 
 export const app = createApp();
 // After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
@@ -36,6 +38,8 @@ const ROUTERS = [
   telephonyRouter,
   callingPolicyRouter,
   suppressionsRouter,
+  dataPolicyRouter,
+  erasureRouter,
   workflowsRouter,
   uploadsRouter,
   greetingsRouter,

@@ -6,6 +6,7 @@ import { sweepOverdueRuns } from "./calls/run-sweep";
 import { isAfterCall, runAfterCalls } from "./calls/post-call";
 import { clock } from "./lib/clock";
 import { deliverWebhooks } from "./webhooks/deliver";
+import { purgeExpired } from "./privacy/purge";
 
 export { CampaignObject } from "./campaigns/campaign-object";
 export { OrganizationObject } from "./organizations/organization-object";
@@ -23,9 +24,11 @@ export default {
     await Promise.all([deliverWebhooks(deliveries, env), runAfterCalls(after, env)]);
   },
   // The cron in wrangler.jsonc (triggers): removes campaign imports a dead Worker left half done, and hangs up
-  // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held).
+  // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held), and purges the data
+  // retention expired (privacy/purge.ts, daily per organization, in batches).
   async scheduled(_controller, env, _ctx) {
     await sweepAbandonedImports(env, clock.now());
     await sweepOverdueRuns(env, clock.now(), { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_SECONDS });
+    await purgeExpired(env, clock.now());
   },
 } satisfies ExportedHandler<Env>;

@@ -20,6 +20,7 @@ import { recordDisposition, type ContactView } from "./engine/contact-runs";
 import type { Duplicate } from "./engine/contacts";
 import { CampaignCore } from "./engine/core";
 import { Dial } from "./engine/dial";
+import { eraseNumber, type EraseResult } from "./engine/erase";
 import { Dispatch } from "./engine/dispatch";
 import { AttemptEndings } from "./engine/endings";
 import { OrgLeases } from "./engine/leases";
@@ -221,6 +222,18 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
     const called = this.core.db.tx(() => scheduleCallback(this.core, o, clock.now()));
     if (called) await this.core.settle(false);
     return { applied: recorded || called };
+  }
+
+  // Erasure (privacy/erasure.ts).
+
+  /**
+   * Removes `number`'s contact, attempts, retry timer and staged row, and the number from the log; refused (`live`,
+   * nothing removed) while a call to it is dialing or in flight. Idempotent: a number it does not hold erases nothing.
+   */
+  async eraseNumber(number: string): Promise<EraseResult> {
+    const r = eraseNumber(this.core, number);
+    if (r.erased) await this.core.settle();
+    return r;
   }
 
   // Redial (the child is created by ../redial.ts through these).

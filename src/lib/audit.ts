@@ -7,7 +7,20 @@ import { isoNow } from "./clock";
 import type { Db } from "./db";
 import type { AppEnv } from "./types";
 
-export type AuditAction = "create" | "update" | "delete" | "revoke" | "set_status" | "start" | "pause" | "resume" | "cancel" | "redial" | "add_contacts";
+export type AuditAction =
+  | "create"
+  | "update"
+  | "delete"
+  | "revoke"
+  | "set_status"
+  | "start"
+  | "pause"
+  | "resume"
+  | "cancel"
+  | "redial"
+  | "add_contacts"
+  | "purge"
+  | "erase";
 export type AuditResource =
   | "api_key"
   | "telephony_config"
@@ -17,7 +30,9 @@ export type AuditResource =
   | "calling_policy"
   | "greeting_recording"
   | "webhook_endpoint"
-  | "suppression_list";
+  | "suppression_list"
+  | "data_policy"
+  | "run_data";
 
 /** Who acts: the organization, and the API key authentication found (null outside a request, e.g. a script). */
 export type Actor = { orgId: number; apiKeyId: number | null };

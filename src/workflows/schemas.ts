@@ -5,6 +5,7 @@ import { AnalysisSettings } from "./analysis-schema";
 import { NODE_TYPES } from "./validate";
 import { NewVoiceAgentSettings, VoiceAgentSettings } from "./voice-settings";
 import { DTMF_KEYS, HttpTools } from "./tools";
+import { Retention } from "./retention";
 
 export const MAX_NODES = 500;
 export const MAX_EDGES = 2000;
@@ -135,10 +136,17 @@ export const DispositionCodes = z
 /** Free-form agent settings; `voice_agent`, when present, is checked (it names providers and holds their keys). */
 const configurations = (voice: typeof VoiceAgentSettings | typeof NewVoiceAgentSettings, name: string) =>
   z
-    .looseObject({ voice_agent: voice.optional(), analysis: AnalysisSettings.optional() })
+    .looseObject({
+      voice_agent: voice.optional(),
+      analysis: AnalysisSettings.optional(),
+      retention: Retention.nullable().optional().openapi({
+        description: "This agent's runs kept for other periods than the organization's data policy: a kind left out or null follows the organization",
+      }),
+    })
     .refine((v) => byteLength(v) <= MAX_OBJECT_BYTES, { message: `Must be at most ${MAX_OBJECT_BYTES} bytes as JSON` })
     .openapi(name, {
-      description: "Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent",
+      description:
+        "Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis, `retention` overrides the organization's data retention; other keys are kept as sent",
     });
 const Configurations = configurations(VoiceAgentSettings, "WorkflowConfigurations");
 const NewConfigurations = configurations(NewVoiceAgentSettings, "NewWorkflowConfigurations");
