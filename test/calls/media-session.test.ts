@@ -15,6 +15,10 @@ import { connect, echoCall, upgrade } from "./media-support";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";
 import { readWav } from "../../src/lib/audio/wav";
+import { pcm16ToBytes } from "../../src/lib/audio/pcm";
+import { getDb } from "../../src/lib/db";
+import { workflowRuns } from "../../src/db/schema";
+import { eq } from "drizzle-orm";
 import { getProvider } from "../../src/telephony/providers/registry";
 import { call, createOrg } from "../helpers";
 import { callbackRequest, deliverAll, drain, eventually, play, redeliver, runApi, runRow, setup, simRequests, startCall } from "./support";
@@ -310,14 +314,23 @@ describe("recordings", () => {
     const res = await exports.default.fetch(new Request(run.recording_url));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("audio/wav");
-    const wav = readWav(new Uint8Array(await res.arrayBuffer()));
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const wav = readWav(bytes);
     expect(wav).toMatchObject({ rate: 8000, channels: 2 });
     // 75 frames of 20 ms: the call's length by its audio clock.
     expect(wav.samples.length).toBe(75 * 160 * 2);
+    // Stored as μ-law, a byte per channel: half the bytes of the 16-bit PCM it is served as, the length exact.
+    const stored = await env.UPLOADS.head((await runRow(runId)).recordingKey!);
+    expect(stored?.key).toMatch(/\.ulaw$/);
+    expect(stored?.size).toBe(75 * 160 * 2);
+    expect(Number(res.headers.get("content-length"))).toBe(bytes.length);
+    expect(bytes.length).toBe(44 + 75 * 160 * 4);
     const left = wav.samples.filter((_, i) => i % 2 === 0);
     const right = wav.samples.filter((_, i) => i % 2 === 1);
     // The callee's side is what the carrier sent (decoded); the echo plays one frame later on the agent's side.
     expect([...left.subarray(0, 160 * 50)]).toEqual([...fromWire({ codec: "mulaw", rate: 8000 }, toWire({ codec: "mulaw", rate: 8000 }, said))]);
+    // ...which is the PCM the test spoke within G.711's step (about a sixteenth of each sample's magnitude).
+    for (let i = 0; i < said.length; i++) expect(Math.abs(left[i] - said[i])).toBeLessThanOrEqual(Math.abs(said[i]) / 16 + 8);
     const voicedLeft = Array.from({ length: 50 }, (_, k) => k).filter((k) => isVoiced(left.subarray(k * 160, (k + 1) * 160)));
     for (const k of voicedLeft) expect([...right.subarray((k + 1) * 160, (k + 2) * 160)]).toEqual([...left.subarray(k * 160, (k + 1) * 160)]);
     expect(rms(right.subarray(160 * 60))).toBe(0);
@@ -345,6 +358,22 @@ describe("recordings", () => {
     expect(await call("DELETE", path, { key: s.org.key })).toMatchObject({ status: 404, json: { detail: "Recording not found" } });
   });
 
+  it("a recording stored before μ-law (raw 16-bit PCM under a .pcm key) is still served as the same WAV", async () => {
+    const { s, runId } = await echoCall("twilio");
+    const pcm = Int16Array.from({ length: 160 * 2 * 3 }, (_, i) => (i % 2 ? -1 : 1) * ((i * 97) % 30000));
+    const key = `recordings/${s.org.id}/${runId}.pcm`;
+    await env.UPLOADS.put(key, pcm16ToBytes(pcm));
+    await getDb(env).update(workflowRuns).set({ recordingKey: key, recordingRate: 8000 }).where(eq(workflowRuns.id, runId)).run();
+    const res = await exports.default.fetch(new Request((await runApi(s, runId)).recording_url));
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(Number(res.headers.get("content-length"))).toBe(44 + pcm.length * 2);
+    expect(bytes.length).toBe(44 + pcm.length * 2);
+    const wav = readWav(bytes);
+    expect(wav).toMatchObject({ rate: 8000, channels: 2 });
+    expect([...wav.samples]).toEqual([...pcm]); // byte for byte, not through μ-law
+  });
+
   it("an organization that turned recording off (record_calls: false) gets no recording and no link", async () => {
     const s = await setup("twilio");
     const off = await call("PUT", "/api/v1/organizations/calling-policy", { key: s.org.key, body: { record_calls: false } });
@@ -357,7 +386,7 @@ describe("recordings", () => {
     callee.hangup();
     await callee.until(() => callee.closed !== null);
     expect((await runApi(s, runId)).recording_url).toBeNull();
-    expect(await env.UPLOADS.head(`recordings/${s.org.id}/${runId}.pcm`)).toBeNull();
+    expect(await env.UPLOADS.list({ prefix: `recordings/${s.org.id}/${runId}.` })).toMatchObject({ objects: [] });
   });
 });
 

@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { streamToken } from "../../src/calls/callback-urls";
 import { clock } from "../../src/lib/clock";
 import { Resampler } from "../../src/lib/audio/resample";
+import { g711Decode, g711Encode } from "../../src/lib/audio/g711";
 import { pcm16FromBytes, pcm16ToBytes } from "../../src/lib/audio/pcm";
+import { readWav } from "../../src/lib/audio/wav";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call, createOrg, type Org } from "../helpers";
 import { DEFINITION, prepareScripted, SEATS, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
@@ -33,6 +35,8 @@ const open = (url: string, headers: Record<string, string> = { Upgrade: "websock
 /** The browser's side of the protocol: what it received, and its microphone as 20 ms frames. */
 class Browser {
   readonly audio: Int16Array[] = [];
+  /** Every frame of the microphone, in order (what the recording's left channel holds). */
+  readonly sent: Int16Array[] = [];
   readonly marks: string[] = [];
   readonly transcript: Array<{ role: string; text: string; interrupted: boolean }> = [];
   clears = 0;
@@ -58,7 +62,9 @@ class Browser {
   }
 
   frame(samples: Int16Array) {
-    if (!this.closed) this.ws.send(pcm16ToBytes(samples).buffer as ArrayBuffer);
+    if (this.closed) return;
+    this.sent.push(samples);
+    this.ws.send(pcm16ToBytes(samples).buffer as ArrayBuffer);
   }
 
   /** 8 kHz speech (the committed clips), sent at 16 kHz 20 ms at a time. */
@@ -227,12 +233,38 @@ describe("a web call's conversation", () => {
     const run = await eventuallyRun(runId, (r) => r.status === "completed" && r.transcript !== null);
     expect(run).toMatchObject({ direction: "web", status: "completed", endReason: "agent_hangup", disposition: "interested" });
     expect(run.transcript?.map((t) => t.text)).toEqual(b.transcript.map((t) => t.text));
-    expect(run.recordingKey).toBeTruthy();
+    expect(run.recordingKey).toMatch(new RegExp(`^recordings/${org.id}/${runId}\\.ulaw$`));
     const api = (await call("GET", `/api/v1/workflow/${agent.id}/runs/${runId}`, { key: org.key })).json;
+    await expectRecordingOfBrowser(run.recordingKey!, api.recording_url, b);
     expect(api).toMatchObject({ status: "completed", end_reason: "agent_hangup", gathered_context: { seats: 12 } });
     expect(await organizationStub(env, org.id).usage()).toMatchObject({ inUse: 0 });
   });
 });
+
+/**
+ * The web call's recording: stored as μ-law at 16 kHz (a byte a channel), served through the run's link as a 16-bit
+ * WAV of exactly the advertised length, whose left channel is the browser's microphone within G.711's error.
+ */
+async function expectRecordingOfBrowser(key: string, link: string, b: Browser) {
+  const stored = await env.UPLOADS.head(key);
+  const res = await exports.default.fetch(new Request(link));
+  expect(res.status).toBe(200);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  expect(Number(res.headers.get("content-length"))).toBe(bytes.length);
+  const wav = readWav(bytes);
+  expect(wav).toMatchObject({ rate: 16000, channels: 2 });
+  expect(wav.samples.length).toBe(stored!.size); // 2 bytes stored a stereo sample, 2 samples served
+  const left = wav.samples.filter((_, i) => i % 2 === 0);
+  const sent = Int16Array.from(b.sent.flatMap((f) => Array.from(f)));
+  // The call ended on the agent's hang-up: the recording holds the frames before it, in order.
+  expect(left.length).toBeGreaterThan(sent.length - 320 * 10);
+  const n = Math.min(left.length, sent.length);
+  expect([...left.subarray(0, n)]).toEqual([...g711Decode("mulaw", g711Encode("mulaw", sent.subarray(0, n)))]);
+  let worst = 0;
+  for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(left[i] - sent[i]) - Math.abs(sent[i]) / 16);
+  expect(worst).toBeLessThanOrEqual(8);
+  expect(Math.max(...left)).toBeGreaterThan(1000); // the caller's speech, not silence
+}
 
 async function eventuallyRun(runId: number, ok: (r: Awaited<ReturnType<typeof runRow>>) => boolean) {
   for (let i = 0; i < 100; i++) {

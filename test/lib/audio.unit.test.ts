@@ -223,7 +223,12 @@ describe("Recorder", () => {
     const [a, b, c] = [q(100), q(-2000), q(700)];
     expect([...samplesOf(bytes)]).toEqual([a, 0, a, 0, a, 0, a, 0, b, c, b, c, b, c, b, c]);
     // Within G.711's step at each level (about a sixteenth of the magnitude), never exact by accident.
-    for (const [got, sent] of [[a, 100], [b, -2000], [c, 700]]) expect(Math.abs(got - sent)).toBeLessThanOrEqual(Math.abs(sent) / 16 + 8);
+    for (const [got, sent] of [
+      [a, 100],
+      [b, -2000],
+      [c, 700],
+    ])
+      expect(Math.abs(got - sent)).toBeLessThanOrEqual(Math.abs(sent) / 16 + 8);
     expect([a, b, c]).not.toEqual([100, -2000, 700]);
     expect(r.written).toBe(16);
     expect(r.finish()).toBeNull();
