@@ -4,6 +4,7 @@ import { sweepAbandonedImports } from "./campaigns/sweep";
 import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./calls/call-length";
 import { sweepOverdueRuns } from "./calls/run-sweep";
 import { isAfterCall, runAfterCalls } from "./calls/post-call";
+import { migrateRunDetails } from "./calls/run-details";
 import { clock } from "./lib/clock";
 import { deliverWebhooks } from "./webhooks/deliver";
 import { purgeExpired } from "./privacy/purge";
@@ -29,6 +30,8 @@ export default {
   async scheduled(_controller, env, _ctx) {
     await sweepAbandonedImports(env, clock.now());
     await sweepOverdueRuns(env, clock.now(), { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_SECONDS });
+    // Runs from before the details objects: a bounded batch moved to R2 each time.
+    await migrateRunDetails(env);
     await purgeExpired(env, clock.now());
   },
 } satisfies ExportedHandler<Env>;

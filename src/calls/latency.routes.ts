@@ -1,13 +1,15 @@
 // An agent's answer latency over its recent calls: GET /workflow/{workflow_id}/latency.
 import { createRoute, z } from "@hono/zod-openapi";
-import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { and, desc, eq, isNotNull, or } from "drizzle-orm";
 import { workflowRuns } from "../db/schema";
 import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { notFound } from "../lib/errors";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
-import { AgentLatency, summarizeLatency } from "./latency";
+import { AgentLatency } from "./latency";
+import { summarizeRuns } from "./latency-summary";
+import { latencySummary } from "./session/details-object";
 
 export const LATENCY_CALLS_DEFAULT = 50;
 export const LATENCY_CALLS_MAX = 500;
@@ -47,18 +49,16 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
   const db = getDb(c.env);
   const orgId = c.get("orgId");
   if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
+  // Each run's figures from its small latency column; a row from before it has them in its old transcript column.
   const rows = await db
-    .select({ transcript: workflowRuns.transcript })
+    .select({ latency: workflowRuns.latency, transcript: workflowRuns.transcript })
     .from(workflowRuns)
-    .where(and(eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), isNotNull(workflowRuns.transcript)))
+    .where(
+      and(eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), or(isNotNull(workflowRuns.latency), isNotNull(workflowRuns.transcript))),
+    )
     .orderBy(desc(workflowRuns.id))
     .limit(calls)
     .all();
-  return c.json(
-    summarizeLatency(
-      workflow_id,
-      rows.map((r) => r.transcript),
-    ),
-    200,
-  );
+  const runs = rows.map((r) => r.latency ?? latencySummary(r.transcript) ?? { replies: 0, figures: {} });
+  return c.json(summarizeRuns(workflow_id, runs), 200);
 });

@@ -1,4 +1,5 @@
-// After a call (a queue message its session sent as it ended): the agent's post-call analysis onto the run, with
+// After a call (a queue message its session sent as it ended): the agent's post-call analysis into the run's
+// details object (the transcript it reads is there too), with
 // the disposition it may give and `run.analyzed`; the disposition and a callback time to the run's campaign; then the
 // agent's webhook nodes, their bodies rendered from the call. Each part is done once per run however often the
 // message comes (the analysis is written only where none is; a node's delivery only where none exists).
@@ -21,6 +22,7 @@ import { parseStoredDefinition } from "../workflows/store";
 import { webhookNodesOf } from "../workflows/webhook-node";
 import { campaignPort } from "./campaign-port";
 import { recordingUrl } from "./recordings";
+import { storeAnalysis, withDetails } from "./run-details";
 import type { RunRow } from "./runs";
 import { type AfterCallMessage, isAfterCall } from "./session/after-call";
 
@@ -76,7 +78,7 @@ async function loadRun(env: Env, runId: number) {
 /** The analysis, where the agent asks for one and the call was a conversation; the run as it then is. */
 async function analyze(env: Env, run: RunRow, configurations: unknown, codes: string[]): Promise<RunRow> {
   const settings = analysisSettingsOf(configurations);
-  if (!settings || run.analysis || !run.transcript?.length) return run;
+  if (!settings || run.analysis || run.analysisStatus || !run.transcript?.length) return run;
   const db = getDb(env);
   const m = await modelFor(env, run.orgId, configurations, () => allowsPrivatePbx(db, run.orgId));
   const analysis: RunAnalysis = m.ok
@@ -90,13 +92,26 @@ async function analyze(env: Env, run: RunRow, configurations: unknown, codes: st
   // The agent's own choice stands; the analysis fills a disposition it did not choose (one of its codes, if it has any).
   const proposed = analysis.data?.disposition;
   const fill = !run.disposition && typeof proposed === "string" && (!codes.length || codes.includes(proposed)) ? proposed : null;
-  const updated = await db
+  // The row claims the analysis (once per run however often the message comes); its body goes into the run's details
+  // object, or into the old column where the run's bulk is still in D1.
+  const claimed = await db
     .update(workflowRuns)
-    .set({ analysis, ...(fill ? { disposition: fill } : {}) })
-    .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.analysis)))
+    .set({ analysisStatus: analysis.status, ...(run.detailsKey ? {} : { analysis }), ...(fill ? { disposition: fill } : {}) })
+    .where(and(eq(workflowRuns.id, run.id), isNull(workflowRuns.analysis), isNull(workflowRuns.analysisStatus)))
     .returning()
     .get();
-  if (!updated) return (await loadRun(env, run.id))?.run ?? run;
+  if (!claimed) {
+    const now = (await loadRun(env, run.id))?.run;
+    return now ? withDetails(env, now) : run;
+  }
+  try {
+    await storeAnalysis(env, claimed, analysis);
+  } catch (err) {
+    // Unclaimed again, so the queue's retry analyzes it anew rather than leave a status without its body.
+    await db.update(workflowRuns).set({ analysisStatus: null }).where(eq(workflowRuns.id, run.id)).run();
+    throw err;
+  }
+  const updated = { ...claimed, transcript: run.transcript, toolCalls: run.toolCalls, analysis };
   await emitRunAnalyzed(env, updated, analysis);
   await tellCampaign(env, updated, analysis);
   return updated;
@@ -148,7 +163,7 @@ export async function afterCall(env: Env, runId: number): Promise<void> {
   if (!row) return;
   const listed = isObject(row.codes) ? row.codes.disposition_codes : null;
   const codes = Array.isArray(listed) ? listed.filter((c): c is string => typeof c === "string") : [];
-  const run = await analyze(env, row.run, row.configurations, codes);
+  const run = await analyze(env, await withDetails(env, row.run), row.configurations, codes);
   await fireNodes(env, run, row.definition);
 }
 

@@ -6,7 +6,8 @@ import { publicBaseUrl } from "../lib/deployment";
 import { toPage } from "../lib/pagination";
 import { publicUrl } from "../lib/settings";
 import { withCampaignCallIds } from "./campaign-call-ids";
-import { type RunRow, runView } from "./runs";
+import { migrateRun, withDetails } from "./run-details";
+import { type RunRow, runListView, runView } from "./runs";
 
 /** How long a recording URL in a run's details stays valid. */
 export const RECORDING_URL_TTL_SECONDS = 15 * 60;
@@ -30,16 +31,21 @@ export function recordingLink(env: Env, requestUrl: string, runId: number): Prom
   return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now());
 }
 
-/** A page of runs as the API shows them (of `limit + 1` rows read, the last only says there are more), with links. */
+/**
+ * A page of runs as lists show them (of `limit + 1` rows read, the last only says there are more), with links: D1's
+ * fields only, never the details objects.
+ */
 export async function runsPage(env: Env, requestUrl: string, rows: RunRow[], limit: number) {
   const shown = await withCampaignCallIds(env, rows.slice(0, limit));
   const links = new Map<number, string>();
   for (const r of shown) if (r.recordingKey) links.set(r.id, await recordingLink(env, requestUrl, r.id));
-  return toPage([...shown, ...rows.slice(limit)], limit, (r) => runView(r, links.get(r.id) ?? null));
+  return toPage([...shown, ...rows.slice(limit)], limit, (r) => runListView(r, links.get(r.id) ?? null));
 }
 
-/** One run as the API shows it. */
+/** One run as the API shows it, its bulk read from its details object (an old row's is moved there on the way). */
 export async function runDetails(env: Env, requestUrl: string, row: RunRow) {
   const [shown] = await withCampaignCallIds(env, [row]);
-  return runView(shown, row.recordingKey ? await recordingLink(env, requestUrl, row.id) : null);
+  // Moved just now: the old row has the bulk in hand, no need to read the object back.
+  const full = (await migrateRun(env, shown)) !== shown ? shown : await withDetails(env, shown);
+  return runView(full, row.recordingKey ? await recordingLink(env, requestUrl, row.id) : null);
 }

@@ -236,3 +236,17 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     created_by_key_id: r.createdByKeyId,
   };
 }
+
+/** The fields a run keeps in its details object, which lists do not read (a page would cost an object per run). */
+const BULK = { transcript: true, tool_calls: true, analysis: true } as const;
+
+export const WorkflowRunListItem = WorkflowRun.omit(BULK).openapi("WorkflowRunListItem", {
+  description:
+    "A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls and analysis, which are read from the run's stored details only there",
+});
+
+/** A run in a list: its view without the bulk fields. */
+export function runListView(r: RunRow, recordingUrl: string | null = null): z.infer<typeof WorkflowRunListItem> {
+  const { transcript: _t, tool_calls: _c, analysis: _a, ...item } = runView({ ...r, transcript: null, toolCalls: null, analysis: null }, recordingUrl);
+  return item;
+}

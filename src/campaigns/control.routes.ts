@@ -14,7 +14,7 @@ import { ApiError, conflict, notFound } from "../lib/errors";
 import { decodeCursor, encodeCursor, newestFirst, pageOf, pageQuery } from "../lib/pagination";
 import { errors, idParam, json } from "../lib/schemas";
 import { runsPage } from "../calls/recordings";
-import { WorkflowRun } from "../calls/runs";
+import { WorkflowRunListItem } from "../calls/runs";
 import { requireReady } from "../calls/start";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
@@ -184,7 +184,7 @@ const progress = createRoute({
 
 const logs = listRoute("logs", "The campaign's log, newest first", CampaignLog);
 
-const runs = listRoute("runs", "The campaign's calls (workflow runs), newest first", WorkflowRun);
+const runs = listRoute("runs", "The campaign's calls (workflow runs), newest first", WorkflowRunListItem);
 
 type Owned = { id: number; workflowId: number; telephonyConfigurationId: number | null; state: string };
 

@@ -1,11 +1,14 @@
 // What a call session leaves on its run when the call ends: why it ended (at once, before anything slow), then the
-// recording, transcript and the agent's results in one write, and the campaign's disposition (through the ports).
+// recording and the agent's results in one write (the bulk as the run's details object), and the campaign's
+// disposition (through the ports).
 import { and, eq, isNull, like, not, or, sql } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
 import { log } from "../../lib/log";
 import { enqueueAfterCall } from "./after-call";
 import type { CallPorts } from "./ports";
+import { detailsKeyOf, latencySummary, type StoredTurn, writeDetails } from "./details-object";
+import { redactResults, runOwner } from "./redaction";
 import type { CampaignAttempt } from "./store";
 import type { AgentOutcome, EndReason, Turn } from "../../agent/voice-agent";
 
@@ -66,21 +69,31 @@ export type CallResults = {
 };
 
 /**
- * The recording, the transcript and the agent's results onto the run (one write); the work after the call queued
- * (analysis, webhook nodes); the disposition to the campaign.
+ * The recording and the agent's small results onto the run (one write), its bulk (transcript, tool calls) as the
+ * run's details object first, both redacted where the organization asks; the work after the call queued (analysis,
+ * webhook nodes); the disposition to the campaign.
  */
 export async function saveResults(env: Env, runId: number, r: CallResults, ports: Pick<CallPorts, "disposition">): Promise<void> {
-  const transcript = r.turns.map((t) => ({
-    role: t.role,
-    text: t.text,
-    start_ms: t.startMs,
-    end_ms: t.endMs,
-    interrupted: !!t.interrupted,
-    ...(t.timing ? { timing: t.timing } : {}),
-  }));
   const o = r.outcome;
+  if (!r.recording && !r.turns.length && !o) return enqueueAfterCall(env, runId);
+  const owner = await runOwner(env, runId).catch((err) => {
+    log("error", "run_update_failed", { run_id: runId, error: String(err) });
+    return null;
+  });
+  const { transcript, gathered, toolCalls } = redactResults(owner ?? { redact: false, sensitive: new Set() }, {
+    transcript: r.turns.map((t) => ({
+      role: t.role,
+      text: t.text,
+      start_ms: t.startMs,
+      end_ms: t.endMs,
+      interrupted: !!t.interrupted,
+      ...(t.timing ? { timing: t.timing } : {}),
+    })),
+    gathered: o?.gathered ?? null,
+    toolCalls: o?.toolCalls,
+  });
   const agent = o && {
-    gatheredContext: o.gathered,
+    gatheredContext: gathered,
     disposition: o.disposition,
     // Appended: the run may already say why its greeting fell back.
     ...(o.note ? { notes: appendNote(o.note) } : {}),
@@ -90,13 +103,25 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
       input_tokens: o.usage.inputTokens,
       output_tokens: o.usage.outputTokens,
     },
-    ...(o.toolCalls?.length ? { toolCalls: o.toolCalls } : {}),
   };
-  if (!r.recording && !transcript.length && !agent) return enqueueAfterCall(env, runId);
+  const bulk = { transcript: transcript.length ? transcript : null, tool_calls: toolCalls?.length ? toolCalls : null };
+  let details: { detailsKey?: string; transcript?: StoredTurn[] | null; toolCalls?: Array<Record<string, unknown>> | null } = {};
+  if (bulk.transcript || bulk.tool_calls) {
+    const key = owner ? detailsKeyOf(owner.orgId, runId) : null;
+    try {
+      if (!key) throw new Error("the run's organization is not known");
+      await writeDetails(env.UPLOADS, key, { ...bulk, analysis: null });
+      details = { detailsKey: key };
+    } catch (err) {
+      // Kept in D1 the old way rather than lost; the cron's migration moves it to an object later.
+      log("error", "run_details_not_stored", { run_id: runId, error: String(err) });
+      details = { transcript: bulk.transcript, toolCalls: bulk.tool_calls };
+    }
+  }
   try {
     await getDb(env)
       .update(workflowRuns)
-      .set({ ...r.recording, ...(transcript.length ? { transcript } : {}), ...agent })
+      .set({ ...r.recording, ...details, ...(bulk.transcript ? { latency: latencySummary(bulk.transcript) } : {}), ...agent })
       .where(eq(workflowRuns.id, runId))
       .run();
   } catch (err) {

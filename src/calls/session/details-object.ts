@@ -1,0 +1,55 @@
+// A run's bulk as one object in the uploads bucket (`runs/<org>/<run>.json`, named by workflow_runs.details_key):
+// the transcript with each reply's timing, the agent's tool calls and the post-call analysis. D1 keeps the index
+// (status, times, disposition, usage's four numbers, gathered values, a latency summary): lists, filters, CSVs and
+// the latency endpoint read only D1, the run detail endpoint reads the one object. The stored values are exactly
+// what the old D1 columns held, so the API's JSON is the same byte for byte.
+
+/** One stored transcript turn, as the API shows it. */
+export type StoredTurn = {
+  role: string;
+  text: string;
+  start_ms: number;
+  end_ms: number;
+  interrupted: boolean;
+  timing?: Record<string, number | string>;
+};
+
+export type RunDetailsObject = {
+  transcript: StoredTurn[] | null;
+  tool_calls: Array<Record<string, unknown>> | null;
+  analysis: Record<string, unknown> | null;
+};
+
+/** Each reply's numeric timing figures, per figure (the latency endpoint's input, small enough for the run's row). */
+export type LatencySummary = { replies: number; figures: Record<string, number[]> };
+
+export const detailsKeyOf = (orgId: number, runId: number) => `runs/${orgId}/${runId}.json`;
+
+export async function writeDetails(bucket: R2Bucket, key: string, details: RunDetailsObject): Promise<void> {
+  await bucket.put(key, JSON.stringify(details), { httpMetadata: { contentType: "application/json" } });
+}
+
+/** The object, or null where it is missing (deleted by retention, or never written). */
+export async function readDetails(bucket: R2Bucket, key: string): Promise<RunDetailsObject | null> {
+  const object = await bucket.get(key);
+  if (!object) return null;
+  const parsed = (await object.json()) as Partial<RunDetailsObject>;
+  return { transcript: parsed.transcript ?? null, tool_calls: parsed.tool_calls ?? null, analysis: parsed.analysis ?? null };
+}
+
+/** The agent replies' timing figures of a transcript (every numeric figure, so new ones are kept); null: no transcript. */
+export function latencySummary(transcript: readonly StoredTurn[] | null | undefined): LatencySummary | null {
+  if (!transcript?.length) return null;
+  const figures: Record<string, number[]> = {};
+  let replies = 0;
+  for (const t of transcript) {
+    if (t.role !== "agent" || !t.timing) continue;
+    replies++;
+    for (const [name, v] of Object.entries(t.timing)) {
+      if (typeof v !== "number" || !Number.isFinite(v)) continue;
+      figures[name] = figures[name] ?? [];
+      figures[name].push(v);
+    }
+  }
+  return { replies, figures };
+}
