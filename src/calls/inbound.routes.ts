@@ -38,7 +38,8 @@ async function handle(c: Context<AppEnv>, p: z.infer<typeof Params>): Promise<Re
   const ctx = await loadConfigContext(c.env, row);
   const rawBody = c.req.method === "GET" ? "" : new TextDecoder().decode(await c.req.arrayBuffer());
   const request = new Request(publicUrl(c.env, c.req.url), { method: c.req.method, headers: c.req.raw.headers, body: rawBody || undefined });
-  if (!(await calls.verifyCallback(ctx, request, rawBody))) throw refused(403, "Invalid signature");
+  const verified = calls.inbound.verify ? calls.inbound.verify(ctx, request, rawBody) : calls.verifyCallback(ctx, request, rawBody);
+  if (!(await verified)) throw refused(403, "Invalid signature");
   const replay = calls.replayKey?.(ctx, request, rawBody) ?? null;
   if (replay && !(await claimNonce(c.env, ctx.id, replay))) throw refused(403, "Replayed signature: this request was already received");
   try {

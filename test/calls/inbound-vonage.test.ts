@@ -108,6 +108,20 @@ describe("inbound calls (Vonage)", () => {
     expect(await runsOf(s.org.id)).toHaveLength(1);
   });
 
+  // Issue 39: the inbound URL took an unsigned GET carrying only the URL's token, secret or not: whoever saw the URL
+  // could create calls with any caller number.
+  it("with a signature secret, a GET to the inbound URL is refused, unsigned or signed (its query is not covered); a signed POST is not", async () => {
+    const { s } = await inboundSetup("vonage");
+    const cb = await dial(s);
+    const fields = JSON.parse(cb.body) as Record<string, string>;
+    const get = { ...cb, method: "GET" as const, body: "", url: `${cb.url}?${new URLSearchParams({ ...fields, from: "14155550666" })}` };
+    expect((await deliver(get, { headers: { Authorization: null, "Content-Type": null } })).status).toBe(403);
+    expect((await deliver(get, { headers: { "Content-Type": null } })).status).toBe(403);
+    expect(await runsOf(s.org.id)).toHaveLength(0);
+    expect((await fetchWorker(callbackRequest(cb), ECHO_WORKER)).status).toBe(200);
+    expect(await runsOf(s.org.id)).toHaveLength(1);
+  });
+
   it("over the cap the caller is told the line is busy and the NCCO ends; no run", async () => {
     const { s } = await inboundSetup("vonage");
     await organizationStub(env, s.org.id).setCap(1);

@@ -206,6 +206,11 @@ export interface ProviderInbound {
   /** The document that refuses the call as busy (the caller hears busy, not ringing); null where the carrier has none. */
   busyDocument(): { body: string; contentType: string } | null;
   /**
+   * Verifies a request to the inbound URL where it must meet more than `verifyCallback` (which a run's callbacks
+   * pass): Vonage's inbound GET, whose query its signature does not cover. Absent: `verifyCallback`.
+   */
+  verify?(ctx: ConfigContext, request: Request, rawBody: string): Promise<boolean>;
+  /**
    * Points the carrier's routing for `number` (its application, or the number itself) at `inboundUrl`. Absent where
    * the carrier has no API for it: the setup checklist shows the URL to paste.
    */
