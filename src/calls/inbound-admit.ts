@@ -16,6 +16,7 @@ import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
 import { addressCandidates, asE164, inboundVariables, refusalOf, type Refusal } from "./inbound-rules";
 import { createRun, type RunRow } from "./runs";
 import { SINGLE_CALL_LEASE_SECONDS } from "./start";
+import { admitEngines, callDemandOf, releaseCallEngines } from "./engine-admission";
 import { applyStatus } from "./status";
 
 export type Admission = { ok: true; run: RunRow } | { ok: false; reason: Refusal | "agent_unusable" | "concurrent_call_limit" };
@@ -54,6 +55,14 @@ export async function admitInbound(env: Env, row: ConfigRow, provider: ProviderN
     log("warning", "inbound_call_refused", { ...fields, reason: "concurrent_call_limit", in_use: lease.inUse, cap: lease.cap });
     return { ok: false, reason: "concurrent_call_limit" };
   }
+  // Past the engines' budget the caller hears busy too (the carriers' refusal for a full line), never a call that
+  // fails mid-conversation.
+  const engines = await admitEngines(env, row.orgId, leaseId, SINGLE_CALL_LEASE_SECONDS, callDemandOf(env, workflow.workflowConfigurations));
+  if (!engines.granted) {
+    await organizationStub(env, row.orgId).release(leaseId);
+    log("warning", "inbound_call_refused", { ...fields, reason: "engine_capacity", engine: engines.engine ?? null });
+    return { ok: false, reason: "concurrent_call_limit" };
+  }
   let run: RunRow;
   try {
     const caller = asE164(call.from);
@@ -75,6 +84,7 @@ export async function admitInbound(env: Env, row: ConfigRow, provider: ProviderN
     run = (await applyStatus(env, run, { status, providerCallId: call.callId })).run;
   } catch (err) {
     await organizationStub(env, row.orgId).release(leaseId);
+    await releaseCallEngines(env, leaseId);
     throw err;
   }
   log("info", "inbound_call_answered", { ...fields, run_id: run.id, workflow_id: workflow.id });

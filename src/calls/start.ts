@@ -23,6 +23,7 @@ import { log } from "../lib/log";
 import { campaignCallIds } from "./campaign-call-ids";
 import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, getOrgRun, type RunRow } from "./runs";
+import { admitEngines, callDemandOf, engineBusy, releaseCallEngines } from "./engine-admission";
 import { applyStatus } from "./status";
 import { requireVariables } from "./variables";
 
@@ -125,6 +126,12 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
     const retry = String(Math.max(1, lease.retryAfterSeconds ?? 1));
     throw new ApiError(429, "Concurrent call limit reached", { "Retry-After": retry });
   }
+  // The engines the agent needs, counted after the organization's cap (a call it refuses takes no engine room).
+  const engines = await admitEngines(env, input.orgId, leaseId, SINGLE_CALL_LEASE_SECONDS, callDemandOf(env, input.workflow.workflowConfigurations));
+  if (!engines.granted) {
+    await organizationStub(env, input.orgId).release(leaseId, true);
+    throw engineBusy(engines);
+  }
 
   let run: RunRow;
   try {
@@ -143,6 +150,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
     });
   } catch (err) {
     await organizationStub(env, input.orgId).release(leaseId);
+    await releaseCallEngines(env, leaseId);
     throw err;
   }
 

@@ -15,6 +15,7 @@ import { RANK, isFinal, type RunRow } from "./runs";
 import { emitRunCompleted } from "../webhooks/run-events";
 import { log } from "../lib/log";
 import { callSessionStub } from "./session/stub";
+import { releaseCallEngines } from "./engine-admission";
 import { latestOf, mayBePerson } from "./run-truth";
 
 export type ApplyResult = { applied: boolean; status: string; run: RunRow };
@@ -111,6 +112,7 @@ async function releaseLease(env: Env, run: RunRow): Promise<void> {
   if (!run.leaseId) return;
   try {
     await organizationStub(env, run.orgId).release(run.leaseId);
+    await releaseCallEngines(env, run.leaseId); // the engine lease has the same id (src/calls/engine-admission.ts)
   } catch (err) {
     // The lease expires on its own; a lost release only holds a slot until then.
     log("error", "lease_release_failed", { run_id: run.id, error: String(err) });

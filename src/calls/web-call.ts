@@ -21,6 +21,7 @@ import { callSessionStub } from "./session/stub";
 import { WEB_PROVIDER, WEB_SAMPLE_RATE } from "./session/web-media";
 import { sessionStart } from "./session-start";
 import { SINGLE_CALL_LEASE_SECONDS } from "./start";
+import { admitEngines, engineBusy, releaseCallEngines, webCallDemand } from "./engine-admission";
 import { applyStatus } from "./status";
 import { requireVariables } from "./variables";
 
@@ -68,6 +69,12 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
   });
   if (lease.rateLimited) throw rateLimited(lease.retryAfterSeconds ?? 1);
   if (!lease.granted) throw new ApiError(429, "Concurrent call limit reached", { "Retry-After": String(Math.max(1, lease.retryAfterSeconds ?? 1)) });
+  // A web call always runs the conversation agent: its engines count whatever the deployment's VOICE_AGENT.
+  const engines = await admitEngines(env, input.orgId, leaseId, UNOPENED_LEASE_SECONDS, webCallDemand(env, workflow.workflowConfigurations));
+  if (!engines.granted) {
+    await organizationStub(env, input.orgId).release(leaseId);
+    throw engineBusy(engines);
+  }
 
   let run: RunRow;
   try {
@@ -88,6 +95,7 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
     await callSessionStub(env, run.id).prepare({ agent: "conversation", ...offlineEngines(env, workflow) });
   } catch (err) {
     await organizationStub(env, input.orgId).release(leaseId);
+    await releaseCallEngines(env, leaseId);
     throw err;
   }
 

@@ -21,16 +21,19 @@ export function setEnginesLive(on: boolean | null): void {
  * Whether calls use their agents' engines: only the conversation agent talks to them (VOICE_AGENT), and Workers AI
  * only with an AI binding that reaches it (local development runs offline engines instead).
  */
-function enginesLive(env: Env): { any: boolean; workersAi: boolean } {
+function enginesLive(env: Env, conversation: boolean): { any: boolean; workersAi: boolean } {
   if (liveOverride != null) return { any: liveOverride, workersAi: liveOverride };
   const e = env as { VOICE_AGENT?: string; AI?: unknown; OFFLINE_ENGINES?: string };
-  const any = e.VOICE_AGENT?.trim() === "conversation";
+  const any = conversation || e.VOICE_AGENT?.trim() === "conversation";
   return { any, workersAi: any && !!e.AI && e.OFFLINE_ENGINES !== "true" };
 }
 
-/** What one call of an agent with these configurations holds of the engines, as this deployment runs calls. */
-export function demandOf(env: Env, configurations: unknown, defaults: DefaultModels): CallDemand {
-  const live = enginesLive(env);
+/**
+ * What one call of an agent with these configurations holds of the engines, as this deployment runs calls.
+ * `conversation`: the call runs the conversation agent whatever VOICE_AGENT says (a web call).
+ */
+export function demandOf(env: Env, configurations: unknown, defaults: DefaultModels, conversation = false): CallDemand {
+  const live = enginesLive(env, conversation);
   if (!live.any) return {};
   const demand = callDemand(configurations, defaults);
   if (!live.workersAi) for (const key of Object.keys(demand)) if (key.startsWith("workers-ai:")) delete demand[key];
