@@ -25,8 +25,8 @@ export function eraseNumber(core: CampaignCore, number: string): EraseResult {
     const runIds = contact
       ? db.all<{ run_id: number }>`SELECT run_id FROM attempts WHERE contact_id = ${contact.id} AND run_id IS NOT NULL`.map((r) => r.run_id)
       : [];
-    const attempts = contact ? db.run`DELETE FROM attempts WHERE contact_id = ${contact.id}` : 0;
-    const contacts = contact ? db.run`DELETE FROM contacts WHERE id = ${contact.id}` : 0;
+    const attempts = contact ? db.changes`DELETE FROM attempts WHERE contact_id = ${contact.id}` : 0;
+    const contacts = contact ? db.changes`DELETE FROM contacts WHERE id = ${contact.id}` : 0;
     if (contact) db.run`DELETE FROM timers WHERE kind = 'retry' AND ref = ${contact.id}`;
     db.run`DELETE FROM staged_contacts WHERE phone_number = ${number}`;
     db.run`UPDATE logs SET message = replace(message, ${number}, ${ERASED_NUMBER}), details = replace(details, ${number}, ${ERASED_NUMBER})
