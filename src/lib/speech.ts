@@ -10,11 +10,15 @@ const utf8 = new TextEncoder();
  */
 export const speechLength = (text: string): number => utf8.encode(text).length;
 
-const sentences = new Intl.Segmenter("en", { granularity: "sentence" });
-const words = new Intl.Segmenter("en", { granularity: "word" });
+// Made on first use, not at the isolate's start: each loads ICU's break rules (tens of milliseconds), and most
+// isolates never cut a greeting.
+let segmenters: { sentences: Intl.Segmenter; words: Intl.Segmenter } | null = null;
+const segmenter = () =>
+  (segmenters ??= { sentences: new Intl.Segmenter("en", { granularity: "sentence" }), words: new Intl.Segmenter("en", { granularity: "word" }) });
 
 /** Pieces of `text`, each at most `max` long, in order; concatenated they give `text` back. */
 function* pieces(text: string, max: number): Generator<string> {
+  const { sentences, words } = segmenter();
   for (const { segment: sentence } of sentences.segment(text)) {
     if (speechLength(sentence) <= max) {
       yield sentence;

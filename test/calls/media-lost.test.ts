@@ -67,12 +67,12 @@ describe("media lost and never back", () => {
     expect(run.notes).toMatch(/media connection was lost/);
     expect((await callSessionStub(env, first.id).snapshot()).endReason).toBe("media_lost");
     // The recording's begun part, kept by the heartbeat before the restart, is stored with the run: 200 ms of the
-    // callee, two channels of 16-bit samples at 8 kHz.
+    // callee, two channels of μ-law (a byte a sample) at 8 kHz.
     const recorded = await eventually(
       () => runRow(first.id),
       (r) => r.recordingKey !== null,
     );
-    expect((await env.UPLOADS.head(recorded.recordingKey!))?.size).toBe(0.2 * 8000 * 4);
+    expect((await env.UPLOADS.head(recorded.recordingKey!))?.size).toBe(0.2 * 8000 * 2);
     // The carrier was asked to end the call (Twilio: the call updated to canceled, then completed while it is up).
     const hangups = (await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`));
     expect(hangups.length).toBeGreaterThanOrEqual(1);
