@@ -3,7 +3,7 @@
 // handing the call to a person.
 import { getDb } from "../lib/db";
 import { campaignPort } from "./campaign-port";
-import { getRun } from "./runs";
+import { getRun, isFinal } from "./runs";
 import { CallSessionCore } from "./session/call-session";
 import type { CallPorts } from "./session/ports";
 import { hangupRun } from "./start";
@@ -20,6 +20,10 @@ export class CallSession extends CallSessionCore {
     finish: async (runId, durationSeconds) => {
       const run = await getRun(getDb(this.env), runId);
       if (run) await applyStatus(this.env, run, { status: "completed", durationSeconds });
+    },
+    runFinal: async (runId) => {
+      const run = await getRun(getDb(this.env), runId);
+      return !run || isFinal(run.status);
     },
     disposition: async (c, runId, disposition) => {
       await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition });

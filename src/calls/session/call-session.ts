@@ -33,6 +33,7 @@ import type { CallPorts } from "./ports";
 import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
+import { SessionRelease } from "./release";
 import { SessionStore } from "./store";
 import { mediaAdapterFor, requireMediaAdapter, sendTurn, WEB_PROVIDER } from "./web-media";
 import { TransferDesk } from "./transfer-desk";
@@ -60,6 +61,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private ending: Promise<void> | null = null;
   private readonly keypad = new Keypad();
   private readonly desk: TransferDesk;
+  private readonly release = new SessionRelease(this.ctx.storage, () => this.calls); // the storage, once the run is final
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -91,7 +93,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   /** The call's state: why it ended (null while live) and the transcript so far. */
   async snapshot(): Promise<{ ended: boolean; endReason: EndReason | null; streamId: string | null; resumes: number; turns: Turn[] }> {
     const s = this.store.current;
-    return { ended: s.ended, endReason: s.endReason, streamId: s.streamId, resumes: s.resumes, turns: readTurns(this.db) };
+    return { ended: s.ended, endReason: s.endReason, streamId: s.streamId, resumes: s.resumes, turns: this.release.gone ? [] : readTurns(this.db) };
   }
 
   /** Whether the call's media is connected, was lost and may come back (a carrier reconnecting asks), or is over. */
@@ -281,7 +283,8 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   /** The heartbeat: wall-clock limits, a lost socket's grace, and what a restart needs saved. */
   async alarm(): Promise<void> {
     const s = this.store.current;
-    if (s.ended || s.runId === null) return;
+    if (s.ended) return this.release.run(s.runId);
+    if (s.runId === null) return;
     await this.serially(() => this.beat(Date.now()));
   }
 
@@ -490,5 +493,6 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     }
     await this.ctx.storage.deleteAlarm();
     log("info", "call_session_ended", { run_id: runId, reason });
+    await this.release.run(s.runId);
   }
 }

@@ -18,6 +18,8 @@ export interface CallPorts {
   hangup(orgId: number, runId: number): Promise<void>;
   /** Makes the run final (completed) where the carrier's own report of the end will not come. */
   finish(runId: number, durationSeconds: number | null): Promise<void>;
+  /** Whether the run has its final status (the session's storage may then go). */
+  runFinal(runId: number): Promise<boolean>;
   /** The run's campaign hears the agent's disposition. */
   disposition(campaign: CampaignAttempt, runId: number, disposition: string): Promise<void>;
   /** Presses keys with the carrier's DTMF command: false where the carrier has none (the session plays tones). */

@@ -1,0 +1,39 @@
+// A finished call keeps nothing in its session: once its results and recording are stored (the session's end) and
+// its run is final, the session deletes its own storage (record, transcript, recording part, alarm). Until the run is
+// final (the carrier's final status is usually a moment behind the end; a transferred call's run stays open while the
+// person talks) the session's alarm asks again, 30 s doubling to 10 minutes. Nothing brings the session back: the
+// stream, resume and web-call routes refuse a final run before reaching it, and an emptied session has no run to act on.
+import { log } from "../../lib/log";
+import type { CallPorts } from "./ports";
+
+const FIRST_RETRY_MS = 30_000;
+const MAX_RETRY_MS = 600_000;
+
+export class SessionRelease {
+  /** The storage is deleted: nothing is read or written any more. */
+  gone = false;
+  private tries = 0;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly ports: () => Pick<CallPorts, "runFinal">,
+  ) {}
+
+  /** Deletes the storage when the run is final, else sets the alarm to ask again. */
+  async run(runId: number | null): Promise<void> {
+    if (this.gone) return;
+    let final = runId === null;
+    try {
+      final ||= await this.ports().runFinal(runId ?? 0);
+    } catch (err) {
+      log("error", "session_release_failed", { run_id: runId, error: String(err) });
+    }
+    if (!final) {
+      await this.storage.setAlarm(Date.now() + Math.min(FIRST_RETRY_MS * 2 ** this.tries++, MAX_RETRY_MS));
+      return;
+    }
+    this.gone = true;
+    await this.storage.deleteAlarm();
+    await this.storage.deleteAll();
+  }
+}
