@@ -493,6 +493,6 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     }
     await this.ctx.storage.deleteAlarm();
     log("info", "call_session_ended", { run_id: runId, reason });
-    await this.release.run(s.runId);
+    await this.release.later();
   }
 }

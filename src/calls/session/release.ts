@@ -1,11 +1,13 @@
 // A finished call keeps nothing in its session: once its results and recording are stored (the session's end) and
 // its run is final, the session deletes its own storage (record, transcript, recording part, alarm). Until the run is
-// final (the carrier's final status is usually a moment behind the end; a transferred call's run stays open while the
+// final (first looked at 5 s after the end: the carrier's final status is usually a moment behind; a transferred call's run stays open while the
 // person talks) the session's alarm asks again, 30 s doubling to 10 minutes. Nothing brings the session back: the
 // stream, resume and web-call routes refuse a final run before reaching it, and an emptied session has no run to act on.
 import { log } from "../../lib/log";
 import type { CallPorts } from "./ports";
 
+/** The first look, a moment after the end: the carrier's final status and the run's readers come within it. */
+export const RELEASE_AFTER_MS = 5_000;
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 600_000;
 
@@ -18,6 +20,11 @@ export class SessionRelease {
     private readonly storage: DurableObjectStorage,
     private readonly ports: () => Pick<CallPorts, "runFinal">,
   ) {}
+
+  /** The call ended: the first look is the alarm's, a moment later. */
+  async later(): Promise<void> {
+    await this.storage.setAlarm(Date.now() + RELEASE_AFTER_MS);
+  }
 
   /** Deletes the storage when the run is final, else sets the alarm to ask again. */
   async run(runId: number | null): Promise<void> {
