@@ -111,6 +111,9 @@ function pollingProgressSource(campaignId, onProgress, onError) {
   };
 }
 
+/** Why calls wait, as the progress's `waiting_for` says. */
+const WAITING_FOR = { org_cap: "; waiting for a free call slot (the organization's limit)", engine_capacity: "; waiting for engine capacity" };
+
 /** Each counter with a label and one plain sentence of what it counts (shown beside it, not only in a tooltip). */
 const COUNTERS = [
   ["total", "Contacts", "Everyone in the campaign's file"],
@@ -287,7 +290,7 @@ export async function campaignPage(id) {
     );
     status.textContent = `${p.processed} of ${p.total} contacts processed (${Math.round(p.completion_percentage ?? p.progress_percentage ?? 0)}%)${
       p.next_window_at ? `; outside the schedule until ${fmtTime(p.next_window_at)}` : ""
-    }. Updated ${new Date().toLocaleTimeString()} (${source}).`;
+    }${WAITING_FOR[p.waiting_for] ?? ""}. Updated ${new Date().toLocaleTimeString()} (${source}).`;
     samples.push({ t: Date.now(), v: p.processed });
     if (samples.length > 900) samples.shift();
     overTime.replaceChildren(overTime.firstChild, lineChart(samples, `Processed contacts over time: ${p.processed} of ${p.total} now`));

@@ -76,6 +76,10 @@ const Progress = z
         }),
       })
       .openapi({ description: "What the organization's calling rules are doing to this campaign" }),
+    waiting_for: z.enum(["org_cap", "engine_capacity"]).nullable().openapi({
+      description:
+        "While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); null: nothing",
+    }),
   })
   .openapi("CampaignProgress");
 

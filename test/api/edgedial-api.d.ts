@@ -8538,6 +8538,11 @@ export interface components {
                     [key: string]: number;
                 };
             };
+            /**
+             * @description While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); null: nothing
+             * @enum {string|null}
+             */
+            waiting_for: "org_cap" | "engine_capacity" | null;
         };
         CampaignContact: {
             id: number;

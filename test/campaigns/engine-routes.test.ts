@@ -130,6 +130,7 @@ describe("campaign operations over HTTP", () => {
       next_window_at: null,
       dispositions: {},
       calling_rules: { held_local_hours: 0, skipped: {} },
+      waiting_for: null,
     });
 
     const first = await call("GET", `/api/v1/campaign/${id}/logs?limit=2`, { key: o.org.key });

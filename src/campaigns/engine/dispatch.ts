@@ -139,7 +139,7 @@ export class Dispatch {
       if (this.moves.checkCompletion(now)) core.summary.force();
       return false;
     }
-    const { leaseIds, answers } = await this.askLeases(c, picks, rules, hint);
+    const { leaseIds, answers, engineBound } = await this.askLeases(c, picks, rules, hint);
 
     // The world may have moved while the leases were requested: check everything again before recording.
     c = core.campaign();
@@ -154,7 +154,7 @@ export class Dispatch {
     const campaign = c;
     const started = core.db.tx(() => {
       const out = this.dial.record(chosen, now, unused);
-      if (refused) this.moves.noteBlocked("org_cap", refused);
+      if (refused) this.moves.noteBlocked(engineBound ? "engine_capacity" : "org_cap", refused);
       else if (out.length) this.moves.noteBlocked(null);
       this.dial.applySkips(skipped, now);
       return out;
@@ -199,7 +199,12 @@ export class Dispatch {
   }
 
   /** The round's leases, asked for in one request that also gives back the leases final statuses freed. */
-  private async askLeases(c: CampaignRow, picks: Picked[], rules: CallingRules, hint?: RoundHint): Promise<{ leaseIds: string[]; answers: LeaseResult[] }> {
+  private async askLeases(
+    c: CampaignRow,
+    picks: Picked[],
+    rules: CallingRules,
+    hint?: RoundHint,
+  ): Promise<{ leaseIds: string[]; answers: LeaseResult[]; engineBound: boolean }> {
     const leaseIds = picks.map((p) => leaseIdFor(c.campaign_id, p.id, p.attempts + 1));
     const cap = attemptCapOf(rules);
     // Leases that final statuses freed go in the same call, released before anything is granted.
@@ -220,6 +225,35 @@ export class Dispatch {
     if (hint) hint.sent = true;
     const answers = await asked;
     hint?.meanwhile();
-    return { leaseIds, answers };
+    const engineBound = await this.askEngines(c, leaseIds, answers, freed);
+    return { leaseIds, answers, engineBound };
+  }
+
+  /**
+   * The engine budget after the organization's cap (src/capacity/): a dial the engines have no room for gives its
+   * organization lease back and becomes a refusal, so the contact waits in the campaign (woken when engine room
+   * frees) instead of a call that would fail mid-conversation. True when the engines refused one.
+   */
+  private async askEngines(c: CampaignRow, leaseIds: string[], answers: LeaseResult[], freed: string[]): Promise<boolean> {
+    const granted = leaseIds.filter((_, i) => answers[i].granted);
+    const engines = granted.length || freed.length ? await this.leases.engines(c, granted, freed, LEASE_TTL_SECONDS) : null;
+    if (!engines) return false;
+    const refused: string[] = [];
+    let g = 0;
+    for (const [i, a] of answers.entries()) {
+      if (!a.granted) continue;
+      const e = engines[g++];
+      if (e?.granted !== false) continue;
+      answers[i] = { granted: false, inUse: a.inUse, cap: a.cap, retryAfterSeconds: e.retryAfterSeconds ?? 5 };
+      refused.push(leaseIds[i]);
+    }
+    if (refused.length) {
+      try {
+        await this.leases.client(c.org_id).releaseMany(refused, true);
+      } catch (err) {
+        log("warning", "lease_release_failed", { lease_ids: refused, error: String(err) });
+      }
+    }
+    return refused.length > 0;
   }
 }

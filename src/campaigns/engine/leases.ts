@@ -3,6 +3,14 @@
 import { organizationStub } from "../../organizations/organization-object";
 import type { LeaseRequest, LeaseResult } from "../../organizations/leases";
 import { log } from "../../lib/log";
+import { hasDemand, releaseEngines } from "../../capacity/admission";
+import { capacityStub } from "../../capacity/engine-capacity-object";
+import type { CallDemand } from "../../capacity/demand";
+import type { CapacityResult } from "../../capacity/capacity-api";
+import { workflowDemand } from "../../calls/engine-admission";
+
+/** The agent's engine demand is read again after this long (an agent's settings may change mid-campaign). */
+const DEMAND_TTL_MS = 60_000;
 
 export type LeaseClient = {
   acquire(req: LeaseRequest): Promise<LeaseResult>;
@@ -47,6 +55,42 @@ export class OrgLeases {
     } catch (err) {
       // The leases expire by themselves; a failed release costs capacity for a while, never correctness.
       log("warning", "lease_release_failed", { lease_ids: leaseIds, error: String(err) });
+    }
+    // The engine leases have the same ids (taken only where the agent's engines are counted; unknown ids are fine).
+    if (!this.demand || hasDemand(this.demand.demand)) await releaseEngines(this.env, leaseIds);
+  }
+
+  private demand: { workflowId: number; at: number; demand: CallDemand } | null = null;
+
+  /** What one call of the campaign's agent holds of the engines (cached for DEMAND_TTL_MS). */
+  async engineDemand(orgId: number, workflowId: number): Promise<CallDemand> {
+    const now = Date.now();
+    if (this.demand?.workflowId !== workflowId || now - this.demand.at > DEMAND_TTL_MS)
+      this.demand = { workflowId, at: now, demand: await workflowDemand(this.env, orgId, workflowId) };
+    return this.demand.demand;
+  }
+
+  /**
+   * Engine leases for the dials the organization granted (`granted`: their lease ids), after releasing `freed`.
+   * Null when the agent's engines are not counted. A failure to ask grants them: the budget guards calls, it must
+   * not stop a campaign when the capacity object cannot be reached.
+   */
+  async engines(
+    c: { org_id: number; workflow_id: number; campaign_id: number },
+    granted: string[],
+    freed: string[],
+    ttlSeconds: number,
+  ): Promise<CapacityResult[] | null> {
+    const demand = await this.engineDemand(c.org_id, c.workflow_id);
+    if (!hasDemand(demand)) return null;
+    try {
+      return await capacityStub(this.env).acquireMany(
+        granted.map((leaseId) => ({ leaseId, orgId: c.org_id, ttlSeconds, demand, waiter: c.campaign_id })),
+        freed.length ? freed : undefined,
+      );
+    } catch (err) {
+      log("warning", "engine_capacity_unreachable", { campaign_id: c.campaign_id, error: String(err) });
+      return null;
     }
   }
 }

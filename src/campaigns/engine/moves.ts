@@ -79,8 +79,11 @@ export class StateMoves {
     return true;
   }
 
-  /** Whether the organization's cap is what holds calls back now (logged when it starts to). */
-  noteBlocked(reason: "org_cap" | null, lease?: LeaseResult): void {
+  /**
+   * What holds calls back now (logged when it starts to): the organization's cap, or the deployment's engine
+   * capacity (src/capacity/), or nothing.
+   */
+  noteBlocked(reason: "org_cap" | "engine_capacity" | null, lease?: LeaseResult): void {
     const c = this.core.need();
     if ((c.blocked ?? null) === reason) return;
     this.core.db.run`UPDATE campaign SET blocked = ${reason}`;
@@ -91,5 +94,12 @@ export class StateMoves {
         cap: lease?.cap ?? null,
       });
     }
+    if (reason === "engine_capacity")
+      this.core.log.write(
+        "warning",
+        "engine_capacity_reached",
+        "The deployment's AI engines are fully used by calls in progress; calls wait for engine capacity",
+        {},
+      );
   }
 }

@@ -67,6 +67,7 @@ export class Reads {
       next_window_at: core.window.nextOpening(c),
       dispositions: dispositionCounts(core.db),
       calling_rules: { held_local_hours: core.hours.held(), skipped: core.hours.skips() },
+      waiting_for: c.state === "running" && (c.blocked === "org_cap" || c.blocked === "engine_capacity") ? c.blocked : null,
     };
   }
 

@@ -118,6 +118,8 @@ export type CampaignProgress = {
   completion_percentage: number;
   next_window_at: string | null;
   calling_rules: CallingRulesProgress;
+  /** What holds calls back while the campaign runs: the organization's cap, the deployment's engine capacity. */
+  waiting_for: "org_cap" | "engine_capacity" | null;
 };
 
 /** A settings change (PATCH): any subset; nested objects are merged over the current values. */
