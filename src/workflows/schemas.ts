@@ -72,6 +72,21 @@ export const NodeData = z
       .openapi({ description: "transferCall (warm): guides the summary the person hears before the two are connected" }),
     timeout_seconds: z.int().min(5).max(120).nullable().optional().openapi({ description: "transferCall: how long the person's phone may ring (default 30)" }),
     allow_dtmf: z.boolean().nullable().optional().openapi({ description: "The model may press keys here (send_dtmf), e.g. to get through a phone menu" }),
+    extraction_variables: z
+      .array(
+        z
+          .looseObject({
+            name: z.string().max(MAX_SHORT_TEXT).openapi({ description: "The variable's name (letters, digits and _), a key of the run's gathered_context" }),
+            sensitive: z.boolean().optional().openapi({
+              description:
+                "Its value is personal data: where the organization redacts stored transcripts (redact_pii), the value is replaced by [redacted] in the transcript, gathered_context and tool-call arguments before they are stored",
+            }),
+          })
+          .openapi({ description: "Also type (string, number, boolean) and prompt: what the model is asked to extract" }),
+      )
+      .max(100)
+      .optional()
+      .openapi({ description: "agentNode: the values the model extracts from the conversation at this step" }),
     trigger_path: z.string().max(MAX_SHORT_TEXT).nullable().optional().openapi({
       description:
         "apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization",
