@@ -230,9 +230,11 @@ describe("a web call's conversation", () => {
       "user: We need twelve seats.",
       "agent: Thank you, goodbye!",
     ]);
-    const run = await eventuallyRun(runId, (r) => r.status === "completed" && r.transcript !== null);
+    // The transcript is in the run's details object (details_key); the API reads it there.
+    const run = await eventuallyRun(runId, (r) => r.status === "completed" && r.detailsKey !== null);
     expect(run).toMatchObject({ direction: "web", status: "completed", endReason: "agent_hangup", disposition: "interested" });
-    expect(run.transcript?.map((t) => t.text)).toEqual(b.transcript.map((t) => t.text));
+    const detail = (await call("GET", `/api/v1/workflow/${agent.id}/runs/${runId}`, { key: org.key })).json;
+    expect(detail.transcript.map((t: { text: string }) => t.text)).toEqual(b.transcript.map((t) => t.text));
     expect(run.recordingKey).toMatch(new RegExp(`^recordings/${org.id}/${runId}\\.ulaw$`));
     const api = (await call("GET", `/api/v1/workflow/${agent.id}/runs/${runId}`, { key: org.key })).json;
     await expectRecordingOfBrowser(run.recordingKey!, api.recording_url, b);
