@@ -35,7 +35,7 @@ import { TurnTimings } from "./turn-timing";
 
 export { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 
-export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech };
+export type Engines = { model: ChatModel; stt: SpeechToText; tts: TextToSpeech; failovers?: import("./failover").FailoverLog };
 
 type CalleeTurn = Utterance & { stream: SpeechStream | null };
 
@@ -82,6 +82,7 @@ export class ConversationAgent implements VoiceAgent {
       request: () => (this.thinking || this.voice.speaking || this.ended ? null : this.conversation.request()),
     });
     this.idle = new IdlePolicy(settings);
+    this.timing.watch(engines.failovers, () => this.idle.failingOver());
     this.voice = new Speaker({
       controls: () => this.c!,
       tts: this.ends.voice,

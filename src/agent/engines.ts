@@ -16,8 +16,11 @@ import { OpenAiModel } from "./openai-model";
 import { RESERVED_TOOL_NAMES } from "./actions";
 import { ScriptedModel } from "./scripted-model";
 import type { SpeechToText, TextToSpeech } from "./speech";
-import { WorkersAiModel, type AiRunner } from "./workers-ai-model";
-import { WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
+import { WORKERS_AI_CHAT_MODEL, WorkersAiModel, type AiRunner } from "./workers-ai-model";
+import { DEFAULT_FAILOVER, engineHealth, type FailoverContext, FailoverLog, type Slot } from "./failover";
+import { FailoverModel } from "./failover-model";
+import { FailoverSpeechToText, FailoverTextToSpeech } from "./failover-speech";
+import { WORKERS_AI_STT_MODEL, WORKERS_AI_TTS_MODEL, WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
 
 /** The turn settings apply to any engines (the deterministic ones of tests and the demo too). */
 export type EngineChoice = ({ ok: true; engines: Engines } | { ok: false; reason: string }) & { turn: TurnSettings };
@@ -56,36 +59,115 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
   };
   try {
-    const model = await chatModel(v, needAi, endpoint, localOnly);
-    const sttChoice = v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model };
-    let stt: SpeechToText;
-    if (sttChoice.provider === "workers-ai")
-      stt = new WorkersAiSpeechToText(needAi("Speech-to-text"), sttChoice.model, {
-        eotThreshold: "eot_threshold" in sttChoice ? sttChoice.eot_threshold : undefined,
-        eagerEotThreshold: "eager_eot_threshold" in sttChoice ? sttChoice.eager_eot_threshold : undefined,
-      });
-    else if (sttChoice.provider === "scripted") {
-      localOnly("Speech-to-text");
-      stt = new ClipSpeechToText(await storedClips(env, orgId, sttChoice.clips));
-    } else {
-      const s = { apiKey: sttChoice.api_key ?? "", model: sttChoice.model, baseUrl: await endpoint(sttChoice.base_url, "Speech-to-text") };
-      stt = sttChoice.provider === "deepgram" ? new DeepgramSpeechToText(s) : new ElevenLabsSpeechToText(s);
-    }
-    const ttsChoice = v?.tts ?? { provider: "workers-ai" as const, model: v?.tts_model, voice: v?.tts_voice };
-    let tts: TextToSpeech;
-    if (ttsChoice.provider === "workers-ai") tts = new WorkersAiTextToSpeech(needAi("Text-to-speech"), ttsChoice.model, ttsChoice.voice);
-    else if (ttsChoice.provider === "scripted") {
-      localOnly("Text-to-speech");
-      tts = new ClipTextToSpeech([]);
-    } else {
-      const s = { apiKey: ttsChoice.api_key ?? "", model: ttsChoice.model, baseUrl: await endpoint(ttsChoice.base_url, "Text-to-speech") };
-      tts = ttsChoice.provider === "deepgram" ? new DeepgramTextToSpeech(s) : new ElevenLabsTextToSpeech({ ...s, voice: ttsChoice.voice });
-    }
-    return { ok: true, engines: { model, stt, tts }, turn: turnSettings(v) };
+    const build = { needAi, endpoint, localOnly, clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c) };
+    const llm = await chain(orgId, v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model }, v?.llm_fallbacks, (c) => chatModel(c, build), llmId);
+    const stt = await chain(
+      orgId,
+      v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model },
+      v?.stt_fallbacks,
+      (c) => sttEngine(c, build),
+      speechId(WORKERS_AI_STT_MODEL),
+    );
+    const tts = await chain(
+      orgId,
+      v?.tts ?? { provider: "workers-ai" as const, model: v?.tts_model, voice: v?.tts_voice },
+      v?.tts_fallbacks,
+      (c) => ttsEngine(c, build),
+      speechId(WORKERS_AI_TTS_MODEL),
+    );
+    if (llm.length + stt.length + tts.length === 3)
+      return { ok: true, engines: { model: llm[0].engine, stt: stt[0].engine, tts: tts[0].engine }, turn: turnSettings(v) };
+    // Fallbacks: each part with more than one engine fails over along its chain, recorded in the call's log.
+    const ctx = failoverContext(v);
+    const engines: Engines = {
+      model: llm.length > 1 ? new FailoverModel(llm, ctx) : llm[0].engine,
+      stt: stt.length > 1 ? new FailoverSpeechToText(stt, ctx) : stt[0].engine,
+      tts: tts.length > 1 ? new FailoverTextToSpeech(tts, ctx) : tts[0].engine,
+      failovers: ctx.log,
+    };
+    return { ok: true, engines, turn: turnSettings(v) };
   } catch (err) {
     if (err instanceof Unavailable) return { ok: false, reason: err.message, turn: turnSettings(v) };
     throw err;
   }
+}
+
+type Builders = {
+  needAi: (what: string) => AiRunner;
+  endpoint: (url: string | undefined, what: string) => Promise<string | undefined>;
+  localOnly: (what: string) => void;
+  clips?: (clips: { text: string; recording_id: string }[]) => Promise<KnownClip[]>;
+};
+
+type Choice = { provider: string; model?: string; base_url?: string; voice?: string; api_key?: string };
+
+/** The primary and its fallbacks, each built and named; keyed engines' health is the organization's own. */
+async function chain<C extends Choice, E>(orgId: number, primary: C, fallbacks: C[] | undefined, make: (c: C) => Promise<E>, name: (c: C) => string) {
+  const slots: Slot<E>[] = [];
+  for (const c of [primary, ...(fallbacks ?? [])]) {
+    const id = name(c);
+    const shared = c.provider === "workers-ai"; // one account's binding: its limits are every organization's
+    slots.push({ id, health: shared ? id : `${orgId}/${id}@${c.base_url ?? ""}`, engine: await make(c) });
+  }
+  return slots;
+}
+
+/** How an engine is named in the run's record (never its key). */
+const llmId = (c: Choice) =>
+  c.provider === "workers-ai"
+    ? `workers-ai:${c.model ?? WORKERS_AI_CHAT_MODEL}`
+    : c.provider === "openai"
+      ? `openai:${c.model}@${hostOf(c.base_url)}`
+      : c.provider;
+const speechId = (workersAiDefault: string) => (c: Choice) =>
+  [c.provider, c.model ?? (c.provider === "workers-ai" ? workersAiDefault : undefined), c.voice].filter(Boolean).join(":");
+const hostOf = (url: string | undefined) => {
+  try {
+    return new URL(url ?? "").host;
+  } catch {
+    return "?";
+  }
+};
+
+function failoverContext(v: VoiceAgentSettings | null): FailoverContext {
+  const f = v?.failover ?? {};
+  const d = DEFAULT_FAILOVER;
+  return {
+    settings: {
+      firstByteMs: f.first_byte_timeout_ms ?? d.firstByteMs,
+      coolDownAfter: f.cool_down_after ?? d.coolDownAfter,
+      coolDownMs: f.cool_down_seconds !== undefined ? f.cool_down_seconds * 1000 : d.coolDownMs,
+    },
+    health: engineHealth,
+    log: new FailoverLog(),
+  };
+}
+
+type SttChoice = NonNullable<VoiceAgentSettings["stt"]>;
+type TtsChoice = NonNullable<VoiceAgentSettings["tts"]>;
+
+async function sttEngine(c: SttChoice, b: Builders): Promise<SpeechToText> {
+  if (c.provider === "workers-ai")
+    return new WorkersAiSpeechToText(b.needAi("Speech-to-text"), c.model, {
+      eotThreshold: "eot_threshold" in c ? c.eot_threshold : undefined,
+      eagerEotThreshold: "eager_eot_threshold" in c ? c.eager_eot_threshold : undefined,
+    });
+  if (c.provider === "scripted") {
+    b.localOnly("Speech-to-text");
+    return new ClipSpeechToText(await b.clips!(c.clips));
+  }
+  const s = { apiKey: c.api_key ?? "", model: c.model, baseUrl: await b.endpoint(c.base_url, "Speech-to-text") };
+  return c.provider === "deepgram" ? new DeepgramSpeechToText(s) : new ElevenLabsSpeechToText(s);
+}
+
+async function ttsEngine(c: TtsChoice, b: Builders): Promise<TextToSpeech> {
+  if (c.provider === "workers-ai") return new WorkersAiTextToSpeech(b.needAi("Text-to-speech"), c.model, c.voice);
+  if (c.provider === "scripted") {
+    b.localOnly("Text-to-speech");
+    return new ClipTextToSpeech([]);
+  }
+  const s = { apiKey: c.api_key ?? "", model: c.model, baseUrl: await b.endpoint(c.base_url, "Text-to-speech") };
+  return c.provider === "deepgram" ? new DeepgramTextToSpeech(s) : new ElevenLabsTextToSpeech({ ...s, voice: c.voice });
 }
 
 /** The agent's language model alone (post-call analysis needs no speech), or why it has none. */
@@ -110,25 +192,22 @@ export async function modelFor(
     const localOnly = (what: string) => {
       if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
     };
-    return { ok: true, model: await chatModel(v, needAi, endpoint, localOnly) };
+    const b = { needAi, endpoint, localOnly };
+    const llm = await chain(orgId, v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model }, v?.llm_fallbacks, (c) => chatModel(c, b), llmId);
+    return { ok: true, model: llm.length > 1 ? new FailoverModel(llm, failoverContext(v)) : llm[0].engine };
   } catch (err) {
     return { ok: false, reason: String((err as Error)?.message ?? err) };
   }
 }
 
-async function chatModel(
-  v: VoiceAgentSettings | null,
-  needAi: (what: string) => AiRunner,
-  endpoint: (url: string | undefined, what: string) => Promise<string | undefined>,
-  localOnly: (what: string) => void,
-): Promise<ChatModel> {
-  const llm = v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model };
-  if (llm.provider === "openai") return new OpenAiModel({ baseUrl: (await endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model });
+async function chatModel(llm: NonNullable<VoiceAgentSettings["llm"]>, b: Builders): Promise<ChatModel> {
+  if (llm.provider === "openai")
+    return new OpenAiModel({ baseUrl: (await b.endpoint(llm.base_url, "The model"))!, apiKey: llm.api_key ?? "", model: llm.model });
   if (llm.provider === "scripted") {
-    localOnly("The model");
+    b.localOnly("The model");
     return new ScriptedModel(llm.script);
   }
-  return new WorkersAiModel(needAi("The model"), llm.model);
+  return new WorkersAiModel(b.needAi("The model"), llm.model);
 }
 
 /** How many of the organization's recordings the offline speech-to-text compares a turn with. */

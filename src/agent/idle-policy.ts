@@ -8,6 +8,8 @@ export type IdleAction = "dead_air" | "filler" | "reprompt" | "goodbye" | null;
 /** A tool that runs this long gets a filler (the caller never waits in silence), and again every TOOL_FILLER_EVERY_MS. */
 export const TOOL_FILLER_MS = 1000;
 export const TOOL_FILLER_EVERY_MS = 5000;
+/** A reply late because an engine failed over gets its filler this long after the callee's turn (if not sooner). */
+export const FAILOVER_FILLER_MS = 1000;
 
 export class IdlePolicy {
   /** When the line was last busy (the callee's voice, the agent's finished turn). */
@@ -19,6 +21,8 @@ export class IdlePolicy {
   reprompts = 0;
   /** While an action runs: when its next filler is due. */
   toolFillerAt: number | null = null;
+  /** An engine failed over while the reply is awaited: the filler comes after FAILOVER_FILLER_MS at most. */
+  private hurried = false;
 
   constructor(private readonly s: TurnSettings) {}
 
@@ -26,6 +30,12 @@ export class IdlePolicy {
   awaitReply(now: number): void {
     this.waitingSince = now;
     this.dueSince = now;
+    this.hurried = false;
+  }
+
+  /** An engine failed and the request moved on (failover.ts): the reply will be late, so the filler comes sooner. */
+  failingOver(): void {
+    if (this.waitingSince !== null) this.hurried = true;
   }
 
   /** An action (a tool's request) began: the dead-air clock waits for it (it has its own timeout); a filler is due soon. */
@@ -52,7 +62,7 @@ export class IdlePolicy {
       return "filler";
     }
     if (state.thinking && !state.speaking && this.waitingSince !== null && this.s.fillerAfterMs > 0) {
-      if (now - this.waitingSince < this.s.fillerAfterMs) return null;
+      if (now - this.waitingSince < (this.hurried ? Math.min(this.s.fillerAfterMs, FAILOVER_FILLER_MS) : this.s.fillerAfterMs)) return null;
       this.waitingSince = null;
       return "filler";
     }

@@ -4,9 +4,10 @@
 // engines answered). At the end of turn both are read once; every later wall time is placed on the audio clock from
 // there, so all figures share one origin and sequential ones only grow.
 import type { ChatModel } from "./chat";
+import type { FailoverLog } from "./failover";
 import type { AgentControls, TurnTiming } from "./voice-agent";
 
-type Stage = Exclude<keyof TurnTiming, "cut_ms" | "cut_words" | "first_audio_heard_ms">;
+type Stage = Exclude<keyof TurnTiming, "cut_ms" | "cut_words" | "first_audio_heard_ms" | keyof NonNullable<ReturnType<FailoverLog["take"]>>>;
 type Open = { origin: number; audio: number; wall: number; f: TurnTiming };
 
 export class TurnTimings {
@@ -14,7 +15,17 @@ export class TurnTimings {
   /** A turn the caller ended over the paused agent: the next reply's, once the barge-in cuts the one playing. */
   private pending: Open | null = null;
 
+  /** The call's failover record (engines with fallbacks), taken into each reply's figures. */
+  private failovers: FailoverLog | null = null;
+
   constructor(private readonly c: () => AgentControls) {}
+
+  /** Engines with fallbacks: their record goes into each reply's figures, and `failingOver` hears each failover. */
+  watch(log: FailoverLog | undefined, failingOver: () => void): void {
+    if (!log) return;
+    this.failovers = log;
+    log.onFailover = failingOver;
+  }
 
   /**
    * The end of the caller's turn was detected now; their last word ended at `lastWordMs` on the audio clock. `over`:
@@ -72,8 +83,11 @@ export class TurnTimings {
   take(cut?: { ms: number; words: string } | null): TurnTiming | undefined {
     const t = this.t;
     [this.t, this.pending] = [cut ? this.pending : null, null];
-    if (!t) return undefined;
+    // What served since the last reply closed (the caller's words, this reply, its voice); a reply with no turn (the
+    // greeting) carries it only when something failed over.
+    const served = this.failovers?.take() ?? null;
+    if (!t) return served?.failover_count ? served : undefined;
     if (cut) Object.assign(t.f, { cut_ms: Math.round(cut.ms), cut_words: cut.words });
-    return t.f;
+    return served ? Object.assign(t.f, served) : t.f;
   }
 }

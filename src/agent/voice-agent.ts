@@ -45,6 +45,12 @@ export type TurnTiming = {
   /** Audio queued but never heard (the barge-in cleared it), and its words. */
   cut_ms?: number;
   cut_words?: string;
+  /** With fallback engines (docs/failover.md): the engine that served each part, and the failovers on the way. */
+  llm_engine?: string;
+  stt_engine?: string;
+  tts_engine?: string;
+  failovers?: string;
+  failover_count?: number;
 };
 
 /** One action the agent took on the model's behalf (an HTTP tool, a transfer, key presses), for the run's `tool_calls`. */

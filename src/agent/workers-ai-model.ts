@@ -2,6 +2,7 @@
 // remote (a Cloudflare account); tests fake it at the binding boundary.
 import type { ChatEvent, ChatModel, ChatRequest } from "./chat";
 import { ModelError, chatEvents, openAiMessages, openAiTools } from "./chat-stream";
+import { workersAiStatus } from "./failover";
 
 export const WORKERS_AI_CHAT_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
 
@@ -23,7 +24,8 @@ export class WorkersAiModel implements ChatModel {
         stream: true,
       });
     } catch (err) {
-      throw new ModelError(`Workers AI failed: ${String((err as Error)?.message ?? err)}`, null);
+      // The binding throws its errors as text with Workers AI's code: the status it stands for decides a failover.
+      throw new ModelError(`Workers AI failed: ${String((err as Error)?.message ?? err)}`, workersAiStatus(err));
     }
     if (out instanceof ReadableStream) {
       yield* chatEvents(out as ReadableStream<Uint8Array>);

@@ -4,7 +4,8 @@ import { pcm16FromBytes } from "../lib/audio/pcm";
 import { Resampler, type SampleRate } from "../lib/audio/resample";
 import { readWav, wavFile } from "../lib/audio/wav";
 import { DeepgramLive } from "./deepgram-live";
-import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
+import { workersAiStatus } from "./failover";
+import { type Speech, SpeechError, type SpeechStream, type SpeechToText, type TextToSpeech } from "./speech";
 import type { AiRunner } from "./workers-ai-model";
 
 export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
@@ -56,7 +57,7 @@ export class WorkersAiSpeechToText implements SpeechToText {
       const model = isFlux(this.model) ? WORKERS_AI_STT_MODEL : this.model;
       out = await this.ai.run(model, { audio: { body: wav, contentType: "audio/wav" }, punctuate: true, smart_format: true });
     } catch (err) {
-      throw new Error(`Workers AI speech-to-text failed: ${String((err as Error)?.message ?? err)}`);
+      throw new SpeechError(`Workers AI speech-to-text failed: ${String((err as Error)?.message ?? err)}`, workersAiStatus(err));
     }
     const transcript = out?.results?.channels?.[0]?.alternatives?.[0]?.transcript;
     return typeof transcript === "string" ? transcript : "";
@@ -129,7 +130,7 @@ export class WorkersAiTextToSpeech implements TextToSpeech {
     try {
       out = await this.ai.run(this.model, { text, speaker: this.speaker, encoding: "linear16", container: "none", sample_rate: this.rate });
     } catch (err) {
-      throw new Error(`Workers AI text-to-speech failed: ${String((err as Error)?.message ?? err)}`);
+      throw new SpeechError(`Workers AI text-to-speech failed: ${String((err as Error)?.message ?? err)}`, workersAiStatus(err));
     }
     const bytes = await bytesOf(out);
     // Asked for no container; a WAV answer is read as one all the same.

@@ -16,6 +16,15 @@ export const TurnTimingSchema = z
     first_audio_heard_ms: ms("That frame plays to the caller (the caller's last word → first audio heard)"),
     cut_ms: ms("A barge-in: ms of the reply's queued audio the caller never heard"),
     cut_words: z.string().optional().openapi({ description: "A barge-in: the words of the reply the caller never heard" }),
+    // An agent with fallback engines (voice_agent.*_fallbacks, docs/failover.md): what served this reply and its turn.
+    llm_engine: z.string().optional().openapi({ description: "Fallbacks only: the model that answered (e.g. workers-ai:@cf/…)" }),
+    stt_engine: z.string().optional().openapi({ description: "Fallbacks only: the speech-to-text engine that gave the caller's words" }),
+    tts_engine: z.string().optional().openapi({ description: "Fallbacks only: the voice(s) that spoke the reply" }),
+    failovers: z
+      .string()
+      .optional()
+      .openapi({ description: "Fallbacks only: each failover, `part from → to (why)` (429, 5xx, timeout, unreachable), separated by `; `" }),
+    failover_count: z.number().int().min(0).optional().openapi({ description: "Fallbacks only: how many failovers this reply took" }),
   })
   .openapi("TurnTiming", {
     description:

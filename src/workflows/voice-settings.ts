@@ -115,11 +115,32 @@ const Turn = z
   })
   .partial();
 
+/** Fallback engines, tried in order when the one before fails (docs/failover.md); at most MAX_FALLBACKS each. */
+export const MAX_FALLBACKS = 3;
+const fallbacks = <T extends z.ZodType>(engine: T, what: string) =>
+  z
+    .array(engine)
+    .max(MAX_FALLBACKS)
+    .openapi({ description: `${what} tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's` });
+
+/** How failover decides: the first-byte bound, and the cool-down of an engine that keeps failing. */
+const Failover = z
+  .strictObject({
+    first_byte_timeout_ms: ms(500, 10_000, "An engine that has answered nothing this long moves the request to the next engine (default 2500)"),
+    cool_down_after: z.int().min(1).max(20).openapi({ description: "Consecutive failures after which an engine is skipped for the cool-down (default 3)" }),
+    cool_down_seconds: z.int().min(1).max(3600).openapi({ description: "How long an engine that kept failing is skipped (default 30)" }),
+  })
+  .partial();
+
 const voiceAgent = (onCreate: boolean) =>
   z.strictObject({
     llm: Llm.optional(),
     stt: stt(onCreate).optional(),
     tts: tts(onCreate).optional(),
+    llm_fallbacks: fallbacks(Llm, "Models").optional(),
+    stt_fallbacks: fallbacks(stt(onCreate), "Speech-to-text engines").optional(),
+    tts_fallbacks: fallbacks(tts(onCreate), "Text-to-speech engines").optional(),
+    failover: Failover.optional(),
     turn: Turn.optional(),
     // The first form of these settings (Workers AI only), still read.
     llm_model: ModelName.optional(),
@@ -137,13 +158,59 @@ export const NewVoiceAgentSettings = voiceAgent(true).openapi("NewVoiceAgentSett
 export type VoiceAgentSettings = z.infer<typeof VoiceAgentSettings>;
 type Part = "llm" | "stt" | "tts";
 const PARTS: readonly Part[] = ["llm", "stt", "tts"];
+type List = `${Part}_fallbacks`;
+const LISTS: readonly List[] = ["llm_fallbacks", "stt_fallbacks", "tts_fallbacks"];
 
-const aad = (orgId: number, part: Part) => `edgedial/agent/${orgId}/voice_agent.${part}.api_key`;
-const loc = (part: Part) => ["body", "workflow_configurations", "voice_agent", part, "api_key"];
+// A fallback's key is bound to its list, not its place in it, so reordering the list keeps every key.
+const aad = (orgId: number, part: Part | List) => `edgedial/agent/${orgId}/voice_agent.${part}.api_key`;
+const loc = (...at: (string | number)[]) => ["body", "workflow_configurations", "voice_agent", ...at, "api_key"];
 
 /** The stored voice_agent, or null. */
 const storedVoice = (configurations: unknown): Obj | null =>
   isObject(configurations) && isObject(configurations.voice_agent) ? configurations.voice_agent : null;
+
+type SealedKey = Envelope & { mask: string };
+
+/** A stored engine's sealed key, when it may serve `p`: the same provider and endpoint (a key never goes elsewhere). */
+const keyFor = (old: unknown, p: Obj): SealedKey | null =>
+  isObject(old) && isEnvelope(old.api_key) && old.provider === p.provider && old.base_url === p.base_url ? (old.api_key as SealedKey) : null;
+
+/**
+ * One engine's key sealed. `same`: the stored key at the same place; `others`: other stored keys it may keep by their
+ * mask (a reordered fallback list). Omitted, the key at the same place is kept, else the only one that qualifies.
+ */
+async function sealOne(
+  box: () => SecretBox,
+  p: Obj,
+  same: SealedKey | null,
+  others: SealedKey[],
+  aadText: string,
+  at: ValidationItem["loc"],
+  bad: ValidationItem[],
+): Promise<Obj> {
+  const next: Obj = { ...p };
+  const sent = p.api_key;
+  if (typeof sent !== "string") {
+    const kept = same ?? (others.length === 1 ? others[0] : null);
+    if (kept) next.api_key = kept;
+    else if (p.provider === "deepgram" || p.provider === "elevenlabs") bad.push({ loc: at, msg: "Field required", type: "missing" });
+    return next;
+  }
+  const byMask = [same, ...others].find((k) => k && k.mask === sent) ?? null;
+  const verdict = classifySecretInput(sent, byMask?.mask ?? same?.mask ?? null);
+  if (verdict.kind === "keep") next.api_key = byMask ?? same;
+  else if (verdict.kind === "invalid")
+    bad.push({
+      loc: at,
+      msg:
+        same || others.length
+          ? "Looks like a masked value that does not match the stored key; send the key itself"
+          : "Send the key itself (a masked key is kept only for the same provider and endpoint)",
+      type: "value_error",
+    });
+  else next.api_key = { ...(await box().encrypt(verdict.value, aadText)), mask: maskSecret(verdict.value) };
+  return next;
+}
 
 /**
  * The configurations to store: every api_key sealed. A key sent back as its current mask keeps the stored key, but
@@ -157,32 +224,36 @@ export async function sealVoiceSecrets(box: () => SecretBox, orgId: number, inpu
   const bad: ValidationItem[] = [];
   for (const part of PARTS) {
     const p = voice[part];
-    if (!isObject(p)) continue;
-    const next: Obj = { ...p };
-    voice[part] = next;
-    const old = isObject(before?.[part]) ? (before[part] as Obj) : null;
-    const oldKey =
-      old && isEnvelope(old.api_key) && old.provider === p.provider && old.base_url === p.base_url ? (old.api_key as Envelope & { mask: string }) : null;
-    const sent = p.api_key;
-    if (typeof sent !== "string") {
-      if (oldKey) next.api_key = oldKey;
-      else if (p.provider === "deepgram" || p.provider === "elevenlabs") bad.push({ loc: loc(part), msg: "Field required", type: "missing" });
-      continue;
-    }
-    const verdict = classifySecretInput(sent, oldKey?.mask ?? null);
-    if (verdict.kind === "keep") next.api_key = oldKey;
-    else if (verdict.kind === "invalid")
-      bad.push({
-        loc: loc(part),
-        msg: oldKey
-          ? "Looks like a masked value that does not match the stored key; send the key itself"
-          : "Send the key itself (a masked key is kept only for the same provider and endpoint)",
-        type: "value_error",
-      });
-    else next.api_key = { ...(await box().encrypt(verdict.value, aad(orgId, part))), mask: maskSecret(verdict.value) };
+    if (isObject(p)) voice[part] = await sealOne(box, p, keyFor(before?.[part], p), [], aad(orgId, part), loc(part), bad);
+  }
+  for (const list of LISTS) {
+    const items = voice[list];
+    if (!Array.isArray(items)) continue;
+    const old: unknown[] = Array.isArray(before?.[list]) ? (before[list] as unknown[]) : [];
+    voice[list] = await Promise.all(
+      items.map((p, i) => {
+        if (!isObject(p)) return p;
+        const others = old.filter((_, j) => j !== i).flatMap((o) => keyFor(o, p) ?? []);
+        return sealOne(box, p, keyFor(old[i], p), others, aad(orgId, list), loc(list, i), bad);
+      }),
+    );
   }
   if (bad.length) throw new ApiError(422, bad);
   return { ...input, voice_agent: voice };
+}
+
+/** An engine with its sealed key replaced by `to(key)`. */
+const withKey = async (p: unknown, to: (key: Envelope & { mask?: string }) => Promise<unknown> | unknown): Promise<unknown> =>
+  isObject(p) && isEnvelope(p.api_key) ? { ...p, api_key: await to(p.api_key as Envelope & { mask?: string }) } : p;
+
+/** Every engine of a voice_agent (primaries and fallbacks) with its key replaced by `to(key, part)`. */
+async function mapKeys(voice: Obj, to: (key: Envelope & { mask?: string }, part: Part | List) => Promise<unknown> | unknown): Promise<Obj> {
+  const out: Obj = { ...voice };
+  for (const part of PARTS) out[part] = await withKey(voice[part], (k) => to(k, part));
+  for (const list of LISTS)
+    if (Array.isArray(voice[list])) out[list] = await Promise.all((voice[list] as unknown[]).map((p) => withKey(p, (k) => to(k, list))));
+  for (const k of [...PARTS, ...LISTS]) if (out[k] === undefined) delete out[k];
+  return out;
 }
 
 /** The configurations as shown: every sealed key replaced by its mask. */
@@ -190,10 +261,9 @@ export function maskVoiceSecrets(configurations: Obj): Obj {
   const voice = storedVoice(configurations);
   if (!voice) return configurations;
   const shown: Obj = { ...voice };
-  for (const part of PARTS) {
-    const p = voice[part];
-    if (isObject(p) && isEnvelope(p.api_key)) shown[part] = { ...p, api_key: String((p.api_key as { mask?: unknown }).mask ?? "") };
-  }
+  const mask = (p: unknown) => (isObject(p) && isEnvelope(p.api_key) ? { ...p, api_key: String((p.api_key as { mask?: unknown }).mask ?? "") } : p);
+  for (const part of PARTS) if (voice[part] !== undefined) shown[part] = mask(voice[part]);
+  for (const list of LISTS) if (Array.isArray(voice[list])) shown[list] = (voice[list] as unknown[]).map(mask);
   return { ...configurations, voice_agent: shown };
 }
 
@@ -201,14 +271,11 @@ export function maskVoiceSecrets(configurations: Obj): Obj {
 export async function openVoiceSettings(box: SecretBox | null, orgId: number, configurations: unknown): Promise<VoiceAgentSettings | null> {
   const voice = storedVoice(configurations);
   if (!voice) return null;
-  const open: Obj = { ...voice };
-  for (const part of PARTS) {
-    const p = voice[part];
-    if (!isObject(p) || !isEnvelope(p.api_key)) continue;
+  const open = await mapKeys(voice, async (key, part) => {
     if (!box) throw new Error("The agent's provider key cannot be opened: ENCRYPTION_KEYS is not set");
-    const { mask: _mask, ...envelope } = p.api_key as Envelope & { mask?: string };
-    open[part] = { ...p, api_key: await box.decrypt(envelope, aad(orgId, part)) };
-  }
+    const { mask: _mask, ...envelope } = key;
+    return box.decrypt(envelope, aad(orgId, part));
+  });
   const parsed = VoiceAgentSettings.safeParse(open);
   return parsed.success ? parsed.data : null;
 }
