@@ -261,6 +261,10 @@ export const workflowRuns = sqliteTable(
     // Calls not yet final per configuration: deleting a configuration is refused while it has any (small, partial).
     // Erasure by phone number within an organization.
     index("workflow_runs_org_phone_idx").on(t.orgId, t.phoneNumber),
+    // Rows whose bulk is still in D1 (from before the details objects): the cron's migration finds them without a scan.
+    index("workflow_runs_bulk_in_d1_idx")
+      .on(t.id)
+      .where(sql`details_key is null and (transcript is not null or tool_calls is not null or analysis is not null)`),
     index("workflow_runs_live_config_idx").on(t.telephonyConfigurationId).where(sql`status in ('queued', 'initiated', 'ringing', 'in_progress')`),
   ],
 );

@@ -1,0 +1,1 @@
+CREATE INDEX `workflow_runs_bulk_in_d1_idx` ON `workflow_runs` (`id`) WHERE details_key is null and (transcript is not null or tool_calls is not null or analysis is not null);
