@@ -155,7 +155,8 @@ export type FailoverContext = { settings: FailoverSettings; health: EngineHealth
 
 /**
  * Tries `attempt` on each engine in turn (cooling ones last) until one gives its first answer; a failure that does not
- * fail over, or the last engine's, is thrown. `attempt` gets a signal that aborts at the first-byte bound.
+ * fail over, or the last engine's, is thrown. `attempt` gets a signal that aborts at the first-byte bound; the last
+ * engine has none (there is nowhere to go: a slow answer beats none), only its own time limit.
  */
 export async function firstAnswer<E, T>(
   kind: EngineKind,
@@ -170,9 +171,9 @@ export async function firstAnswer<E, T>(
     const stop = new AbortController();
     const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
     try {
-      const value = await withinFirstByte(attempt(slot.engine, combined), ctx.settings.firstByteMs, () =>
-        stop.abort(new FirstByteTimeout(ctx.settings.firstByteMs)),
-      );
+      const answer = attempt(slot.engine, combined);
+      const { firstByteMs } = ctx.settings;
+      const value = i + 1 < order.length ? await withinFirstByte(answer, firstByteMs, () => stop.abort(new FirstByteTimeout(firstByteMs))) : await answer;
       ctx.health.ok(slot.health);
       return { slot, value };
     } catch (err) {

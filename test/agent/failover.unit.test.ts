@@ -106,6 +106,19 @@ describe("FailoverModel", () => {
     expect(ctx.log.take()?.failovers).toBe("llm a → b (timeout)");
   });
 
+  it("the last engine has no first-byte bound: a slow answer is waited for (only its own time limit applies)", async () => {
+    const slow: ChatModel & { name: string } = {
+      name: "slow",
+      async *stream() {
+        await new Promise((r) => setTimeout(r, SETTINGS.firstByteMs * 3));
+        yield { type: "text", text: "Late but here." };
+      },
+    };
+    const ctx = context();
+    expect(await text(new FailoverModel(slots(new StandIn("a", ["500"]), slow), ctx).stream(REQUEST))).toBe("Late but here.");
+    expect(ctx.log.take()).toEqual({ llm_engine: "slow", failovers: "llm a → slow (500)", failover_count: 1 });
+  });
+
   it("never fails over once the reply started: a mid-stream failure is the turn's error", async () => {
     const [a, b] = [new StandIn("a", ["mid-stream"]), new StandIn("b", ["ok"])];
     const ctx = context();
