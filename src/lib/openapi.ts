@@ -79,11 +79,20 @@ export function forLocalDev<D>(doc: D): D {
   return doc;
 }
 
-export function mountOpenApi(app: OpenAPIHono<AppEnv>) {
-  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "X-API-Key" });
-  app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
-  app.get("/api/v1/openapi.json", (c) => {
-    const doc = app.getOpenAPI31Document({
+/**
+ * The document's route, the reference page and `/`. `documented` gives the app whose routes the document describes
+ * (`app` itself unless its routers are mounted lazily: then one with all of them, in order).
+ */
+export function mountOpenApi(app: OpenAPIHono<AppEnv>, documented: () => Promise<OpenAPIHono<AppEnv>> = async () => app) {
+  const withSchemes = new WeakSet<OpenAPIHono<AppEnv>>();
+  app.get("/api/v1/openapi.json", async (c) => {
+    const source = await documented();
+    if (!withSchemes.has(source)) {
+      withSchemes.add(source);
+      source.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "X-API-Key" });
+      source.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
+    }
+    const doc = source.getOpenAPI31Document({
       openapi: "3.1.0",
       info: { title: "edgedial API", version: pkg.version, description: "Outbound calling for voice agents on Cloudflare Workers." },
       servers: [{ url: new URL(c.req.url).origin }],

@@ -1,9 +1,9 @@
 // wrangler.jsonc sends the API's paths to the Worker first (assets.run_worker_first), skipping the static assets'
 // lookup on every API request, except the API reference's own files, which only the assets serve.
 import { parse } from "jsonc-parser";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import config from "../../wrangler.jsonc?raw";
-import { app } from "../../src/app";
+import { app, mountAllRouters } from "../../src/app";
 import { DOCS_ASSETS } from "../../src/lib/openapi";
 
 const rules = (parse(config) as { assets: { run_worker_first?: string[] | boolean } }).assets.run_worker_first;
@@ -16,6 +16,9 @@ function workerFirst(path: string): boolean {
 }
 
 describe("requests the Worker sees before the assets", () => {
+  // The routers are mounted when a request needs them (src/app.ts); these read the whole route table.
+  beforeAll(mountAllRouters);
+
   it("every API route the app serves, and nothing the assets serve", () => {
     const concrete = (p: string) => p.replace(/:[^/]+/g, "1").replace(/\*$/, "x");
     // "/" (a redirect to the reference) is left to the default order: the assets have no index there.

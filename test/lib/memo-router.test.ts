@@ -1,9 +1,9 @@
 // The app's router remembers matches (src/lib/memo-router.ts): every answer must be the trie's own, and the memory
 // it keeps bounded.
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Router } from "hono/router";
 import { TrieRouter } from "hono/router/trie-router";
-import { app } from "../../src/app";
+import { app, mountAllRouters } from "../../src/app";
 import { MEMO_MAX, MEMO_MAX_PATH, MemoRouter } from "../../src/lib/memo-router";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -15,6 +15,9 @@ function pathsFor(pattern: string): string[] {
 }
 
 describe("MemoRouter", () => {
+  // The routers are mounted when a request needs them (src/app.ts); these read the whole route table.
+  beforeAll(mountAllRouters);
+
   it("answers every method and path exactly as a plain TrieRouter over the same routes, first and when remembered", () => {
     expect(app.router).toBeInstanceOf(MemoRouter);
     // What Hono gives its router for each route (hono-base's #addRoute): [handler, the route].
