@@ -6,6 +6,7 @@
 import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
 import { LATENCY_FIGURES } from "../../src/calls/latency";
+import { readDetails } from "../../src/calls/session/details-object";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
 import { BenchAi, FLUX, pathLateness, stubLateness } from "./e2e-ai";
@@ -47,12 +48,12 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
 
 /** Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. */
 async function timings(env: Env, orgId: number) {
-  const { results } = await env.DB.prepare("SELECT id, transcript FROM workflow_runs WHERE org_id = ? AND transcript IS NOT NULL")
+  // The transcripts are in the runs' details objects (docs/run-details.md).
+  const { results } = await env.DB.prepare("SELECT id, details_key FROM workflow_runs WHERE org_id = ? AND details_key IS NOT NULL")
     .bind(orgId)
-    .all<{ id: number; transcript: string }>();
-  const replies = results.flatMap((r) =>
-    (JSON.parse(r.transcript) as { role: string; timing?: Record<string, number> }[]).flatMap((t) => (t.role === "agent" && t.timing ? [t.timing] : [])),
-  );
+    .all<{ id: number; details_key: string }>();
+  const transcripts = await Promise.all(results.map(async (r) => (await readDetails(env.UPLOADS, r.details_key))?.transcript ?? []));
+  const replies = transcripts.flatMap((turns) => turns.flatMap((t) => (t.role === "agent" && t.timing ? [t.timing as Record<string, number>] : [])));
   // How late the stubs' waits fired since the last read (the isolate busy with other calls).
   // Per run, each reply's stub lateness on its path (the session's id is the run's, as callSessionStub names it).
   const pathLateMs = Object.fromEntries(results.map((r) => [r.id, pathLateness.get(env.CALL_SESSION.idFromName(`run:${r.id}`).toString()) ?? []]));
