@@ -1,8 +1,9 @@
 // A finished call keeps nothing in its session: once its results and recording are stored (the session's end) and
-// its run is final, the session deletes its own storage (record, transcript, recording part, alarm). Until the run is
-// final (first looked at 5 s after the end: the carrier's final status is usually a moment behind; a transferred call's run stays open while the
-// person talks) the session's alarm asks again, 30 s doubling to 10 minutes. Nothing brings the session back: the
-// stream, resume and web-call routes refuse a final run before reaching it, and an emptied session has no run to act on.
+// its run is final, the session deletes its own storage (record, transcript, recording part, alarm). The first look is
+// the alarm 5 s after the end (the carrier's final status is usually a moment behind); a run not yet final (a
+// transferred call's stays open while the person talks) is asked again at 30 s, doubling to 10 minutes. Nothing
+// brings the session back: the stream, resume and web-call routes refuse a final run before reaching it, and an
+// emptied session has no run to act on.
 import { log } from "../../lib/log";
 import type { CallPorts } from "./ports";
 
