@@ -3,7 +3,13 @@
 // only for the same provider and endpoint, wherever the engine moved in its list), opened for a call.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { enginesFor } from "../../src/agent/engines";
+import { FailoverModel } from "../../src/agent/failover-model";
+import { FailoverSpeechToText } from "../../src/agent/failover-speech";
+import { WorkersAiModel } from "../../src/agent/workers-ai-model";
+import { getDb } from "../../src/lib/db";
 import { SecretBox } from "../../src/lib/secret-box";
+import { allowsPrivatePbx } from "../../src/telephony/calling-policy";
 import { openVoiceSettings } from "../../src/workflows/voice-settings";
 import { call, createOrg } from "../helpers";
 import { minimalDefinition } from "./fixtures";
@@ -101,5 +107,28 @@ describe("voice_agent fallbacks", () => {
       expect(res.json.detail.map((d: { loc: unknown[] }) => d.loc)).toContainEqual(["body", "workflow_configurations", "voice_agent", ...at]);
       expect(res.text).not.toContain("k-12345678");
     }
+  });
+
+  it("a call's engines: each part with fallbacks fails over, one without is the primary; a fallback's endpoint meets the organization's network policy", async () => {
+    const org = await createOrg();
+    const policy = () => allowsPrivatePbx(getDb(env), org.id);
+    const choice = await enginesFor(
+      env,
+      org.id,
+      { voice_agent: { llm_fallbacks: [{ provider: "workers-ai" }], stt_fallbacks: [{ provider: "workers-ai" }] } },
+      policy,
+    );
+    expect(choice.ok).toBe(true);
+    if (!choice.ok) return;
+    expect(choice.engines.model).toBeInstanceOf(FailoverModel);
+    expect(choice.engines.stt).toBeInstanceOf(FailoverSpeechToText);
+    expect(choice.engines.failovers).toBeDefined();
+    const plain = await enginesFor(env, org.id, { voice_agent: {} }, policy);
+    expect(plain.ok && plain.engines.model).toBeInstanceOf(WorkersAiModel);
+    expect(plain.ok && plain.engines.failovers).toBeUndefined();
+    // A private address as a fallback: refused like the primary's for an organization that does not allow them.
+    const ollama = { voice_agent: { llm_fallbacks: [{ provider: "openai", base_url: "http://127.0.0.1:11434/v1", model: "llama3" }] } };
+    const refused = await enginesFor(env, org.id, ollama, policy);
+    expect(!refused.ok && refused.reason).toMatch(/^The model endpoint refused/);
   });
 });
