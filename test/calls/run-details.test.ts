@@ -180,6 +180,8 @@ describe("a run's details object", () => {
     expect(row.detailsKey).toBe(`runs/${s.org.id}/${lazy}.json`);
     expect([row.transcript, row.toolCalls, row.analysis]).toEqual([null, null, null]);
     expect(row.analysisStatus).toBe("completed");
+    console.log(`D1 bytes of the old row with a barge-in, tools, a transfer and an analysis: ${await rowBytes(lazy)} once moved`);
+    expect(await rowBytes(lazy)).toBeLessThan(1024);
     expect(await detailText(s, agentId, lazy)).toBe(before);
 
     // The cron's batch moves rows nobody reads.
