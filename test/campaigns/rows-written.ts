@@ -1,20 +1,35 @@
 // Test and benchmark support: rows written, counted where they happen. D1: every statement's meta.rows_written (rows
 // plus index entries, what D1 bills) and meta.changes (table rows), summed at the binding's session layer, so writes
 // made by Durable Objects in this isolate count too. A Durable Object's SQLite: each cursor's rowsWritten.
-export type D1Tally = { rowsWritten: number; changes: number; writes: string[] };
+export type D1Tally = {
+  rowsWritten: number;
+  changes: number;
+  writes: string[];
+  /** Every statement run (reads too), what D1's per-query limits and throughput count. */
+  statements: number;
+  /** Statements that wrote a row (rows_written > 0). */
+  writeStatements: number;
+  rowsRead: number;
+  /** The database's size in bytes after the latest statement (meta.size_after), what D1's 10 GB limit counts. */
+  sizeAfter: number;
+};
 
 /** Every D1 write in this isolate since countD1Writes(); `writes` names each statement that wrote (for messages). */
-export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [] };
+export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [], statements: 0, writeStatements: 0, rowsRead: 0, sizeAfter: 0 };
 
-type Meta = { rows_written?: number; changes?: number };
+type Meta = { rows_written?: number; rows_read?: number; changes?: number; size_after?: number };
 type Result = { meta?: Meta } | undefined;
 
 function add(results: Result | Result[], sql: unknown): void {
   const list = Array.isArray(results) ? results : [results];
   const texts = Array.isArray(sql) ? sql : [sql];
   list.forEach((r, i) => {
+    d1Tally.statements++;
+    d1Tally.rowsRead += r?.meta?.rows_read ?? 0;
+    if (r?.meta?.size_after) d1Tally.sizeAfter = r.meta.size_after;
     const written = r?.meta?.rows_written ?? 0;
     if (!written) return;
+    d1Tally.writeStatements++;
     d1Tally.rowsWritten += written;
     d1Tally.changes += r?.meta?.changes ?? 0;
     if (d1Tally.writes.length < 10_000) d1Tally.writes.push(`${written} ${String(texts[i] ?? texts[0]).slice(0, 100)}`);
