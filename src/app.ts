@@ -60,6 +60,7 @@ function groupsOf(routers: readonly LazyRouter[]): Map<string, LazyRouter[]> {
   return groupOf;
 }
 const GROUPS = groupsOf(ROUTERS);
+const GROUP_COUNT = new Set(GROUPS.values()).size;
 const mounted = new Map<LazyRouter[], Promise<void>>();
 
 function mountGroup(group: LazyRouter[]): Promise<void> {
@@ -93,7 +94,7 @@ function segmentOf(url: string): string | null {
 
 const route = app.fetch;
 app.fetch = async (request, env, ctx) => {
-  if (mounted.size < new Set(GROUPS.values()).size) {
+  if (mounted.size < GROUP_COUNT) {
     const segment = segmentOf(request.url);
     const group = segment === null ? undefined : GROUPS.get(segment);
     if (group) await mountGroup(group);
