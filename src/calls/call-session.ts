@@ -14,9 +14,9 @@ import { giveUpTransfer, startTransfer } from "./transfer";
 export class CallSession extends CallSessionCore {
   protected readonly calls: CallPorts = {
     hangup: (orgId, runId) => hangupRun(this.env, orgId, runId),
-    // The session made the run final itself: its media was lost and the carrier's own report of the end may never
-    // come (it was sent while the service was down). A later report of the carrier's is a repeat and changes
-    // nothing; the campaign's slot and the organization's lease are given back now.
+    // The session ended the call (or its media never came): the run is final now, whoever noticed first, since the
+    // carrier's own report may never come (Twilio sends it once; src/calls/session/run-final.ts). A later report of
+    // the carrier's changes nothing; the campaign's slot and the organization's lease are given back now.
     finish: async (runId, durationSeconds) => {
       const run = await getRun(getDb(this.env), runId);
       if (run) await applyStatus(this.env, run, { status: "completed", durationSeconds });

@@ -19,6 +19,7 @@ import { liveAgent } from "./session/agents";
 import { callbackUrls } from "./callback-urls";
 import { providerEnvOf } from "../telephony/provisioning";
 import { callSessionStub } from "./session/stub";
+import { MEDIA_WAIT_MS } from "./session/run-final";
 import { applyStatus } from "./status";
 
 export type Doc = { body: string; contentType: string };
@@ -94,6 +95,7 @@ async function answer(i: Inbound, run: RunRow, call: InboundCall): Promise<Inbou
         streamUrl: liveAgent(i.env) ? urls.streamUrl : null,
         statusUrl: urls.statusUrl,
       });
+      if (liveAgent(i.env)) await watchMedia(i.env, run);
     } catch (err) {
       const error = String((err as Error)?.message ?? err).slice(0, 500);
       log("error", "inbound_answer_failed", { provider: i.provider.name, run_id: run.id, error });
@@ -101,8 +103,25 @@ async function answer(i: Inbound, run: RunRow, call: InboundCall): Promise<Inbou
     }
     return { doc: null };
   }
-  if (liveAgent(i.env) && i.calls.mediaDocument) return { doc: await mediaDocumentFor(i.env, i.requestUrl, i.calls, i.provider.name, run.id) };
+  if (liveAgent(i.env) && i.calls.mediaDocument) {
+    const doc = await mediaDocumentFor(i.env, i.requestUrl, i.calls, i.provider.name, run.id);
+    await watchMedia(i.env, run);
+    return { doc };
+  }
   return hangUp(i.calls, await greetingFor(getDb(i.env), run));
+}
+
+/**
+ * The answered call's media must connect within MEDIA_WAIT_MS, or its session hangs it up and ends the run
+ * (src/calls/session/run-final.ts): an admitted call never holds its slot for the watchdog's hour.
+ */
+async function watchMedia(env: Env, run: RunRow): Promise<void> {
+  try {
+    await callSessionStub(env, run.id).awaitMedia({ orgId: run.orgId, runId: run.id, at: Date.now() + MEDIA_WAIT_MS });
+  } catch (err) {
+    // Not armed: the cron's watchdog still ends the run, later.
+    log("error", "media_wait_not_armed", { run_id: run.id, error: String(err) });
+  }
 }
 
 async function newCall(i: Inbound, call: InboundCall): Promise<InboundReply> {

@@ -33,9 +33,10 @@ import type { CallPorts } from "./ports";
 import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
+import { armMediaWait, type MediaWait, mediaWaitAlarm, sessionFinishesRun, sessionSeconds } from "./run-final";
 import { SessionRelease } from "./release";
 import { SessionStore } from "./store";
-import { mediaAdapterFor, requireMediaAdapter, sendTurn, WEB_PROVIDER } from "./web-media";
+import { mediaAdapterFor, requireMediaAdapter, sendTurn } from "./web-media";
 import { TransferDesk } from "./transfer-desk";
 import type { TransferSettled } from "./ports";
 
@@ -178,6 +179,10 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     return this.serially(async () => !this.store.current.ended && !this.ending && !!this.live && this.keypad.press(this.live, digit, "callback"));
   }
 
+  async awaitMedia(wait: MediaWait): Promise<void> {
+    if (this.store.current.runId === null && !this.store.current.ended) await armMediaWait(this.ctx.storage, wait);
+  }
+
   /** The carrier reports the call over (the callee hung up): the session ends without a hang-up request. */
   async carrierEnded(): Promise<void> {
     const s = this.store.current;
@@ -284,7 +289,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const s = this.store.current;
     if (s.ended) return this.release.run(s.runId);
-    if (s.runId === null) return;
+    if (s.runId === null) return mediaWaitAlarm(this.ctx.storage, this.env, this.calls, Date.now());
     await this.serially(() => this.beat(Date.now()));
   }
 
@@ -440,10 +445,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     return this.ending;
   }
 
-  /**
-   * Tells the agent, records why, hangs up through the carrier unless the callee did, saves the results, closes the
-   * socket. A call whose media was lost is also made final here: the carrier's own report may never arrive.
-   */
+  /** Tells the agent, records why, hangs up unless the callee did, makes the run final (run-final.ts), saves the results. */
   private async end(reason: EndReason, detail: string | null): Promise<void> {
     const s = this.store.current;
     if (s.ended) return;
@@ -467,9 +469,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
       }
     }
-    if (reason === "media_lost" || s.provider === WEB_PROVIDER) {
+    if (sessionFinishesRun(reason)) {
       try {
-        await this.calls.finish(runId, s.startedWall ? Math.round((Date.now() - s.startedWall) / 1000) : null);
+        await this.calls.finish(runId, sessionSeconds(s.startedWall, Date.now()));
       } catch (err) {
         log("error", "run_finish_failed", { run_id: runId, error: String(err) });
       }

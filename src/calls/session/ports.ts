@@ -16,7 +16,7 @@ export type TransferStarted = { state: "connected" } | { state: "ringing"; timeo
 export interface CallPorts {
   /** Hangs the run's call up through its carrier (nothing where the call has already ended there). */
   hangup(orgId: number, runId: number): Promise<void>;
-  /** Makes the run final (completed) where the carrier's own report of the end will not come. */
+  /** Makes the run final (completed) at once when the session ends the call: the carrier's report may never come. */
   finish(runId: number, durationSeconds: number | null): Promise<void>;
   /** Whether the run has its final status (the session's storage may then go). */
   runFinal(runId: number): Promise<boolean>;

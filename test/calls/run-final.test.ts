@@ -1,0 +1,188 @@
+// A run is final when the call is over, whoever noticed first (issue 39). A call the session ends itself (here: the
+// callee silent) is final at once, its organization lease and campaign slot given back, though the carrier's final
+// callback is never delivered (Twilio sends it once); delivered late, that callback changes nothing and counts
+// nothing twice. An inbound call answered whose media never connects is hung up through the carrier and its run
+// ended within seconds, not by the hourly watchdog.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { workflowRuns } from "../../src/db/schema";
+import { isFinal } from "../../src/calls/runs";
+import { MEDIA_WAIT_MS } from "../../src/calls/session/run-final";
+import { callSessionStub } from "../../src/calls/session/stub";
+import type { CalleeStream } from "../../src/dev/simulator/media/callee";
+import { getDb } from "../../src/lib/db";
+import { organizationStub } from "../../src/organizations/organization-object";
+import { call } from "../helpers";
+import { dial, inboundSetup, runsOf } from "./inbound-support";
+import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
+import {
+  CALLEE,
+  CALLER,
+  callbackRequest,
+  campaignId,
+  campaignObject,
+  CONTEXT,
+  deliver,
+  deliverAll,
+  eventually,
+  play,
+  runApi,
+  runRow,
+  setup,
+  sim,
+  simRequests,
+  startCall,
+  type Setup,
+} from "./support";
+
+// Twilio answers the configuration's number only once the simulator's account holds it.
+const inboundTwilio = () => inboundSetup("twilio", (s) => sim("POST", `/accounts/${s.acct.id}/numbers`, { number: CALLER }));
+const untilClosed = (callee: CalleeStream) => callee.until(() => callee.closed !== null);
+const inUse = async (orgId: number) => (await organizationStub(env, orgId).usage()).inUse;
+const hangupsOf = async (s: Setup, callId: string) =>
+  (await simRequests(s.acct)).filter((r) => r.method === "POST" && r.path.endsWith(`/Calls/${callId}.json`) && /Status=completed/.test(r.body)).length;
+
+/** The call answered (every callback but the carrier's final one delivered), its session on, the callee silent. */
+async function silentCall(s: Setup, runId: number) {
+  const callId = (await runApi(s, runId)).provider_call_id as string;
+  const callbacks = (await play(callId, "answered")).filter((c) => c.kind !== "stream");
+  const final = callbacks.at(-1)!;
+  expect(final.body).toMatch(/CallStatus=completed/);
+  await deliverAll(callbacks.slice(0, -1));
+  expect((await runRow(runId)).status).toBe("in_progress");
+  await callSessionStub(env, runId).prepare({ agent: "echo", silenceSeconds: 1 });
+  const callee = await connect("twilio", runId);
+  callee.silence(200);
+  return { callId, final, callee };
+}
+
+describe("a call the session ends is final at once", () => {
+  it("the carrier's final callback never delivered: completed, the slot free within 5 s; delivered late it changes nothing", async () => {
+    const s = await setup("twilio");
+    await organizationStub(env, s.org.id).setCap(1);
+    const runId = await startCall(s);
+    const { final, callee } = await silentCall(s, runId);
+    await untilClosed(callee);
+    const run = await eventually(
+      () => runRow(runId),
+      (r) => isFinal(r.status),
+      5_000,
+    );
+    expect(run).toMatchObject({ status: "completed", endReason: "callee_silent", durationSeconds: expect.any(Number) });
+    expect(run.endedAt).not.toBeNull();
+    expect(await inUse(s.org.id)).toBe(0);
+    // A second call at the cap of 1 is placed: the first one's slot came back.
+    const second = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+      key: s.org.key,
+      body: { phone_number: CALLEE, initial_context: CONTEXT },
+    });
+    expect(second.status, second.text).toBe(200);
+    expect(await inUse(s.org.id)).toBe(1);
+
+    // The carrier's final status, late: accepted, the run unchanged, the second call's lease untouched.
+    expect((await deliver(final)).status).toBeLessThan(300);
+    expect(await runRow(runId)).toMatchObject({ status: "completed", endReason: "callee_silent", endedAt: run.endedAt });
+    expect(await inUse(s.org.id)).toBe(1);
+  });
+
+  it("a campaign's call: its slot goes to the next contact at once; the late final callback counts nothing twice", async () => {
+    const s = await setup("twilio");
+    const id = campaignId();
+    const stub = await campaignObject(
+      s,
+      id,
+      { enabled: false },
+      [
+        { row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null },
+        { row: 3, phone_number: "+14155550177", initial_context: CONTEXT, greeting_override: null },
+      ],
+      { max_concurrency: 1 },
+    );
+    await stub.start();
+    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+    for (let i = 0; i < 5 && !(await runs()).length; i++) await runDurableObjectAlarm(stub);
+    const [first, ...others] = await runs();
+    expect(others).toEqual([]);
+    const { final, callee } = await silentCall(s, first.id);
+    await untilClosed(callee);
+
+    expect(
+      (
+        await eventually(
+          () => runRow(first.id),
+          (r) => isFinal(r.status),
+          5_000,
+        )
+      ).status,
+    ).toBe("completed");
+    // The campaign heard it: its one slot is free and the second contact is dialed.
+    const after = await eventually(
+      async () => {
+        await runDurableObjectAlarm(stub);
+        return runs();
+      },
+      (r) => r.length === 2,
+      5_000,
+    );
+    expect(after).toHaveLength(2);
+    const counts = await stub.counts();
+    expect(counts).toMatchObject({ completed: 1, executed: 2 });
+
+    expect((await deliver(final)).status).toBeLessThan(300);
+    await runDurableObjectAlarm(stub);
+    expect(await stub.counts()).toEqual(counts);
+    expect((await runRow(first.id)).status).toBe("completed");
+  });
+});
+
+describe("an admitted inbound call whose media never connects", () => {
+  it("is hung up through the carrier and its run ended within 15 s, its slot free for the next caller", async () => {
+    const { s } = await inboundTwilio();
+    await organizationStub(env, s.org.id).setCap(1);
+    const cb = await dial(s);
+    const res = await fetchWorker(callbackRequest(cb), ECHO_WORKER);
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toMatch(/<Stream /);
+    const [run] = await runsOf(s.org.id);
+    expect(run).toMatchObject({ direction: "inbound", status: "in_progress" });
+    expect(await inUse(s.org.id)).toBe(1);
+    const t0 = Date.now();
+
+    // No media connects. The session's deadline hangs the call up and ends the run. (Asking the simulator as we wait
+    // keeps its object, which holds the accounts in memory, from being evicted while idle.)
+    const ended = await eventually(
+      async () => (await simRequests(s.acct)) && runRow(run.id),
+      (r) => isFinal(r.status),
+      15_000,
+    );
+    const took = Date.now() - t0;
+    expect(isFinal(ended.status), `the run is still ${ended.status} after ${took} ms`).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(MEDIA_WAIT_MS - 1_000);
+    expect(ended).toMatchObject({ status: "completed", endReason: "media_error", durationSeconds: 0 });
+    expect(ended.notes).toMatch(/media never connected within 10 s/);
+    expect(await hangupsOf(s, run.provider_call_id)).toBeGreaterThan(0);
+    expect(await inUse(s.org.id)).toBe(0);
+
+    // The next caller is put through (not refused busy at the cap of 1).
+    const next = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
+    expect(next.text).toMatch(/<Stream /);
+    expect(await runsOf(s.org.id)).toHaveLength(2);
+  }, 30_000);
+
+  it("a call whose media connects in time is left alone by the deadline", async () => {
+    const { s } = await inboundTwilio();
+    const res = await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER);
+    expect(res.status, res.text).toBe(200);
+    const [run] = await runsOf(s.org.id);
+    await callSessionStub(env, run.id).prepare({ agent: "echo" });
+    const callee = await connect("twilio", run.id);
+    callee.silence(200);
+    for (const until = Date.now() + MEDIA_WAIT_MS + 1_500; Date.now() < until; ) await new Promise((r) => setTimeout(r, 200));
+    expect(await callSessionStub(env, run.id).mediaState()).toBe("live");
+    expect((await runRow(run.id)).status).toBe("in_progress");
+    callee.hangup();
+    await untilClosed(callee);
+  }, 30_000);
+});
