@@ -290,7 +290,11 @@ export async function campaignPage(id) {
     );
     status.textContent = `${p.processed} of ${p.total} contacts processed (${Math.round(p.completion_percentage ?? p.progress_percentage ?? 0)}%)${
       p.next_window_at ? `; outside the schedule until ${fmtTime(p.next_window_at)}` : ""
-    }${WAITING_FOR[p.waiting_for] ?? ""}. Updated ${new Date().toLocaleTimeString()} (${source}).`;
+    }${WAITING_FOR[p.waiting_for] ?? ""}${
+      p.waiting_for === "attempt_cap" && p.calling_rules?.attempt_cap_wait?.next_at
+        ? `; ${p.calling_rules.attempt_cap_wait.contacts} waiting for the attempt cap until ${fmtTime(p.calling_rules.attempt_cap_wait.next_at)}`
+        : ""
+    }. Updated ${new Date().toLocaleTimeString()} (${source}).`;
     samples.push({ t: Date.now(), v: p.processed });
     if (samples.length > 900) samples.shift();
     overTime.replaceChildren(overTime.firstChild, lineChart(samples, `Processed contacts over time: ${p.processed} of ${p.total} now`));

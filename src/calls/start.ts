@@ -115,8 +115,9 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
     leaseId,
     ttlSeconds: SINGLE_CALL_LEASE_SECONDS,
     callStart: { keyId: input.apiKeyId ?? null },
-    // Counted towards the number's attempt cap (which only campaign dials are refused by); refused when suppressed.
-    dial: { number: number.value },
+    // Refused when suppressed; not counted towards the number's attempt cap, which is on campaign dials only
+    // (docs/calling-rules.md): an operator's own calls must not hold a campaign's contact back.
+    dial: { number: number.value, count: false },
   });
   if (lease.skip === "suppressed") {
     throw invalid(["body", "phone_number"], "The number is on the organization's suppression list", "number_suppressed", input.phoneNumber);

@@ -74,11 +74,17 @@ const Progress = z
         skipped: z.record(z.string(), z.int()).openapi({
           description: "Dials skipped by the organization's calling rules, by reason: suppressed (never called), attempt_cap (deferred), local_hours (held)",
         }),
+        attempt_cap_wait: z
+          .object({
+            contacts: z.number().int().openapi({ description: "Contacts waiting because their number reached the attempt cap (campaign dials only)" }),
+            next_at: z.string().nullable().openapi({ description: "When the cap lets the first of them be dialed (ISO 8601); null when none waits" }),
+          })
+          .openapi({ description: "Contacts held by the organization's attempt cap, and when it frees (docs/calling-rules.md)" }),
       })
       .openapi({ description: "What the organization's calling rules are doing to this campaign" }),
-    waiting_for: z.enum(["org_cap", "engine_capacity"]).nullable().openapi({
+    waiting_for: z.enum(["org_cap", "engine_capacity", "attempt_cap"]).nullable().openapi({
       description:
-        "While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); null: nothing",
+        "While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); attempt_cap: only contacts whose numbers reached the organization's attempt cap are left, dialed from calling_rules.attempt_cap_wait.next_at (docs/calling-rules.md); null: nothing",
     }),
   })
   .openapi("CampaignProgress");

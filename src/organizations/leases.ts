@@ -13,9 +13,10 @@ export type LeaseRequest = {
   /**
    * The number this lease dials: refused (`skip: "suppressed"`) when it is on the organization's suppression list,
    * and, with `cap`, when it was dialed `cap.max` times within `cap.windowMs` (`skip: "attempt_cap"`, `retryAt`).
-   * A granted dial is counted until its lease is released with `undial` (it never reached a carrier).
+   * A granted dial is counted until its lease is released with `undial` (it never reached a carrier); `count: false`
+   * (a single call) is checked against the suppression list only and never counted: the cap is on campaign dials.
    */
-  dial?: { number: string; cap?: { max: number; windowMs: number } | null };
+  dial?: { number: string; cap?: { max: number; windowMs: number } | null; count?: boolean };
 };
 /** `rateLimited`: refused by a call-start bucket (`Rate limit exceeded`), not by the cap. */
 export type LeaseResult = {

@@ -219,7 +219,7 @@ export class OrganizationObject extends DurableObject<Env> {
         }
         granted.push([req.leaseId, expiry(req)]);
         held.add(req.leaseId); // the same id again in this batch is a refresh
-        if (req.dial) {
+        if (req.dial && req.dial.count !== false) {
           dialed.push([req.leaseId, req.dial.number]);
           recent.set(req.dial.number, [...(recent.get(req.dial.number) ?? []), now]);
         }

@@ -129,7 +129,7 @@ describe("campaign operations over HTTP", () => {
       completion_percentage: 100,
       next_window_at: null,
       dispositions: {},
-      calling_rules: { held_local_hours: 0, skipped: {} },
+      calling_rules: { held_local_hours: 0, skipped: {}, attempt_cap_wait: { contacts: 0, next_at: null } },
       waiting_for: null,
     });
 

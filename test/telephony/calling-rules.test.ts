@@ -10,6 +10,11 @@ import { call, createOrg } from "../helpers";
 import { setup, simRequests, type Setup } from "../calls/support";
 import { CAMPAIGNS, createCampaign, upload } from "../campaigns/support";
 import { unwrap } from "../../src/campaigns/errors";
+import { eq } from "drizzle-orm";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
+import { withCampaignCallIds } from "../../src/calls/campaign-call-ids";
+import { deliverAll, play } from "../calls/support";
 
 const LIST = "/api/v1/organizations/suppressions";
 const POLICY = "/api/v1/organizations/calling-policy";
@@ -138,6 +143,47 @@ describe("the attempt cap across campaigns", () => {
   });
 });
 
+describe("what counts towards the attempt cap", () => {
+  it("single calls do not: a number called singly 4 times is dialed by a campaign at once, and the campaign completes", async () => {
+    const s = await setup("twilio");
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { attempt_cap: { max_attempts: 3, window_hours: 24 } } })).status).toBe(200);
+    for (let i = 0; i < 4; i++) {
+      const single = await call("POST", `/api/v1/public/agent/${s.agent.workflow_uuid}`, {
+        key: s.org.key,
+        body: { phone_number: NY, initial_context: { first_name: "Ada" } },
+      });
+      expect(single.status, single.text).toBe(200);
+    }
+    const id = await campaign(s, [NY]);
+    await drive(id);
+    expect(await dialed(s)).toEqual([NY, NY, NY, NY, NY]);
+    const [run] = await withCampaignCallIds(env, await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all());
+    await deliverAll(await play(run.providerCallId!, "no_answer"));
+    await drive(id, 2);
+    const progress = (await call("GET", `${CAMPAIGNS}/${id}/progress`, { key: s.org.key })).json;
+    expect(progress).toMatchObject({ state: "completed", total: 1, processed: 1, waiting_for: null });
+    expect(progress.calling_rules).toEqual({ held_local_hours: 0, skipped: {}, attempt_cap_wait: { contacts: 0, next_at: null } });
+  });
+
+  it("a campaign whose only contacts left wait for the cap says so in progress, with when the cap frees them", async () => {
+    const s = await setup("twilio");
+    expect((await call("PUT", POLICY, { key: s.org.key, body: { attempt_cap: { max_attempts: 1, window_hours: 24 } } })).status).toBe(200);
+    await drive(await campaign(s, [NY]));
+    const second = await campaign(s, [NY]);
+    await drive(second);
+    expect(await dialed(s)).toEqual([NY]);
+    const skip = (await logs(s, second)).find((l) => l.event === "dial_skipped");
+    const progress = (await call("GET", `${CAMPAIGNS}/${second}/progress`, { key: s.org.key })).json;
+    expect(progress).toMatchObject({ state: "running", total: 1, processed: 0, waiting_for: "attempt_cap" });
+    expect(progress.calling_rules.attempt_cap_wait).toEqual({ contacts: 1, next_at: skip?.details.retry_at });
+    clock.set(Date.parse(String(skip!.details.retry_at)) + 1000);
+    await drive(second);
+    expect(await dialed(s)).toEqual([NY, NY]);
+    const after = (await call("GET", `${CAMPAIGNS}/${second}/progress`, { key: s.org.key })).json;
+    expect(after).toMatchObject({ waiting_for: null, calling_rules: { attempt_cap_wait: { contacts: 0, next_at: null } } });
+  });
+});
+
 describe("the recipient's local hours", () => {
   it("holds contacts whose local time is outside the hours, and calls them when their zone opens", async () => {
     const s = await setup("twilio");
@@ -150,7 +196,7 @@ describe("the recipient's local hours", () => {
     await drive(id);
     expect(await dialed(s)).toEqual([NY]);
     const progress = (await call("GET", `${CAMPAIGNS}/${id}/progress`, { key: s.org.key })).json;
-    expect(progress.calling_rules).toEqual({ held_local_hours: 1, skipped: { local_hours: 1 } });
+    expect(progress.calling_rules).toEqual({ held_local_hours: 1, skipped: { local_hours: 1 }, attempt_cap_wait: { contacts: 0, next_at: null } });
     expect(progress.state).toBe("running");
     const wait = (await logs(s, id)).find((l) => l.event === "local_hours_wait");
     expect(wait?.details).toMatchObject({ zone: "America/Los_Angeles", contacts: 1, opens_at: "2031-01-07T16:00:00.000Z" });

@@ -58,8 +58,9 @@ export class Alarm {
         core.window.timerGone();
         core.window.refresh(now);
         return;
-      case "retry": {
-        // The delay is over; the contact queues again (ahead of never-attempted ones) and waits for a window.
+      case "retry":
+      case "cap_wait": {
+        // The delay (or the attempt cap's window) is over; the contact queues again (ahead of never-attempted ones) and waits for a window.
         const n = core.db.run`UPDATE contacts SET status = 'queued', queue_key = ${t.due} WHERE id = ${t.ref} AND status = 'waiting'`;
         if (n) core.markDirty();
         return;

@@ -77,7 +77,7 @@ export class Dial {
       } else {
         const at = Math.max(now + 1000, lease.retryAt ?? now + ORG_RETRY_FALLBACK_MS);
         if (!db.run`UPDATE contacts SET status = 'waiting' WHERE id = ${contact.id} AND status = 'queued'`) continue;
-        this.core.timers.set("retry", contact.id, at);
+        this.core.timers.set("cap_wait", contact.id, at);
         log.write(
           "info",
           "dial_skipped",

@@ -27,7 +27,7 @@ export function eraseNumber(core: CampaignCore, number: string): EraseResult {
       : [];
     const attempts = contact ? db.changes`DELETE FROM attempts WHERE contact_id = ${contact.id}` : 0;
     const contacts = contact ? db.changes`DELETE FROM contacts WHERE id = ${contact.id}` : 0;
-    if (contact) db.run`DELETE FROM timers WHERE kind = 'retry' AND ref = ${contact.id}`;
+    if (contact) db.run`DELETE FROM timers WHERE kind IN ('retry', 'cap_wait') AND ref = ${contact.id}`;
     db.run`DELETE FROM staged_contacts WHERE phone_number = ${number}`;
     db.run`UPDATE logs SET message = replace(message, ${number}, ${ERASED_NUMBER}), details = replace(details, ${number}, ${ERASED_NUMBER})
       WHERE instr(message, ${number}) > 0 OR instr(details, ${number}) > 0`;

@@ -28,6 +28,7 @@ export class StateMoves {
   skipRemaining(): number {
     const n = this.core.db.changes`UPDATE contacts SET status = 'skipped' WHERE status IN ('queued', 'waiting')`;
     this.core.timers.clear("retry");
+    this.core.timers.clear("cap_wait");
     return n;
   }
 

@@ -40,6 +40,7 @@ export class Reads {
     const k = core.counts();
     // Contract 6: exactly processed / total × 100 (0 when total is 0), not rounded: clients round for display.
     const pct = k.total ? (k.processed / k.total) * 100 : 0;
+    const capWait = this.capWait();
     return {
       campaign_id: c.campaign_id,
       state: c.state,
@@ -66,9 +67,26 @@ export class Reads {
       completion_percentage: pct,
       next_window_at: core.window.nextOpening(c),
       dispositions: dispositionCounts(core.db),
-      calling_rules: { held_local_hours: core.hours.held(), skipped: core.hours.skips() },
-      waiting_for: c.state === "running" && (c.blocked === "org_cap" || c.blocked === "engine_capacity") ? c.blocked : null,
+      calling_rules: { held_local_hours: core.hours.held(), skipped: core.hours.skips(), attempt_cap_wait: capWait },
+      waiting_for: this.waitingFor(c.state, c.blocked, capWait.contacts),
     };
+  }
+
+  /** Contacts waiting for the attempt cap (their `cap_wait` timers) and the soonest it lets one go. */
+  private capWait(): { contacts: number; next_at: string | null } {
+    const r = this.core.db.one<{ n: number; at: number | null }>`SELECT count(*) AS n, min(due) AS at FROM timers WHERE kind = 'cap_wait'`;
+    return { contacts: r?.n ?? 0, next_at: r?.at != null ? new Date(r.at).toISOString() : null };
+  }
+
+  /**
+   * The cap or the engines when a dial was refused for them; else the attempt cap when its waiters are all that is
+   * left to dial (a campaign at "1000 of 1001" says why it has not completed).
+   */
+  private waitingFor(state: string, blocked: string | null, capWaiting: number): CampaignProgress["waiting_for"] {
+    if (state !== "running") return null;
+    if (blocked === "org_cap" || blocked === "engine_capacity") return blocked;
+    if (!capWaiting) return null;
+    return this.core.db.one`SELECT 1 AS x FROM contacts WHERE status IN ('queued', 'active') LIMIT 1` ? null : "attempt_cap";
   }
 
   /** progress() for `orgId`'s campaign once created; null otherwise (a create or redial fills a `draft` until finishImport). */

@@ -15,7 +15,8 @@ export const TIMERS_TABLE = [
   `CREATE INDEX timers_due ON timers (due)`,
 ];
 
-export type TimerKind = "window" | "retry" | "timeout" | "dispatch" | "summary" | "import" | "staged";
+/** `cap_wait`: a contact waits for the organization's attempt cap (kept apart from `retry` so progress can say so). */
+export type TimerKind = "window" | "retry" | "cap_wait" | "timeout" | "dispatch" | "summary" | "import" | "staged";
 export type TimerRow = { kind: TimerKind; ref: number; due: number; fails: number };
 
 /** Failures after which a timer is dropped rather than retried. */

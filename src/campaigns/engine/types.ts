@@ -69,6 +69,8 @@ export type CallingRulesProgress = {
   held_local_hours: number;
   /** Dials skipped, by reason: `suppressed` (final), `attempt_cap` (deferred), `local_hours` (held). */
   skipped: Record<string, number>;
+  /** Contacts waiting for the organization's attempt cap, and when the first of them may be dialed (ISO). */
+  attempt_cap_wait: { contacts: number; next_at: string | null };
 };
 
 /** Everything the campaign response object needs from the object. */
@@ -118,8 +120,11 @@ export type CampaignProgress = {
   completion_percentage: number;
   next_window_at: string | null;
   calling_rules: CallingRulesProgress;
-  /** What holds calls back while the campaign runs: the organization's cap, the deployment's engine capacity. */
-  waiting_for: "org_cap" | "engine_capacity" | null;
+  /**
+   * What holds calls back while the campaign runs: the organization's cap, the deployment's engine capacity, or
+   * (nothing else left to dial) the attempt cap until `calling_rules.attempt_cap_wait.next_at`.
+   */
+  waiting_for: "org_cap" | "engine_capacity" | "attempt_cap" | null;
 };
 
 /** A settings change (PATCH): any subset; nested objects are merged over the current values. */
