@@ -253,6 +253,9 @@ export const workflowRuns = sqliteTable(
     latency: text("latency", { mode: "json" }).$type<{ replies: number; figures: Record<string, number[]> } | null>(),
     // The analysis' outcome (ok | failed) once it ran, its body being in the details object: it runs once per run.
     analysisStatus: text("analysis_status"),
+    // A call of an agent test (src/agent-tests/): over the carrier simulator only, and never counted in campaigns,
+    // caps, cost estimates or analytics, nor listed by default.
+    isTest: bool("is_test").notNull().default(false),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
@@ -415,4 +418,47 @@ export const webhookDeliveries = sqliteTable(
     updatedAt: updatedAt(),
   },
   (t) => [index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.id), index("webhook_deliveries_run_idx").on(t.runId)],
+);
+
+// An agent's test scenarios (src/agent-tests/schemas.ts): the scenario's body as sent, one row per scenario, each
+// stamped with the agent's version when it was last saved; a run copies the scenarios it ran.
+export const agentTestScenarios = sqliteTable(
+  "agent_test_scenarios",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
+    name: text("name").notNull(),
+    spec: text("spec", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    revision: integer("revision").notNull().default(1),
+    agentVersion: integer("agent_version").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("agent_test_scenarios_name_uq").on(t.workflowId, t.name), index("agent_test_scenarios_org_idx").on(t.orgId, t.workflowId)],
+);
+
+// A run of an agent's suite (or of one scenario) against one version of the agent: its results, once finished, are
+// that version's last test result (what a campaign's require_passing_tests asks).
+export const agentTestRuns = sqliteTable(
+  "agent_test_runs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: integer("org_id").notNull(),
+    workflowId: integer("workflow_id")
+      .notNull()
+      .references(() => workflows.id),
+    versionNumber: integer("version_number").notNull(),
+    // null: the whole suite; else the one scenario run.
+    scenarioId: integer("scenario_id"),
+    repetitions: integer("repetitions").notNull(),
+    // running | passed | failed | error
+    status: text("status").notNull().default("running"),
+    results: text("results", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    createdAt: createdAt(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("agent_test_runs_version_idx").on(t.workflowId, t.versionNumber, t.id), index("agent_test_runs_org_idx").on(t.orgId, t.id)],
 );
