@@ -315,14 +315,15 @@ const inboundPost = createRoute({
   path: "/telephony/{provider}/inbound",
   tags,
   security: [],
-  description: "No API key: the answer URL of a provisioned carrier application. It only ever answers a document that hangs up.",
-  summary: "Inbound calls to a provisioned carrier application (not handled yet: hangs up)",
+  description:
+    "No API key. The answer URL a carrier application is created with when a configuration is saved (Plivo, Vobiz, Cloudonix), before any of its numbers has an inbound agent. A call here names no configuration and carries no token, so no agent can be trusted to take it: it is declined with the carrier's hang-up document and no run is made. Attaching an agent to a number (`inbound_workflow_id`, docs/inbound.md) points the carrier at `/telephony/{provider}/inbound/{config_id}/{token}`, where calls are answered by the agent.",
+  summary: "Calls to a carrier application no agent answers yet: declined with a hang-up",
   request: { params: inboundParams },
   // A provider that is not one of ours names no such URL: the 404 every path parameter that names nothing gets.
   responses: { 200: answerDoc, ...errors(404, 422) },
 });
 
-/** The URL provisioned applications answer on. Inbound agents do not exist yet, so a call is hung up. */
+/** The URL provisioned applications answer on until a number gets an agent: unverifiable (no token), so hung up. */
 function inbound(c: Context<AppEnv>, providerName: string): Response {
   const doc = getProvider(providerName).calls?.answerDocument("") ?? { body: "", contentType: "text/plain" };
   return c.body(doc.body, 200, { "Content-Type": doc.contentType });

@@ -34,14 +34,21 @@ const listQuery = pageQuery.extend({
     .regex(/^\+?[0-9]{1,20}$/, "Digits, optionally after +")
     .optional()
     .openapi({ param: { name: "phone_number", in: "query" }, description: "Only calls whose other party's number contains these digits", example: "555" }),
+  // Any offset is accepted (RFC 3339 date-time) and compared in UTC; `+` must travel percent-encoded (%2B).
   created_after: z.iso
-    .datetime()
+    .datetime({ offset: true })
     .optional()
-    .openapi({ param: { name: "created_after", in: "query" }, description: "Only calls created at or after this time (ISO 8601 UTC)" }),
+    .openapi({
+      param: { name: "created_after", in: "query" },
+      description: "Only calls created at or after this time (RFC 3339 date-time, `Z` or an offset such as `+02:00` sent as `%2B02:00`)",
+    }),
   created_before: z.iso
-    .datetime()
+    .datetime({ offset: true })
     .optional()
-    .openapi({ param: { name: "created_before", in: "query" }, description: "Only calls created before this time (ISO 8601 UTC)" }),
+    .openapi({
+      param: { name: "created_before", in: "query" },
+      description: "Only calls created before this time (RFC 3339 date-time, `Z` or an offset such as `+02:00` sent as `%2B02:00`)",
+    }),
 });
 
 /** The stored form of created_at (strftime '%Y-%m-%dT%H:%M:%fZ'), so text order is time order. */

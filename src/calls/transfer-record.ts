@@ -28,6 +28,18 @@ export type StoredTransfer = {
   whisper_text: string | null;
 };
 
+/**
+ * How long past the ring time the whisper is served: the carrier fetches it when the person answers, within the
+ * transfer's `timeout_seconds`; the margin covers a slow answer and the carrier's own retries.
+ */
+export const WHISPER_GRACE_SECONDS = 120;
+
+/** When the whisper link stops working (ms since the epoch): the transfer's own time, so no link outlives its call. */
+export function whisperExpiresAt(t: Pick<StoredTransfer, "requested_at" | "timeout_seconds">): number {
+  const at = Date.parse(t.requested_at);
+  return Number.isFinite(at) ? at + (t.timeout_seconds + WHISPER_GRACE_SECONDS) * 1000 : 0;
+}
+
 export const RunTransfer = z
   .object({
     destination: z.string().openapi({ description: "Who the call was handed to: E.164, or for a PBX a dial string or SIP URI" }),

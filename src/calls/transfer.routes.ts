@@ -14,7 +14,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { authenticate, callbackAuth, Params, publicUrl, refused } from "./callbacks.routes";
 import { callSessionStub } from "./session/stub";
 import { legOf, saveTransfer, settleTransfer, TRANSFER_PATHS } from "./transfer";
-import type { StoredTransfer, TransferSettled } from "./transfer-record";
+import { whisperExpiresAt, WHISPER_GRACE_SECONDS, type StoredTransfer, type TransferSettled } from "./transfer-record";
 
 type Checked = Awaited<ReturnType<typeof authenticate>> & { rawBody: string };
 
@@ -90,10 +90,16 @@ async function afterCold(c: Context<AppEnv>, run: Checked["run"], t: StoredTrans
   await saveTransfer(c.env, run.id, { ...t, message });
 }
 
-/** The whisper in the agent's voice, for the carrier to play to the person (the token in the path proves the fetch). */
+/**
+ * The whisper in the agent's voice, for the carrier to play to the person (the token in the path proves the fetch).
+ * The run's token lives as long as the run, so the link's life is the transfer's own: its ring time and a margin
+ * from when it was asked (stored on the run, not in the URL, so it cannot be stretched), then a 404.
+ */
 async function whisper(c: Context<AppEnv>, params: z.infer<typeof Params>) {
   const { run } = await authenticate(c, params.provider, params.run_id, params.token);
-  const key = transferOf(run)?.whisper_key;
+  const t = transferOf(run);
+  const key = t?.whisper_key;
+  if (t && key && Date.now() > whisperExpiresAt(t)) throw new ApiError(404, "The whisper has expired: it is served only while the transfer rings");
   const obj = key ? await c.env.UPLOADS.get(key) : null;
   if (!obj) throw new ApiError(404, "No whisper for this call");
   return new Response(obj.body, { status: 200, headers: { "Content-Type": "audio/wav", "Content-Length": String(obj.size) } });
@@ -129,7 +135,7 @@ const whisperRoute = createRoute({
   path: path("whisper"),
   tags,
   security: [],
-  description: "No API key: authorized by the per-run token in the path (in the URL edgedial handed the carrier).",
+  description: `No API key: authorized by the per-run token in the path (in the URL edgedial handed the carrier). Served only while the transfer can use it: its ring time (timeout_seconds) and ${WHISPER_GRACE_SECONDS} s from when it was asked; after that a 404.`,
   summary: "The whisper a warm transfer's person hears before the caller joins (WAV, in the agent's voice)",
   request: { params: Params },
   responses: {

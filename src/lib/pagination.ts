@@ -7,12 +7,16 @@ import { invalid } from "./errors";
 
 export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: "Page size (1–100)" }),
-  cursor: z.string().optional().openapi({
-    description:
-      "The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`.",
-    pattern: "^[A-Za-z0-9_-]+$",
-    example: "NDI",
-  }),
+  // An empty `cursor=` is a client's mistake (a first page is asked for without one), not the first page.
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "Invalid cursor: the previous page's next_cursor, or no cursor for the first page")
+    .optional()
+    .openapi({
+      description:
+        "The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`.",
+      example: "NDI",
+    }),
 });
 
 export function pageOf<T extends z.ZodTypeAny>(item: T) {

@@ -10,6 +10,7 @@ import { ApiError, invalid, notFound } from "../lib/errors";
 import { log } from "../lib/log";
 import { inboundUrlFor } from "./inbound-url";
 import { providerEnvOf } from "./provisioning";
+import { SetupIncomplete } from "./providers/provision-kit";
 import { getProvider } from "./providers/registry";
 import type { ProviderName } from "./providers/types";
 import { loadConfigContext } from "./resolve";
@@ -36,7 +37,8 @@ export async function inboundUrlOf(env: Env, requestUrl: string, row: Pick<Confi
 
 /**
  * Points the carrier at edgedial for `address` (a no-op where the carrier has no API for it). A refusal is a 502 with
- * the carrier's words, before anything is saved, so the number never claims an agent its callers cannot reach.
+ * the carrier's words, before anything is saved, so the number never claims an agent its callers cannot reach; a
+ * configuration with nothing to point yet (no application) is a 409: the carrier was not asked.
  */
 export async function routeNumberToEdgedial(env: Env, requestUrl: string, row: ConfigRow, address: string): Promise<void> {
   const provider = getProvider(row.provider);
@@ -53,6 +55,7 @@ export async function routeNumberToEdgedial(env: Env, requestUrl: string, row: C
   try {
     await route(await loadConfigContext(env, row), providerEnvOf(env, requestUrl), address, url);
   } catch (err) {
+    if (err instanceof SetupIncomplete) throw new ApiError(409, err.message.slice(0, 500));
     const message = String((err as Error)?.message ?? err);
     log("warning", "inbound_route_failed", { provider: provider.name, config_id: row.id, error: message });
     throw new ApiError(502, message.slice(0, 500));

@@ -30,13 +30,18 @@ const list = createRoute({
   responses: { 200: json(pageOf(PhoneNumber)), ...errors(401, 404, 422) },
 });
 
+// What giving a number an inbound agent can answer besides the usual (docs/inbound.md).
+const ATTACH_ANSWERS =
+  "Giving the number an `inbound_workflow_id` points the carrier at edgedial first, where its API allows; nothing is saved when that fails. 409: the number already exists in this organization, or the configuration has nothing to point yet (no carrier application: save the configuration again to create one; the carrier was not asked). 502: the carrier refused or could not be reached (its words in `detail`). 503: CALLBACK_SECRET is not configured.";
+
 const add = createRoute({
   method: "post",
   path: NUMBERS,
   tags,
   summary: "Add a phone number (E.164; ari also takes extensions, SIP URIs and dial strings)",
+  description: ATTACH_ANSWERS,
   request: { params: idParam("config_id"), body: { content: { "application/json": { schema: CreatePhoneNumberBody } }, required: true } },
-  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422) },
+  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422, 502, 503) },
 });
 
 const update = createRoute({
@@ -44,8 +49,9 @@ const update = createRoute({
   path: ONE_NUMBER,
   tags,
   summary: "Update a phone number (partial)",
+  description: ATTACH_ANSWERS,
   request: { params: numberParams, body: { content: { "application/json": { schema: UpdatePhoneNumberBody } }, required: true } },
-  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422) },
+  responses: { 200: json(PhoneNumber), ...errors(401, 404, 409, 422, 502, 503) },
 });
 
 const remove = createRoute({

@@ -53,7 +53,7 @@ const list = createRoute({
   request: {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(1000).default(100),
-      cursor: z.string().max(200).optional().openapi({ description: "The previous page's next_cursor" }),
+      cursor: z.string().min(1).max(200).optional().openapi({ description: "The previous page's next_cursor" }),
     }),
   },
   responses: {

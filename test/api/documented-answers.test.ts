@@ -21,6 +21,18 @@ describe("answers the document states", () => {
     expect(await documented("/api/v1/telephony/{provider}/inbound", "post")).toContain("404");
   });
 
+  it("the provisioned-application inbound URL says what it is for: calls no agent answers yet, declined with a hang-up", async () => {
+    const op = (await served()).paths["/api/v1/telephony/{provider}/inbound"].post;
+    expect(`${op.summary} ${op.description}`).not.toMatch(/not handled yet/i);
+    expect(op.description).toContain("/telephony/{provider}/inbound/{config_id}/{token}");
+    const res = await call("POST", "/api/v1/telephony/twilio/inbound", {
+      raw: "CallSid=CA1&To=%2B14155550100",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain("<Hangup");
+  });
+
   it("an upload key with a line break (or any key not issued) is the documented 403, not a 404", async () => {
     for (const key of ["campaigns/1/a%0Ab/c.csv", "campaigns/1/x/c.csv", "%0A"]) {
       const res = await call("PUT", `/api/v1/uploads/${key}?size=1&type=text/csv&expires=9999999999&sig=00`, {

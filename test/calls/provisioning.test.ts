@@ -1,6 +1,7 @@
 // Auto-provisioning on save for cloudonix, plivo, telnyx and vobiz against the simulator:
 // the carrier application is created when its id is omitted, a repeat finds it instead of creating a second,
-// and a carrier failure keeps the configuration with the carrier's message until the next update retries.
+// and a carrier failure keeps the configuration with the carrier's message until the next update retries (a number
+// given an inbound agent meanwhile is a 409: there is no application to point at the agent).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PROVIDERS } from "../../src/telephony/providers/registry";
@@ -19,6 +20,13 @@ const FIELD: Partial<Record<ProviderName, string>> = {
 };
 const CONFIGS = "/api/v1/organizations/telephony-configs";
 const applications = (acct: SimAccount) => sim<Array<{ id: string; name: string; url: string }>>("GET", `/accounts/${acct.id}/applications`);
+const AGENT = {
+  nodes: [
+    { id: "s", type: "startCall", data: { prompt: "Hi" } },
+    { id: "e", type: "endCall", data: { prompt: "Bye" } },
+  ],
+  edges: [{ id: "se", source: "s", target: "e" }],
+};
 const stepOf = (json: any) => json.setup_checklist.steps.find((s: { key: string }) => s.key === "application");
 
 describe.each(Object.entries(FIELD) as Array<[ProviderName, string]>)("%s", (provider, field) => {
@@ -75,6 +83,17 @@ describe.each(Object.entries(FIELD) as Array<[ProviderName, string]>)("%s", (pro
     expect(step.description).toContain("503");
     expect(created.json.setup_checklist.ready_for_outbound).toBe(false);
     expect(await applications(acct)).toHaveLength(0);
+
+    // A number given an agent cannot be routed to a missing application: a 409 that asked nothing of the carrier
+    // (not a 502, which says the carrier refused), and no number saved.
+    const agent = await call("POST", "/api/v1/workflow/create", { key: org.key, body: { name: "inbound", workflow_definition: AGENT } });
+    const asked = (await simRequests(acct)).length;
+    const numbers = `${CONFIGS}/${created.json.id}/phone-numbers`;
+    const added = await call("POST", numbers, { key: org.key, body: { address: "+14155550188", inbound_workflow_id: agent.json.id } });
+    expect(added.status, added.text).toBe(409);
+    expect(added.json.detail).toMatch(/has no (Call Control |voice )?application yet/);
+    expect((await simRequests(acct)).length).toBe(asked);
+    expect((await call("GET", numbers, { key: org.key })).json.items.map((n: { address: string }) => n.address)).not.toContain("+14155550188");
 
     const retried = await call("PUT", `${CONFIGS}/${created.json.id}`, { key: org.key, body: { config: { [field]: null } } });
     expect(retried.status, retried.text).toBe(200);

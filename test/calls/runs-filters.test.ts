@@ -1,5 +1,5 @@
 // The calls list's filters (GET /workflow/{id}/runs): status, single or campaign calls, a number's digits, a creation
-// time range, combined with direction and paging; a bad filter is a located 422; another organization's agent is 404.
+// time range (any offset, compared in UTC), combined with direction and paging; a bad filter is a located 422; another organization's agent is 404.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createOrg, type Org } from "../helpers";
@@ -48,6 +48,9 @@ describe("the calls list's filters", () => {
     expect(await names("phone_number=5550")).toEqual(["WR-0104", "WR-0102", "WR-0101"]);
     expect(await names("created_after=2026-01-02T00:00:00Z&created_before=2026-01-04T00:00:00Z")).toEqual(["WR-4567", "WR-0102"]);
     expect(await names("status=completed&source=single&direction=outbound")).toEqual(["WR-0101"]);
+    // A time with an offset is that instant: 01:00+02:00 on the 2nd is 23:00Z on the 1st, 12:00-02:00 on the 3rd is 14:00Z.
+    expect(await names("created_after=2026-01-02T01:00:00%2B02:00&created_before=2026-01-03T12:00:00-02:00")).toEqual(["WR-4567", "WR-0102"]);
+    expect(await names("created_after=2026-01-01T11:00:00%2B02:00&created_before=2026-01-01T11:00:01%2B01:00")).toEqual(["WR-0101"]);
     // Paging keeps the filter: one a page, then the next.
     const first = await call("GET", `/api/v1/workflow/${workflowId}/runs?source=single&limit=1`, { key: org.key });
     expect(first.json.items.map((r: { name: string }) => r.name)).toEqual(["WR-0104"]);
@@ -59,6 +62,8 @@ describe("the calls list's filters", () => {
       ["status=talking", "status"],
       ["phone_number=55%25", "phone_number"],
       ["created_after=yesterday", "created_after"],
+      ["created_before=2026-01-01T00:00:00%2B2", "created_before"],
+      ["cursor=", "cursor"],
       ["source=all", "source"],
     ]) {
       const res = await call("GET", `/api/v1/workflow/${workflowId}/runs?${q}`, { key: org.key });

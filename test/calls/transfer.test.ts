@@ -103,6 +103,16 @@ describe("Twilio: warm transfer", () => {
     const run = await runOnceEnded(s, runId);
     expect(run.transfer).toMatchObject({ destination: PERSON, mode: "warm", outcome: "connected", message: null });
     expect(run.end_reason).toBe("transferred");
+
+    // The link does not outlive the transfer: once its ring time and margin are past, the same URL is a 404.
+    const fresh = await exports.default.fetch(new Request(whisperUrl.replace(/&amp;/g, "&")));
+    expect(fresh.status).toBe(200);
+    await fresh.body?.cancel();
+    const asked = new Date(Date.now() - (20 + 121) * 1000).toISOString();
+    await env.DB.prepare("UPDATE workflow_runs SET transfer = json_set(transfer, '$.requested_at', ?) WHERE id = ?").bind(asked, runId).run();
+    const late = await exports.default.fetch(new Request(whisperUrl.replace(/&amp;/g, "&")));
+    expect(late.status).toBe(404);
+    expect(await late.json()).toEqual({ detail: "The whisper has expired: it is served only while the transfer rings" });
   });
 
   it("nobody answers: no_answer, the caller's call is left alone and stays with the agent", async () => {

@@ -4,6 +4,7 @@
 // configuration's inbound URL.
 import type { PlivoFamilyCarrier } from "./plivo-family";
 import { carrierFetch, formFields, jsonOrNull, str } from "./kit";
+import { SetupIncomplete } from "./provision-kit";
 import type { ProviderInbound } from "./types";
 
 export const FAMILY_REJECT_BUSY = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup reason="busy"/></Response>';
@@ -23,7 +24,7 @@ export function familyInbound(carrier: PlivoFamilyCarrier): ProviderInbound {
 
     async route(ctx, env, _number, inboundUrl) {
       const appId = str(ctx.config.application_id);
-      if (!appId) throw new Error(`${carrier.label}: the configuration has no application yet (save it again to create one)`);
+      if (!appId) throw new SetupIncomplete(`${carrier.label}: the configuration has no application yet (save it again to create one)`);
       const res = await carrierFetch(
         `${carrier.accountUrl(ctx, env)}/Application/${encodeURIComponent(appId)}/`,
         {

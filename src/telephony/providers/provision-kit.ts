@@ -6,8 +6,16 @@ import { publicUrl } from "../../lib/settings";
 
 export const applicationName = (ctx: ConfigContext) => `edgedial-${ctx.id}`;
 
-/** Inbound calls are not handled yet: the application's URL answers with a hang-up document. */
+/** The application's first answer URL: until one of its numbers gets an agent (another URL, with a token), a call is hung up. */
 export const inboundUrl = (env: ProviderEnv, provider: ProviderName) => publicUrl(env.publicBaseUrl, `/api/v1/telephony/${provider}/inbound`);
+
+/**
+ * A configuration not ready for what was asked (no carrier application yet): thrown before anything is asked of the
+ * carrier, so the API answers 409 (fix the configuration) rather than 502 (the carrier refused).
+ */
+export class SetupIncomplete extends Error {
+  override readonly name = "SetupIncomplete";
+}
 
 /** Provisioning failures throw; the save keeps the configuration and shows this message on the checklist. */
 export function provisioningError(carrier: string, res: CarrierResponse, message: string | null | undefined): Error {

@@ -4,6 +4,7 @@
 // updated (PATCH .../domains/{domain}/applications/{name}). Cloudonix signs nothing: the inbound URL's token is the
 // proof.
 import { carrierFetch, formFields, jsonOrNull, str } from "../kit";
+import { SetupIncomplete } from "../provision-kit";
 import type { ProviderInbound } from "../types";
 import { cloudonixApi, cloudonixErrorMessage, cloudonixHeaders } from "./calls";
 
@@ -24,7 +25,7 @@ export const cloudonixInbound: ProviderInbound = {
 
   async route(ctx, env, _number, inboundUrl) {
     const name = str(ctx.config.application_name);
-    if (!name) throw new Error("Cloudonix: the configuration has no voice application yet (save it again to create one)");
+    if (!name) throw new SetupIncomplete("Cloudonix: the configuration has no voice application yet (save it again to create one)");
     const url = `${cloudonixApi(env)}/customers/self/domains/${encodeURIComponent(str(ctx.config.domain_id))}/applications/${encodeURIComponent(name)}`;
     const res = await carrierFetch(url, { method: "PATCH", headers: cloudonixHeaders(ctx), body: JSON.stringify({ url: inboundUrl, method: "POST" }) }, env);
     if (res.status < 200 || res.status >= 300)

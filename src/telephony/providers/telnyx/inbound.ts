@@ -6,6 +6,7 @@
 // the configuration's Call Control application's `webhook_event_url` at the inbound URL.
 import { base64Decode, base64Encode } from "../../../lib/crypto";
 import { carrierFetch, jsonOrNull, str } from "../kit";
+import { SetupIncomplete } from "../provision-kit";
 import type { ConfigContext, InboundCall, ProviderEnv, ProviderInbound } from "../types";
 import { streamParams, telnyxApi, telnyxConnectionId, telnyxErrorMessage, telnyxHeaders, telnyxPathParam } from "./calls";
 
@@ -54,7 +55,7 @@ export const telnyxInbound: ProviderInbound = {
 
   async route(ctx, env, _number, inboundUrl) {
     const id = telnyxConnectionId(ctx);
-    if (!id) throw new Error("Telnyx: the configuration has no Call Control application yet (save it again to create one)");
+    if (!id) throw new SetupIncomplete("Telnyx: the configuration has no Call Control application yet (save it again to create one)");
     const url = `${telnyxApi(env)}/call_control_applications/${encodeURIComponent(id)}`;
     // The update takes application_name and webhook_event_url together (both required): the name is kept as it is.
     const got = await carrierFetch(url, { method: "GET", headers: telnyxHeaders(ctx) }, env);
