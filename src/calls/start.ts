@@ -10,6 +10,7 @@ import { ApiError, conflict, invalid } from "../lib/errors";
 import { classifyE164, normalizeNumber, readDialable } from "../telephony/numbers";
 import { destinationRefusal } from "../telephony/calling-policy";
 import { REFUSED_TYPE } from "../telephony/destination-policy";
+import { pbxTemplatesOf } from "../telephony/pbx-destinations";
 import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../telephony/resolve";
 import type { OriginateResult } from "../telephony/providers/types";
 import { loadUsableWorkflow, type UsableWorkflow } from "../workflows";
@@ -105,7 +106,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
     number = readDialable(input.phoneNumber, false, { suggestCountry: from ? classifyE164(from)?.country : null });
   }
   if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber, "ctx" in number ? number.ctx : undefined);
-  const refused = await destinationRefusal(getDb(env), input.orgId, number.value);
+  const refused = await destinationRefusal(getDb(env), input.orgId, number.value, pbxTemplatesOf(cfg));
   if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
   requireVariables(input.workflow.definition, input.initialContext);
   const from = await callerIdFor(env, cfg.id);
@@ -184,7 +185,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
   const number = normalizeNumber(req.phoneNumber, cfg.provider.pbx);
   if (!number.ok) return { ok: false, runId: null, kind: "invalid_number", message: number.message };
   // The policy may have changed since the campaign was created: checked again before every dial.
-  const refused = await destinationRefusal(getDb(env), req.orgId, number.value);
+  const refused = await destinationRefusal(getDb(env), req.orgId, number.value, pbxTemplatesOf(cfg));
   if (refused) return { ok: false, runId: null, kind: "destination_refused", message: refused.message };
 
   const run = await createRun(getDb(env), {

@@ -11,6 +11,7 @@ import { getDb } from "../lib/db";
 import { log } from "../lib/log";
 import { publicUrl } from "../lib/settings";
 import { destinationRefusal } from "../telephony/calling-policy";
+import { pbxTemplatesOf } from "../telephony/pbx-destinations";
 import { normalizeNumber } from "../telephony/numbers";
 import { providerEnvOf } from "../telephony/provisioning";
 import type { ProviderCalls, TransferLeg } from "../telephony/providers/types";
@@ -89,7 +90,7 @@ export async function startTransfer(env: Env, orgId: number, runId: number, req:
   const number = normalizeNumber(req.destination, cfg.provider.pbx);
   if (!number.ok) return fail(`The destination ${JSON.stringify(req.destination)} cannot be dialed: ${number.message}`);
   record.destination = number.value;
-  const refused = await destinationRefusal(db, orgId, number.value);
+  const refused = await destinationRefusal(db, orgId, number.value, pbxTemplatesOf(cfg));
   if (refused) return fail(`The calling policy refuses the destination: ${refused.message}`);
 
   const offered = calls.transfer ?? {};

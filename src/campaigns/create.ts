@@ -10,6 +10,7 @@ import { isoNow } from "../lib/clock";
 import { getDb, type Db } from "../lib/db";
 import { invalid, unprocessable } from "../lib/errors";
 import { loadCallingPolicy } from "../telephony/calling-policy";
+import { pbxTemplatesOf } from "../telephony/pbx-destinations";
 import { classifyE164 } from "../telephony/numbers";
 import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { greetingIds } from "../uploads/greetings";
@@ -164,6 +165,7 @@ export async function importSpec(
   return {
     key: input.source_url,
     pbx: config.provider.pbx,
+    pbxTemplates: pbxTemplatesOf(config) ?? undefined,
     numbers: { defaultCountry: input.default_country, suggestCountry: from ? classifyE164(from)?.country : null },
     policy: specPolicy((await loadCallingPolicy(db, orgId)).effective),
     recordings: [...(await greetingIds(db, orgId))],

@@ -7,6 +7,7 @@ import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { defaultRules, effectiveRules, type AttemptCapConfig, type CallingRules, type LocalHoursConfig } from "./calling-rules";
 import { checkDestination, effectivePolicy, type DestinationType, type EffectivePolicy, type Refusal, type StoredPolicy } from "./destination-policy";
+import { checkPbxDestination, pbxNumber } from "./pbx-destinations";
 import { log } from "../lib/log";
 
 export type PolicyState = {
@@ -54,12 +55,17 @@ export async function loadCallingPolicy(db: Db, orgId: number, defaults: Calling
 
 /**
  * Why the organization may not dial `number` (normalized), or null. Checked before every dial, single or campaign;
- * a refusal is logged, as refused expensive destinations are what a stolen key is used for.
+ * a refusal is logged, as refused expensive destinations are what a stolen key is used for. `pbxTemplates`: the
+ * dial-string forms of an ari configuration (pbxTemplates()), whose destinations have their number extracted first.
  */
-export async function destinationRefusal(db: Db, orgId: number, number: string): Promise<Refusal | null> {
-  // Extensions, SIP URIs and dial strings are the PBX's own: no policy to load.
-  if (!number.startsWith("+")) return null;
-  const refused = checkDestination(number, (await loadCallingPolicy(db, orgId)).effective);
+export async function destinationRefusal(db: Db, orgId: number, number: string, pbxTemplates?: readonly string[] | null): Promise<Refusal | null> {
+  if (pbxTemplates) {
+    const n = pbxNumber(number, pbxTemplates);
+    // An extension or a SIP user by name stays in the PBX: no policy to load.
+    if ("internal" in n && n.internal) return null;
+  } else if (!number.startsWith("+")) return null;
+  const effective = (await loadCallingPolicy(db, orgId)).effective;
+  const refused = pbxTemplates ? checkPbxDestination(number, pbxTemplates, effective) : checkDestination(number, effective);
   if (refused) log("warning", "destination_refused", { org_id: orgId, ...refused.ctx });
   return refused;
 }

@@ -1,6 +1,6 @@
 // An organization's destination policy: which E.164 numbers it may dial. Pure: the policy and
 // the numbers' classification come in, a verdict goes out. Storage and the HTTP API are in calling-policy.ts.
-// Extensions, SIP URIs and dial strings (ari) stay inside the PBX's own dial plan and are not judged here.
+// A PBX's destinations (ari) have their number extracted first (pbx-destinations.ts) and are judged by the same rules.
 import { getCountries, type CountryCode, type PhoneNumberType } from "libphonenumber-js/max";
 import { classifyE164, type E164Info } from "./numbers";
 
@@ -111,7 +111,8 @@ export function effectivePolicy(stored: StoredPolicy | null, callerIds: Iterable
 }
 
 export type Refusal = {
-  reason: "number_type_blocked" | "country_not_allowed";
+  /** The last two are a PBX's (pbx-destinations.ts): a dial string of a form not allowed, a number of no country. */
+  reason: "number_type_blocked" | "country_not_allowed" | "dial_string_not_allowed" | "number_not_classifiable";
   message: string;
   ctx: Record<string, unknown>;
 };

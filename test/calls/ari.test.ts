@@ -22,7 +22,7 @@ const until = (runId: number, status: string) =>
 
 describe("ari", () => {
   it("originates with the dial template, Basic auth, app/appArgs and our own channel id", async () => {
-    const s = await setup("ari", { dial_string_template: "Local/{number}@from-internal" });
+    const s = await setup("ari", { dial_string_template: "Local/{number}@from-internal", allowed_dial_strings: ["PJSIP/{number}@sipp"] });
     const runId = await startCall(s, { phone_number: "1001" });
     const [r] = (await simRequests(s.acct)).filter((x) => x.method === "POST");
     expect(r.path).toBe(`/${s.acct.id}/ari/channels`);
@@ -39,7 +39,7 @@ describe("ari", () => {
     });
     expect(q.channelId).toMatch(new RegExp(`^edgedial-run-${runId}-[0-9a-f]{8}$`));
     expect((await runRow(runId)).providerCallId).toBe(q.channelId);
-    // A number that is already a dial string is used as is.
+    // A dial string of a form the configuration allows is used as is.
     await startCall(s, { phone_number: "PJSIP/200@sipp" });
     expect((await simRequests(s.acct)).filter((x) => x.method === "POST")[1].query.endpoint).toEqual(["PJSIP/200@sipp"]);
   });

@@ -31,6 +31,8 @@ export async function setupAri(app = `edgedial-it-${crypto.randomUUID().slice(0,
         ari_endpoint: u.toString().replace(/\/$/, ""),
         app_name: app,
         app_password: ARI_PASSWORD,
+        // The dialplan targets the tests dial whole (any other dial string is refused: docs/carriers.md).
+        allowed_dial_strings: ["Local/{number}@default", "PJSIP/{number}@sipp"],
       },
     },
   });

@@ -2,6 +2,7 @@
 // stored in the campaign's object applies exactly the rules a request would have.
 // (The spec's type is the engine's, engine/types.ts: the object stores it for a background import.)
 import { checkDestination, REFUSED_TYPE, type EffectivePolicy } from "../../telephony/destination-policy";
+import { checkPbxDestination, pbxTemplates } from "../../telephony/pbx-destinations";
 import type { ImportSpec } from "../engine/types";
 import type { ImportOptions } from "./import";
 
@@ -26,7 +27,8 @@ export function rulesOf(spec: ImportSpec): Omit<ImportOptions, "sink"> {
     pbx: spec.pbx,
     numbers: spec.numbers,
     destination: (phone) => {
-      const refused = checkDestination(phone, policy);
+      // A PBX's destination has its number extracted first; a spec stored before that knew only the default form.
+      const refused = spec.pbx ? checkPbxDestination(phone, spec.pbxTemplates ?? pbxTemplates(null), policy) : checkDestination(phone, policy);
       return refused && { message: refused.message, type: REFUSED_TYPE, ctx: refused.ctx };
     },
     recordings: new Set(spec.recordings),

@@ -17,6 +17,8 @@ export type ImportSpec = {
   key: string;
   etag?: string;
   pbx: boolean;
+  /** An ari configuration's dial-string forms (src/telephony/pbx-destinations.ts); absent in specs stored before. */
+  pbxTemplates?: string[];
   numbers: NumberReading;
   /** The organization's destination policy when the campaign was created. */
   policy: {

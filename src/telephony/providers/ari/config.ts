@@ -41,6 +41,22 @@ export const definition = defineConfig("ari", {
     "Dial string with {number} replaced by the callee, e.g. Local/{number}@from-internal.",
     { default: "PJSIP/{number}" },
   ),
+  // The calling policy judges the number inside a dial string (src/telephony/pbx-destinations.ts), and only the
+  // forms named here (with dial_string_template) may be sent whole: another trunk or context is another route out.
+  allowed_dial_strings: custom(
+    z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(255)
+          .refine((v) => v.split("{number}").length === 2, "Must contain {number} once"),
+      )
+      .max(20),
+    "array",
+    "Further dial-string forms a destination may be given in whole, e.g. PJSIP/{number}@trunk-b or Local/{number}@from-internal; any other dial string is refused. {number} stands for an extension, an E.164 number or digits after 00/011, which the calling policy judges.",
+    { default: [] },
+  ),
   external_pbx: group(
     "Dialer integration for agent and lead updates.",
     {
