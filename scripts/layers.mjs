@@ -38,6 +38,10 @@ const RANKS = {
   "campaigns/csv": 86,
   "campaigns/engine": 83,
 
+  // Agent tests (issue 40): an agent's test scenarios, their runs over the simulator's carriers, and the results;
+  // above calls (a test is a call) and below campaigns (whose start asks whether a version passed).
+  "agent-tests": 85,
+
   // Calls: the call API, carrier callbacks and starting a call, over the call session (one Durable Object per
   // answered call), which reaches the voice agent only through the VoiceAgent seam.
   calls: 80,

@@ -1597,6 +1597,211 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/data-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's data policy: retention and transcript redaction
+         * @description A daily purge deletes what expired, from finished calls only: a recording past recordings_days (the audio and its link), the transcript and details past transcripts_days, the whole run past runs_days (with its webhook node deliveries). Each purge leaves one audit entry (action `purge`) with the counts. See docs/retention.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DataPolicy"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change the data policy (fields left out keep their value)
+         * @description A daily purge deletes what expired, from finished calls only: a recording past recordings_days (the audio and its link), the transcript and details past transcripts_days, the whole run past runs_days (with its webhook node deliveries). Each purge leaves one audit entry (action `purge`) with the counts. See docs/retention.md.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateDataPolicy"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DataPolicy"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/erasure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a person's data by phone number, and suppress the number
+         * @description Within the organization only: the runs to or from the number (rows, recordings, transcripts and details, webhook deliveries), its contacts and attempts in every campaign, its lines in uploaded campaign files (up to 500 files per request; 202 with files_after when more remain), and the number inside stored idempotent responses and audit summaries. The number is added to the suppression list first. While a call to it is live the answer is 409 (the number is already suppressed): repeat once the call ended. One audit entry (action `erase`) names the number by a keyed hash. See docs/retention.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ErasureRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description OK */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Erasure"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflow/create": {
         parameters: {
             query?: never;
@@ -4450,7 +4655,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            items: components["schemas"]["WorkflowRun"][];
+                            items: components["schemas"]["WorkflowRunListItem"][];
                             next_cursor: string | null;
                         };
                     };
@@ -6117,7 +6322,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            items: components["schemas"]["WorkflowRun"][];
+                            items: components["schemas"]["WorkflowRunListItem"][];
                             next_cursor: string | null;
                         };
                     };
@@ -7471,6 +7676,79 @@ export interface components {
             phone_numbers: string[];
             reason?: string;
         };
+        DataPolicy: {
+            /** @description Counted from each run's creation; an agent's workflow_configurations.retention overrides a kind */
+            retention: {
+                /** @description Days recordings are kept; null = forever */
+                recordings_days: number | null;
+                /** @description Days transcripts, tool calls, gathered context and analysis are kept; null = forever */
+                transcripts_days: number | null;
+                /** @description Days runs are kept at all; null = forever */
+                runs_days: number | null;
+            };
+            /** @description Whether stored transcripts and results are redacted of personal data */
+            redact_pii: boolean;
+            updated_at: string | null;
+        };
+        UpdateDataPolicy: {
+            /** @description Replaces the whole retention: kinds left out or null keep data forever; null keeps everything forever. At most 3650 days. */
+            retention?: {
+                /**
+                 * @description Days a finished call's recording is kept: then the audio is deleted and the run has no recording_url (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                recordings_days?: number | null;
+                /**
+                 * @description Days a finished call's transcript, tool calls, gathered context and analysis are kept: then they are deleted and the run shows none (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                transcripts_days?: number | null;
+                /**
+                 * @description Days a finished call's run is kept at all: then the run, its recording, details and webhook node deliveries are deleted (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                runs_days?: number | null;
+            } | null;
+            /** @description Redact personal data (card numbers, emails, phone numbers, sensitive variables) from stored transcripts */
+            redact_pii?: boolean;
+        };
+        Erasure: {
+            /** @description The keyed hash the audit entry names the number by */
+            phone_number_ref: string;
+            /**
+             * @description The number is on the suppression list: never called again
+             * @enum {boolean}
+             */
+            suppressed: true;
+            /** @description false (a 202): files remain; repeat the request with files_after */
+            complete: boolean;
+            files_after: string | null;
+            /** @description Runs deleted (to or from the number) */
+            runs: number;
+            /** @description Recordings and details objects deleted */
+            objects: number;
+            /** @description Webhook deliveries deleted (the runs' node deliveries and events naming the number) */
+            webhook_deliveries: number;
+            /** @description Campaigns that held the number */
+            campaigns: number;
+            /** @description Campaign contacts deleted */
+            contacts: number;
+            /** @description Campaign attempts deleted */
+            attempts: number;
+            /** @description Uploaded campaign files rewritten without the number's lines */
+            files_rewritten: number;
+            /** @description Uploaded files too large to rewrite in a request */
+            files_skipped: number;
+        };
+        ErasureRequest: {
+            /**
+             * @description The person's number, E.164
+             * @example +14155550123
+             */
+            phone_number: string;
+            /** @description From a 202 answer: go on rewriting uploaded files after this one */
+            files_after?: string;
+        };
         Workflow: {
             id: number;
             name: string;
@@ -7619,10 +7897,28 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent */
+        /** @description Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis, `retention` overrides the organization's data retention; other keys are kept as sent */
         NewWorkflowConfigurations: {
             voice_agent?: components["schemas"]["NewVoiceAgentSettings"];
             analysis?: components["schemas"]["AnalysisSettings"];
+            /** @description This agent's runs kept for other periods than the organization's data policy: a kind left out or null follows the organization */
+            retention?: {
+                /**
+                 * @description Days a finished call's recording is kept: then the audio is deleted and the run has no recording_url (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                recordings_days?: number | null;
+                /**
+                 * @description Days a finished call's transcript, tool calls, gathered context and analysis are kept: then they are deleted and the run shows none (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                transcripts_days?: number | null;
+                /**
+                 * @description Days a finished call's run is kept at all: then the run, its recording, details and webhook node deliveries are deleted (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                runs_days?: number | null;
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -7720,6 +8016,109 @@ export interface components {
                 /** @description The ElevenLabs voice_id */
                 voice: string;
             };
+            /** @description Models tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            llm_fallbacks?: ({
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+            } | {
+                /** @enum {string} */
+                provider: "scripted";
+                script: {
+                    /** @description Matches when the callee's last words contain this (any case) */
+                    user?: string;
+                    /** @description Matches when the node's prompt contains this */
+                    prompt?: string;
+                    say?: string;
+                    call?: {
+                        name: string;
+                        arguments?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                }[];
+            } | {
+                /** @enum {string} */
+                provider: "openai";
+                /**
+                 * Format: uri
+                 * @description The chat-completions API's base, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1
+                 */
+                base_url: string;
+                model: string;
+                /** @description Sent as a Bearer token; stored encrypted, shown masked */
+                api_key?: string;
+            })[];
+            /** @description Speech-to-text engines tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            stt_fallbacks?: ({
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+            } | {
+                /** @enum {string} */
+                provider: "deepgram";
+                /** @description Stored encrypted, shown masked */
+                api_key: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "elevenlabs";
+                /** @description Stored encrypted, shown masked */
+                api_key: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "scripted";
+                /** @description Greeting recordings (POST /greeting-recordings) and the words each says */
+                clips: {
+                    text: string;
+                    recording_id: string;
+                }[];
+            })[];
+            /** @description Text-to-speech engines tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            tts_fallbacks?: ({
+                /** @enum {string} */
+                provider: "scripted";
+            } | {
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+                voice?: string;
+            } | {
+                /** @enum {string} */
+                provider: "deepgram";
+                /** @description Stored encrypted, shown masked */
+                api_key: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "elevenlabs";
+                /** @description Stored encrypted, shown masked */
+                api_key: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+                /** @description The ElevenLabs voice_id */
+                voice: string;
+            })[];
+            failover?: {
+                /** @description An engine that has answered nothing this long moves the request to the next engine (default 2500) */
+                first_byte_timeout_ms?: number;
+                /** @description Consecutive failures after which an engine is skipped for the cool-down (default 3) */
+                cool_down_after?: number;
+                /** @description How long an engine that kept failing is skipped (default 30) */
+                cool_down_seconds?: number;
+            };
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
                 end_of_turn_ms?: number;
@@ -7792,10 +8191,28 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis; other keys are kept as sent */
+        /** @description Agent settings: `voice_agent` chooses the model and speech providers, `analysis` asks for post-call analysis, `retention` overrides the organization's data retention; other keys are kept as sent */
         WorkflowConfigurations: {
             voice_agent?: components["schemas"]["VoiceAgentSettings"];
             analysis?: components["schemas"]["AnalysisSettings"];
+            /** @description This agent's runs kept for other periods than the organization's data policy: a kind left out or null follows the organization */
+            retention?: {
+                /**
+                 * @description Days a finished call's recording is kept: then the audio is deleted and the run has no recording_url (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                recordings_days?: number | null;
+                /**
+                 * @description Days a finished call's transcript, tool calls, gathered context and analysis are kept: then they are deleted and the run shows none (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                transcripts_days?: number | null;
+                /**
+                 * @description Days a finished call's run is kept at all: then the run, its recording, details and webhook node deliveries are deleted (1–3650); null or left out = kept forever
+                 * @example 30
+                 */
+                runs_days?: number | null;
+            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -7892,6 +8309,109 @@ export interface components {
                 base_url?: string;
                 /** @description The ElevenLabs voice_id */
                 voice: string;
+            };
+            /** @description Models tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            llm_fallbacks?: ({
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+            } | {
+                /** @enum {string} */
+                provider: "scripted";
+                script: {
+                    /** @description Matches when the callee's last words contain this (any case) */
+                    user?: string;
+                    /** @description Matches when the node's prompt contains this */
+                    prompt?: string;
+                    say?: string;
+                    call?: {
+                        name: string;
+                        arguments?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                }[];
+            } | {
+                /** @enum {string} */
+                provider: "openai";
+                /**
+                 * Format: uri
+                 * @description The chat-completions API's base, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1
+                 */
+                base_url: string;
+                model: string;
+                /** @description Sent as a Bearer token; stored encrypted, shown masked */
+                api_key?: string;
+            })[];
+            /** @description Speech-to-text engines tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            stt_fallbacks?: ({
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+            } | {
+                /** @enum {string} */
+                provider: "deepgram";
+                /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
+                api_key?: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "elevenlabs";
+                /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
+                api_key?: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "scripted";
+                /** @description Greeting recordings (POST /greeting-recordings) and the words each says */
+                clips: {
+                    text: string;
+                    recording_id: string;
+                }[];
+            })[];
+            /** @description Text-to-speech engines tried in order when the one before fails (a 429, a 5xx, a timeout); keys as the primary's */
+            tts_fallbacks?: ({
+                /** @enum {string} */
+                provider: "scripted";
+            } | {
+                /** @enum {string} */
+                provider: "workers-ai";
+                model?: string;
+                voice?: string;
+            } | {
+                /** @enum {string} */
+                provider: "deepgram";
+                /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
+                api_key?: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+            } | {
+                /** @enum {string} */
+                provider: "elevenlabs";
+                /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
+                api_key?: string;
+                model?: string;
+                /** Format: uri */
+                base_url?: string;
+                /** @description The ElevenLabs voice_id */
+                voice: string;
+            })[];
+            failover?: {
+                /** @description An engine that has answered nothing this long moves the request to the next engine (default 2500) */
+                first_byte_timeout_ms?: number;
+                /** @description Consecutive failures after which an engine is skipped for the cool-down (default 3) */
+                cool_down_after?: number;
+                /** @description How long an engine that kept failing is skipped (default 30) */
+                cool_down_seconds?: number;
             };
             turn?: {
                 /** @description The callee's silence that ends their turn (default 700) */
@@ -8244,6 +8764,87 @@ export interface components {
              */
             default_country?: string | null;
         } | unknown | unknown;
+        /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls and analysis, which are read from the run's stored details only there */
+        WorkflowRunListItem: {
+            id: number;
+            /** @example WR-1042 */
+            name: string;
+            workflow_id: number;
+            workflow_uuid: string;
+            campaign_id: number | null;
+            /**
+             * @description outbound: edgedial dialed (a campaign, the API, a trigger); inbound: a caller dialed one of the organization's numbers; web: a browser
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound" | "web";
+            /** @description The other party: the number dialed, or for an inbound call the caller's number */
+            phone_number: string;
+            from_number: string | null;
+            initial_context: {
+                [key: string]: unknown;
+            };
+            telephony_configuration_id: number | null;
+            provider: string | null;
+            provider_call_id: string | null;
+            /** @enum {string} */
+            status: "queued" | "initiated" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
+            answered_by: string | null;
+            error: string | null;
+            /** @description Why the call differed from what was asked (e.g. an audio greeting spoken as text) */
+            notes: string | null;
+            /**
+             * @description Why the call ended, once it has: how its call session ended it (agent_hangup, callee_hangup, callee_silent, dead_air, max_call_seconds, media_error, media_lost, provider_failure, transferred, voicemail), else the carrier's final status (completed, busy, no_answer, ...)
+             * @enum {string|null}
+             */
+            end_reason: "agent_hangup" | "callee_hangup" | "callee_silent" | "dead_air" | "max_call_seconds" | "media_error" | "media_lost" | "provider_failure" | "transferred" | "voicemail" | "completed" | "busy" | "no_answer" | "declined" | "failed" | "canceled" | "unknown" | null;
+            created_at: string;
+            started_at: string | null;
+            answered_at: string | null;
+            ended_at: string | null;
+            duration_seconds: number | null;
+            /** @description What the voice agent gathered during the call (its nodes' extraction variables), once it ended */
+            gathered_context: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The call's disposition, one of the agent's call_disposition_codes, chosen at the end */
+            disposition: string | null;
+            /** @description The voice agent's cost figures: seconds of speech transcribed and synthesized, model tokens */
+            usage: {
+                stt_seconds: number;
+                tts_seconds: number;
+                input_tokens: number;
+                output_tokens: number;
+            } | null;
+            /** @description The call's two-channel WAV (callee left, agent right) once it ended; a signed link valid for 15 minutes */
+            recording_url: string | null;
+            transfer: components["schemas"]["RunTransfer"];
+            /** @description The API key that started the call (a campaign's call: the key that created the campaign) */
+            created_by_key_id: number | null;
+        };
+        /** @description The agent's hand-over of the call to a person (the latest), once it asked for one: where to, how, and how it went */
+        RunTransfer: {
+            /** @description Who the call was handed to: E.164, or for a PBX a dial string or SIP URI */
+            destination: string;
+            /**
+             * @description How it was handed over (warm falls back to cold where the carrier offers only cold)
+             * @enum {string}
+             */
+            mode: "cold" | "warm";
+            /**
+             * @description The mode the agent asked for
+             * @enum {string}
+             */
+            requested_mode: "cold" | "warm";
+            requested_at: string;
+            /**
+             * @description connected: the caller is with the person and edgedial left the call; null while the person's phone rings
+             * @enum {string|null}
+             */
+            outcome: "connected" | "no_answer" | "failed" | null;
+            outcome_at: string | null;
+            /** @description Why it did not connect (the carrier's or the calling policy's words) */
+            message: string | null;
+        } | null;
         WorkflowRun: {
             id: number;
             /** @example WR-1042 */
@@ -8354,30 +8955,6 @@ export interface components {
             /** @description A barge-in: the words of the reply the caller never heard */
             cut_words?: string;
         };
-        /** @description The agent's hand-over of the call to a person (the latest), once it asked for one: where to, how, and how it went */
-        RunTransfer: {
-            /** @description Who the call was handed to: E.164, or for a PBX a dial string or SIP URI */
-            destination: string;
-            /**
-             * @description How it was handed over (warm falls back to cold where the carrier offers only cold)
-             * @enum {string}
-             */
-            mode: "cold" | "warm";
-            /**
-             * @description The mode the agent asked for
-             * @enum {string}
-             */
-            requested_mode: "cold" | "warm";
-            requested_at: string;
-            /**
-             * @description connected: the caller is with the person and edgedial left the call; null while the person's phone rings
-             * @enum {string|null}
-             */
-            outcome: "connected" | "no_answer" | "failed" | null;
-            outcome_at: string | null;
-            /** @description Why it did not connect (the carrier's or the calling policy's words) */
-            message: string | null;
-        } | null;
         /** @description The post-call analysis the agent defines (workflow_configurations.analysis), once it ran after the call; null without one */
         RunAnalysis: {
             /** @enum {string} */
