@@ -8,8 +8,7 @@ import { notFound } from "../lib/errors";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
 import { AgentLatency } from "./latency";
-import { summarizeRuns } from "./latency-summary";
-import { latencySummary } from "./session/details-object";
+import { summarizeRuns, transcriptFigures } from "./latency-summary";
 
 export const LATENCY_CALLS_DEFAULT = 50;
 export const LATENCY_CALLS_MAX = 500;
@@ -59,6 +58,6 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
     .orderBy(desc(workflowRuns.id))
     .limit(calls)
     .all();
-  const runs = rows.map((r) => r.latency ?? latencySummary(r.transcript) ?? { replies: 0, figures: {} });
+  const runs = rows.map((r) => r.latency ?? transcriptFigures(r.transcript));
   return c.json(summarizeRuns(workflow_id, runs), 200);
 });

@@ -1,6 +1,8 @@
 // How fast an agent answers: each reply's timing (stored with its transcript turn) and the per-agent summary of its
-// recent calls, p50 and p95 of each figure (nearest rank: a figure that was measured, never an interpolated one).
+// recent calls, p50 and p95 of each figure (nearest rank over the runs' latency columns: within 2–8 % of a measured
+// value, see latency-summary.ts; summarizeLatency below is the exact one, over transcripts).
 import { z } from "@hono/zod-openapi";
+import { STORED_FIGURES } from "./session/latency-record";
 
 const ms = (description: string) => z.number().int().min(0).optional().openapi({ description });
 
@@ -33,17 +35,8 @@ export const TurnTimingSchema = z
 
 export type TurnTimingFigures = z.infer<typeof TurnTimingSchema>;
 
-/** The figures summarized, in the order a reply reaches them. */
-export const LATENCY_FIGURES = [
-  "end_of_turn_ms",
-  "stt_final_ms",
-  "model_first_token_ms",
-  "first_sentence_ms",
-  "voice_first_byte_ms",
-  "first_audio_sent_ms",
-  "first_audio_heard_ms",
-  "cut_ms",
-] as const;
+/** The figures summarized, in the order a reply reaches them (the order the run's latency column stores them in). */
+export const LATENCY_FIGURES = STORED_FIGURES;
 type Figure = (typeof LATENCY_FIGURES)[number];
 
 const Percentiles = z

@@ -248,9 +248,10 @@ export const workflowRuns = sqliteTable(
     // The run's bulk (transcript with timing, tool calls, usage detail, analysis) as one object in the uploads bucket,
     // written once when the run is final; null while the run is live (or for rows from before the move).
     detailsKey: text("details_key"),
-    // Each reply's timing figures of the call ({replies, figures: {name: [ms...]}}), so an agent's latency is
-    // aggregated from D1 without reading one details object per run.
-    latency: text("latency", { mode: "json" }).$type<{ replies: number; figures: Record<string, number[]> } | null>(),
+    // Each reply's timing figures of the call, so an agent's latency is aggregated from D1 without reading one details
+    // object per run: [replies, per-figure histograms] (src/calls/session/latency-record.ts), bounded whatever the
+    // call's length; rows written before it hold {replies, figures: {name: [ms...]}}.
+    latency: text("latency", { mode: "json" }).$type<Array<number | number[]> | { replies: number; figures: Record<string, number[]> } | null>(),
     // The analysis' outcome (ok | failed) once it ran, its body being in the details object: it runs once per run.
     analysisStatus: text("analysis_status"),
     // A call of an agent test (src/agent-tests/): over the carrier simulator only, and never counted in campaigns,

@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { migrateRunDetails } from "../../src/calls/run-details";
 import { readDetails } from "../../src/calls/session/details-object";
+import { readLatencyColumn } from "../../src/calls/session/latency-record";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { call } from "../helpers";
 import { conversationCall, runWhen, seatsConversation } from "./conversation-support";
@@ -124,7 +125,7 @@ describe("a run's details object", () => {
     const row = await runRow(runId);
     expect(row.detailsKey).toBe(`runs/${s.org.id}/${runId}.json`);
     expect([row.transcript, row.toolCalls, row.analysis]).toEqual([null, null, null]);
-    expect(row.latency?.replies).toBe(run.transcript.filter((t: any) => t.role === "agent" && t.timing).length);
+    expect(readLatencyColumn(row.latency!).replies).toBe(run.transcript.filter((t: any) => t.role === "agent" && t.timing).length);
     expect(row.gatheredContext).toEqual({ seats: 12 });
     const bytes = await rowBytes(runId);
 

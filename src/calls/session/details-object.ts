@@ -3,6 +3,7 @@
 // (status, times, disposition, usage's four numbers, gathered values, a latency summary): lists, filters, CSVs and
 // the latency endpoint read only D1, the run detail endpoint reads the one object. The stored values are exactly
 // what the old D1 columns held, so the API's JSON is the same byte for byte.
+import { type LatencyColumn, latencyColumn } from "./latency-record";
 
 /** One stored transcript turn, as the API shows it. */
 export type StoredTurn = {
@@ -20,8 +21,8 @@ export type RunDetailsObject = {
   analysis: Record<string, unknown> | null;
 };
 
-/** Each reply's numeric timing figures, per figure (the latency endpoint's input, small enough for the run's row). */
-export type LatencySummary = { replies: number; figures: Record<string, number[]> };
+/** Each reply's timing figures, compact (the latency endpoint's input, small enough for the run's row). */
+export type LatencySummary = LatencyColumn;
 
 export const detailsKeyOf = (orgId: number, runId: number) => `runs/${orgId}/${runId}.json`;
 
@@ -37,19 +38,5 @@ export async function readDetails(bucket: R2Bucket, key: string): Promise<RunDet
   return { transcript: parsed.transcript ?? null, tool_calls: parsed.tool_calls ?? null, analysis: parsed.analysis ?? null };
 }
 
-/** The agent replies' timing figures of a transcript (every numeric figure, so new ones are kept); null: no transcript. */
-export function latencySummary(transcript: readonly StoredTurn[] | null | undefined): LatencySummary | null {
-  if (!transcript?.length) return null;
-  const figures: Record<string, number[]> = {};
-  let replies = 0;
-  for (const t of transcript) {
-    if (t.role !== "agent" || !t.timing) continue;
-    replies++;
-    for (const [name, v] of Object.entries(t.timing)) {
-      if (typeof v !== "number" || !Number.isFinite(v)) continue;
-      figures[name] = figures[name] ?? [];
-      figures[name].push(v);
-    }
-  }
-  return { replies, figures };
-}
+/** The run's latency column from its transcript: bounded whatever the call's length (latency-record.ts); null: none. */
+export const latencySummary = latencyColumn;
