@@ -16,6 +16,8 @@ export type ToolAccess = {
   headers(tool: HttpTool): Promise<Record<string, string>>;
   /** Whether the organization lets requests go to private addresses (asked at every request). */
   allowsPrivate(): Promise<boolean>;
+  /** Where this service is reached: never a tool's address. */
+  ownOrigins?: ReadonlyArray<string | null | undefined>;
   fetcher?: typeof fetch;
 };
 
@@ -81,7 +83,12 @@ export class ActionRunner {
       };
       return { result: { content: "Error: the tool is misconfigured and cannot be used now" }, record };
     }
-    const out = await runHttpTool(tool, args, { headers, allowsPrivate: () => access.allowsPrivate(), fetcher: access.fetcher });
+    const out = await runHttpTool(tool, args, {
+      headers,
+      allowsPrivate: () => access.allowsPrivate(),
+      ownOrigins: access.ownOrigins,
+      fetcher: access.fetcher,
+    });
     return { result: { content: out.content }, record: out.record };
   }
 

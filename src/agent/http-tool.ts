@@ -1,9 +1,11 @@
 // One request of an agent's HTTP tool on the model's behalf: the organization's outbound-URL policy checked at every
-// request (the policy may have changed since the agent was saved), no redirects followed (a redirect could lead
+// request (the policy may have changed since the agent was saved), against the addresses the name resolves to too
+// (DNS over HTTPS, lib/dns.ts) and never this service itself, no redirects followed (a redirect could lead
 // anywhere the policy refuses), a timeout, and the answer capped. The model gets the answer's text or a plain error;
 // the run gets a record without the answer. Header values are secrets: they are sent, and nowhere else (an answer
 // that echoes one has it blanked before the model reads it).
-import { checkOutboundUrl } from "../lib/url-guard";
+import { dohResolver, type Resolve } from "../lib/dns";
+import { checkOutboundUrl, checkResolved, classifyHost } from "../lib/url-guard";
 import type { HttpTool } from "./actions";
 import type { ToolCallRecord } from "./voice-agent";
 
@@ -17,6 +19,10 @@ export type HttpToolContext = {
   /** Whether the organization lets requests go to private addresses, asked at every request. */
   allowsPrivate: () => Promise<boolean>;
   fetcher?: typeof fetch;
+  /** Where this service is reached (PUBLIC_BASE_URL): a tool may not call edgedial's own API. */
+  ownOrigins?: ReadonlyArray<string | null | undefined>;
+  /** The name's addresses; by default DNS over HTTPS, none asked when a `fetcher` (its own network) is given alone. */
+  resolve?: Resolve | null;
   /** Milliseconds, for the duration (a clock passed in: tests and the call's own). */
   now?: () => number;
 };
@@ -41,9 +47,18 @@ export async function runHttpTool(tool: HttpTool, args: Record<string, unknown>,
     return { content: `Error: ${safe}`, record: record(status, httpStatus, safe.slice(0, 300)) };
   };
 
-  const verdict = checkOutboundUrl(tool.url, { allowPrivate: await ctx.allowsPrivate() });
+  const allowPrivate = await ctx.allowsPrivate();
+  const verdict = checkOutboundUrl(tool.url, { allowPrivate, ownOrigins: ctx.ownOrigins, refuseSpecialUse: true });
   if (!verdict.ok) return fail("refused", null, `the tool's address is refused: ${verdict.message}`);
   const url = new URL(tool.url);
+  // A name (not an address) is judged by what it resolves to; an answer DNS could not give refuses the request.
+  const resolve = ctx.resolve !== undefined ? ctx.resolve : ctx.fetcher ? null : dohResolver();
+  if (resolve && !/^[\d.]+$|^\[/.test(url.hostname) && classifyHost(url.hostname) === "public") {
+    const addresses = await resolve(url.hostname);
+    if (!addresses) return fail("refused", null, `the tool's address is refused: ${url.hostname} could not be resolved to check where it points`);
+    const resolved = checkResolved(url.hostname, addresses, { allowPrivate });
+    if (!resolved.ok) return fail("refused", null, `the tool's address is refused: ${resolved.message}`);
+  }
   const hasBody = tool.method !== "GET" && tool.method !== "DELETE";
   if (!hasBody) for (const [k, v] of Object.entries(args)) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
   const headers = new Headers({ Accept: "application/json, text/plain;q=0.9, */*;q=0.5", "User-Agent": "edgedial-agent-tool/1" });

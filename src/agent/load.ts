@@ -67,5 +67,5 @@ export function toolAccess(env: Env, orgId: number, allowsPrivate: () => Promise
   } catch {
     // A malformed key list: a tool with sealed headers then fails as misconfigured, the call goes on.
   }
-  return { headers: (tool) => openToolHeaders(box, orgId, tool), allowsPrivate };
+  return { headers: (tool) => openToolHeaders(box, orgId, tool), allowsPrivate, ownOrigins: [env.PUBLIC_BASE_URL] };
 }

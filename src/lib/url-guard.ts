@@ -1,7 +1,8 @@
 // Which hosts the service may fetch on a client's behalf (SSRF). URLs are classified after the WHATWG parser has
-// normalized them, so decimal (2130706433), octal and hex IPv4 forms and IPv4-mapped IPv6 are seen as the address
-// they stand for. Workers cannot resolve a name before fetching it, so a public name that resolves to a private
-// address cannot be caught here; obvious local names (localhost, *.localhost, *.internal, *.local) are refused.
+// normalized them, so decimal (2130706433), octal and hex IPv4 forms, IPv4-mapped IPv6, percent-encoded and
+// full-width spellings are seen as the address or name they stand for. Obvious local names (localhost, *.localhost,
+// *.internal, *.local) are refused here; a public name's addresses are only known by asking DNS, which the caller
+// does where it can (`checkResolved`, with ./dns.ts for HTTP tools).
 
 export type HostClass =
   | "public"
@@ -84,6 +85,17 @@ export function classifyHost(hostname: string): HostClass {
   return "public";
 }
 
+/**
+ * Special-use names (RFC 6761 test., example., invalid.; RFC 7686 onion.; RFC 9476 alt.) that public DNS never answers
+ * for. Refused where the caller asks (`refuseSpecialUse`): an HTTP tool there can only reach a resolver's local
+ * override. localhost. is loopback and local., internal., home.arpa. are private names above.
+ */
+const SPECIAL_USE_TLDS = new Set(["test", "example", "invalid", "onion", "alt"]);
+export function isSpecialUseName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  return SPECIAL_USE_TLDS.has(host.slice(host.lastIndexOf(".") + 1)) && !host.startsWith("[");
+}
+
 /** Why a URL is refused: its host's class, or `own_origin` when it is this service itself. */
 export type UrlVerdict = { ok: true } | { ok: false; class: HostClass | "own_origin"; message: string };
 
@@ -121,7 +133,10 @@ export function sameService(u: URL, origin: string): boolean {
  * `ownOrigins` (where this service is reached: the request's origin, PUBLIC_BASE_URL) are refused whatever is allowed:
  * the service must not call itself on a client's behalf. Other ports of the same host are other services.
  */
-export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ownOrigins?: ReadonlyArray<string | null | undefined> } = {}): UrlVerdict {
+export function checkOutboundUrl(
+  url: string,
+  opts: { allowPrivate?: boolean; ownOrigins?: ReadonlyArray<string | null | undefined>; refuseSpecialUse?: boolean } = {},
+): UrlVerdict {
   let u: URL;
   try {
     u = new URL(url);
@@ -130,6 +145,12 @@ export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ow
   }
   const own = (opts.ownOrigins ?? []).find((o) => o && sameService(u, o));
   if (own) return { ok: false, class: "own_origin", message: `Must not point at this service itself (${new URL(own).origin})` };
+  if (opts.refuseSpecialUse && isSpecialUseName(u.hostname))
+    return {
+      ok: false,
+      class: "reserved",
+      message: "Must not point at a special-use name (.test, .example, .invalid, .onion, .alt), which public DNS never resolves",
+    };
   const cls = classifyHost(u.hostname);
   if (cls === "public") return { ok: true };
   if (NEVER_ALLOWED.has(cls)) return { ok: false, class: cls, message: `Must not point at a ${cls.replace("_", "-")} address` };
@@ -139,4 +160,20 @@ export function checkOutboundUrl(url: string, opts: { allowPrivate?: boolean; ow
     class: cls,
     message: `Must not point at a ${cls === "cgnat" ? "shared (CGNAT)" : cls} address unless the organization allows private PBX addresses`,
   };
+}
+
+/**
+ * The same policy applied to the addresses a public name resolves to (DNS asked by the caller): a name that resolves
+ * to a loopback or private address is that address. Between this answer and the fetch's own lookup the name may
+ * change (DNS rebinding, a short TTL): the check narrows the hole, it does not close it.
+ */
+export function checkResolved(hostname: string, addresses: readonly string[], opts: { allowPrivate?: boolean } = {}): UrlVerdict {
+  for (const a of addresses) {
+    const cls = classifyHost(a.includes(":") ? `[${a}]` : a);
+    if (cls === "public" || (opts.allowPrivate && !NEVER_ALLOWED.has(cls))) continue;
+    const what = cls === "cgnat" ? "shared (CGNAT)" : cls.replace("_", "-");
+    const unless = NEVER_ALLOWED.has(cls) ? "" : " unless the organization allows private PBX addresses";
+    return { ok: false, class: cls, message: `Must not point at a name that resolves to a ${what} address (${hostname} is ${a})${unless}` };
+  }
+  return { ok: true };
 }

@@ -1,17 +1,35 @@
-// Structural checks of what lets the agent act on the call: transferCall nodes (a destination a carrier can dial, a
+// Structural checks of what lets the agent act on the call: transferCall nodes (a destination dialing takes, a
 // mode, a ring time, and exactly one no-answer edge as their only way on), edges chosen by key presses, and the
 // agent's HTTP tools (unique names, the nodes they name exist). Pure and total, like the rest of the validator; the
 // shape of each field is zod's (a 422 at save), these are the rules across fields and elements.
+import { parsePhoneNumberFromString } from "libphonenumber-js/max";
 import { isObject, type Obj } from "../lib/helpers";
 import { DTMF_KEYS, RESERVED_TOOL_NAMES, TOOL_NAME } from "./tools";
 
 type Problem = { kind: "node" | "edge" | "workflow"; id: string | null; field: string | null; message: string };
 
-/** E.164, or for a PBX (ari) a SIP URI or a dial string such as PJSIP/100 or PJSIP/100@trunk. */
-export const E164 = /^\+[1-9]\d{6,14}$/;
-const SIP_URI = /^sips?:[^\s@]+@[^\s]+$|^sips?:[^\s]+$/;
-const DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/[^\s]{1,200}$/;
-export const isTransferDestination = (d: string) => E164.test(d) || SIP_URI.test(d) || DIAL_STRING.test(d);
+// The forms dialing takes (normalizeNumber in src/telephony/numbers.ts, which this folder ranks below): a number is
+// valid E.164 by the numbering plans, or, for a PBX (ari) only, an extension, a SIP URI or a dial string, none with
+// spaces, commas or ampersands. test/workflows/action-checks.unit.test.ts holds the two to the same verdicts.
+const FORBIDDEN = /[\s,&]/;
+const EXTENSION = /^\d{2,15}$/;
+const SIP_URI = /^sips?:[^\s@:;]+@[A-Za-z0-9.-]+(:\d{1,5})?(;[^\s]*)?$/i;
+const DIAL_STRING = /^[A-Za-z][A-Za-z0-9]*\/[^\s,&]+$/;
+
+/** A number the numbering plans know, written exactly in E.164 (libphonenumber-js, as dialing checks it). */
+export const isValidE164 = (d: string) => {
+  const parsed = d.startsWith("+") ? parsePhoneNumberFromString(d) : undefined;
+  return !!parsed && parsed.number === d && parsed.getType() !== undefined;
+};
+
+/** Why dialing would refuse this transfer destination on every carrier, or null. The calling policy (countries,
+ * number types) is the organization's and may change after a save: it is applied when the transfer dials. */
+export function transferDestinationProblem(raw: string): string | null {
+  const d = raw.trim();
+  if (d.startsWith("+")) return isValidE164(d) ? null : "data.destination is not a valid phone number: E.164 (+ and country code) by the numbering plans";
+  if (!FORBIDDEN.test(d) && (EXTENSION.test(d) || SIP_URI.test(d) || DIAL_STRING.test(d))) return null;
+  return "data.destination must be an E.164 number (+14155550100), or for an Asterisk (ari) configuration an extension, a SIP URI (sip:100@pbx.example.com) or a dial string (PJSIP/100), without spaces, commas or ampersands";
+}
 
 export function actionProblems(definition: Obj, nodeTypes: ReadonlyMap<string, string | null>): Problem[] {
   const out: Problem[] = [];
@@ -21,13 +39,8 @@ export function actionProblems(definition: Obj, nodeTypes: ReadonlyMap<string, s
     if (!isObject(n) || n.type !== "transferCall" || typeof n.id !== "string") continue;
     const data = isObject(n.data) ? n.data : {};
     const d = data.destination;
-    if (typeof d === "string" && d.trim() && !isTransferDestination(d.trim()))
-      out.push({
-        kind: "node",
-        id: n.id,
-        field: "data.destination",
-        message: "data.destination must be an E.164 number (+15551234567), a SIP URI or a PBX dial string (PJSIP/100)",
-      });
+    const refused = typeof d === "string" && d.trim() ? transferDestinationProblem(d) : null;
+    if (refused) out.push({ kind: "node", id: n.id, field: "data.destination", message: refused });
     if (data.mode !== undefined && data.mode !== null && data.mode !== "cold" && data.mode !== "warm")
       out.push({ kind: "node", id: n.id, field: "data.mode", message: "data.mode must be cold or warm" });
     const t = data.timeout_seconds;

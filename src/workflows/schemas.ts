@@ -6,6 +6,7 @@ import { NODE_TYPES } from "./validate";
 import { NewVoiceAgentSettings, VoiceAgentSettings } from "./voice-settings";
 import { DTMF_KEYS, HttpTools } from "./tools";
 import { Retention } from "./retention";
+import { webhookNodeUrlProblem } from "./webhook-node";
 
 export const MAX_NODES = 500;
 export const MAX_EDGES = 2000;
@@ -135,7 +136,16 @@ const definition = (minNodes: number) =>
       edges: z.array(WorkflowEdge).max(MAX_EDGES).default([]),
       tools: HttpTools.optional(),
     })
-    .refine((v) => byteLength(v) <= MAX_DEFINITION_BYTES, { message: `The definition must be at most ${MAX_DEFINITION_BYTES} bytes as JSON` });
+    .refine((v) => byteLength(v) <= MAX_DEFINITION_BYTES, { message: `The definition must be at most ${MAX_DEFINITION_BYTES} bytes as JSON` })
+    // Drafts may be saved incomplete, but never holding an address the service must not call (SSRF): a webhook
+    // node's url is refused here, at its field, like a tool's url in its own schema.
+    .superRefine((v, ctx) => {
+      v.nodes.forEach((n, i) => {
+        const url = n.type === "webhook" ? n.data?.url : null;
+        const why = typeof url === "string" && url.trim() ? webhookNodeUrlProblem(url) : null;
+        if (why) ctx.addIssue({ code: "custom", path: ["nodes", i, "data", "url"], message: why });
+      });
+    });
 
 /** On create a definition needs at least one node; on update an emptied draft may still be saved. */
 export const CreateDefinition = definition(1).openapi("WorkflowDefinition");

@@ -43,8 +43,13 @@ export const HttpToolSchema = z
     url: z
       .url({ protocol: /^https?$/ })
       .max(2048)
-      .refine((u) => checkOutboundUrl(u, { allowPrivate: true }).ok, { message: "Must not point at metadata, link-local or reserved addresses" })
-      .openapi({ description: "Checked against the organization's outbound-URL policy at every request; redirects are not followed" }),
+      .refine((u) => checkOutboundUrl(u, { allowPrivate: true, refuseSpecialUse: true }).ok, {
+        message: "Must not point at metadata, link-local or reserved addresses, nor a special-use name (.test, .example, .invalid, .onion, .alt)",
+      })
+      .openapi({
+        description:
+          "Never this service itself, metadata, link-local or reserved addresses, or special-use names (refused at save). Checked against the organization's outbound-URL policy at every request, with the addresses the name resolves to (DNS over HTTPS); redirects are not followed",
+      }),
     method: z.enum(HTTP_METHODS).optional().openapi({ description: "Default POST" }),
     headers: z
       .record(HeaderName, z.string().min(1).max(4096))
@@ -150,4 +155,20 @@ export async function openToolHeaders(
     }
   }
   return out;
+}
+
+/**
+ * HTTP tools are `workflow_definition.tools`. Sent under `workflow_configurations` they would be kept as plain
+ * settings (never offered to the model, their header values stored and shown in clear), so that is a 422; the value is
+ * not echoed, as it may hold a header's secret.
+ */
+export function refuseConfigurationTools(configurations: Obj | undefined): void {
+  if (configurations && Object.hasOwn(configurations, "tools"))
+    throw new ApiError(422, [
+      {
+        loc: ["body", "workflow_configurations", "tools"],
+        msg: "HTTP tools belong in workflow_definition.tools (docs/agents.md), where they are offered to the model and their header values sealed",
+        type: "value_error",
+      },
+    ]);
 }

@@ -2,8 +2,7 @@
 // also runs on whatever a stored definition holds. Every problem is reported, not only the first.
 import { isObject, type Obj } from "../lib/helpers";
 import { speechLength } from "../lib/speech";
-import { checkOutboundUrl } from "../lib/url-guard";
-import { webhookNodeProblems } from "./webhook-node";
+import { webhookNodeProblems, webhookNodeUrlProblem } from "./webhook-node";
 import { actionProblems } from "./action-checks";
 
 export const NODE_TYPES = ["startCall", "agentNode", "endCall", "globalNode", "webhook", "apiTrigger", "transferCall"] as const;
@@ -120,12 +119,8 @@ export function validateDefinition(definition: unknown, opts: ValidateOptions = 
     }
     if (type === "webhook" && isNonEmptyString(data.url)) {
       // SSRF: the service will call this address on the organization's behalf, so never an internal one.
-      const verdict = isHttpUrl(data.url) ? checkOutboundUrl(data.url) : null;
-      if (!verdict) nodeError(id, "data.url", "data.url must be an http or https URL");
-      else if (!verdict.ok) {
-        const why = verdict.message.replace(/ unless the organization allows private PBX addresses$/, "");
-        nodeError(id, "data.url", `data.url ${why.charAt(0).toLowerCase()}${why.slice(1)}`);
-      }
+      const why = webhookNodeUrlProblem(data.url);
+      if (why) nodeError(id, "data.url", why);
     }
     if (type === "webhook") for (const [field, message] of webhookNodeProblems(data)) nodeError(id, field, message);
     if (type === "apiTrigger" && isNonEmptyString(data.trigger_path)) {
@@ -241,15 +236,6 @@ function greetingLengthWarning(greeting: string, limits: readonly SpeechLimit[])
 }
 
 const endpoint = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
-  }
-}
 
 /** The API Trigger paths a definition declares (well-formed ones only), in order, without repeats. */
 export function triggerPathsOf(definition: unknown): string[] {

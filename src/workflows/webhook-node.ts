@@ -1,9 +1,29 @@
 // A `webhook` node's own fields beside its `url` (which validate.ts checks): when it fires, the JSON body it sends
 // (`payload_template`, `{{path}}` placeholders filled from the call) and the webhook endpoint that signs it. Pure.
 import { isObject, type Obj } from "../lib/helpers";
+import { checkOutboundUrl } from "../lib/url-guard";
 
 export const WEBHOOK_WHEN = ["after_call"] as const;
 export type WebhookNode = { id: string; url: string; when: "after_call"; payloadTemplate: unknown; endpointId: number | null };
+
+/**
+ * Why the service may not post to a webhook node's `url`, or null: http or https, and never a metadata, link-local,
+ * private or loopback address (SSRF; the organization's private-PBX switch does not apply to webhooks). Checked at save
+ * (a 422), by validation, and again before every delivery.
+ */
+export function webhookNodeUrlProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "data.url must be an http or https URL";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return "data.url must be an http or https URL";
+  const verdict = checkOutboundUrl(url);
+  if (verdict.ok) return null;
+  const why = verdict.message.replace(/ unless the organization allows private PBX addresses$/, "");
+  return `data.url ${why.charAt(0).toLowerCase()}${why.slice(1)}`;
+}
 
 /** The node's problems beyond its url, as [field, message]. */
 export function webhookNodeProblems(data: Obj): [string, string][] {

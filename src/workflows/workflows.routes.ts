@@ -25,7 +25,9 @@ import {
 import { validateDefinition, type ValidationResult as Result } from "./validate";
 import { speechLimits } from "./speech-limits";
 import { maskVoiceSecrets, sealVoiceSecrets } from "./voice-settings";
-import { maskToolHeaders, sealToolHeaders } from "./tools";
+import { maskToolHeaders, refuseConfigurationTools, sealToolHeaders } from "./tools";
+import { ownOriginProblems } from "./own-origin";
+import { ApiError } from "../lib/errors";
 
 const tags = ["workflows"];
 const WorkflowId = idParam("workflow_id");
@@ -37,7 +39,8 @@ const create = createRoute({
   path: "/workflow/create",
   tags,
   summary: "Create an agent (its definition becomes version 1)",
-  description: "Only the definition's shape is checked here; structural problems are saved and reported by validate. A definition without nodes is refused.",
+  description:
+    "Only the definition's shape is checked here; structural problems are saved and reported by validate. A definition without nodes is refused, and so is an address the service must not call (a webhook node's or a tool's url at a private, loopback or metadata address, or at this service itself): a 422 at the field. HTTP tools are `workflow_definition.tools`; `workflow_configurations.tools` is a 422.",
   request: { body: body(CreateWorkflow) },
   responses: { 200: json(Workflow), ...errors(401, 422) },
 });
@@ -66,7 +69,7 @@ const update = createRoute({
   tags,
   summary: "Update an agent; a changed definition becomes a new version",
   description:
-    "Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept.",
+    "Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept. The definition's addresses are checked as on create (a 422 at the field).",
   request: { params: WorkflowId, body: body(UpdateWorkflow) },
   responses: { 200: json(Workflow), ...errors(401, 404, 409, 422) },
 });
@@ -144,6 +147,17 @@ async function withRuns(db: ReturnType<typeof getDb>, orgId: number, w: StoredWo
   return view(w, runs.get(w.id) ?? 0);
 }
 
+/** 422 for a definition or settings the API must not keep: tools under the settings, an address that is this service. */
+function refuseMisplaced(
+  c: { env: Env; req: { url: string } },
+  definition: Record<string, unknown> | undefined,
+  configurations: Record<string, unknown> | undefined,
+) {
+  refuseConfigurationTools(configurations);
+  const items = definition ? ownOriginProblems(definition, [c.env.PUBLIC_BASE_URL, new URL(c.req.url).origin]) : [];
+  if (items.length) throw new ApiError(422, items);
+}
+
 /** The validator is total, but validate must answer 200 whatever happens inside it. */
 function safeValidate(definition: unknown, taken: ReadonlySet<string>): Result {
   try {
@@ -156,6 +170,7 @@ function safeValidate(definition: unknown, taken: ReadonlySet<string>): Result {
 export const workflowsRouter = createRouter()
   .openapi(create, async (c) => {
     const input = c.req.valid("json");
+    refuseMisplaced(c, input.workflow_definition, input.workflow_configurations);
     const db = getDb(c.env);
     const box = () => SecretBox.fromEnv(c.env);
     const configurations = input.workflow_configurations && (await sealVoiceSecrets(box, c.get("orgId"), input.workflow_configurations, null));
@@ -199,6 +214,7 @@ export const workflowsRouter = createRouter()
   .openapi(update, async (c) => {
     const { workflow_id } = c.req.valid("param");
     const input = c.req.valid("json");
+    refuseMisplaced(c, input.workflow_definition, input.workflow_configurations);
     const db = getDb(c.env);
     let configurations = input.workflow_configurations;
     let definition: Record<string, unknown> | undefined = input.workflow_definition;

@@ -94,6 +94,82 @@ describe("an HTTP tool's request", () => {
     expect((await runHttpTool(tool({ url: "http://169.254.169.254/latest" }), {}, ctx(f.fetcher, true))).record.status).toBe("refused");
   });
 
+  it("a name that resolves to a loopback or private address is that address: refused unless allowed; unresolvable: refused", async () => {
+    const f = fake(() => new Response("ok"));
+    const dns = (answers: Record<string, string[] | null>) => ({
+      asked: [] as string[],
+      resolve(host: string) {
+        this.asked.push(host);
+        return Promise.resolve(host in answers ? answers[host] : []);
+      },
+    });
+    const d = dns({
+      "localtest.me": ["127.0.0.1"],
+      "rebind.example.com": ["93.184.216.34", "::1"],
+      "intranet.example.com": ["10.1.2.3"],
+      "gone.example.com": null,
+    });
+    const run = (url: string, allow = false) => runHttpTool(tool({ url }), {}, { ...ctx(f.fetcher, allow), resolve: (h: string) => d.resolve(h) });
+    const loop = await run("http://localtest.me:8787/api/v1/organizations/api-keys");
+    expect(loop.record.status).toBe("refused");
+    expect(loop.content).toMatch(/resolves to a loopback address \(localtest\.me is 127\.0\.0\.1\)/);
+    expect((await run("https://rebind.example.com/x")).record.status).toBe("refused");
+    expect((await run("https://intranet.example.com/x")).record.status).toBe("refused");
+    expect((await run("https://gone.example.com/x")).content).toMatch(/could not be resolved/);
+    expect(f.seen).toHaveLength(0);
+    // The organization that allows private addresses may name its own hosts; a public answer passes.
+    expect((await run("https://intranet.example.com/x", true)).content).toBe("ok");
+    expect((await run("https://api.example.com/orders")).content).toBe("ok");
+    // Addresses are not asked about; special-use names never reach DNS.
+    d.asked.length = 0;
+    expect((await run("http://127.0.0.1:9/x", true)).content).toBe("ok");
+    expect((await run("https://shop.test/x")).record.status).toBe("refused");
+    expect(d.asked).toEqual([]);
+  });
+
+  it("every spelling of loopback and localhost is refused without asking DNS", async () => {
+    const f = fake(() => new Response("ok"));
+    const resolve = () => Promise.reject(new Error("DNS must not be asked"));
+    for (const url of [
+      "http://localhost:8787/x",
+      "http://LOCALHOST./x",
+      "http://api.localhost/x",
+      "http://%6c%6fcalhost/x",
+      "http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/x",
+      "http://127.1/x",
+      "http://0x7f.1/x",
+      "http://2130706433/x",
+      "http://0177.0.0.1/x",
+      "http://127\u30020\u30020\u30021/x",
+      "http://[::1]/x",
+      "http://[0:0:0:0:0:0:0:1]/x",
+      "http://[::ffff:127.0.0.1]/x",
+      "http://[::ffff:7f00:1]/x",
+      "http://0/x",
+      "http://x.invalid/x",
+    ]) {
+      const out = await runHttpTool(tool({ url }), {}, { ...ctx(f.fetcher, false), resolve });
+      expect(out.record.status, url).toBe("refused");
+    }
+    expect(f.seen).toHaveLength(0);
+  });
+
+  it("this service itself is refused whatever the organization allows", async () => {
+    const f = fake(() => new Response("ok"));
+    const own = { ...ctx(f.fetcher, true), ownOrigins: ["https://edgedial.example.com"] };
+    for (const url of [
+      "https://edgedial.example.com/api/v1/organizations/api-keys",
+      "https://EDGEDIAL.example.com./api/v1/x",
+      "https://edgedial.example.com:8443/x",
+    ]) {
+      const out = await runHttpTool(tool({ url }), {}, own);
+      expect(out.record.status, url).toBe("refused");
+      expect(out.content, url).toMatch(/this service itself/);
+    }
+    expect(f.seen).toHaveLength(0);
+    expect((await runHttpTool(tool({ url: "https://api.example.com/x" }), {}, own)).content).toBe("ok");
+  });
+
   it("a header's value echoed by the tool is blanked before the model reads it, and is in no error", async () => {
     const echo = await runHttpTool(tool(), {}, ctx(fake((s) => new Response(`you sent ${new Headers(s.init.headers).get("authorization")}`)).fetcher));
     expect(echo.content).toBe("you sent [redacted]");
