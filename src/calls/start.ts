@@ -26,7 +26,7 @@ import { providerEnvOf } from "../telephony/provisioning";
 import { createRun, getOrgRun, type RunRow } from "./runs";
 import { admitEngines, callDemandOf, engineBusy, releaseCallEngines } from "./engine-admission";
 import { applyStatus } from "./status";
-import { requireVariables } from "./variables";
+import { contextWithDefaults, requireVariables } from "./variables";
 
 /** A single call's lease outlives the longest call plus the engine's grace, so a lost final status frees it. */
 export const SINGLE_CALL_LEASE_SECONDS = MAX_CALL_SECONDS + TIMEOUT_GRACE_SECONDS;
@@ -108,7 +108,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber, "ctx" in number ? number.ctx : undefined);
   const refused = await destinationRefusal(getDb(env), input.orgId, number.value, pbxTemplatesOf(cfg));
   if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
-  requireVariables(input.workflow.definition, input.initialContext);
+  const initialContext = requireVariables(input.workflow, input.initialContext);
   const from = await callerIdFor(env, cfg.id);
 
   const leaseId = `single:${crypto.randomUUID()}`;
@@ -144,7 +144,7 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
       definitionId: input.workflow.definitionId,
       phoneNumber: number.value,
       fromNumber: from,
-      initialContext: input.initialContext,
+      initialContext,
       telephonyConfigurationId: cfg.id,
       provider: cfg.provider.name,
       leaseId,
@@ -198,7 +198,8 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
     attempt: req.attempt,
     phoneNumber: number.value,
     fromNumber: await callerIdFor(env, cfg.id),
-    initialContext: req.initialContext,
+    // The agent's defaults fill the contact's empty columns (checked at import: a column without one is never empty).
+    initialContext: contextWithDefaults(workflow, req.initialContext),
     telephonyConfigurationId: cfg.id,
     provider: cfg.provider.name,
     leaseId: req.leaseId ?? null,

@@ -59,7 +59,7 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
   requireSettings(env, CALL_SETTINGS);
   const db = getDb(env);
   const workflow = await loadUsableWorkflow(db, input.orgId, input.workflowId);
-  requireVariables(workflow.definition, input.initialContext);
+  const initialContext = requireVariables(workflow, input.initialContext);
 
   const leaseId = `web:${crypto.randomUUID()}`;
   const lease = await organizationStub(env, input.orgId).acquire({
@@ -85,7 +85,7 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
       definitionId: workflow.definitionId,
       phoneNumber: "",
       fromNumber: null,
-      initialContext: input.initialContext,
+      initialContext,
       telephonyConfigurationId: null,
       provider: WEB_PROVIDER,
       leaseId,

@@ -9,8 +9,8 @@ import { getDb } from "../lib/db";
 import { ApiError, conflict, notFound, unprocessable } from "../lib/errors";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
-import { getWorkflow, templateVariables } from "../workflows";
-import { fileNotFound, importSpec } from "./create";
+import { getWorkflow } from "../workflows";
+import { fileNotFound, importSpec, rowVariables } from "./create";
 import { importCsv } from "./csv/import";
 import { rulesOf } from "./csv/rules";
 import type { CampaignState } from "./engine/object-api";
@@ -56,7 +56,7 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
   });
   // 4. The file exists under the organization (422); another organization's key is refused without reading it.
   if (!keyBelongsTo(orgId, input.source_url)) throw fileNotFound(input.source_url);
-  const spec = await importSpec(env, db, orgId, input, config, templateVariables(workflow.definition));
+  const spec = await importSpec(env, db, orgId, input, config, rowVariables(workflow));
   const file = await env.UPLOADS.get(input.source_url);
   if (!file) throw fileNotFound(input.source_url);
 

@@ -15,7 +15,7 @@ import { classifyE164 } from "../telephony/numbers";
 import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
 import { greetingIds } from "../uploads/greetings";
 import { keyBelongsTo } from "../uploads/keys";
-import { loadUsableWorkflow, templateVariables } from "../workflows";
+import { loadUsableWorkflow, templateVariables, variablesWithoutDefault } from "../workflows";
 import { importCsv } from "./csv/import";
 import { rulesOf, specPolicy } from "./csv/rules";
 import type { ImportSpec } from "./engine/types";
@@ -69,7 +69,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   let spec: ImportSpec;
   let campaignId: number;
   try {
-    spec = { ...(await importSpec(env, db, orgId, input, config, templateVariables(workflow.definition))), etag: file.etag };
+    spec = { ...(await importSpec(env, db, orgId, input, config, rowVariables(workflow))), etag: file.etag };
     const row = await db
       .insert(campaigns)
       .values({
@@ -149,6 +149,11 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
     await discardCampaign(env, campaignId, CREATING);
     throw err;
   }
+}
+
+/** The variables each row must give, not blank: those the agent uses and gives no default (template_context_variables). */
+export function rowVariables(workflow: { definition: unknown; templateContextVariables: unknown }): string[] {
+  return variablesWithoutDefault(templateVariables(workflow.definition), workflow.templateContextVariables);
 }
 
 /** The rules the file is checked by, decided now (the background import applies them later; an append, at once). */

@@ -1,7 +1,16 @@
 // What other modules (campaigns, calls) use from agents: lookups with the archive rule, and the pure helpers.
 export { findWorkflowByTriggerPath, findWorkflowByUuid, getWorkflow, loadUsableWorkflow, loadUsableWorkflowByUuid, loadUsableWorkflowByTrigger } from "./store";
 export type { StoredWorkflow, UsableWorkflow } from "./store";
-export { extractVariables, missingVariables, renderTemplate, startGreeting, templateVariables } from "./template";
+export {
+  blankVariables,
+  extractVariables,
+  missingVariables,
+  renderTemplate,
+  startGreeting,
+  templateVariables,
+  variablesWithoutDefault,
+  withDefaults,
+} from "./template";
 export type { Rendered } from "./template";
 export { validateDefinition } from "./validate";
 export { AgentConflict } from "./schemas";

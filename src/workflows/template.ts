@@ -98,3 +98,45 @@ export function renderTemplate(text: string, context: Record<string, unknown> | 
   });
   return { text: out, missing: [...missing] };
 }
+
+/** Absent, null, or text with nothing but spaces: a value that would be spoken as nothing. */
+const isBlank = (v: unknown): boolean => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+
+/** The agent's default for `name` (template_context_variables): a scalar that is not blank, or undefined. */
+function defaultOf(defaults: unknown, name: string): string | number | boolean | undefined {
+  if (!isObject(defaults)) return undefined;
+  const v = lookup(defaults, name);
+  return (typeof v === "string" || typeof v === "number" || typeof v === "boolean") && !isBlank(v) ? v : undefined;
+}
+
+/** The variables of `required` the agent gives no default: each call (each CSV row) must give them, not blank. */
+export function variablesWithoutDefault(required: readonly string[], defaults: unknown): string[] {
+  return required.filter((name) => defaultOf(defaults, name) === undefined);
+}
+
+/**
+ * `context` with each variable of `required` it leaves blank filled from the agent's defaults (a call's values
+ * win; a blank value is no value). The other variables are left as they are, to be reported by blankVariables.
+ */
+export function withDefaults(required: readonly string[], context: Record<string, unknown> | null | undefined, defaults: unknown): Record<string, unknown> {
+  const out: Obj = isObject(context) ? { ...context } : {};
+  for (const name of required) {
+    if (!isBlank(lookup(out, name))) continue;
+    const d = defaultOf(defaults, name);
+    if (d !== undefined) out[name] = d;
+  }
+  return out;
+}
+
+/** The variables of `required` that `context` does not give (`missing`: absent or null) or gives blank (`empty`). */
+export function blankVariables(required: readonly string[], context: Record<string, unknown> | null | undefined): { missing: string[]; empty: string[] } {
+  const ctx: Obj = isObject(context) ? context : {};
+  const missing: string[] = [];
+  const empty: string[] = [];
+  for (const name of required) {
+    const v = lookup(ctx, name);
+    if (v === undefined || v === null) missing.push(name);
+    else if (isBlank(v)) empty.push(name);
+  }
+  return { missing, empty };
+}

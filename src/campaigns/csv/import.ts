@@ -20,7 +20,10 @@ export type ImportOptions = {
   pbx: boolean;
   /** How a national number is read: the campaign's default_country, else the country suggested in its error. */
   numbers?: NumberReading;
-  /** Template variables the agent uses: each must be a column (checked after the rows, in the order create checks). */
+  /**
+   * Template variables the agent uses and gives no default: each must be a column (checked after the rows, in the
+   * order create checks), never blank in a row (a row problem, `template_value_empty`).
+   */
   requiredVariables: string[];
   sink: ImportSink;
   /** Contacts per sink call at most. */
@@ -105,6 +108,8 @@ export class CsvImport {
   private readonly report: ProblemReport;
   private readonly csv: CsvRecords;
   private header: Header | null = null;
+  /** Positions of the columns of `requiredVariables`: a row must not leave them blank. */
+  private requiredColumns: number[] = [];
   private headerCells: string[] | null = null;
   private headerRow = 0;
   private dataRows = 0;
@@ -174,6 +179,8 @@ export class CsvImport {
   private readHeader(cells: string[], row: number): Problem[] {
     const h = readHeader(cells, row, this.o.pbx);
     if (h.header) {
+      const names = h.header.names.map((n) => n.toLowerCase());
+      this.requiredColumns = this.o.requiredVariables.map((v) => names.indexOf(v.toLowerCase())).filter((i) => i >= 0);
       this.header = h.header;
       this.headerCells = cells;
       this.headerRow = row;
@@ -226,6 +233,11 @@ export class CsvImport {
     this.stopped = true;
   }
 
+  /** The required columns `fields` leaves blank (or short of). */
+  private blankRequired(fields: string[]): number[] {
+    return this.requiredColumns.filter((i) => (fields[i] ?? "").trim() === "");
+  }
+
   /** Reads records in order; a record the parser found broken is reported in its place instead of being read. */
   private async take(firstRow: number, records: string[][], broken: Map<number, Problem[]>): Promise<void> {
     const o = this.o;
@@ -268,6 +280,17 @@ export class CsvImport {
           type: "unknown_recording",
           input: greeting.recordingId,
         });
+      } else if (r.contact && this.blankRequired(fields).length) {
+        for (const i of this.blankRequired(fields)) {
+          const name = header.names[i];
+          this.pending.push({
+            row,
+            column: name,
+            msg: `The agent uses the template variable {{${name}}} and gives it no default (template_context_variables): an empty value would be spoken as nothing`,
+            type: "template_value_empty",
+            input: fields[i] ?? "",
+          });
+        }
       } else if (r.contact) {
         this.batch.push(r.contact);
         for (const f of fields) this.batchChars += f.length;
