@@ -257,6 +257,10 @@ export const workflowRuns = sqliteTable(
     // A call of an agent test (src/agent-tests/): over the carrier simulator only, and never counted in campaigns,
     // caps, cost estimates or analytics, nor listed by default.
     isTest: bool("is_test").notNull().default(false),
+    // What the call's media carried, by its session (src/calls/session/call-facts.ts): {caller_audio_s, agent_audio_s,
+    // gaps, underruns} (~70 B), and whether a conversation took place (a callee turn transcribed non-empty).
+    media: text("media", { mode: "json" }).$type<{ caller_audio_s: number; agent_audio_s: number; gaps: number; underruns: number } | null>(),
+    conversation: integer("conversation", { mode: "boolean" }),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),
