@@ -102,7 +102,7 @@ export async function prepareUpdate(
     ]);
   }
   delete patch.provider;
-  delete patch.from_numbers;
+  // `from_numbers` is parsed with the patch (its documented limits hold on update too) and dropped on storing.
 
   const bad: ValidationItem[] = [];
   for (const path of provider.sensitive) {
