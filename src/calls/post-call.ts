@@ -3,6 +3,8 @@
 // the disposition it may give and `run.analyzed`; the disposition and a callback time to the run's campaign; then the
 // agent's webhook nodes, their bodies rendered from the call. Each part is done once per run however often the
 // message comes (the analysis is written only where none is; a node's delivery only where none exists).
+// An analysis on Workers AI first takes a token from the engine capacity object, so it waits in the queue while live
+// calls use the budget (docs/capacity.md): refused, nothing of the message has run, and it comes back later whole.
 import { and, eq, isNull } from "drizzle-orm";
 import { workflowDefinitions, workflowRuns, workflows } from "../db/schema";
 import { analyzeCall } from "../agent/analysis";
@@ -12,6 +14,7 @@ import { getDb } from "../lib/db";
 import { publicBaseUrl } from "../lib/deployment";
 import { isObject } from "../lib/helpers";
 import { log } from "../lib/log";
+import { takeAnalysisToken } from "../capacity/admission";
 import { allowsPrivatePbx } from "../telephony/calling-policy";
 import { NODE_DELIVERY_EVENT } from "../webhooks/events";
 import { queueNodeDeliveries } from "../webhooks/node-deliveries";
@@ -21,6 +24,7 @@ import { analysisSettingsOf, type RunAnalysis } from "../workflows/analysis-sche
 import { parseStoredDefinition } from "../workflows/store";
 import { webhookNodesOf } from "../workflows/webhook-node";
 import { campaignPort } from "./campaign-port";
+import { analysisEngineOf } from "./engine-admission";
 import { recordingUrl } from "./recordings";
 import { storeAnalysis, withDetails } from "./run-details";
 import type { RunRow } from "./runs";
@@ -29,6 +33,14 @@ import { type AfterCallMessage, isAfterCall } from "./session/after-call";
 /** The disposition whose `callback_at` asks the campaign to call again then. */
 export const CALL_BACK_LATER = "call_back_later";
 const MAX_TRIES = 3;
+/**
+ * How long an analysis waits for engine capacity before it runs anyway (logged): a deployment whose calls hold the
+ * whole budget for hours would otherwise never analyse, and a late answer beats none.
+ */
+export const MAX_CAPACITY_WAIT_SECONDS = 6 * 3600;
+
+/** The message as it comes back after waiting for capacity: `waited` seconds so far. */
+type AfterCallBody = AfterCallMessage & { afterCall: { waited?: number } };
 
 /** What a webhook node's template can name: the call's values (the contact's and gathered ones also at the top). */
 export function nodeValues(run: RunRow, recording: string | null): Record<string, unknown> {
@@ -158,22 +170,55 @@ async function fireNodes(env: Env, run: RunRow, definition: unknown): Promise<vo
   }
 }
 
-export async function afterCall(env: Env, runId: number): Promise<void> {
+/** Whether the run still needs the agent's analysis (judged from D1, before its details object is read). */
+const awaitsAnalysis = (run: RunRow, configurations: unknown) =>
+  !!analysisSettingsOf(configurations) && !run.analysis && !run.analysisStatus && (!!run.detailsKey || !!run.transcript?.length);
+
+/**
+ * The after-call work of one run; `{ waitSeconds }` when its analysis has no engine capacity yet, nothing done.
+ * `waited`: seconds it already waited; past MAX_CAPACITY_WAIT_SECONDS it runs without a token.
+ */
+export async function afterCall(env: Env, runId: number, waited = 0): Promise<{ waitSeconds?: number }> {
   const row = await loadRun(env, runId);
-  if (!row) return;
+  if (!row) return {};
+  if (awaitsAnalysis(row.run, row.configurations)) {
+    const token = await takeAnalysisToken(env, analysisEngineOf(row.configurations));
+    if (!token.ok && waited < MAX_CAPACITY_WAIT_SECONDS) return { waitSeconds: Math.max(1, token.retryAfterSeconds) };
+    if (!token.ok) log("warning", "analysis_capacity_wait_exceeded", { run_id: runId, waited_seconds: waited });
+  }
   const listed = isObject(row.codes) ? row.codes.disposition_codes : null;
   const codes = Array.isArray(listed) ? listed.filter((c): c is string => typeof c === "string") : [];
   const run = await analyze(env, await withDetails(env, row.run), row.configurations, codes);
   await fireNodes(env, run, row.definition);
+  return {};
+}
+
+/**
+ * Puts a message that waits for engine capacity back on the queue with the delay the capacity object gave. A fresh
+ * copy (and the original acknowledged) rather than `retry()`: a retry counts against the queue's max_retries (10,
+ * wrangler.jsonc) and against MAX_TRIES below, so a long busy spell would drop the work or fail it on its first error.
+ * Sent twice by a crash between the two is harmless: each part runs once per run.
+ */
+async function waitForCapacity(env: Env, m: Message<unknown>, body: AfterCallBody, waitSeconds: number): Promise<void> {
+  const again: AfterCallBody = { afterCall: { ...body.afterCall, waited: (body.afterCall.waited ?? 0) + waitSeconds } };
+  try {
+    await (env.WEBHOOKS as unknown as Queue<AfterCallBody>).send(again, { delaySeconds: waitSeconds });
+    m.ack();
+  } catch (err) {
+    log("warning", "after_call_requeue_failed", { run_id: body.afterCall.runId, error: String(err) });
+    m.retry({ delaySeconds: waitSeconds });
+  }
 }
 
 /** The queue's after-call messages (the rest of the batch is the webhook deliveries'). */
 export async function runAfterCalls(messages: readonly Message<unknown>[], env: Env): Promise<void> {
   await Promise.all(
     messages.map(async (m) => {
+      const body = m.body as AfterCallBody;
       try {
-        await afterCall(env, (m.body as AfterCallMessage).afterCall.runId);
-        m.ack();
+        const { waitSeconds } = await afterCall(env, body.afterCall.runId, body.afterCall.waited ?? 0);
+        if (waitSeconds) await waitForCapacity(env, m, body, waitSeconds);
+        else m.ack();
       } catch (err) {
         log("error", "after_call_failed", { body: m.body, attempt: m.attempts, error: String(err) });
         if (m.attempts >= MAX_TRIES) m.ack();

@@ -76,5 +76,15 @@ export async function takeEngineToken(env: Env, engine: string): Promise<TokenRe
   }
 }
 
+/**
+ * The token a post-call analysis takes before it asks its model (`engine`, null for a scripted one). Only Workers AI
+ * spends the deployment's budget that live turns share: a bring-your-own-key endpoint (the organization's own
+ * account) or a scripted model takes none, nor does a deployment whose calls reach no Workers AI.
+ */
+export async function takeAnalysisToken(env: Env, engine: string | null): Promise<TokenResult> {
+  if (!engine?.startsWith("workers-ai:") || !enginesLive(env, true).workersAi) return { ok: true, retryAfterSeconds: 0 };
+  return takeEngineToken(env, engine);
+}
+
 /** The message of a refusal, distinct from the organization's concurrent-call cap. */
 export const ENGINE_BUSY_MESSAGE = "Engine capacity reached: the deployment's AI engines are fully used by calls in progress";
