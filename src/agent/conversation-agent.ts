@@ -205,7 +205,8 @@ export class ConversationAgent implements VoiceAgent {
 
   outcome(): AgentOutcome {
     const c = this.conversation;
-    return { gathered: { ...c.gathered }, disposition: c.disposition, usage: { ...this.usage }, note: this.note, toolCalls: [...this.actions.records] };
+    const done = { disposition: c.disposition, note: this.note, toolCalls: [...this.actions.records], nodes: [...c.path] };
+    return { gathered: { ...c.gathered }, usage: { ...this.usage }, ...done };
   }
 
   /** Once all of a complete reply has been heard: its turn goes to the transcript, and a last reply ends the call. */

@@ -141,6 +141,8 @@ export type AgentOutcome = {
   note?: string | null;
   /** The actions the agent took, in order (empty or absent: none). */
   toolCalls?: ToolCallRecord[];
+  /** The graph's nodes the call went through, in order (agent tests' nodes_reached). */
+  nodes?: string[];
 };
 
 export interface VoiceAgent {

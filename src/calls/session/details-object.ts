@@ -19,6 +19,8 @@ export type RunDetailsObject = {
   transcript: StoredTurn[] | null;
   tool_calls: Array<Record<string, unknown>> | null;
   analysis: Record<string, unknown> | null;
+  /** The graph's nodes the call went through, in order (absent on objects written before it was kept). */
+  nodes?: string[] | null;
 };
 
 /** Each reply's timing figures, compact (the latency endpoint's input, small enough for the run's row). */
@@ -35,7 +37,12 @@ export async function readDetails(bucket: R2Bucket, key: string): Promise<RunDet
   const object = await bucket.get(key);
   if (!object) return null;
   const parsed = (await object.json()) as Partial<RunDetailsObject>;
-  return { transcript: parsed.transcript ?? null, tool_calls: parsed.tool_calls ?? null, analysis: parsed.analysis ?? null };
+  return {
+    transcript: parsed.transcript ?? null,
+    tool_calls: parsed.tool_calls ?? null,
+    analysis: parsed.analysis ?? null,
+    ...(parsed.nodes ? { nodes: parsed.nodes } : {}),
+  };
 }
 
 /** The run's latency column from its transcript: bounded whatever the call's length (latency-record.ts); null: none. */

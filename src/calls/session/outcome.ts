@@ -110,7 +110,7 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
     const key = owner ? detailsKeyOf(owner.orgId, runId) : null;
     try {
       if (!key) throw new Error("the run's organization is not known");
-      await writeDetails(env.UPLOADS, key, { ...bulk, analysis: null });
+      await writeDetails(env.UPLOADS, key, { ...bulk, analysis: null, ...(o?.nodes?.length ? { nodes: o.nodes } : {}) });
       details = { detailsKey: key };
     } catch (err) {
       // Kept in D1 the old way rather than lost; the cron's migration moves it to an object later.
