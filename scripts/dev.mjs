@@ -58,18 +58,25 @@ console.log(`
   KEY=$(cat ${DEV_KEY_FILE}); curl -H "X-API-Key: $KEY" ${plan.url}/api/v1/organizations/api-keys
 `);
 
-/** CARRIER_BASE_URLS as .dev.vars sets it, with the sandbox pointed at the simulator's Twilio. */
+/**
+ * CARRIER_BASE_URLS as the user set it (their own `--var CARRIER_BASE_URLS:…`, else .dev.vars), with the sandbox
+ * pointed at the simulator's Twilio unless they named a `sandbox` themselves.
+ */
 function carrierBaseUrls(simOrigin) {
   const line = readFileSync(DEV_VARS, "utf8")
     .split("\n")
     .find((l) => l.startsWith("CARRIER_BASE_URLS="));
+  const [where, text] =
+    plan.carrierBaseUrls !== undefined
+      ? ["--var CARRIER_BASE_URLS", plan.carrierBaseUrls]
+      : [".dev.vars' CARRIER_BASE_URLS", line?.slice("CARRIER_BASE_URLS=".length)];
   let urls = {};
   try {
-    urls = JSON.parse(line?.slice("CARRIER_BASE_URLS=".length).trim() || "{}");
+    urls = JSON.parse(text?.trim() || "{}");
   } catch {
-    console.warn("CARRIER_BASE_URLS in .dev.vars is not JSON: only the sandbox is pointed at the simulator");
+    console.warn(`${where} is not JSON: only the sandbox is pointed at the simulator`);
   }
-  return JSON.stringify({ ...urls, sandbox: `${simOrigin}/twilio` });
+  return JSON.stringify({ sandbox: `${simOrigin}/twilio`, ...urls });
 }
 
 /**

@@ -17,6 +17,11 @@ export type DevPlan = {
   publicBaseUrl: string;
   workersAi: boolean;
   wranglerArgs: string[];
+  /**
+   * The user's own `--var CARRIER_BASE_URLS:{...}`, taken out of wrangler's flags: npm run dev adds the sandbox's
+   * simulator to it (unless it names `sandbox` itself) rather than overriding it with a --var of its own.
+   */
+  carrierBaseUrls?: string;
   /** Runs the Worker's scheduled handler (the run watchdog, the import sweep): wrangler's --test-scheduled route. */
   sweepUrl: string;
 };
@@ -26,11 +31,19 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
   let port = DEFAULT_PORT;
   let ip = DEFAULT_IP;
   let workersAi = false;
+  let carrierBaseUrls: string | undefined;
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--workers-ai") {
       workersAi = true;
+      continue;
+    }
+    const v = /^--var(?:=(.*))?$/.exec(arg);
+    const assignment = v ? (v[1] ?? argv[i + 1]) : undefined;
+    if (assignment?.startsWith("CARRIER_BASE_URLS:")) {
+      carrierBaseUrls = assignment.slice("CARRIER_BASE_URLS:".length);
+      if (v?.[1] === undefined) i++;
       continue;
     }
     const m = /^(--port|-p|--ip)(?:=(.*))?$/.exec(arg);
@@ -58,6 +71,7 @@ export function planDev(argv: string[], env: Record<string, string | undefined> 
     url,
     publicBaseUrl,
     workersAi,
+    ...(carrierBaseUrls !== undefined ? { carrierBaseUrls } : {}),
     sweepUrl: `${url}/__scheduled?cron=${encodeURIComponent("*/15 * * * *")}`,
     // The user's flags before --var: yargs lets an array flag swallow the positional arguments that follow it.
     wranglerArgs: [
