@@ -7,13 +7,17 @@
 // One contact (Grace) goes further: the agent asks the customer's system (an HTTP tool: a small "check availability"
 // server the demo runs on 127.0.0.1) and then hands her to a sales rep (a cold transfer); that call is printed too.
 //
+// A run's campaign is noted in the storage while it runs (demo-campaign.json): a run killed midway leaves it there, and
+// the next run on that storage cancels that campaign first thing, so it never dials again. Ctrl-C while the campaign
+// runs cancels it before the demo exits.
+//
 // It ends by printing the dashboard's URL, the demo organization's key and the first call's page, and leaves both
 // servers up (the recording links are signed URLs on the service's origin) until Ctrl-C.
 //
 //   npm run demo                # 24 contacts, on npm run dev's storage (.wrangler/state)
 //   npm run demo -- 60          # another size
 //   npm run demo -- --keep DIR  # on a storage of its own in DIR, kept
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
@@ -67,9 +71,12 @@ function portFree(port) {
   });
 }
 
-/** The local secrets of .dev.vars in place of fresh ones: what the demo seals and signs, npm run dev opens later. */
+/**
+ * The local secrets of .dev.vars in place of fresh ones: what the demo seals and signs, npm run dev opens later. On a
+ * storage of its own (--keep), a .dev.vars of its own there: nothing is left in the checkout for other runs to read.
+ */
 function demoBindings() {
-  const vars = devVars();
+  const vars = devVars(keep ? `${state}/.dev.vars` : undefined);
   const bindings = localBindings("d1");
   for (const name of Object.keys(bindings)) if (name !== "VOICE_AGENT" && name !== "LOCAL_DEV" && vars[name]) bindings[name] = vars[name];
   return bindings;
@@ -94,6 +101,22 @@ async function http(method, url, { key, body, headers = {} } = {}) {
   }
   if (!res.ok) throw new Error(`${method} ${new URL(url).pathname} → ${res.status} ${text.slice(0, 400)}`);
   return json;
+}
+
+/** The campaign a run has going, noted in its storage until it completes (a killed run leaves it for the next one). */
+const RUNNING = `${state}/demo-campaign.json`;
+
+/** Cancels the campaign a killed run left going (its organization's key is in the note), before it dials again. */
+async function cancelLeftover(base) {
+  if (!existsSync(RUNNING)) return;
+  const left = JSON.parse(readFileSync(RUNNING, "utf8"));
+  const res = await fetch(`${base}/api/v1/campaign/${left.campaign_id}/cancel`, { method: "POST", headers: { "X-API-Key": left.key } }).catch((e) => e);
+  // 409: it was already final (it completed, or was cancelled) after all.
+  const status = res instanceof Error ? res.message : res.status;
+  console.log(
+    `  a previous demo run was stopped midway: its campaign ${left.campaign_id} ${status === 200 || status === 409 ? "is cancelled" : `could not be cancelled (${status})`}`,
+  );
+  rmSync(RUNNING, { force: true });
 }
 
 const step = (msg) => console.log(`\x1b[1m▸ ${msg}\x1b[0m`);
@@ -200,6 +223,7 @@ try {
   });
   workers.push(app);
   await app.ready;
+  await cancelLeftover(base);
   console.log(`  edgedial  ${base}   (API key ${key})\n  simulator ${simUrl}`);
   const api = (method, path, body) => http(method, `${base}/api/v1${path}`, { key, body });
 
@@ -272,14 +296,33 @@ try {
     rate_limit: 2,
     retry_config: { enabled: true, max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false },
   });
+  writeFileSync(RUNNING, JSON.stringify({ campaign_id: campaign.id, key }), { mode: 0o600 });
   await api("POST", `/campaign/${campaign.id}/start`);
+  // Ctrl-C (or a kill) while it runs: the campaign is cancelled before the demo goes, not left to dial later.
+  let stopping = false;
+  const cancelAndExit = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log("\n  stopped: cancelling the demo's campaign");
+    await api("POST", `/campaign/${campaign.id}/cancel`).catch(() => undefined);
+    rmSync(RUNNING, { force: true });
+    for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+    process.exit(130);
+  };
+  process.on("SIGINT", cancelAndExit);
+  process.on("SIGTERM", cancelAndExit);
 
   step("live progress (the simulator answers each call after a moment, with a random outcome)");
   const played = new Set();
   const firstSeen = new Map();
   const outcomes = ["answered", "answered", "answered", "answered", "answered", "busy", "no_answer", "voicemail", "declined"];
   let last = "";
-  for (let t = 0; ; t++) {
+  const started = Date.now();
+  for (;;) {
+    // The label counts seconds since the start, whatever a turn of this loop takes on a busy machine.
+    const t = Math.round((Date.now() - started) / 1000);
+    // Stopping: the loop waits here while the campaign is cancelled and the servers stop (cancelAndExit exits).
+    if (stopping) await new Promise(() => {});
     const calls = await http("GET", `${simUrl}/_sim/accounts/${account.id}/calls`);
     for (const call of calls) {
       if (played.has(call.id) || call.state === "ended") continue;
@@ -306,6 +349,9 @@ try {
     await sleep(1000);
   }
 
+  rmSync(RUNNING, { force: true });
+  process.off("SIGINT", cancelAndExit);
+  process.off("SIGTERM", cancelAndExit);
   const logs = await api("GET", `/campaign/${campaign.id}/logs?limit=8`);
   const runs = await api("GET", `/campaign/${campaign.id}/runs?limit=100`);
   step("done");
