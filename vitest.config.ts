@@ -17,7 +17,8 @@ async function carrierSimulator() {
     name: "carrier-sim",
     modules: [{ type: "ESModule" as const, path: "worker.mjs", contents: out.outputFiles[0].text }],
     compatibilityDate: "2026-10-01",
-    durableObjects: { CARRIER_SIM: "CarrierSim" },
+    // SQLite-backed, as in its wrangler.toml: it keeps its state in storage (src/dev/simulator/store.ts).
+    durableObjects: { CARRIER_SIM: { className: "CarrierSim", useSQLite: true } },
   };
 }
 

@@ -5,8 +5,6 @@
 import type { Account, Outcome, SimCall } from "./types";
 
 export const SANDBOX_ACCOUNT_ID = "sandbox";
-/** Where the simulator keeps the sandbox callee's lines (base64 16-bit PCM at 8 kHz), across its own restarts. */
-export const SANDBOX_LINES_KEY = "sandbox_lines";
 /** Must equal SANDBOX_ACCOUNT in src/telephony/providers/sandbox/calls.ts (the simulator imports nothing of the app). */
 export const SANDBOX_CREDENTIALS = { account_sid: `AC${"5a4db0c5".repeat(4)}`, auth_token: "edgedial-sandbox" };
 

@@ -1,7 +1,9 @@
 // The simulator's single Durable Object: every carrier's state lives here (accounts, calls, recorded
-// requests, queued faults) and it holds the ARI events sockets, which need cross-request I/O.
+// requests, queued faults), kept in its storage (store.ts) so an eviction or a restart loses none of it, and it
+// holds the ARI events sockets, which need cross-request I/O (and do not survive a restart).
 import { DurableObject } from "cloudflare:workers";
 import { base64ToBytes, pcm16FromBytes } from "../../lib/audio/pcm";
+import { DoSql } from "../../lib/do-sql";
 import { ari, placeAriInbound, type AriSockets } from "./carriers/ari";
 import { cloudonix } from "./carriers/cloudonix";
 import { exotel } from "./carriers/exotel";
@@ -25,7 +27,8 @@ import {
   type SimState,
 } from "./types";
 import { playCallee, streamUrlIn } from "./media/play";
-import { SANDBOX_ACCOUNT_ID, SANDBOX_LINES_KEY, sandboxAccount, sandboxPlan } from "./sandbox";
+import { SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan } from "./sandbox";
+import { SimStore } from "./store";
 import { twilioSign } from "./sign";
 import { addNumber, listNumbers, placeInbound, twilioNumbersApi } from "./inbound";
 
@@ -40,22 +43,36 @@ export type PlayRequest = OutcomeOptions & {
 };
 
 export class CarrierSim extends DurableObject<Record<string, unknown>> implements SimState, AriSockets {
+  // In memory for the carriers to work on; written back to storage after every request (persist).
   accounts = new Map<string, Account>();
   calls = new Map<string, SimCall>();
-  private requests = new Map<string, RecordedRequest[]>();
   private faults = new Map<string, Fault[]>();
   private sockets = new Map<string, WebSocket[]>();
   private readonly carriers: Record<CarrierName, Carrier>;
+  private readonly store: SimStore;
 
   constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
     super(ctx, env);
     this.carriers = { twilio, plivo, vobiz, telnyx, vonage, cloudonix, exotel, ari: ari(this) };
+    this.store = new SimStore(new DoSql(ctx.storage));
+    void ctx.blockConcurrencyWhile(async () => {
+      const mem = await this.store.load();
+      this.accounts = mem.accounts;
+      this.calls = mem.calls;
+      this.faults = mem.faults;
+      // The sandbox's account exists without being asked for (sandbox.ts).
+      if (!this.accounts.has(SANDBOX_ACCOUNT_ID)) this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(this.store.lines(SANDBOX_ACCOUNT_ID)));
+      this.persist();
+    });
+  }
+
+  /** Writes what the last request (or a background step of a call) changed to storage. */
+  private persist(): void {
+    this.store.save({ accounts: this.accounts, calls: this.calls, faults: this.faults });
   }
 
   record(accountId: string, req: RecordedRequest): void {
-    const list = this.requests.get(accountId) ?? [];
-    list.push(req);
-    this.requests.set(accountId, list);
+    this.store.record(accountId, req);
   }
 
   takeFault(accountId: string, op: string): Fault | null {
@@ -111,7 +128,13 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
   async fetch(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const [, first, ...rest] = url.pathname.split("/");
-    if (first === "_sim") return this.control(req, rest);
+    if (first === "_sim") {
+      try {
+        return await this.control(req, rest);
+      } finally {
+        this.persist();
+      }
+    }
     const carrier = this.carriers[first as CarrierName];
     if (!carrier) return json(404, { message: `The simulator has no carrier named ${first}` });
     const body = req.method === "GET" || req.method === "HEAD" ? "" : new TextDecoder().decode(await req.arrayBuffer());
@@ -129,14 +152,14 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         return f;
       },
     };
-    // The sandbox's account outlives this object's memory: its callee's lines are kept in storage.
-    if (first === "twilio" && !this.accounts.has(SANDBOX_ACCOUNT_ID)) {
-      const stored = await this.ctx.storage.get<string[]>(SANDBOX_LINES_KEY);
-      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(stored?.map((b64) => pcm16FromBytes(base64ToBytes(b64)))));
-    }
     const before = new Set(this.calls.keys());
-    let res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
-    if (!res && first === "twilio") res = await twilioNumbersApi(scoped, req, "/" + rest.join("/"), body);
+    let res: Response | null;
+    try {
+      res = await carrier.handle(scoped, req, "/" + rest.join("/"), body);
+      if (!res && first === "twilio") res = await twilioNumbersApi(scoped, req, "/" + rest.join("/"), body);
+    } finally {
+      this.persist();
+    }
     if (first === "twilio") this.playSandbox(before, body);
     if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
     const fault = taken as Fault | null;
@@ -157,7 +180,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (!plan) continue;
       const play = async () => {
         if (call.state === "ended") return;
-        await this.finish(call, await this.carriers.twilio.script(this, call, plan.outcome, {}), { outcome: plan.outcome, deliver: true });
+        try {
+          await this.finish(call, await this.carriers.twilio.script(this, call, plan.outcome, {}), { outcome: plan.outcome, deliver: true });
+        } finally {
+          this.persist();
+        }
       };
       setTimeout(() => void play().catch(() => {}), plan.afterMs);
     }
@@ -169,7 +196,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     // What the sandbox's callee says on answered calls (base64 16-bit PCM at 8 kHz, one line per turn).
     if (what === "sandbox" && req.method === "POST") {
       const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
-      await this.ctx.storage.put(SANDBOX_LINES_KEY, lines);
+      this.store.putLines(SANDBOX_ACCOUNT_ID, lines);
       this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)))));
       return json(200, { id: SANDBOX_ACCOUNT_ID, lines: lines.length });
     }
@@ -179,13 +206,17 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       const account = await carrier.createAccount(`acct-${randomHex(6)}`);
       // The callee's lines, as base64 16-bit PCM at 8 kHz (the demo's espeak-ng clips).
       const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
-      if (lines.length) account.calleeLines = lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)));
+      if (lines.length) {
+        account.calleeLines = lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)));
+        this.store.putLines(account.id, lines);
+      }
+      await this.store.prepare(account);
       this.accounts.set(account.id, account);
       return json(200, { id: account.id, provider: account.provider, credentials: account.credentials });
     }
     const account = what === "accounts" ? this.accounts.get(id) : undefined;
     if (what === "accounts" && !account) return json(404, { message: "no such account" });
-    if (account && action === "requests") return json(200, this.requests.get(account.id) ?? []);
+    if (account && action === "requests") return json(200, this.store.requests(account.id));
     if (account && action === "applications") return json(200, account.applications);
     // The account's phone numbers, and a caller dialing one of them (the carrier's signed request, for the test to send).
     if (account && action === "numbers") return json(200, req.method === "POST" ? addNumber(account, String(body.number)) : listNumbers(account));
@@ -297,10 +328,12 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
             // The call ended when the callee hung up, not when its outcome was scripted (a transfer or a key sent
             // during the conversation needs the call in progress).
             call.state = "ended";
+            this.persist();
             for (const scripted of rest) {
               const c = (await this.carriers[call.provider].restamp?.(this, call, scripted).catch(() => null)) ?? scripted;
               await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
             }
+            this.persist();
           })(),
         );
         return json(200, { callbacks: list, delivered: results, media: stream });
