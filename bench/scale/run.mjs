@@ -8,7 +8,7 @@
 // projections at 1,000 concurrent calls and a million calls a day (model.ts), as the tables of docs/scale.md.
 // Nothing is printed from a run whose calls did not complete: the bench fails, and so does this.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { LIMITS, projections, REFERENCE } from "./model.ts";
 
@@ -16,8 +16,11 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/scale`;
 mkdirSync(OUT, { recursive: true });
 
+// `--from FILE`: print the tables again from a saved result.json (the model changed, not the measurement).
+const fromIndex = process.argv.indexOf("--from");
+const saved = fromIndex > 0 ? JSON.parse(readFileSync(process.argv[fromIndex + 1], "utf8")).measured : null;
 const env = { ...process.env, BENCH_CALLS: process.env.BENCH_CALLS ?? "40", BENCH_PARALLEL: process.env.BENCH_PARALLEL ?? "4" };
-const run = spawnSync(process.execPath, [`${ROOT}scripts/vitest-bounded.mjs`, "--config", "bench/scale/vitest.config.ts"], {
+const run = saved ? { status: 0, stdout: `SCALE_RESULT ${JSON.stringify(saved)}\n`, stderr: "" } : spawnSync(process.execPath, [`${ROOT}scripts/vitest-bounded.mjs`, "--config", "bench/scale/vitest.config.ts"], {
   cwd: ROOT,
   env,
   encoding: "utf8",
