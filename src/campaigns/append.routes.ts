@@ -10,6 +10,7 @@ import { errors, idParam, json, ONE_OF_SOURCES } from "../lib/schemas";
 import { DefaultCountry } from "../telephony/numbers";
 import { appendContacts, type AppendOutcome } from "./append";
 import { CAMPAIGN_STATES } from "./view";
+import { OnInvalid, RefusedRowsCsv } from "./partial-import";
 
 const AppendContacts = z
   .strictObject({
@@ -22,6 +23,7 @@ const AppendContacts = z
       example: "US",
       description: "ISO 3166 alpha-2: as at create, a phone_number without + is read as a national number of this country (carriers only).",
     }),
+    on_invalid: OnInvalid,
   })
   .openapi("AppendContacts", ONE_OF_SOURCES);
 
@@ -34,8 +36,9 @@ const AppendedContacts = z
     skipped_examples: z
       .array(z.object({ row: z.int().openapi({ description: "The row in this file (header = 1)" }), phone_number: z.string() }))
       .openapi({ description: "The first few skipped rows, in row order (at most 5)" }),
-    file_rows: z.int().openapi({ description: "Contact rows in the file: added + skipped_existing" }),
+    file_rows: z.int().openapi({ description: "Contact rows in the file: added + skipped_existing (+ refused.rows with on_invalid skip)" }),
     total_rows: z.int().openapi({ description: "The campaign's contacts after the append" }),
+    refused: RefusedRowsCsv.optional(),
   })
   .openapi("AppendedContacts");
 
@@ -45,7 +48,7 @@ const append = createRoute({
   tags: ["campaigns"],
   summary: "Add the contacts of another uploaded CSV to a draft, running or paused campaign (all or nothing)",
   description:
-    'The file is checked as create checks it: it exists under the organization (422); every row (422, one item per problem with `loc: ["body", "source_url", row, column]`, at most 100, the total in the first item\'s `ctx.total_errors`, including numbers the calling policy refuses and a number twice in the file); every template variable the agent uses is a column (422); the campaign holds at most 1,000,000 contacts (422 `csv_too_many_rows` at the first row past it). Nothing is added when a check fails. Numbers already in the campaign are skipped and reported. A running campaign dials the new contacts under its schedule, concurrency, pace and the calling rules. 409 in `importing`, `completed`, `cancelled` and `failed` (a finished campaign takes no contacts: redial it or create a new one), and while another file is being added to the same campaign.',
+    'The file is checked as create checks it: it exists under the organization (422); every row (422, one item per problem with `loc: ["body", "source_url", row, column]`, at most 100, the total in the first item\'s `ctx.total_errors`, including numbers the calling policy refuses and a number twice in the file); every template variable the agent uses and gives no default is a column, and no row leaves it blank (422); the campaign holds at most 1,000,000 contacts (422 `csv_too_many_rows` at the first row past it). Nothing is added when a check fails, unless `on_invalid: "skip"`: then the rows that pass are added and the refused ones come back in `refused` as CSV. Numbers already in the campaign are skipped and reported. A running campaign dials the new contacts under its schedule, concurrency, pace and the calling rules. 409 in `importing`, `completed`, `cancelled` and `failed` (a finished campaign takes no contacts: redial it or create a new one), and while another file is being added to the same campaign.',
   request: {
     params: idParam("campaign_id"),
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key, campaign and body within 24 hours") }),
@@ -62,7 +65,7 @@ export const campaignAppendRouter = createRouter().openapi(append, async (c) => 
   const orgId = c.get("orgId");
   const key = c.req.header(IDEMPOTENCY_HEADER);
   const result = await withIdempotency(c.env, { orgId, scope: "campaign_contacts", key, request: { campaign_id, body } }, async () => {
-    const outcome = await appendContacts(c.env, orgId, campaign_id, { source_url: source, default_country: body.default_country });
+    const outcome = await appendContacts(c.env, orgId, campaign_id, { source_url: source, default_country: body.default_country, on_invalid: body.on_invalid });
     await audit(c, getDb(c.env), {
       action: "add_contacts",
       resourceType: "campaign",

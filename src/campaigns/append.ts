@@ -11,6 +11,7 @@ import { resolveTelephonyConfig } from "../telephony/resolve";
 import { keyBelongsTo } from "../uploads/keys";
 import { getWorkflow } from "../workflows";
 import { fileNotFound, importSpec, rowVariables } from "./create";
+import type { RefusedReport } from "./csv/refused";
 import { importCsv } from "./csv/import";
 import { rulesOf } from "./csv/rules";
 import type { CampaignState } from "./engine/object-api";
@@ -20,7 +21,8 @@ import { campaignStub } from "./stub";
 import { nextState, refusal } from "./engine/transitions";
 import { CREATING } from "./view";
 
-export type AppendInput = { source_url: string; default_country?: string | null };
+/** `on_invalid` "skip": a partial append (rows with problems left out and returned in `refused`). */
+export type AppendInput = { source_url: string; default_country?: string | null; on_invalid?: "reject" | "skip" };
 
 export type AppendOutcome = {
   campaign_id: number;
@@ -30,6 +32,7 @@ export type AppendOutcome = {
   skipped_examples: { row: number; phone_number: string }[];
   file_rows: number;
   total_rows: number;
+  refused?: RefusedReport | null;
 };
 
 /** Adds the file's contacts to `orgId`'s campaign, all or none; throws the contract's errors. */
@@ -67,6 +70,7 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
     const open = token;
     const outcome = await importCsv(file.body, {
       ...rulesOf(spec),
+      skipInvalid: input.on_invalid === "skip",
       sink: { importContacts: async (chunk) => unwrap(await stub.stageAppend(open, packContacts(chunk))) },
     });
     if (!outcome.ok) throw unprocessable(outcome.items);
@@ -80,6 +84,7 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
       skipped_examples: done.skipped_examples,
       file_rows: outcome.rows,
       total_rows: done.total_rows,
+      ...(input.on_invalid === "skip" ? { refused: outcome.refused ?? null } : {}),
     };
   } catch (err) {
     await file.body.cancel().catch(() => {});

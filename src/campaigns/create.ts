@@ -17,6 +17,7 @@ import { greetingIds } from "../uploads/greetings";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables, variablesWithoutDefault } from "../workflows";
 import { importCsv } from "./csv/import";
+import type { RefusedReport } from "./csv/refused";
 import { rulesOf, specPolicy } from "./csv/rules";
 import type { ImportSpec } from "./engine/types";
 import type { CampaignMeta } from "./engine/object-api";
@@ -36,8 +37,13 @@ export type CreateInput = {
   default_country?: string | null;
   /** "background": answer at once as `importing` and import in the campaign's object. */
   import?: "sync" | "background";
+  /** "skip": a partial import (rows with problems left out and returned); sync imports only. */
+  on_invalid?: "reject" | "skip";
   settings: CampaignSettings;
 };
+
+/** A created campaign's id, and with on_invalid "skip" the rows left out (null when none was). */
+export type Created = { id: number; refused?: RefusedReport | null };
 
 export const fileNotFound = (key: string) =>
   invalid(
@@ -51,8 +57,11 @@ export const fileNotFound = (key: string) =>
  * Runs every check of a campaign create in order and creates the campaign, recorded as `actor`'s; returns its id. Throws
  * the contract's errors.
  */
-export async function createCampaign(env: Env, orgId: number, input: CreateInput, actor: Actor): Promise<number> {
+export async function createCampaign(env: Env, orgId: number, input: CreateInput, actor: Actor): Promise<Created> {
   const db = getDb(env);
+  const skip = input.on_invalid === "skip";
+  if (skip && input.import === "background")
+    throw invalid(["body", "on_invalid"], 'on_invalid "skip" is for a synchronous import: send import "sync" (the default)', "value_error", "skip");
   // 1. The agent exists (404) and is active (409).
   const workflow = await loadUsableWorkflow(db, orgId, input.workflow_id);
   // 2. A telephony configuration resolves (404 for an unknown explicit id, 409 when none is the default).
@@ -116,7 +125,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
     try {
       unwrap(await campaignStub(env, campaignId).beginImport(meta, spec));
       await audited({ import: "background" }, sql`1`);
-      return campaignId;
+      return { id: campaignId };
     } catch (err) {
       // Not announced yet, but its object may already have moved it on (a tiny file): removed whatever its state.
       await discardCampaign(env, campaignId, null);
@@ -129,6 +138,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
     unwrap(await stub.initialize(meta));
     const outcome = await importCsv(body!, {
       ...rulesOf(spec),
+      skipInvalid: skip,
       sink: { importContacts: async (chunk) => unwrap(await stub.importPacked(packContacts(chunk))) },
     });
     if (!outcome.ok) throw unprocessable(outcome.items);
@@ -140,10 +150,10 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
         .set({ state: "draft", totalRows: total, totalQueuedCount: total, updatedAt: isoNow() })
         .where(and(eq(campaigns.id, campaignId), eq(campaigns.state, CREATING)))
         .returning({ id: campaigns.id }),
-      audited({ total_rows: total }),
+      audited({ total_rows: total, ...(skip ? { refused_rows: outcome.refused?.rows ?? 0 } : {}) }),
     ]);
     if (!done) throw new Error(`campaign ${campaignId} summary row vanished during import`);
-    return campaignId;
+    return skip ? { id: campaignId, refused: outcome.refused ?? null } : { id: campaignId };
   } catch (err) {
     await body?.cancel().catch(() => {});
     await discardCampaign(env, campaignId, CREATING);

@@ -13,6 +13,7 @@ import { configurationChoice, errors, idParam, json, ONE_OF_SOURCES, refId } fro
 import { DefaultCountry } from "../telephony/numbers";
 import { AgentConflict } from "../workflows";
 import { createCampaign } from "./create";
+import { OnInvalid, RefusedRowsCsv } from "./partial-import";
 import { deleteCampaign } from "./delete";
 import { isFinished, refusal } from "./engine/transitions";
 import {
@@ -51,9 +52,13 @@ const CreateCampaign = z
       description:
         "`sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). For big files: a 1,000,000-row file answers in well under a second.",
     }),
+    on_invalid: OnInvalid,
     ...SETTINGS_FIELDS,
   })
   .openapi("CreateCampaign", ONE_OF_SOURCES);
+
+/** The created campaign; with `on_invalid: "skip"` also the rows left out. */
+const CreatedCampaign = Campaign.extend({ refused: RefusedRowsCsv.optional() }).openapi("CreatedCampaign");
 
 /** A settings object for PATCH: every field optional and no defaults, so fields not sent keep their values. */
 function patchOf<T extends z.ZodObject>(schema: T, name: string) {
@@ -104,12 +109,12 @@ const create = createRoute({
   tags,
   summary: "Create a campaign from an uploaded CSV (all or nothing; or imported in the background)",
   description:
-    'Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization\'s calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item\'s `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails. With `import: "background"` the file\'s rows and columns are checked by the background import instead (see `import`).',
+    'Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization\'s calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item\'s `ctx.total_errors`); every template variable the agent uses and gives no default is a column, and no row leaves it blank (422 `template_value_empty` at the row). Nothing is created when a check fails, unless `on_invalid: "skip"`: then the rows that pass make the campaign and the refused ones come back in `refused` as CSV. With `import: "background"` the file\'s rows and columns are checked by the background import instead (see `import`).',
   request: {
     headers: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeyHeader("Replays the first response for the same key and body within 24 hours") }),
     body: { content: { "application/json": { schema: CreateCampaign } }, required: true },
   },
-  responses: { 200: json(Campaign), ...errors(401, 404, 409, 422), 409: AgentConflict },
+  responses: { 200: json(CreatedCampaign), ...errors(401, 404, 409, 422), 409: AgentConflict },
 });
 
 const list = createRoute({
@@ -185,7 +190,7 @@ export const campaignRecordsRouter = createRouter()
     if (source === undefined) throw invalid(["body", "source_url"], "Field required", "missing");
     const orgId = c.get("orgId");
     const result = await withIdempotency(c.env, { orgId, scope: "campaign_create", key: c.req.header(IDEMPOTENCY_HEADER), request: body }, async () => {
-      const id = await createCampaign(
+      const created = await createCampaign(
         c.env,
         orgId,
         {
@@ -195,13 +200,15 @@ export const campaignRecordsRouter = createRouter()
           telephony_configuration_id: body.telephony_configuration_id,
           default_country: body.default_country,
           import: body.import,
+          on_invalid: body.on_invalid,
           settings: completeSettings(Object.fromEntries(SETTING_NAMES.map((n) => [n, body[n]]))),
         },
         actorOf(c),
       );
-      return { status: 200, body: await campaignView(c.env, orgId, id) };
+      const view = await campaignView(c.env, orgId, created.id);
+      return { status: 200, body: "refused" in created ? { ...view, refused: created.refused } : view };
     });
-    return c.json(result.body as Campaign, 200);
+    return c.json(result.body as z.infer<typeof CreatedCampaign>, 200);
   })
   .openapi(list, async (c) => c.json(await listCampaigns(c.env, c.get("orgId"), c.req.valid("query")), 200))
   .openapi(listNoSlash, async (c) => c.json(await listCampaigns(c.env, c.get("orgId"), c.req.valid("query")), 200))

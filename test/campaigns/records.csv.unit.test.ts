@@ -357,3 +357,31 @@ describe("CSV import: bad files (one located item per problem)", () => {
     expect(rowNumbers[99]).toBe(102);
   });
 });
+
+describe("CSV import: a partial import (skipInvalid)", () => {
+  it("keeps the good rows and returns each refused row's own cells with its row and reasons, across chunks (3 rows each)", async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => `+1415555${String(1000 + i)},N${i}`);
+    rows[1] = "bad-1,N1"; // its own rule
+    rows[4] = `${rows[0].split(",")[0]},Dup`; // a duplicate, judged by the sink in a later chunk
+    rows[8] = "+14155551008,"; // a required variable left blank
+    const { outcome, sink } = await runAll(`phone_number,first_name\n${rows.join("\n")}\n`, { skipInvalid: true, requiredVariables: ["first_name"] });
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    expect(sink.contacts.map((c) => c.row)).toEqual([2, 4, 5, 7, 8, 9, 11]);
+    expect(outcome.refused).toMatchObject({ rows: 3, truncated: false });
+    const lines = outcome.refused!.csv.split("\r\n");
+    expect(lines[0]).toBe("phone_number,first_name,row,reason");
+    expect(lines.slice(1).map((l) => l.split(",").slice(0, 3))).toEqual([
+      ["bad-1", "N1", "3"],
+      ["+14155551000", "Dup", "6"],
+      ["+14155551008", "", "10"],
+    ]);
+  });
+
+  it("still fails a file with a problem of its own, and one with no good row", async () => {
+    const noGood = await runAll("phone_number\nbad\n", { skipInvalid: true });
+    expect(noGood.outcome.ok).toBe(false);
+    const noColumn = await runAll("phone_number\n+14155550100\nbad\n", { skipInvalid: true, requiredVariables: ["first_name"] });
+    expect(noColumn.outcome).toMatchObject({ ok: false, items: [expect.objectContaining({ type: "missing_template_variable" })] });
+  });
+});

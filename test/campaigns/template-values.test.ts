@@ -76,3 +76,61 @@ describe("an empty template value", () => {
     expect(noColumn.status, noColumn.text).toBe(200);
   });
 });
+
+describe("a partial import (on_invalid: skip)", () => {
+  const file = [
+    "phone_number,first_name,company",
+    "+14155550101,Ada,Acme",
+    "+14155550102,,Blank Inc",
+    "not-a-number,Bo,Broken",
+    "+14155550101,Cy,Again",
+    "+14155550105,Di,Fine",
+  ].join("\n");
+  const refusedCsv = (csv: string) => csv.split("\r\n").map((l) => l.split(","));
+
+  it("creates the campaign from the rows that pass and returns the others as CSV with their row and reason", async () => {
+    const s = await setup("twilio");
+    const res = await createCampaign(world(s), { source_url: await upload(s.org, file), on_invalid: "skip" });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toMatchObject({ state: "draft", total_rows: 2, refused: { rows: 3, truncated: false } });
+    const lines = refusedCsv(res.json.refused.csv);
+    expect(lines.map((l) => l.slice(0, 4))).toEqual([
+      ["phone_number", "first_name", "company", "row"],
+      ["+14155550102", "", "Blank Inc", "3"],
+      ["not-a-number", "Bo", "Broken", "4"],
+      ["+14155550101", "Cy", "Again", "5"],
+    ]);
+    expect(lines[0][4]).toBe("reason");
+    expect(lines[1][4]).toMatch(/\{\{first_name\}\}.*no default/);
+    expect(lines[3][4]).toMatch(/Duplicate phone number.*row 2/);
+    const contacts = (await call("GET", `${CAMPAIGNS}/${res.json.id}/contacts`, { key: s.org.key })).json.items;
+    expect(contacts.map((c: { phone_number: string }) => c.phone_number)).toEqual(["+14155550101", "+14155550105"]);
+  });
+
+  it("is all or nothing by default, and a file whose rows all fail is still a 422", async () => {
+    const s = await setup("twilio");
+    const all = await createCampaign(world(s), { source_url: await upload(s.org, file) });
+    expect(all.status).toBe(422);
+    expect(all.json.detail[0].ctx.total_errors).toBe(3);
+    const none = await createCampaign(world(s), { source_url: await upload(s.org, "phone_number,first_name\nnope,Ada\n"), on_invalid: "skip" });
+    expect(none.status).toBe(422);
+    expect((await call("GET", CAMPAIGNS, { key: s.org.key })).json.items).toEqual([]);
+    const background = await createCampaign(world(s), { source_url: await upload(s.org, file), on_invalid: "skip", import: "background" });
+    expect(background.status).toBe(422);
+    expect(background.json.detail).toEqual([expect.objectContaining({ loc: ["body", "on_invalid"] })]);
+  });
+
+  it("appends the rows that pass to a campaign and returns the others", async () => {
+    const s = await setup("twilio");
+    const created = await createCampaign(world(s), { source_url: await upload(s.org, "phone_number,first_name\n+14155550101,Ada\n") });
+    expect(created.status, created.text).toBe(200);
+    const more = ["phone_number,first_name", "+14155550107,Ed", "+14155550108,", "+14155550101,Ada"].join("\n");
+    const res = await call("POST", `${CAMPAIGNS}/${created.json.id}/contacts`, {
+      key: s.org.key,
+      body: { source_url: await upload(s.org, more), on_invalid: "skip" },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toMatchObject({ added: 1, skipped_existing: 1, file_rows: 3, total_rows: 2, refused: { rows: 1, truncated: false } });
+    expect(refusedCsv(res.json.refused.csv)[1].slice(0, 3)).toEqual(["+14155550108", "", "3"]);
+  });
+});

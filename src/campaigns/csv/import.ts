@@ -9,6 +9,7 @@ import { MAX_ROWS } from "../engine/contacts";
 import type { Problem } from "../engine/types";
 import { isBlankRecord, PHONE, readHeader, readRow, type Header } from "./contacts";
 import { CsvRecords, type Newline } from "./records";
+import { RefusedRows, type RefusedReport } from "./refused";
 import { Utf8Chunks, utf8Length } from "./utf8";
 
 export type ImportSink = {
@@ -36,6 +37,11 @@ export type ImportOptions = {
   boundInputs?: boolean;
   /** Contacts allowed in one file. */
   maxRows?: number;
+  /**
+   * A partial import: rows with problems are left out (and returned as CSV) instead of failing the file. Problems of
+   * the file itself (its header, encoding, size, a missing template column, no good row) still fail it.
+   */
+  skipInvalid?: boolean;
   /** Where the file is named in the request: loc prefix of every item. */
   loc?: (string | number)[];
   /** The organization's destination policy, judged on each valid number (null = may be dialed). */
@@ -44,7 +50,10 @@ export type ImportOptions = {
   recordings?: ReadonlySet<string>;
 };
 
-export type ImportOutcome = { ok: true; rows: number; inserted: number; columns: string[] } | { ok: false; items: ValidationItem[]; total: number };
+/** `refused`: with `skipInvalid`, the rows left out (null when none was). */
+export type ImportOutcome =
+  | { ok: true; rows: number; inserted: number; columns: string[]; refused?: RefusedReport | null }
+  | { ok: false; items: ValidationItem[]; total: number };
 
 /** The first `max` problems in row order, and how many there were in all. */
 class ProblemReport {
@@ -122,6 +131,12 @@ export class CsvImport {
   private batchChars = 0;
   private pending: Problem[] = [];
   private inFlight: Promise<Problem[]> | null = null;
+  /** With skipInvalid: the rows left out, and the cells of the rows not judged yet (this chunk and the one in flight). */
+  private readonly refused: RefusedRows | null;
+  private readonly cells = new Map<number, string[]>();
+  /** The last data row taken, and the last row of the chunk in flight. */
+  private lastRow = 0;
+  private inFlightLast = 0;
 
   constructor(
     private readonly o: ImportOptions,
@@ -134,6 +149,7 @@ export class CsvImport {
     this.maxRows = o.maxRows ?? MAX_ROWS;
     this.loc = o.loc ?? ["body", "source_url"];
     this.report = new ProblemReport(o.maxItems ?? 100, o.boundInputs ?? false);
+    this.refused = o.skipInvalid ? new RefusedRows() : null;
     this.csv = new CsvRecords(from && { row: from.row, newline: from.newline });
     if (from) {
       if (from.header) this.readHeader(from.header, from.headerRow);
@@ -214,18 +230,33 @@ export class CsvImport {
   /** Hands the current chunk to the sink, after the previous one has been judged (one in flight at a time). */
   async flush(): Promise<void> {
     const previous = this.inFlight;
+    const previousLast = this.inFlightLast;
+    this.inFlightLast = this.lastRow;
     this.inFlight = this.send(this.batch, this.pending);
     this.batch = [];
     this.batchChars = 0;
     this.pending = [];
-    if (previous) this.report.addSorted(await previous);
+    if (previous) this.judged(await previous, previousLast);
   }
 
   /** Waits for the chunk in flight and reports its problems. */
   async settle(): Promise<void> {
     const last = this.inFlight;
     this.inFlight = null;
-    if (last) this.report.addSorted(await last);
+    if (last) this.judged(await last, Number.POSITIVE_INFINITY);
+  }
+
+  /** A chunk's problems (its rows up to `lastRow`): reported, and with skipInvalid its rows' cells let go. */
+  private judged(problems: Problem[], lastRow: number): void {
+    if (this.refused) problems.sort((a, b) => a.row - b.row);
+    this.report.addSorted(problems);
+    if (!this.refused) return;
+    this.refused.note(problems, (row) => this.cells.get(row));
+    // Rows are taken in file order, so the map's first keys are this chunk's.
+    for (const row of this.cells.keys()) {
+      if (row > lastRow) break;
+      this.cells.delete(row);
+    }
   }
 
   private fail(p: Problem): void {
@@ -253,6 +284,10 @@ export class CsvImport {
       }
       if (isBlankRecord(fields)) continue;
       const header = this.header;
+      if (header && this.refused) {
+        this.cells.set(row, fields);
+        this.lastRow = row;
+      }
       if (!header) {
         const problems = this.readHeader(fields, row);
         if (!this.header) {
@@ -338,7 +373,9 @@ export class CsvImport {
     await this.flush();
     await this.settle();
     const { report, loc } = this;
-    if (report.total > 0) return { ok: false, items: toItems(report.kept, report.total, loc), total: report.total };
+    // A partial import takes the good rows unless the file itself failed (stopped) or no row was good.
+    const partial = this.refused !== null && !this.stopped && this.inserted > 0;
+    if (report.total > 0 && !partial) return { ok: false, items: toItems(report.kept, report.total, loc), total: report.total };
     const h = this.header;
     if (!h) throw new Error("unreachable: a file without a header has a problem");
 
@@ -353,7 +390,8 @@ export class CsvImport {
       }));
       return { ok: false, items: toItems(problems, problems.length, loc), total: problems.length };
     }
-    return { ok: true, rows: this.dataRows, inserted: this.inserted, columns: h.names };
+    const outcome = { ok: true as const, rows: this.dataRows, inserted: this.inserted, columns: h.names };
+    return this.refused ? { ...outcome, refused: this.refused.count ? this.refused.report(h.names) : null } : outcome;
   }
 }
 
