@@ -1,6 +1,6 @@
 // The estimated cost of a call from its usage: configuration constants, in US dollars, list prices of the default
 // providers as published in 2025 (docs/dashboard.md names the sources). An estimate for orientation, not a bill:
-// change the numbers here to your own contracts.
+// change the numbers here to your own contracts. The one rate table: the Worker imports it too (results.csv's cost_usd).
 export const RATES = {
   /** Carrier minutes, per started minute of the call (Twilio's US outbound list price; the sandbox costs nothing). */
   carrierPerMinute: { default: 0.014, sandbox: 0, ari: 0 },

@@ -14,8 +14,14 @@ export const RECORDING_URL_TTL_SECONDS = 15 * 60;
 
 const signature = async (secret: string, runId: number, expires: number) => toHex(await hmac(secret, `recording:${runId}:${expires}`));
 
-export async function recordingUrl(secret: string, publicBaseUrl: string, runId: number, nowMs: number): Promise<string> {
-  const expires = Math.floor(nowMs / 1000) + RECORDING_URL_TTL_SECONDS;
+export async function recordingUrl(
+  secret: string,
+  publicBaseUrl: string,
+  runId: number,
+  nowMs: number,
+  ttlSeconds = RECORDING_URL_TTL_SECONDS,
+): Promise<string> {
+  const expires = Math.floor(nowMs / 1000) + ttlSeconds;
   const sig = await signature(secret, runId, expires);
   return publicUrl(publicBaseUrl, `/api/v1/recordings/${runId}?expires=${expires}&signature=${sig}`);
 }
@@ -27,8 +33,8 @@ export async function recordingUrlValid(secret: string, runId: number, expires: 
 }
 
 /** A run's recording link, signed for this deployment's public origin (the request's when none is set). */
-export function recordingLink(env: Env, requestUrl: string, runId: number): Promise<string> {
-  return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now());
+export function recordingLink(env: Env, requestUrl: string, runId: number, ttlSeconds = RECORDING_URL_TTL_SECONDS): Promise<string> {
+  return recordingUrl(env.CALLBACK_SECRET, publicBaseUrl(env, requestUrl) || new URL(requestUrl).origin, runId, clock.now(), ttlSeconds);
 }
 
 /**

@@ -160,7 +160,23 @@ export const WorkflowRun = z
     started_at: z.string().nullable(),
     answered_at: z.string().nullable(),
     ended_at: z.string().nullable(),
-    duration_seconds: z.number().int().nullable(),
+    duration_seconds: z.number().int().nullable().openapi({
+      description:
+        "How long the call lasted in whole seconds. Ended by its session: the call's audio clock from the media's start, which is the recording's length (±1 s); otherwise the carrier's duration",
+    }),
+    media: z
+      .object({
+        caller_audio_s: z.number().openapi({ description: "Seconds of the callee's audio the session received" }),
+        agent_audio_s: z.number().openapi({ description: "Seconds of the agent's audio sent to the carrier (cut short by a barge-in: what was sent)" }),
+        gaps: z.number().int().openapi({ description: "Pauses of 1 s or more in the callee's stream (a carrier's or the service's stall)" }),
+        underruns: z.number().int().openapi({ description: "Times the agent's speech ran dry mid-sentence (its next audio not ready in time)" }),
+      })
+      .nullable()
+      .openapi({ description: "What the call's media carried, once its session ended (null: no media session, or a run from before it was measured)" }),
+    conversation: z.boolean().nullable().openapi({
+      description:
+        "Whether a conversation took place: the callee said something the agent understood (a turn of theirs transcribed non-empty). null until its session ended",
+    }),
     transcript: z
       .array(
         z.object({
@@ -225,6 +241,8 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     answered_at: r.answeredAt,
     ended_at: r.endedAt,
     duration_seconds: r.durationSeconds,
+    media: r.media ?? null,
+    conversation: r.conversation ?? null,
     transcript: (r.transcript ?? []).map((t) => ({ ...t, role: t.role as "agent" | "callee" | "tool" })),
     tool_calls: (r.toolCalls ?? []) as z.infer<typeof ToolCalls>,
     gathered_context: r.gatheredContext ?? null,

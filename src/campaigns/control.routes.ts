@@ -128,7 +128,7 @@ const resultsCsvRoute = createRoute({
   tags,
   summary: "The campaign's results as CSV, streamed: one row per contact",
   description:
-    "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, and `run_ids` (`;`-separated). Text a spreadsheet would run as a formula is prefixed with `'`.",
+    "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.",
   request: { params },
   responses: { 200: { description: "CSV (RFC 4180, CRLF)", content: { "text/csv": { schema: z.string() } } }, ...errors(401, 404, 422) },
 });
@@ -328,7 +328,7 @@ export const campaignControlRouter = createRouter()
     const orgId = c.get("orgId");
     const row = await owned(c.env, orgId, campaign_id);
     const agent = await getWorkflow(getDb(c.env), orgId, row.workflowId);
-    const body = resultsCsv(c.env, orgId, campaignStub(c.env, campaign_id), agent?.definition ?? null);
+    const body = resultsCsv(c.env, orgId, campaignStub(c.env, campaign_id), agent?.definition ?? null, c.req.url);
     return c.body(body, 200, {
       "Content-Type": "text/csv; charset=utf-8",
       "Content-Disposition": `attachment; filename="campaign-${campaign_id}-results.csv"`,

@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { extractedNames } from "../agent/graph";
 import { getDb } from "../lib/db";
 import type { ContactView } from "./engine/contact-runs";
+import { type LastCall, lastCallCells, lastCalls } from "./results-calls";
 import { unwrap } from "./errors";
 import type { CampaignRpc } from "./stub";
 
@@ -25,11 +26,35 @@ export function safeCell(v: unknown): string {
 
 export type ResultsLayout = { context: string[]; gathered: string[] };
 
+/** The newest call's columns, appended after `run_ids` so parsers of the older file keep working (docs/live-calls.md). */
+export const CALL_COLUMNS = [
+  "duration_seconds",
+  "end_reason",
+  "conversation",
+  "caller_audio_s",
+  "agent_audio_s",
+  "transfer_outcome",
+  "summary",
+  "cost_usd",
+  "recording_url",
+] as const;
+
 export function header(l: ResultsLayout): string[] {
-  return ["row", "phone_number", ...l.context, "status", "attempts", "outcome", "disposition", ...l.gathered.map((g) => `gathered.${g}`), "run_ids"];
+  return [
+    "row",
+    "phone_number",
+    ...l.context,
+    "status",
+    "attempts",
+    "outcome",
+    "disposition",
+    ...l.gathered.map((g) => `gathered.${g}`),
+    "run_ids",
+    ...CALL_COLUMNS,
+  ];
 }
 
-export function resultRow(l: ResultsLayout, c: ContactView, gathered: Record<string, unknown> | null): string[] {
+export function resultRow(l: ResultsLayout, c: ContactView, gathered: Record<string, unknown> | null, last: LastCall | null = null): string[] {
   return [
     String(c.row),
     c.phone_number,
@@ -43,6 +68,7 @@ export function resultRow(l: ResultsLayout, c: ContactView, gathered: Record<str
       .map((r) => r.run_id)
       .filter((id) => id !== null)
       .join(";"),
+    ...lastCallCells(last),
   ];
 }
 
@@ -71,7 +97,7 @@ async function gatheredOf(env: Env, orgId: number, page: ContactView[]): Promise
 }
 
 /** The whole export as a byte stream: the header, then a page of contacts per pull. */
-export function resultsCsv(env: Env, orgId: number, stub: CampaignRpc, definition: unknown): ReadableStream<Uint8Array> {
+export function resultsCsv(env: Env, orgId: number, stub: CampaignRpc, definition: unknown, requestUrl: string): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
   let after: number | null = 0;
   let layout: ResultsLayout | null = null;
@@ -86,8 +112,8 @@ export function resultsCsv(env: Env, orgId: number, stub: CampaignRpc, definitio
         text += csvLines([header(layout)]);
       }
       if (page.items.length) {
-        const gathered = await gatheredOf(env, orgId, page.items);
-        text += csvLines(page.items.map((c) => resultRow(layout!, c, gathered.get(c.id) ?? null)));
+        const [gathered, last] = await Promise.all([gatheredOf(env, orgId, page.items), lastCalls(env, orgId, page.items, requestUrl)]);
+        text += csvLines(page.items.map((c) => resultRow(layout!, c, gathered.get(c.id) ?? null, last.get(c.id) ?? null)));
       }
       after = page.next;
       controller.enqueue(enc.encode(text));

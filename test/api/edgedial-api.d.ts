@@ -58,7 +58,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -261,7 +261,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -393,7 +393,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -856,7 +856,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -921,7 +921,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a phone number (E.164; ari also takes extensions, SIP URIs and dial strings) */
+        /**
+         * Add a phone number (E.164; ari also takes extensions, SIP URIs and dial strings)
+         * @description Giving the number an `inbound_workflow_id` points the carrier at edgedial first, where its API allows; nothing is saved when that fails. 409: the number already exists in this organization, or the configuration has nothing to point yet (no carrier application: save the configuration again to create one; the carrier was not asked). 502: the carrier refused or could not be reached (its words in `detail`). 503: CALLBACK_SECRET is not configured.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -994,6 +997,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The carrier refused or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service degraded */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1010,7 +1031,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Update a phone number (partial) */
+        /**
+         * Update a phone number (partial)
+         * @description Giving the number an `inbound_workflow_id` points the carrier at edgedial first, where its API allows; nothing is saved when that fails. 409: the number already exists in this organization, or the configuration has nothing to point yet (no carrier application: save the configuration again to create one; the carrier was not asked). 502: the carrier refused or could not be reached (its words in `detail`). 503: CALLBACK_SECRET is not configured.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -1079,6 +1103,24 @@ export interface paths {
                     headers: {
                         /** @description Whole seconds to wait before retrying */
                         "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The carrier refused or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service degraded */
+                503: {
+                    headers: {
                         [name: string]: unknown;
                     };
                     content: {
@@ -1813,7 +1855,7 @@ export interface paths {
         put?: never;
         /**
          * Create an agent (its definition becomes version 1)
-         * @description Only the definition's shape is checked here; structural problems are saved and reported by validate. A definition without nodes is refused.
+         * @description Only the definition's shape is checked here; structural problems are saved and reported by validate. A definition without nodes is refused, and so is an address the service must not call (a webhook node's or a tool's url at a private, loopback or metadata address, or at this service itself): a 422 at the field. HTTP tools are `workflow_definition.tools`; `workflow_configurations.tools` is a 422.
          */
         post: {
             parameters: {
@@ -1887,7 +1929,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                     /** @description Only agents in this status */
                     status?: "active" | "archived";
@@ -2036,7 +2078,7 @@ export interface paths {
         get?: never;
         /**
          * Update an agent; a changed definition becomes a new version
-         * @description Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept.
+         * @description Only the fields sent change. A definition that differs from the current one is stored as version_number + 1 with a new current_definition_id; earlier versions are kept. The definition's addresses are checked as on create (a 422 at the field).
          */
         put: {
             parameters: {
@@ -2296,7 +2338,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -2623,7 +2665,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -3052,7 +3094,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                     /** @description Only campaigns in this state */
                     state?: "importing" | "draft" | "running" | "paused" | "completed" | "cancelled" | "failed";
@@ -3349,7 +3391,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -3931,8 +3973,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Inbound calls to a provisioned carrier application (not handled yet: hangs up)
-         * @description No API key: the answer URL of a provisioned carrier application. It only ever answers a document that hangs up.
+         * Calls to a carrier application no agent answers yet: declined with a hang-up
+         * @description No API key. The answer URL a carrier application is created with when a configuration is saved (Plivo, Vobiz, Cloudonix), before any of its numbers has an inbound agent. A call here names no configuration and carries no token, so no agent can be trusted to take it: it is declined with the carrier's hang-up document and no run is made. Attaching an agent to a number (`inbound_workflow_id`, docs/inbound.md) points the carrier at `/telephony/{provider}/inbound/{config_id}/{token}`, where calls are answered by the agent.
          */
         post: {
             parameters: {
@@ -4548,7 +4590,7 @@ export interface paths {
         };
         /**
          * The whisper a warm transfer's person hears before the caller joins (WAV, in the agent's voice)
-         * @description No API key: authorized by the per-run token in the path (in the URL edgedial handed the carrier).
+         * @description No API key: authorized by the per-run token in the path (in the URL edgedial handed the carrier). Served only while the transfer can use it: its ring time (timeout_seconds) and 120 s from when it was asked; after that a 404.
          */
         get: {
             parameters: {
@@ -4624,7 +4666,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                     /** @description Only calls of this direction (outbound, inbound, web) */
                     direction?: "outbound" | "inbound" | "web";
@@ -4634,9 +4676,9 @@ export interface paths {
                     source?: "single" | "campaign";
                     /** @description Only calls whose other party's number contains these digits */
                     phone_number?: string;
-                    /** @description Only calls created at or after this time (ISO 8601 UTC) */
+                    /** @description Only calls created at or after this time (RFC 3339 date-time, `Z` or an offset such as `+02:00` sent as `%2B02:00`) */
                     created_after?: string;
-                    /** @description Only calls created before this time (ISO 8601 UTC) */
+                    /** @description Only calls created before this time (RFC 3339 date-time, `Z` or an offset such as `+02:00` sent as `%2B02:00`) */
                     created_before?: string;
                 };
                 header?: never;
@@ -5015,6 +5057,363 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow/{workflow_id}/tests/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the agent's test scenarios (its suite), oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["TestScenario"][];
+                        };
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a test scenario to the agent's suite
+         * @description Stamped with the agent's current version. Names are unique per agent (a 422 at `name`); at most 100 scenarios per agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TestScenarioInput"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TestScenario"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow/{workflow_id}/tests/scenarios/{scenario_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one test scenario */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                    /** @description Decimal digits only */
+                    scenario_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TestScenario"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace a test scenario
+         * @description The whole scenario is sent; its revision is bumped and it is stamped with the agent's current version.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                    /** @description Decimal digits only */
+                    scenario_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TestScenarioInput"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TestScenario"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a test scenario */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                    /** @description Decimal digits only */
+                    scenario_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -6051,7 +6450,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -6303,7 +6702,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -6388,7 +6787,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -6783,7 +7182,7 @@ export interface paths {
                 query?: {
                     /** @description Page size (1–100) */
                     limit?: number;
-                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding). Cursors are opaque but not secret; a value this service did not issue is a 422 at `query.cursor`. */
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
                     cursor?: string;
                 };
                 header?: never;
@@ -7117,6 +7516,11 @@ export interface components {
              * @default PJSIP/{number}
              */
             dial_string_template?: string;
+            /**
+             * @description Further dial-string forms a destination may be given in whole, e.g. PJSIP/{number}@trunk-b or Local/{number}@from-internal; any other dial string is refused. {number} stands for an extension, an E.164 number or digits after 00/011, which the calling policy judges.
+             * @default []
+             */
+            allowed_dial_strings?: string[];
             /** @description Dialer integration for agent and lead updates. */
             external_pbx?: {
                 /**
@@ -7341,6 +7745,8 @@ export interface components {
             ws_client_name?: string;
             /** @description Dial string with {number} replaced by the callee, e.g. Local/{number}@from-internal. */
             dial_string_template?: string;
+            /** @description Further dial-string forms a destination may be given in whole, e.g. PJSIP/{number}@trunk-b or Local/{number}@from-internal; any other dial string is refused. {number} stands for an extension, an E.164 number or digits after 00/011, which the calling policy judges. */
+            allowed_dial_strings?: string[];
             /** @description Dialer integration for agent and lead updates. */
             external_pbx?: {
                 /**
@@ -7828,6 +8234,15 @@ export interface components {
             timeout_seconds?: number | null;
             /** @description The model may press keys here (send_dtmf), e.g. to get through a phone menu */
             allow_dtmf?: boolean | null;
+            /** @description agentNode: the values the model extracts from the conversation at this step */
+            extraction_variables?: ({
+                /** @description The variable's name (letters, digits and _), a key of the run's gathered_context */
+                name: string;
+                /** @description Its value is personal data: where the organization redacts stored transcripts (redact_pii), the value is replaced by [redacted] in the transcript, gathered_context and tool-call arguments before they are stored */
+                sensitive?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
             /** @description apiTrigger: the node's trigger URL is POST /public/trigger/{trigger_path} (also accepted by POST /public/agent/{path}); unique in the organization */
             trigger_path?: string | null;
         } & {
@@ -7874,7 +8289,7 @@ export interface components {
             };
             /**
              * Format: uri
-             * @description Checked against the organization's outbound-URL policy at every request; redirects are not followed
+             * @description Never this service itself, metadata, link-local or reserved addresses, or special-use names (refused at save). Checked against the organization's outbound-URL policy at every request, with the addresses the name resolves to (DNS over HTTPS); redirects are not followed
              */
             url: string;
             /**
@@ -8801,7 +9216,21 @@ export interface components {
             started_at: string | null;
             answered_at: string | null;
             ended_at: string | null;
+            /** @description How long the call lasted in whole seconds. Ended by its session: the call's audio clock from the media's start, which is the recording's length (±1 s); otherwise the carrier's duration */
             duration_seconds: number | null;
+            /** @description What the call's media carried, once its session ended (null: no media session, or a run from before it was measured) */
+            media: {
+                /** @description Seconds of the callee's audio the session received */
+                caller_audio_s: number;
+                /** @description Seconds of the agent's audio sent to the carrier (cut short by a barge-in: what was sent) */
+                agent_audio_s: number;
+                /** @description Pauses of 1 s or more in the callee's stream (a carrier's or the service's stall) */
+                gaps: number;
+                /** @description Times the agent's speech ran dry mid-sentence (its next audio not ready in time) */
+                underruns: number;
+            } | null;
+            /** @description Whether a conversation took place: the callee said something the agent understood (a turn of theirs transcribed non-empty). null until its session ended */
+            conversation: boolean | null;
             /** @description What the voice agent gathered during the call (its nodes' extraction variables), once it ended */
             gathered_context: {
                 [key: string]: unknown;
@@ -8881,7 +9310,21 @@ export interface components {
             started_at: string | null;
             answered_at: string | null;
             ended_at: string | null;
+            /** @description How long the call lasted in whole seconds. Ended by its session: the call's audio clock from the media's start, which is the recording's length (±1 s); otherwise the carrier's duration */
             duration_seconds: number | null;
+            /** @description What the call's media carried, once its session ended (null: no media session, or a run from before it was measured) */
+            media: {
+                /** @description Seconds of the callee's audio the session received */
+                caller_audio_s: number;
+                /** @description Seconds of the agent's audio sent to the carrier (cut short by a barge-in: what was sent) */
+                agent_audio_s: number;
+                /** @description Pauses of 1 s or more in the callee's stream (a carrier's or the service's stall) */
+                gaps: number;
+                /** @description Times the agent's speech ran dry mid-sentence (its next audio not ready in time) */
+                underruns: number;
+            } | null;
+            /** @description Whether a conversation took place: the callee said something the agent understood (a turn of theirs transcribed non-empty). null until its session ended */
+            conversation: boolean | null;
             /** @description The conversation's turns, once the call's media session ended (empty before, or without one) */
             transcript: {
                 /**
@@ -8954,6 +9397,16 @@ export interface components {
             cut_ms?: number;
             /** @description A barge-in: the words of the reply the caller never heard */
             cut_words?: string;
+            /** @description Fallbacks only: the model that answered (e.g. workers-ai:@cf/…) */
+            llm_engine?: string;
+            /** @description Fallbacks only: the speech-to-text engine that gave the caller's words */
+            stt_engine?: string;
+            /** @description Fallbacks only: the voice(s) that spoke the reply */
+            tts_engine?: string;
+            /** @description Fallbacks only: each failover, `part from → to (why)` (429, 5xx, timeout, unreachable), separated by `; ` */
+            failovers?: string;
+            /** @description Fallbacks only: how many failovers this reply took */
+            failover_count?: number;
         };
         /** @description The post-call analysis the agent defines (workflow_configurations.analysis), once it ran after the call; null without one */
         RunAnalysis: {
@@ -8996,6 +9449,119 @@ export interface components {
             count: number;
             p50: number | null;
             p95: number | null;
+        };
+        TestScenario: components["schemas"]["TestScenarioInput"] & {
+            id: number;
+            workflow_id: number;
+            /** @description Bumped on every change of the scenario */
+            revision: number;
+            /** @description The agent's version when the scenario was last saved */
+            agent_version: number;
+            created_at: string;
+            updated_at: string;
+        };
+        TestCaller: {
+            /** @enum {string} */
+            type: "script";
+            steps: components["schemas"]["TestCallerStep"][];
+        } | {
+            /** @enum {string} */
+            type: "persona";
+            /** @description Who the caller is and what they want; an LLM plays them */
+            prompt: string;
+            /** @default 8 */
+            max_turns?: number;
+        };
+        TestCallerStep: {
+            /** @enum {string} */
+            action: "say";
+            text: string;
+        } | {
+            /** @enum {string} */
+            action: "press";
+            /** @description Keys pressed, sent as the carrier reports key presses */
+            digits: string;
+        } | {
+            /** @enum {string} */
+            action: "pause";
+            ms: number;
+        } | {
+            /** @enum {string} */
+            action: "interrupt";
+            text: string;
+            /** @default 300 */
+            after_ms?: number;
+        } | {
+            /** @enum {string} */
+            action: "silence";
+            ms: number;
+        };
+        TestExpectations: {
+            /** @description Node ids the call must pass through (in this order when in_order) */
+            nodes_reached?: {
+                nodes: string[];
+                /** @default false */
+                in_order?: boolean;
+            };
+            /** @description Extraction variables and the values gathered */
+            extraction?: {
+                [key: string]: unknown;
+            };
+            /** @description Tools the agent called; given arguments must match (others may be present) */
+            tools_called?: {
+                name: string;
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description A transfer was requested (to this destination, in this mode, when given) */
+            transfer?: {
+                destination?: string;
+                /** @enum {string} */
+                mode?: "cold" | "warm";
+            };
+            /** @description Keys the agent sent */
+            dtmf_sent?: string;
+            disposition?: string;
+            end_reason?: string;
+            /** @description Fields of the analysis' structured data */
+            analysis?: {
+                [key: string]: unknown;
+            };
+            /** @description No agent reply starts later than this after the caller's turn ends */
+            max_answer_latency_ms?: number;
+            /** @description Phrases the agent must never say (any case) */
+            never_says?: string[];
+            /** @description Criteria a model judges from the transcript */
+            rubric?: string[];
+        };
+        TestScenarioInput: {
+            name: string;
+            description?: string;
+            caller: components["schemas"]["TestCaller"];
+            /**
+             * @description The contact's template variables
+             * @default {}
+             */
+            variables?: {
+                [key: string]: string | number | boolean;
+            };
+            /**
+             * @description The carrier protocol the call runs over (the simulator's)
+             * @default twilio
+             * @enum {string}
+             */
+            protocol?: "twilio" | "plivo" | "vobiz" | "telnyx" | "vonage" | "cloudonix" | "exotel" | "ari";
+            /** @default [] */
+            mock_tools?: {
+                /** @description The HTTP tool's name in the agent's definition */
+                tool: string;
+                /** @default 200 */
+                status?: number;
+                /** @description The JSON the tool answers */
+                body?: unknown;
+            }[];
+            expectations: components["schemas"]["TestExpectations"];
         };
         CallInitiationResponse: {
             /** @example initiated */
@@ -9114,12 +9680,19 @@ export interface components {
                 skipped: {
                     [key: string]: number;
                 };
+                /** @description Contacts held by the organization's attempt cap, and when it frees (docs/calling-rules.md) */
+                attempt_cap_wait: {
+                    /** @description Contacts waiting because their number reached the attempt cap (campaign dials only) */
+                    contacts: number;
+                    /** @description When the cap lets the first of them be dialed (ISO 8601); null when none waits */
+                    next_at: string | null;
+                };
             };
             /**
-             * @description While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); null: nothing
+             * @description While running: what holds the next calls back. org_cap: the organization's concurrent-call limit; engine_capacity: the deployment's AI engines are fully used by calls in progress (docs/capacity.md); attempt_cap: only contacts whose numbers reached the organization's attempt cap are left, dialed from calling_rules.attempt_cap_wait.next_at (docs/calling-rules.md); null: nothing
              * @enum {string|null}
              */
-            waiting_for: "org_cap" | "engine_capacity" | null;
+            waiting_for: "org_cap" | "engine_capacity" | "attempt_cap" | null;
         };
         CampaignContact: {
             id: number;

@@ -4,12 +4,16 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
-import { EXPORT_PAGE, safeCell } from "../../src/campaigns/results-csv";
+import { CALL_COLUMNS, EXPORT_PAGE, safeCell } from "../../src/campaigns/results-csv";
+import { CSV_RECORDING_URL_TTL_SECONDS } from "../../src/campaigns/results-calls";
+import { recordingUrlValid } from "../../src/calls/recordings";
+import { estimateCost } from "../../public/dashboard/cost.js";
 import seats from "../fixtures/seats-agent.json";
 import { call } from "../helpers";
 import { resetWorld, tick } from "./engine-harness";
 import { seedCampaign, setupOrg } from "./support";
 
+const USAGE = { stt_seconds: 20, tts_seconds: 18, input_tokens: 3000, output_tokens: 200 };
 const parse = (text: string) => Papa.parse<string[]>(text.trimEnd(), { header: false }).data;
 
 describe("campaign results as CSV", () => {
@@ -40,10 +44,21 @@ describe("campaign results as CSV", () => {
     const [first, second] = carrier.open(id);
     // The first contact's call is a real run in D1 with what the agent gathered (one value written to defuse).
     const run = await env.DB.prepare(
-      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, gathered_context, disposition)
-       VALUES (?, ?, ?, 'u', ?, 'completed', ?, 'interested') RETURNING id`,
+      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, gathered_context, disposition,
+         duration_seconds, end_reason, conversation, media, transfer, usage, provider, recording_key, analysis)
+       VALUES (?, ?, ?, 'u', ?, 'completed', ?, 'interested', 42, 'agent_hangup', 1, ?, ?, ?, 'twilio', 'recordings/x.ulaw', ?) RETURNING id`,
     )
-      .bind(o.org.id, `WR-X${first.runId}-${id}`, o.workflowId, first.req.phoneNumber, JSON.stringify({ seats: 12, note: "=HYPERLINK(x)" }))
+      .bind(
+        o.org.id,
+        `WR-X${first.runId}-${id}`,
+        o.workflowId,
+        first.req.phoneNumber,
+        JSON.stringify({ seats: 12, note: "=HYPERLINK(x)" }),
+        JSON.stringify({ caller_audio_s: 41.9, agent_audio_s: 18.2, gaps: 0, underruns: 0 }),
+        JSON.stringify({ destination: "+14155550100", outcome: "connected" }),
+        JSON.stringify(USAGE),
+        JSON.stringify({ summary: "=Wants twelve seats", status: "ok" }),
+      )
       .first<{ id: number }>();
     await runInDurableObject(stub, (_o, state) => {
       state.storage.sql.exec("UPDATE attempts SET run_id = ? WHERE contact_id = ?", run!.id, first.req.contactId);
@@ -57,11 +72,23 @@ describe("campaign results as CSV", () => {
     expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="campaign-${id}-results.csv"`);
     const rows = parse(res.text);
-    expect(rows[0]).toEqual(["row", "phone_number", "i", "status", "attempts", "outcome", "disposition", "gathered.seats", "run_ids"]);
-    expect(rows.slice(1)).toEqual([
-      ["2", first.req.phoneNumber, "0", "done", "1", "completed", "interested", "12", String(run!.id)],
-      ["3", second.req.phoneNumber, "1", "retry_waiting", "1", "busy", "", "", String(second.runId)],
-      ["4", carrier.open(id)[0].req.phoneNumber, "2", "in_progress", "1", "", "", "", String(carrier.open(id)[0].runId)],
+    // The newest call's columns come after run_ids, so a parser of the older file reads it as before.
+    expect(rows[0]).toEqual(["row", "phone_number", "i", "status", "attempts", "outcome", "disposition", "gathered.seats", "run_ids", ...CALL_COLUMNS]);
+    const cost = estimateCost({ usage: USAGE, duration_seconds: 42, provider: "twilio", direction: "outbound" })!.total.toFixed(4);
+    const none = CALL_COLUMNS.map(() => "");
+    expect(rows[1].slice(0, -1)).toEqual([
+      ...["2", first.req.phoneNumber, "0", "done", "1", "completed", "interested", "12", String(run!.id)],
+      ...["42", "agent_hangup", "true", "41.9", "18.2", "connected", "'=Wants twelve seats", cost],
+    ]);
+    // A signed link to the recording, valid for the documented week.
+    const link = new URL(rows[1].at(-1)!);
+    expect(link.pathname).toBe(`/api/v1/recordings/${run!.id}`);
+    expect(Number(link.searchParams.get("expires")) - Date.now() / 1000).toBeGreaterThan(CSV_RECORDING_URL_TTL_SECONDS - 600);
+    const [expires, signature] = [Number(link.searchParams.get("expires")), link.searchParams.get("signature")!];
+    expect(await recordingUrlValid(env.CALLBACK_SECRET, run!.id, expires, signature, Date.now() + 6 * 24 * 3600_000)).toBe(true);
+    expect(rows.slice(2)).toEqual([
+      ["3", second.req.phoneNumber, "1", "retry_waiting", "1", "busy", "", "", String(second.runId), ...none],
+      ["4", carrier.open(id)[0].req.phoneNumber, "2", "in_progress", "1", "", "", "", String(carrier.open(id)[0].runId), ...none],
     ]);
     expect(res.text.endsWith("\r\n")).toBe(true);
 

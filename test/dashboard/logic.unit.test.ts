@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: the dashboard's plain JavaScript modules (no type declarations, no build step)
 import { fieldOfIssue, fieldOfLoc } from "../../public/dashboard/agent-fields.js";
-// @ts-expect-error: as above
+// Typed by cost.d.ts: the Worker imports the same rate table.
 import { estimateCost, RATES, turnTimings, usd } from "../../public/dashboard/cost.js";
 // @ts-expect-error: as above
 import { parseCsv, rowProblems } from "../../public/dashboard/csv-parse.js";
@@ -70,14 +70,14 @@ describe("a call's cost and timing", () => {
       duration_seconds: 61,
       usage: { stt_seconds: 60, tts_seconds: 120, input_tokens: 1e6, output_tokens: 1e6 },
     };
-    const cost = estimateCost(run);
+    const cost = estimateCost(run)!;
     expect(cost.carrier).toBeCloseTo(2 * RATES.carrierPerMinute.default);
     expect(cost.stt).toBeCloseTo(RATES.sttPerMinute);
     expect(cost.tts).toBeCloseTo(2 * RATES.ttsPerMinute);
     expect(cost.model).toBeCloseTo(RATES.inputPerMillion + RATES.outputPerMillion);
     expect(cost.total).toBeCloseTo(cost.carrier + cost.stt + cost.tts + cost.model);
-    expect(estimateCost({ ...run, provider: "sandbox" }).carrier).toBe(0);
-    expect(estimateCost({ ...run, direction: "web" }).carrier).toBe(0);
+    expect(estimateCost({ ...run, provider: "sandbox" })!.carrier).toBe(0);
+    expect(estimateCost({ ...run, direction: "web" })!.carrier).toBe(0);
     expect(estimateCost({ provider: "twilio", duration_seconds: null, usage: null })).toBe(null);
     expect(usd(0.00012)).toBe("$0.0001");
     expect(usd(1.5)).toBe("$1.50");

@@ -28,12 +28,12 @@ import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
 import { MediaSockets } from "./media-sockets";
 import { MediaLoop } from "./media-loop";
 import { Keypad } from "./keypad";
-import { endNote, machineOnRun, recordEnd, saveResults } from "./outcome";
+import { endNote, machineOnRun, saveResults } from "./outcome";
 import type { CallPorts } from "./ports";
 import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
-import { armMediaWait, type MediaWait, mediaWaitAlarm, sessionFinishesRun, sessionSeconds } from "./run-final";
+import { armMediaWait, callFacts, callSeconds, type MediaWait, mediaWaitAlarm, recordEndFacts, sessionFinishesRun } from "./run-final";
 import { SessionRelease } from "./release";
 import { SessionStore } from "./store";
 import { mediaAdapterFor, requireMediaAdapter, sendTurn } from "./web-media";
@@ -377,7 +377,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       case "audio": {
         if (!live.started) return;
         const now = Date.now();
-        for (const samples of live.loop.frames(ev.payload)) {
+        for (const samples of live.loop.frames(ev.payload, now)) {
           const part = live.loop.tick(samples);
           if (part) await this.recording.storePart(part, live.loop.format.rate);
           const voiced = isVoiced(samples);
@@ -458,7 +458,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     } catch (err) {
       log("error", "agent_error", { run_id: runId, error: String(err) });
     }
-    await recordEnd(this.env, runId, reason, note);
+    await recordEndFacts(this.env, runId, reason, note, callFacts(live?.loop, readTurns(this.db)));
     await this.desk.giveUp("failed", "The call ended before the person answered");
     // Transferred: the carrier carries the caller on to the person; hanging up would cut them off.
     if (reason !== "callee_hangup" && reason !== "transferred") {
@@ -471,7 +471,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     }
     if (sessionFinishesRun(reason)) {
       try {
-        await this.calls.finish(runId, sessionSeconds(s.startedWall, Date.now()));
+        await this.calls.finish(runId, callSeconds(this.store.current.clockMs, s.startedWall, Date.now()));
       } catch (err) {
         log("error", "run_finish_failed", { run_id: runId, error: String(err) });
       }

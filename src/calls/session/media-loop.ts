@@ -22,6 +22,9 @@ export const SHORT_LEAD_FRAMES = 3;
 /** How long after a mark is sent its echo may take (the carrier's lead and jitter buffer) before it counts as played. */
 export const MARK_CONFIRM_MS = 3000;
 
+/** A pause in the callee's stream this long (by the wall clock) counts as a gap in the run's media figures. */
+export const GAP_MS = 1000;
+
 export class MediaLoop {
   format: MediaFormat;
   streamId: string;
@@ -30,6 +33,8 @@ export class MediaLoop {
   readonly pacer: Pacer;
   private readonly resamplers = new Map<number, Resampler>();
   recorder: Recorder | null;
+  /** What the media carried on this connection (call-facts.ts): frames each way, pauses in the callee's stream. */
+  readonly carried = { callerFrames: 0, agentFrames: 0, gaps: 0, lastInWall: 0 };
   /** Marks sent to a carrier that echoes them, by when the echo is due at the latest (wall clock), oldest first. */
   private readonly unconfirmed = new Map<string, number>();
 
@@ -59,9 +64,14 @@ export class MediaLoop {
   }
 
   /** The callee's payload as whole frames of linear samples, each advancing the clock by one frame. */
-  frames(payload: Uint8Array): Int16Array[] {
+  frames(payload: Uint8Array, now = Date.now()): Int16Array[] {
     const out: Int16Array[] = [];
     this.inbound.push(payload, (f) => out.push(decode(this.format, f)));
+    const c = this.carried;
+    // A carrier streams a frame every 20 ms: a second without any is a gap the callee's audio did not reach us in.
+    if (c.lastInWall && now - c.lastInWall >= GAP_MS) c.gaps++;
+    c.lastInWall = now;
+    c.callerFrames += out.length;
     return out;
   }
 
@@ -137,6 +147,7 @@ export class MediaLoop {
     for (const item of this.pacer.due(this.clockMs)) {
       if (item.kind === "frame") {
         this.send(this.adapter.audio(item.frame, this.streamId));
+        this.carried.agentFrames++;
         this.recorder?.agentFrame(item.at, decode(this.format, item.frame));
         if (this.sentWaiters.length) for (const sent of this.sentWaiters.splice(0)) sent(item.at);
       } else if (this.adapter.mark) {

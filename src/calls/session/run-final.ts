@@ -19,6 +19,9 @@ import { log } from "../../lib/log";
 import { recordEnd } from "./outcome";
 import type { CallPorts } from "./ports";
 
+// What the run says of the call as it ends (its media, a conversation or not, its duration): call-facts.ts.
+export { callFacts, callSeconds, recordEndFacts } from "./call-facts";
+
 export const sessionFinishesRun = (reason: EndReason): boolean => reason !== "transferred";
 
 /** Whole seconds the session saw the call (its wall clock from the media's start), or null when it never started. */

@@ -17,6 +17,10 @@ export class Pacer {
   private playAt: number | null = null;
   /** Marks sent, with when they play (the end of the frame before them). */
   private sentMarks: Array<{ name: string; at: number }> = [];
+  /** A reply is going out: its last item sent was a frame, not yet its closing mark. */
+  private midReply = false;
+  /** Times the callee heard a reply stop short: its play clock ran out mid-reply, before its next frame was ready. */
+  underruns = 0;
 
   constructor(
     private readonly leadFrames = 3,
@@ -50,10 +54,13 @@ export class Pacer {
       if (item.kind === "frame") {
         const at = this.playAt ?? now;
         if (at - now >= this.leadFrames * this.frameMs) break;
+        if (this.playAt === null && this.midReply) this.underruns++;
+        this.midReply = true;
         this.playAt = at + this.frameMs;
         out.push({ kind: "frame", frame: item.frame, at });
       } else {
         this.sentMarks.push({ name: item.name, at: this.playAt ?? now });
+        this.midReply = false;
         out.push(item);
       }
       this.head++;
@@ -86,6 +93,7 @@ export class Pacer {
     this.queue = [];
     this.head = 0;
     this.playAt = null;
+    this.midReply = false;
     return dropped;
   }
 }
