@@ -2,6 +2,8 @@
 // call (3 minutes, a reply every 5 s: capacity/demand.ts's pace), then to a deployment at 1,000 concurrent calls and at
 // a million calls a day, against Cloudflare's documented limits and prices. Pure; the figures' sources are in
 // docs/scale.md, beside the table this prints.
+import { latencyColumn } from "../../src/calls/session/latency-record";
+import { longCall, random } from "../../test/calls/long-calls";
 
 export type Measured = {
   calls: number;
@@ -25,6 +27,13 @@ export type Measured = {
 
 /** The reference call: three minutes in conversation, the model asked every 5 s. */
 export const REFERENCE = { seconds: 180, replies: 36, calleeTurns: 36 };
+
+/**
+ * The run row's `latency` column for the reference call's replies: a histogram per figure, bounded whatever the
+ * call's length (src/calls/session/latency-record.ts), so it is not scaled per reply from a short measured call but
+ * built from 36 replies of plausible spread (the latency-column test's generator).
+ */
+export const REFERENCE_LATENCY_BYTES = JSON.stringify(latencyColumn(longCall(REFERENCE.replies, random(38)))).length;
 
 /** Cloudflare's documented limits (docs/scale.md names each page). */
 export const LIMITS = {
@@ -121,7 +130,7 @@ export function referenceCall(m: Measured) {
   const p = perCall(m);
   const r = REFERENCE;
   const turns = r.replies + r.calleeTurns;
-  const d1RowBytes = p.d1.rowBytesWithoutLatency + p.d1.latencyBytesPerReply * r.replies;
+  const d1RowBytes = p.d1.rowBytesWithoutLatency + REFERENCE_LATENCY_BYTES;
   const recordingBytes = p.r2.recordingBytesPerSecond * r.seconds;
   const detailsBytes = p.r2.detailsBytesPerTurn * turns;
   const sessionRequests = (p.doRequests.CALL_SESSION ?? 0) + r.seconds; // the heartbeat alarm, every second

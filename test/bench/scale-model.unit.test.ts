@@ -1,7 +1,7 @@
 // bench/scale's arithmetic (bench/scale/model.ts): a measured call scaled to the reference call, and the deployment's
 // projections against the documented limits.
 import { describe, expect, it } from "vitest";
-import { callCost, LIMITS, type Measured, perCall, PRICES, projections, REFERENCE, referenceCall } from "../../bench/scale/model";
+import { callCost, LIMITS, type Measured, perCall, PRICES, projections, REFERENCE, REFERENCE_LATENCY_BYTES, referenceCall } from "../../bench/scale/model";
 
 // Two calls of 5 turns (3 replies, 2 callee turns), 8 s of audio each; the bench's own 10 statements and 2 RPCs.
 const measured: Measured = {
@@ -38,8 +38,10 @@ describe("bench/scale model", () => {
 
   it("scales what grows with replies and seconds to the reference call", () => {
     const c = referenceCall(measured);
-    // The row without its latency figures (100 B) plus 100 B per reply.
-    expect(c.d1RowBytes).toBe(100 + 100 * REFERENCE.replies);
+    // The row without its latency figures (100 B) plus the bounded latency column of 36 replies (not 100 B a reply).
+    expect(REFERENCE_LATENCY_BYTES).toBeGreaterThan(150);
+    expect(REFERENCE_LATENCY_BYTES).toBeLessThan(400);
+    expect(c.d1RowBytes).toBe(100 + REFERENCE_LATENCY_BYTES);
     expect(c.recordingBytes).toBe(16_000 * REFERENCE.seconds);
     expect(c.detailsBytes).toBe(200 * (REFERENCE.replies + REFERENCE.calleeTurns));
     expect(c.requests.llmRequests).toBe(2 * REFERENCE.replies + 1);
@@ -52,7 +54,8 @@ describe("bench/scale model", () => {
     const rpm = ((2 * REFERENCE.replies + 1) * 1000 * 60) / REFERENCE.seconds;
     expect(p.atConcurrent.engineRpm["text-generation"]).toBeCloseTo(rpm);
     expect(p.atConcurrent.callsWithinEngineLimits["text-generation"]).toBe(Math.floor((LIMITS.workersAiRpm["text-generation"] / rpm) * 1000));
-    expect(p.perDay.daysUntilD1Full).toBeCloseTo(LIMITS.d1DatabaseBytes / (3700 * 1e6));
+    // D1 grows by the larger of the row and what the measured call added (2,048 B here).
+    expect(p.perDay.daysUntilD1Full).toBeCloseTo(LIMITS.d1DatabaseBytes / (Math.max(100 + REFERENCE_LATENCY_BYTES, 2048) * 1e6));
     const cost = callCost(p.reference);
     expect(cost.lines["Durable Object duration"]).toBeCloseTo((REFERENCE.seconds * PRICES.doGb * PRICES.doGbSecondPerM) / 1e6);
     expect(p.cost.per1000Minutes).toBeCloseTo((cost.total * 1000) / 3);
