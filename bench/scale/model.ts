@@ -2,8 +2,8 @@
 // call (3 minutes, a reply every 5 s: capacity/demand.ts's pace), then to a deployment at 1,000 concurrent calls and at
 // a million calls a day, against Cloudflare's documented limits and prices. Pure; the figures' sources are in
 // docs/scale.md, beside the table this prints.
-import { latencyColumn } from "../../src/calls/session/latency-record";
-import { longCall, random } from "../../test/calls/long-calls";
+import { latencyColumn } from "../../src/calls/session/latency-record.ts";
+import { longCall, random } from "../../test/calls/long-calls.ts";
 
 export type Measured = {
   calls: number;
