@@ -40,8 +40,8 @@ describe("per-turn timing", () => {
     // The run's latency column keeps each figure as a histogram: within 2 % (and 1 ms) of the measured values.
     const { count, p50, p95 } = latency.json.figures.first_audio_heard_ms;
     expect(count).toBe(2);
-    expect(Math.abs(p50 - heard[0])).toBeLessThanOrEqual(0.02 * heard[0] + 1);
-    expect(Math.abs(p95 - heard[1])).toBeLessThanOrEqual(0.02 * heard[1] + 1);
+    expect(Math.abs(p50 - heard[0]), `p50 ${p50} for ${heard[0]}`).toBeLessThanOrEqual(0.02 * heard[0] + 1);
+    expect(Math.abs(p95 - heard[1]), `p95 ${p95} for ${heard[1]}`).toBeLessThanOrEqual(0.02 * heard[1] + 1);
     expect(latency.json.figures.cut_ms).toEqual({ count: 0, p50: null, p95: null });
 
     const other = await createOrg();
