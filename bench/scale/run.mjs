@@ -20,14 +20,16 @@ mkdirSync(OUT, { recursive: true });
 const fromIndex = process.argv.indexOf("--from");
 const saved = fromIndex > 0 ? JSON.parse(readFileSync(process.argv[fromIndex + 1], "utf8")).measured : null;
 const env = { ...process.env, BENCH_CALLS: process.env.BENCH_CALLS ?? "40", BENCH_PARALLEL: process.env.BENCH_PARALLEL ?? "4" };
-const run = saved ? { status: 0, stdout: `SCALE_RESULT ${JSON.stringify(saved)}\n`, stderr: "" } : spawnSync(process.execPath, [`${ROOT}scripts/vitest-bounded.mjs`, "--config", "bench/scale/vitest.config.ts"], {
-  cwd: ROOT,
-  env,
-  encoding: "utf8",
-  maxBuffer: 256 * 1024 * 1024,
-  // The bench's calls take seconds each; a run that takes longer than this is broken.
-  timeout: 30 * 60_000,
-});
+const run = saved
+  ? { status: 0, stdout: `SCALE_RESULT ${JSON.stringify(saved)}\n`, stderr: "" }
+  : spawnSync(process.execPath, [`${ROOT}scripts/vitest-bounded.mjs`, "--config", "bench/scale/vitest.config.ts"], {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+      // The bench's calls take seconds each; a run that takes longer than this is broken.
+      timeout: 30 * 60_000,
+    });
 // Without the terminal's colour codes (ESC [ ... m).
 const out = `${run.stdout ?? ""}${run.stderr ?? ""}`.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
 writeFileSync(`${OUT}/vitest.log`, out);
