@@ -44,6 +44,7 @@ export const ROUTERS: readonly LazyRouter[] = [
   { segments: ["workflow", "recordings"], load: () => import("./calls/runs.routes").then((m) => m.runsRouter) },
   { segments: ["workflow"], load: () => import("./calls/latency.routes").then((m) => m.latencyRouter) },
   { segments: ["workflow"], load: () => import("./agent-tests/scenarios.routes").then((m) => m.scenariosRouter) },
+  { segments: ["workflow"], load: () => import("./agent-tests/runs.routes").then((m) => m.testRunsRouter) },
   { segments: ["public"], load: () => import("./calls/public.routes").then((m) => m.publicCallsRouter) },
   { segments: ["workflow", "web-call"], load: () => import("./calls/web-call.routes").then((m) => m.webCallRouter) },
   { segments: ["campaign"], load: () => import("./campaigns/control.routes").then((m) => m.campaignControlRouter) },

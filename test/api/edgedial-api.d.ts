@@ -2996,7 +2996,7 @@ export interface paths {
         put?: never;
         /**
          * Create a campaign from an uploaded CSV (all or nothing; or imported in the background)
-         * @description Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization's calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses is a column (422). Nothing is created when a check fails. With `import: "background"` the file's rows and columns are checked by the background import instead (see `import`).
+         * @description Checks, in order: the agent exists (404) and is active (409); a telephony configuration resolves (404/409); the file exists under the organization (422); every CSV row (422, one item per problem with `loc: ["body", "source_url", row, column]`, including numbers the organization's calling policy refuses (`destination_not_allowed`), at most 100, the total in the first item's `ctx.total_errors`); every template variable the agent uses and gives no default is a column, and no row leaves it blank (422 `template_value_empty` at the row). Nothing is created when a check fails, unless `on_invalid: "skip"`: then the rows that pass make the campaign and the refused ones come back in `refused` as CSV. With `import: "background"` the file's rows and columns are checked by the background import instead (see `import`).
          */
         post: {
             parameters: {
@@ -3020,7 +3020,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Campaign"];
+                        "application/json": components["schemas"]["CreatedCampaign"];
                     };
                 };
                 /** @description Missing or invalid API key */
@@ -3458,7 +3458,7 @@ export interface paths {
         put?: never;
         /**
          * Add the contacts of another uploaded CSV to a draft, running or paused campaign (all or nothing)
-         * @description The file is checked as create checks it: it exists under the organization (422); every row (422, one item per problem with `loc: ["body", "source_url", row, column]`, at most 100, the total in the first item's `ctx.total_errors`, including numbers the calling policy refuses and a number twice in the file); every template variable the agent uses is a column (422); the campaign holds at most 1,000,000 contacts (422 `csv_too_many_rows` at the first row past it). Nothing is added when a check fails. Numbers already in the campaign are skipped and reported. A running campaign dials the new contacts under its schedule, concurrency, pace and the calling rules. 409 in `importing`, `completed`, `cancelled` and `failed` (a finished campaign takes no contacts: redial it or create a new one), and while another file is being added to the same campaign.
+         * @description The file is checked as create checks it: it exists under the organization (422); every row (422, one item per problem with `loc: ["body", "source_url", row, column]`, at most 100, the total in the first item's `ctx.total_errors`, including numbers the calling policy refuses and a number twice in the file); every template variable the agent uses and gives no default is a column, and no row leaves it blank (422); the campaign holds at most 1,000,000 contacts (422 `csv_too_many_rows` at the first row past it). Nothing is added when a check fails, unless `on_invalid: "skip"`: then the rows that pass are added and the refused ones come back in `refused` as CSV. Numbers already in the campaign are skipped and reported. A running campaign dials the new contacts under its schedule, concurrency, pace and the calling rules. 409 in `importing`, `completed`, `cancelled` and `failed` (a finished campaign takes no contacts: redial it or create a new one), and while another file is being added to the same campaign.
          */
         post: {
             parameters: {
@@ -6618,7 +6618,7 @@ export interface paths {
         };
         /**
          * The campaign's results as CSV, streamed: one row per contact
-         * @description Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, and `run_ids` (`;`-separated). Text a spreadsheet would run as a formula is prefixed with `'`.
+         * @description Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.
          */
         get: {
             parameters: {
@@ -8927,42 +8927,8 @@ export interface components {
             size_bytes: number;
             created_at: string;
         };
-        Campaign: {
-            id: number;
-            name: string;
-            workflow_id: number;
-            workflow_name: string;
-            /** @enum {string} */
-            state: "importing" | "draft" | "running" | "paused" | "completed" | "cancelled" | "failed";
-            source_type: string;
-            /** @description The uploaded file's key (given as `source_url` on create) */
-            source_id: string;
-            total_rows: number;
-            /** @description Contacts imported so far: counts up while the state is `importing` (a background import), then equals total_rows */
-            imported_rows: number;
-            import_error: components["schemas"]["CampaignImportError"];
-            processed_rows: number;
-            failed_rows: number;
-            created_at: string;
-            started_at: string | null;
-            completed_at: string | null;
-            retry_config: components["schemas"]["RetryConfig"];
-            max_concurrency: number;
-            rate_limit: number;
-            schedule_config: components["schemas"]["ScheduleConfig"];
-            circuit_breaker: components["schemas"]["CircuitBreaker"];
-            /** @enum {string} */
-            voicemail_action: "hang_up" | "leave_message";
-            executed_count: number;
-            total_queued_count: number;
-            parent_campaign_id: number | null;
-            redialed_campaign_id: number | null;
-            telephony_configuration_id: number | null;
-            telephony_configuration_name: string | null;
-            /** @description The API key that created the campaign (by create or redial) */
-            created_by_key_id: number | null;
-            /** @description The newest 100 log entries, newest first; `GET /campaign/{id}/logs` pages them all */
-            logs: components["schemas"]["CampaignLog"][];
+        CreatedCampaign: components["schemas"]["Campaign"] & {
+            refused?: components["schemas"]["RefusedRows"];
         };
         /** @description Why a background import failed (the campaign is then `failed`, with no contacts); null otherwise */
         CampaignImportError: {
@@ -9025,6 +8991,52 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description With `on_invalid: "skip"`: the rows left out (null when every row passed) */
+        RefusedRows: {
+            /** @description Rows left out */
+            rows: number;
+            /** @description The refused rows as CSV (CRLF): the file's own columns as read, then `row` (in the file, header = 1) and `reason` (every problem of the row, `; `-separated). At most 10000 rows; remove the last two columns before sending the fixed rows again. */
+            csv: string;
+            /** @description True when more rows were refused than `csv` holds (10000 at most, or 4 MB) */
+            truncated: boolean;
+        } | null;
+        Campaign: {
+            id: number;
+            name: string;
+            workflow_id: number;
+            workflow_name: string;
+            /** @enum {string} */
+            state: "importing" | "draft" | "running" | "paused" | "completed" | "cancelled" | "failed";
+            source_type: string;
+            /** @description The uploaded file's key (given as `source_url` on create) */
+            source_id: string;
+            total_rows: number;
+            /** @description Contacts imported so far: counts up while the state is `importing` (a background import), then equals total_rows */
+            imported_rows: number;
+            import_error: components["schemas"]["CampaignImportError"];
+            processed_rows: number;
+            failed_rows: number;
+            created_at: string;
+            started_at: string | null;
+            completed_at: string | null;
+            retry_config: components["schemas"]["RetryConfig"];
+            max_concurrency: number;
+            rate_limit: number;
+            schedule_config: components["schemas"]["ScheduleConfig"];
+            circuit_breaker: components["schemas"]["CircuitBreaker"];
+            /** @enum {string} */
+            voicemail_action: "hang_up" | "leave_message";
+            executed_count: number;
+            total_queued_count: number;
+            parent_campaign_id: number | null;
+            redialed_campaign_id: number | null;
+            telephony_configuration_id: number | null;
+            telephony_configuration_name: string | null;
+            /** @description The API key that created the campaign (by create or redial) */
+            created_by_key_id: number | null;
+            /** @description The newest 100 log entries, newest first; `GET /campaign/{id}/logs` pages them all */
+            logs: components["schemas"]["CampaignLog"][];
+        };
         AgentConflict: {
             detail: string;
             /** @description Only for an invalid agent definition: every problem found */
@@ -9062,6 +9074,12 @@ export interface components {
              * @enum {string}
              */
             import?: "sync" | "background";
+            /**
+             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. Not with `import: "background"`.
+             * @default reject
+             * @enum {string}
+             */
+            on_invalid?: "reject" | "skip";
             retry_config?: components["schemas"]["RetryConfig"];
             /** @default 10 */
             max_concurrency?: number;
@@ -9163,10 +9181,11 @@ export interface components {
                 row: number;
                 phone_number: string;
             }[];
-            /** @description Contact rows in the file: added + skipped_existing */
+            /** @description Contact rows in the file: added + skipped_existing (+ refused.rows with on_invalid skip) */
             file_rows: number;
             /** @description The campaign's contacts after the append */
             total_rows: number;
+            refused?: components["schemas"]["RefusedRows"];
         };
         AppendContacts: {
             /** @description The `file_key` returned by POST /s3/presigned-upload-url, a key under this organization: a CSV with the same rules as at create (a `phone_number` column, the greeting override columns, every template variable the agent uses as a column). One of `source_url` and its alias `source_id` is required; when both are sent, `source_url` is used. */
@@ -9178,6 +9197,12 @@ export interface components {
              * @example US
              */
             default_country?: string | null;
+            /**
+             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. Not with `import: "background"`.
+             * @default reject
+             * @enum {string}
+             */
+            on_invalid?: "reject" | "skip";
         } | unknown | unknown;
         /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls and analysis, which are read from the run's stored details only there */
         WorkflowRunListItem: {
@@ -9720,10 +9745,10 @@ export interface components {
             secret: string;
         };
         /**
-         * @description `run.completed`: a call reached a final status. `run.analyzed`: a call's post-call analysis is done (or failed; `analysis.status` says which). `campaign.state_changed`: a campaign moved between states. `campaign.completed`: a campaign finished all its contacts.
+         * @description `run.completed`: a call reached a final status. `run.analyzed`: a call's post-call analysis is done (or failed; `analysis.status` says which). `campaign.state_changed`: a campaign moved between states. `campaign.completed`: a campaign finished all its contacts. `agent_test.finished`: an agent's test run (its suite or one scenario) finished (docs/agent-tests.md).
          * @enum {string}
          */
-        WebhookEvent: "run.completed" | "run.analyzed" | "campaign.state_changed" | "campaign.completed";
+        WebhookEvent: "run.completed" | "run.analyzed" | "campaign.state_changed" | "campaign.completed" | "agent_test.finished";
         WebhookEndpoint: {
             id: number;
             url: string;
@@ -9777,7 +9802,7 @@ export interface components {
          * @description The event delivered; `agent.webhook_node` is an agent's webhook node, sent to the node's own URL
          * @enum {string}
          */
-        WebhookDeliveryEvent: "run.completed" | "run.analyzed" | "campaign.state_changed" | "campaign.completed" | "agent.webhook_node";
+        WebhookDeliveryEvent: "run.completed" | "run.analyzed" | "campaign.state_changed" | "campaign.completed" | "agent_test.finished" | "agent.webhook_node";
     };
     responses: never;
     parameters: never;

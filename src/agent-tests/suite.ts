@@ -1,0 +1,143 @@
+// Running an agent's suite (or one scenario) against its current version: every scenario × N repetitions as test
+// calls, a few at a time, the results kept on the run's row (agent_test_runs) and told to webhooks
+// (`agent_test.finished`). The newest finished run of a version is that version's test result (the gate's answer).
+import { and, desc, eq, inArray, isNull, lt } from "drizzle-orm";
+import { agentTestRuns } from "../db/schema";
+import { isoNow } from "../lib/clock";
+import type { Db } from "../lib/db";
+import { getDb } from "../lib/db";
+import { notFound } from "../lib/errors";
+import { log } from "../lib/log";
+import { emitSafely } from "../webhooks/emit";
+import { loadUsableWorkflow } from "../workflows/store";
+import { scenarioResult, summarize, type ScenarioResult, type SuiteSummary } from "./results";
+import { getScenario, listScenarios, scenarioView } from "./store";
+import { type Repetition, runRepetition } from "./test-call";
+
+/**
+ * Test calls at once. Offline calls use no Workers AI engine (the capacity ledger has nothing to count); the bound is
+ * the Worker's own: each call is a session and a caller sending a frame every 20 ms.
+ */
+export const MAX_PARALLEL_CALLS = 6;
+
+type RunRow = typeof agentTestRuns.$inferSelect;
+export type SuiteResults = { summary: SuiteSummary; scenarios: ScenarioResult[] };
+
+export function testRunView(r: RunRow) {
+  const results = r.results as SuiteResults | null;
+  return {
+    id: r.id,
+    workflow_id: r.workflowId,
+    version_number: r.versionNumber,
+    scenario_id: r.scenarioId,
+    repetitions: r.repetitions,
+    status: r.status,
+    created_at: r.createdAt,
+    finished_at: r.finishedAt,
+    summary: results?.summary ?? null,
+    scenarios: results?.scenarios ?? [],
+  };
+}
+
+/** Runs `jobs` with at most `limit` at once, results in order. */
+async function pooled<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<T[]> {
+  const out: T[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      out[i] = await jobs[i]();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
+  return out;
+}
+
+export async function runSuite(
+  env: Env,
+  orgId: number,
+  workflowId: number,
+  opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null },
+): Promise<RunRow> {
+  const db = getDb(env);
+  const agent = await loadUsableWorkflow(db, orgId, workflowId);
+  const rows = opts.scenarioId ? [await getScenario(db, orgId, workflowId, opts.scenarioId)] : await listScenarios(db, orgId, workflowId);
+  if (!rows.length) throw notFound("Test scenario");
+  const run = await db
+    .insert(agentTestRuns)
+    .values({ orgId, workflowId, versionNumber: agent.versionNumber, scenarioId: opts.scenarioId ?? null, repetitions: opts.repetitions })
+    .returning()
+    .get();
+  const scenarios = rows.map(scenarioView);
+  const jobs = scenarios.flatMap((s) =>
+    Array.from({ length: opts.repetitions }, (_, i) => async (): Promise<Repetition> => {
+      try {
+        return await runRepetition(env, agent, s, i + 1, { keyId: opts.keyId });
+      } catch (err) {
+        log("error", "agent_test_call_failed", { test_run_id: run.id, scenario_id: s.id, error: String(err) });
+        return { repetition: i + 1, run_id: null, passed: false, verdicts: [], caller: [], transcript: [], error: "The test call failed unexpectedly" };
+      }
+    }),
+  );
+  const reps = await pooled(jobs, MAX_PARALLEL_CALLS);
+  const results = scenarios.map((s, k) => scenarioResult(s, reps.slice(k * opts.repetitions, (k + 1) * opts.repetitions)));
+  const summary = summarize(results);
+  const done = await db
+    .update(agentTestRuns)
+    .set({ status: summary.status, results: { summary, scenarios: results }, finishedAt: isoNow() })
+    .where(eq(agentTestRuns.id, run.id))
+    .returning()
+    .get();
+  await emitSafely(env, orgId, "agent_test.finished", {
+    test_run_id: run.id,
+    workflow_id: workflowId,
+    version_number: agent.versionNumber,
+    scenario_id: opts.scenarioId ?? null,
+    status: summary.status,
+    summary,
+  });
+  return done;
+}
+
+export async function getTestRun(db: Db, orgId: number, workflowId: number, id: number): Promise<RunRow> {
+  const row = await db
+    .select()
+    .from(agentTestRuns)
+    .where(and(eq(agentTestRuns.id, id), eq(agentTestRuns.orgId, orgId), eq(agentTestRuns.workflowId, workflowId)))
+    .get();
+  if (!row) throw notFound("Test run");
+  return row;
+}
+
+export async function listTestRuns(db: Db, orgId: number, workflowId: number, opts: { limit: number; before: number | null }): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(agentTestRuns)
+    .where(and(eq(agentTestRuns.orgId, orgId), eq(agentTestRuns.workflowId, workflowId), opts.before ? lt(agentTestRuns.id, opts.before) : undefined))
+    .orderBy(desc(agentTestRuns.id))
+    .limit(opts.limit + 1)
+    .all();
+}
+
+/**
+ * A version's test result: its newest finished whole-suite run's status (`passed` | `failed`), or null when its
+ * suite never ran. What `require_passing_tests` asks before a campaign or a number uses the version.
+ */
+export async function versionTestStatus(db: Db, workflowId: number, versionNumber: number): Promise<"passed" | "failed" | null> {
+  const row = await db
+    .select({ status: agentTestRuns.status })
+    .from(agentTestRuns)
+    .where(
+      and(
+        eq(agentTestRuns.workflowId, workflowId),
+        eq(agentTestRuns.versionNumber, versionNumber),
+        inArray(agentTestRuns.status, ["passed", "failed"]),
+        // A run of one scenario says nothing of the suite.
+        isNull(agentTestRuns.scenarioId),
+      ),
+    )
+    .orderBy(desc(agentTestRuns.id))
+    .limit(1)
+    .get();
+  return (row?.status as "passed" | "failed" | undefined) ?? null;
+}
