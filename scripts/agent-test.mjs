@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// `npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]`
+// Runs an agent's test suite against a local or deployed edgedial and exits non-zero unless it passed.
+//   --agent 12              the suite stored under agent 12
+//   --agent suite.json      a file like test/fixtures/seats-suite.json ({agent, scenarios}): the agent is created and
+//                           its scenarios added (--protocol sets theirs), then the suite runs
+// The key is --key or EDGEDIAL_API_KEY; the base URL --base-url or EDGEDIAL_BASE_URL (default http://127.0.0.1:8787).
+// The JUnit XML report goes to --junit (default agent-test-results.xml). See docs/agent-tests.md.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { junitXml } from "./lib/junit.mjs";
+
+const { values: o } = parseArgs({
+  options: {
+    agent: { type: "string" },
+    "base-url": { type: "string" },
+    key: { type: "string" },
+    repetitions: { type: "string", default: "3" },
+    protocol: { type: "string" },
+    junit: { type: "string", default: "agent-test-results.xml" },
+  },
+});
+const base = (o["base-url"] ?? process.env.EDGEDIAL_BASE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
+const key = o.key ?? process.env.EDGEDIAL_API_KEY;
+if (!o.agent || !key) {
+  console.error("usage: npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]");
+  process.exit(2);
+}
+
+async function api(method, path, body) {
+  const res = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: { "X-API-Key": key, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+let agentId = Number(o.agent);
+if (!Number.isInteger(agentId) || agentId <= 0) {
+  if (!existsSync(o.agent)) throw new Error(`--agent ${o.agent}: neither an agent id nor a file`);
+  const file = JSON.parse(readFileSync(o.agent, "utf8"));
+  agentId = (await api("POST", "/workflow/create", file.agent)).id;
+  for (const s of file.scenarios ?? []) await api("POST", `/workflow/${agentId}/tests/scenarios`, { ...s, ...(o.protocol ? { protocol: o.protocol } : {}) });
+  console.log(`created agent ${agentId} with ${file.scenarios?.length ?? 0} scenarios`);
+}
+const run = await api("POST", `/workflow/${agentId}/tests/runs`, { repetitions: Number(o.repetitions) });
+writeFileSync(o.junit, junitXml(run));
+for (const s of run.scenarios) {
+  console.log(`${s.status === "passed" ? "✓" : "✗"} ${s.name} (${s.protocol}): ${s.passed}/${s.repetitions}${s.status === "flaky" ? " flaky" : ""}`);
+  for (const r of s.runs) {
+    if (r.error) console.log(`    #${r.repetition}: ${r.error}`);
+    for (const v of r.verdicts.filter((x) => !x.passed)) console.log(`    #${r.repetition} ${v.expectation}: ${v.evidence}`);
+  }
+}
+console.log(`suite ${run.status}: ${run.summary.passed}/${run.summary.scenarios} scenarios; JUnit report in ${o.junit}`);
+process.exit(run.status === "passed" ? 0 : 1);
