@@ -30,7 +30,18 @@ describe("an agent's test suite", () => {
     async (protocol) => {
       const org = await createOrg();
       const id = await agentWithSuite(org, protocol);
-      const res = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key: org.key, body: { repetitions: 1 } });
+      // Every request leaving the Worker while the suite runs (the sessions run in this isolate too).
+      const sent: string[] = [];
+      const real = globalThis.fetch;
+      globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+        sent.push(new Request(input, init).url);
+        return real(input, init);
+      }) as typeof fetch;
+      const res = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key: org.key, body: { repetitions: 1 } }).finally(() => {
+        globalThis.fetch = real;
+      });
+      // No carrier was asked anything: not the simulator (every carrier API's address here), nor any other host.
+      expect(sent.filter((u) => !u.startsWith("http://edgedial.test/"))).toEqual([]);
       expect(res.status, res.text).toBe(200);
       expect(failures(res.json)).toEqual([]);
       expect(res.json).toMatchObject({ status: "passed", version_number: 1, summary: { scenarios: 6, passed: 6, flaky: 0, pass_rate: 1 } });
