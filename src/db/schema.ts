@@ -217,19 +217,12 @@ export const workflowRuns = sqliteTable(
     endReason: text("end_reason"),
     // The API key that started it: a single call's caller, or for a campaign's call the key that created the campaign.
     createdByKeyId: integer("created_by_key_id"),
-    // The call's two-channel recording in the uploads bucket (raw 16-bit PCM; served as WAV), once the call ended.
+    // The call's two-channel recording in the uploads bucket (G.711 µ-law under a .ulaw key, raw 16-bit PCM under an
+    // older .pcm one; served as a 16-bit WAV), once the call ended.
     recordingKey: text("recording_key"),
     recordingRate: integer("recording_rate"),
     // The call's turns as its session logged them (who, text, start and end on the call's clock), once it ended.
-    transcript: text("transcript", { mode: "json" }).$type<Array<{
-      role: string;
-      text: string;
-      start_ms: number;
-      end_ms: number;
-      interrupted: boolean;
-      // An agent turn's timing (src/agent/voice-agent.ts TurnTiming), on runs from when it was measured.
-      timing?: Record<string, number | string>;
-    }> | null>(),
+    transcript: text("transcript", { mode: "json" }).$type<StoredTurn[] | null>(),
     // What the voice agent gathered (the nodes' extraction variables), the disposition it chose, and what the call
     // cost in speech and tokens, once its session ended.
     gatheredContext: text("gathered_context", { mode: "json" }).$type<Record<string, unknown> | null>(),
@@ -354,6 +347,17 @@ export const callbackNonces = sqliteTable(
 
 // Audio greetings an organization uploaded (the recordings `greeting_override_recording_id` names): the audio is in
 // R2 under `key`, normalized to mono 16-bit PCM WAV at its own rate.
+/** One transcript turn as a run stores it (its details object; older rows' transcript column) and the API shows it. */
+export type StoredTurn = {
+  role: string;
+  text: string;
+  start_ms: number;
+  end_ms: number;
+  interrupted: boolean;
+  // An agent turn's timing (src/agent/voice-agent.ts TurnTiming), on runs from when it was measured.
+  timing?: Record<string, number | string>;
+};
+
 /** A call's cost figures: seconds of speech transcribed and synthesized, and the model's tokens. */
 export type AgentUsage = { stt_seconds: number; tts_seconds: number; input_tokens: number; output_tokens: number };
 

@@ -1,39 +1,16 @@
-// A call whose media never comes back after the service restarted: the carrier did not reconnect (it has no
-// mechanism, or its callback was lost while the Worker was down). The session's heartbeat alarm notices, waits the
-// resume grace, hangs the call up at the carrier and makes the run final itself (the carrier's own final status was
-// sent while nothing listened, and is never sent again), so the campaign's slot comes back at once.
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { RESUME_GRACE_MS } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isFinal } from "../../src/calls/runs";
-import { workflowRuns } from "../../src/db/schema";
-import { getDb } from "../../src/lib/db";
 import { connect } from "./media-support";
 import { answeredLiveCall, carriersEnd, deliverLive, hearAgent, resetSession } from "./resume-support";
-import { CALLEE, CONTEXT, campaignId, campaignObject, deliverAll, eventually, play, runApi, runRow, setup, simRequests } from "./support";
+import { CALLEE, deliverAll, eventually, play, runApi, runRow, setup, simRequests, twoContactCampaign } from "./support";
 
 describe("media lost and never back", () => {
   it("the run ends media_lost within 15 s, the carrier is asked to hang up, and the campaign dials its next contact at once", async () => {
     const s = await setup("twilio");
-    const id = campaignId();
-    const stub = await campaignObject(
-      s,
-      id,
-      { enabled: false },
-      [
-        { row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null },
-        { row: 3, phone_number: "+14155550177", initial_context: CONTEXT, greeting_override: null },
-      ],
-      { max_concurrency: 1 },
-    );
-    await stub.start();
-    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
-    for (let i = 0; i < 5 && !(await runs()).length; i++) await runDurableObjectAlarm(stub);
-    const [first, ...others] = await runs();
-    expect(others).toEqual([]);
+    const { runs, first } = await twoContactCampaign(s);
     const callId = (await runApi(s, first.id)).provider_call_id as string;
 
     // Answered; the carrier's final status (its last callback) will be sent while the Worker is down: never delivered.

@@ -5,14 +5,11 @@
 // ended within seconds, not by the hourly watchdog.
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { workflowRuns } from "../../src/db/schema";
 import { isFinal } from "../../src/calls/runs";
 import { MEDIA_WAIT_MS } from "../../src/calls/session/run-final";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
-import { getDb } from "../../src/lib/db";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call } from "../helpers";
 import { dial, inboundSetup, runsOf } from "./inbound-support";
@@ -21,8 +18,6 @@ import {
   CALLEE,
   CALLER,
   callbackRequest,
-  campaignId,
-  campaignObject,
   CONTEXT,
   deliver,
   deliverAll,
@@ -30,6 +25,7 @@ import {
   play,
   runApi,
   runRow,
+  twoContactCampaign,
   setup,
   sim,
   simRequests,
@@ -89,22 +85,7 @@ describe("a call the session ends is final at once", () => {
 
   it("a campaign's call: its slot goes to the next contact at once; the late final callback counts nothing twice", async () => {
     const s = await setup("twilio");
-    const id = campaignId();
-    const stub = await campaignObject(
-      s,
-      id,
-      { enabled: false },
-      [
-        { row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null },
-        { row: 3, phone_number: "+14155550177", initial_context: CONTEXT, greeting_override: null },
-      ],
-      { max_concurrency: 1 },
-    );
-    await stub.start();
-    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
-    for (let i = 0; i < 5 && !(await runs()).length; i++) await runDurableObjectAlarm(stub);
-    const [first, ...others] = await runs();
-    expect(others).toEqual([]);
+    const { stub, runs, first } = await twoContactCampaign(s);
     const { final, callee } = await silentCall(s, first.id);
     await untilClosed(callee);
 

@@ -247,3 +247,27 @@ export async function placedCampaignCall(s: Setup) {
   expect(run, "the campaign placed its call").toBeDefined();
   return { id, stub, run };
 }
+
+/**
+ * A started campaign of two contacts dialed one at a time (no retries), and its first run once the engine dialed it
+ * (`runs` reads the campaign's runs again).
+ */
+export async function twoContactCampaign(s: Setup) {
+  const id = campaignId();
+  const stub = await campaignObject(
+    s,
+    id,
+    { enabled: false },
+    [
+      { row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null },
+      { row: 3, phone_number: "+14155550177", initial_context: CONTEXT, greeting_override: null },
+    ],
+    { max_concurrency: 1 },
+  );
+  await stub.start();
+  const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+  for (let i = 0; i < 5 && !(await runs()).length; i++) await runDurableObjectAlarm(stub);
+  const [first, ...others] = await runs();
+  expect(others).toEqual([]);
+  return { id, stub, runs, first };
+}

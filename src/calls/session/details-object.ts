@@ -3,17 +3,10 @@
 // (status, times, disposition, usage's four numbers, gathered values, a latency summary): lists, filters, CSVs and
 // the latency endpoint read only D1, the run detail endpoint reads the one object. The stored values are exactly
 // what the old D1 columns held, so the API's JSON is the same byte for byte.
+import type { StoredTurn } from "../../db/schema";
 import { type LatencyColumn, latencyColumn } from "./latency-record";
 
-/** One stored transcript turn, as the API shows it. */
-export type StoredTurn = {
-  role: string;
-  text: string;
-  start_ms: number;
-  end_ms: number;
-  interrupted: boolean;
-  timing?: Record<string, number | string>;
-};
+export type { StoredTurn };
 
 export type RunDetailsObject = {
   transcript: StoredTurn[] | null;
