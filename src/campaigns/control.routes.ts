@@ -16,6 +16,7 @@ import { errors, idParam, json } from "../lib/schemas";
 import { runsPage } from "../calls/recordings";
 import { WorkflowRunListItem } from "../calls/runs";
 import { requireReady } from "../calls/start";
+import { requirePassingTests } from "../agent-tests/gate";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
 import { AgentConflict, getWorkflow, loadUsableWorkflow } from "../workflows";
@@ -214,7 +215,8 @@ async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void>
   // A deployment that cannot place calls refuses the start instead of starting and pausing itself.
   requireSettings(env, CALL_SETTINGS, 409, { requestOrigin: false });
   try {
-    await loadUsableWorkflow(getDb(env), orgId, c.workflowId);
+    // An agent that requires passing tests is used only at a version that passed its suite (docs/agent-tests.md).
+    await requirePassingTests(getDb(env), await loadUsableWorkflow(getDb(env), orgId, c.workflowId));
     const cfg = await resolveTelephonyConfig(env, orgId, c.telephonyConfigurationId);
     requireReady(cfg);
   } catch (err) {
