@@ -108,7 +108,8 @@ describe("POST /public/agent/{uuid} and /public/agent/workflow/{workflow_uuid}",
   });
 
   it("an ari configuration also dials extensions, SIP URIs and dial strings", async () => {
-    const s = await setup("ari");
+    // A dial string to another trunk only in a form the configuration allows (the calling policy judges the rest).
+    const s = await setup("ari", { allowed_dial_strings: ["PJSIP/{number}@sipp"] });
     for (const number of ["1001", "sip:alice@pbx.example.test", "PJSIP/200@sipp"]) {
       const res = await post(s, workflowPath(s), { phone_number: number, initial_context: CONTEXT });
       expect(res.status, `${number}: ${res.text}`).toBe(200);
@@ -275,6 +276,8 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "transfer",
         "analysis",
         "tool_calls",
+        "media",
+        "conversation",
       ].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });

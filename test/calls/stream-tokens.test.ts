@@ -141,7 +141,8 @@ describe("stream URLs: a token of their own, short-lived and single-use", () => 
     await closed;
     const url = await mediaUrl("exotel", runId);
     const refused = await upgradeAt("exotel", runId, url);
-    expect([refused.status, await detail(refused)]).toEqual([409, "This call's media stream has ended"]);
+    // The session that ended the call made its run final, so the route refuses it before the session is asked.
+    expect([refused.status, await detail(refused)]).toEqual([409, "This call has ended"]);
     const spent = (u: string) =>
       env.DB.prepare("SELECT count(*) AS n FROM callback_nonces WHERE scheme = 'stream' AND nonce = ?").bind(tokenOf(u).split(".")[1]).first("n");
     expect(await spent(firstUrl)).toBe(1);

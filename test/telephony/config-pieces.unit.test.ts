@@ -118,6 +118,7 @@ describe("prepareCreate / prepareUpdate", () => {
       app_name: "app",
       ws_client_name: "",
       dial_string_template: "PJSIP/{number}",
+      allowed_dial_strings: [],
       external_pbx: { type: "vicidial", agent_api: { url: "https://d/agc", username: "u", source: "edgedial" }, timeout_seconds: 8 },
     });
     expect(Object.keys(p.secrets).sort()).toEqual(["app_password", "external_pbx.agent_api.password"]);
