@@ -5419,6 +5419,247 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/{workflow_id}/tests/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the agent's test runs, newest first (the history per version) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (1–100) */
+                    limit?: number;
+                    /** @description The previous page's `next_cursor`, unchanged (base64url, no padding); leave it out for the first page. Cursors are opaque but not secret; a value this service did not issue (or an empty one) is a 422 at `query.cursor`. */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["AgentTestRun"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Run the agent's test suite (or one scenario) against its current version
+         * @description Each repetition is a real call session of the agent spoken to over the scenario's carrier protocol by the scripted caller (a test run: no carrier is asked, nothing is dialed). The request returns when every call is judged (a few calls at once, each as long as its conversation). The newest finished suite run of a version is that version's test result.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AgentTestRunRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentTestRun"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow/{workflow_id}/tests/runs/{test_run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one test run with every expectation's verdict and evidence */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                    /** @description Decimal digits only */
+                    test_run_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentTestRun"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public/agent/{uuid}": {
         parameters: {
             query?: never;
@@ -9587,6 +9828,79 @@ export interface components {
                 body?: unknown;
             }[];
             expectations: components["schemas"]["TestExpectations"];
+        };
+        AgentTestRun: {
+            id: number;
+            workflow_id: number;
+            /** @description The agent's version the run tested */
+            version_number: number;
+            scenario_id: number | null;
+            repetitions: number;
+            /** @enum {string} */
+            status: "running" | "passed" | "failed" | "error";
+            created_at: string;
+            finished_at: string | null;
+            summary: {
+                /** @enum {string} */
+                status: "passed" | "failed";
+                scenarios: number;
+                passed: number;
+                failed: number;
+                flaky: number;
+                pass_rate: number;
+            } | null;
+            scenarios: {
+                scenario_id: number;
+                name: string;
+                protocol: string;
+                revision: number;
+                passed: number;
+                repetitions: number;
+                pass_rate: number;
+                /** @enum {string} */
+                status: "passed" | "failed" | "flaky";
+                expectations: {
+                    expectation: string;
+                    passed: number;
+                    of: number;
+                }[];
+                runs: {
+                    repetition: number;
+                    /** @description The test call's run (GET /workflow/{id}/runs/{run_id}: transcript and recording) */
+                    run_id: number | null;
+                    passed: boolean;
+                    verdicts: {
+                        expectation: string;
+                        passed: boolean;
+                        expected?: unknown;
+                        actual?: unknown;
+                        evidence: string;
+                    }[];
+                    caller: {
+                        at_ms: number;
+                        step: number;
+                        action: string;
+                        detail?: string;
+                    }[];
+                    transcript: {
+                        role: string;
+                        text: string;
+                        start_ms: number;
+                        end_ms: number;
+                        interrupted?: boolean;
+                    }[];
+                    error?: string;
+                }[];
+            }[];
+        };
+        AgentTestRunRequest: {
+            /** @description One scenario; absent or null: the whole suite */
+            scenario_id?: number | null;
+            /**
+             * @description Calls per scenario (a scenario passing some and not others is flaky)
+             * @default 3
+             */
+            repetitions?: number;
         };
         CallInitiationResponse: {
             /** @example initiated */
