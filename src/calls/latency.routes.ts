@@ -53,7 +53,13 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
     .select({ latency: workflowRuns.latency, transcript: workflowRuns.transcript })
     .from(workflowRuns)
     .where(
-      and(eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), or(isNotNull(workflowRuns.latency), isNotNull(workflowRuns.transcript))),
+      and(
+        eq(workflowRuns.workflowId, workflow_id),
+        eq(workflowRuns.orgId, orgId),
+        // Agent tests' calls are not the agent's traffic.
+        eq(workflowRuns.isTest, false),
+        or(isNotNull(workflowRuns.latency), isNotNull(workflowRuns.transcript)),
+      ),
     )
     .orderBy(desc(workflowRuns.id))
     .limit(calls)

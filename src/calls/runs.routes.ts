@@ -127,7 +127,18 @@ export const runsRouter = createRouter()
     );
     if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
     const query = db.select().from(workflowRuns).$dynamic();
-    const rows = await newestFirst(query, workflowRuns.id, before, limit, eq(workflowRuns.workflowId, workflow_id), eq(workflowRuns.orgId, orgId), only).all();
+    // An agent test's calls are not the agent's calls: they are read through their test run (docs/agent-tests.md).
+    const notTests = eq(workflowRuns.isTest, false);
+    const rows = await newestFirst(
+      query,
+      workflowRuns.id,
+      before,
+      limit,
+      eq(workflowRuns.workflowId, workflow_id),
+      eq(workflowRuns.orgId, orgId),
+      notTests,
+      only,
+    ).all();
     return c.json(await runsPage(c.env, c.req.url, rows, limit), 200);
   })
   .openapi(one, async (c) => {

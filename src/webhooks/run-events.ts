@@ -28,12 +28,13 @@ export function runCompletedData(run: Run): Record<string, unknown> {
 }
 
 /** Never throws: a webhook problem must not break status processing. */
-export const emitRunCompleted = (env: Env, run: Run) => emitSafely(env, run.orgId, "run.completed", runCompletedData(run));
+// An agent test's call (is_test) is not a call of the organization's: its result is agent_test.finished, not these.
+export const emitRunCompleted = async (env: Env, run: Run) => {
+  if (!run.isTest) await emitSafely(env, run.orgId, "run.completed", runCompletedData(run));
+};
 
 /** run.analyzed: the run's post-call analysis (and the disposition it may have given). Never throws. */
-export const emitRunAnalyzed = (env: Env, run: Run, analysis: Record<string, unknown>) =>
-  emitSafely(env, run.orgId, "run.analyzed", {
-    ...runIdentity(run),
-    disposition: run.disposition,
-    analysis,
-  });
+export const emitRunAnalyzed = async (env: Env, run: Run, analysis: Record<string, unknown>) => {
+  if (run.isTest) return;
+  await emitSafely(env, run.orgId, "run.analyzed", { ...runIdentity(run), disposition: run.disposition, analysis });
+};

@@ -50,6 +50,12 @@ describe("an agent's test suite", () => {
       expect(new Set(runIds).size).toBe(6);
       const listed = await call("GET", `/api/v1/workflow/${id}/tests/runs`, { key: org.key });
       expect(listed.json.items.map((r: any) => r.id)).toEqual([res.json.id]);
+      // They are not the agent's calls: its call list and its latency leave them out; each stays readable by id.
+      const calls = await call("GET", `/api/v1/workflow/${id}/runs`, { key: org.key });
+      expect(calls.json.items).toEqual([]);
+      const latency = await call("GET", `/api/v1/workflow/${id}/latency`, { key: org.key });
+      expect(latency.json.calls).toBe(0);
+      expect((await call("GET", `/api/v1/workflow/${id}/runs/${runIds[0]}`, { key: org.key })).status).toBe(200);
     },
     180_000,
   );
