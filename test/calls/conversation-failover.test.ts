@@ -1,16 +1,9 @@
-// Failover inside the turn on a whole call (docs/failover.md): the agent's primary model is a Workers AI model that
-// answers every request with Workers AI's 429 (3040, out of capacity), its fallback another Workers AI model (the fake
-// binding's seats model). Every turn is answered by the fallback, and the run's transcript says, turn by turn, which
-// model served and each failover. A fallback that is slow as well gets the caller a filler after about a second.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { callSessionStub } from "../../src/calls/session/stub";
-import { listen, listenLive, listenUntil, runWhen, SEATS, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
+import { fakeAiCall, listen, listenLive, listenUntil, runWhen, SEATS, SURE } from "./conversation-support";
 import { FakeWorkersAi } from "./fake-workers-ai";
-import { connect } from "./media-support";
-import { setup } from "./support";
 
 /** The fake binding, with `primary` out of capacity and the seats model (the fallback) `delayMs` slow to answer first. */
 function bindingWith(primary: string, delayMs = 0) {
@@ -28,18 +21,7 @@ function bindingWith(primary: string, delayMs = 0) {
 }
 
 /** The seats agent with `voice_agent`, its call's session on the fake binding, heard up to the greeting. */
-async function failoverCall(ai: unknown, voiceAgent: Record<string, unknown>) {
-  const s = await setup("twilio");
-  const { runId, agentId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS, workflow_configurations: { voice_agent: voiceAgent } });
-  await runInDurableObject(callSessionStub(env, runId), (instance) => {
-    const o = instance as unknown as { env: Env };
-    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-  });
-  const callee = await connect("twilio", runId);
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 300);
-  return { s, runId, agentId, callee };
-}
+const failoverCall = (ai: unknown, voiceAgent: Record<string, unknown>) => fakeAiCall(ai, { workflow_configurations: { voice_agent: voiceAgent } }, 300);
 
 const FALLBACK = `workers-ai:${WORKERS_AI_CHAT_MODEL}`;
 

@@ -135,15 +135,19 @@ export async function runWhen(s: Setup, agentId: number, runId: number, ready: (
  * A seats call (on Twilio's protocol) whose session runs the conversation agent on `ai` at the AI binding (Workers AI
  * faked at its boundary), heard up to the greeting and a little quiet. `fields`: more of the agent's settings.
  */
-export async function fakeAiCall(ai: unknown, fields: Record<string, unknown> = {}): Promise<{ runId: number; callee: CalleeStream }> {
+export async function fakeAiCall(
+  ai: unknown,
+  fields: Record<string, unknown> = {},
+  quietMs = 200,
+): Promise<{ s: Setup; runId: number; agentId: number; callee: CalleeStream }> {
   const s = await setup("twilio");
-  const { runId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS, ...fields });
+  const { runId, agentId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS, ...fields });
   await runInDurableObject(callSessionStub(env, runId), (instance) => {
     const o = instance as unknown as { env: Env };
     o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
   });
   const callee = await connect("twilio", runId);
   await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 200);
-  return { runId, callee };
+  await listen(callee, quietMs);
+  return { s, runId, agentId, callee };
 }
