@@ -118,7 +118,7 @@ const UpdateCallingPolicy = z
   .openapi("UpdateCallingPolicy");
 
 const refusals =
-  "A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. Extensions, SIP URIs and dial strings (ari) are not judged.";
+  "A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. On Asterisk (ari), a short extension is the PBX's own and is not judged; longer digits, a SIP URI's number and a dial string's number are judged, and a dial string must have a form the configuration allows (docs/carriers.md).";
 
 const get = createRoute({
   method: "get",

@@ -1208,7 +1208,7 @@ export interface paths {
         };
         /**
          * The organization's calling policy: which destinations it may dial
-         * @description A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. Extensions, SIP URIs and dial strings (ari) are not judged.
+         * @description A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. On Asterisk (ari), a short extension is the PBX's own and is not judged; longer digits, a SIP URI's number and a dial string's number are judged, and a dial string must have a form the configuration allows (docs/carriers.md).
          */
         get: {
             parameters: {
@@ -1252,7 +1252,7 @@ export interface paths {
         };
         /**
          * Change the calling policy (partial: fields left out keep their value, null restores the default)
-         * @description A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. Extensions, SIP URIs and dial strings (ari) are not judged.
+         * @description A single call to a refused destination is a 422 located at `phone_number` (type `destination_not_allowed`, ctx.reason `number_type_blocked` or `country_not_allowed`); so is a campaign CSV row, at create; a campaign contact refused when dialed (the policy changed since) fails without a call, logged as `dial_failed` with kind `destination_refused`. On Asterisk (ari), a short extension is the PBX's own and is not judged; longer digits, a SIP URI's number and a dial string's number are judged, and a dial string must have a form the configuration allows (docs/carriers.md).
          */
         put: {
             parameters: {
