@@ -32,7 +32,7 @@ export async function setupAri(app = `edgedial-it-${crypto.randomUUID().slice(0,
         app_name: app,
         app_password: ARI_PASSWORD,
         // The dialplan targets the tests dial whole (any other dial string is refused: docs/carriers.md).
-        allowed_dial_strings: ["Local/{number}@default", "PJSIP/{number}@sipp"],
+        allowed_dial_strings: ["Local/{number}@default", "PJSIP/{number}@sipp", "PJSIP/sipp/sip:{number}@127.0.0.1:5071"],
       },
     },
   });

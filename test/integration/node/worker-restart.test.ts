@@ -97,7 +97,14 @@ describe.skipIf(!inject("asterisk") || !inject("sipp"))("a Worker killed during 
     await api("POST", "/organizations/telephony-configs", {
       name: "asterisk",
       is_default_outbound: true,
-      config: { provider: "ari", ari_endpoint: u.toString().replace(/\/$/, ""), app_name: app, app_password: ARI_PASSWORD },
+      config: {
+        provider: "ari",
+        ari_endpoint: u.toString().replace(/\/$/, ""),
+        app_name: app,
+        app_password: ARI_PASSWORD,
+        // The sipp target is dialed whole; a dial string must have a form the configuration names (docs/carriers.md).
+        allowed_dial_strings: ["PJSIP/{number}@sipp"],
+      },
     });
     // The conversation agent on the deterministic engines (local development only): its voice is a tone. Its
     // speech-to-text must know one clip and its model one step, neither of which this silent callee reaches.
