@@ -1,8 +1,8 @@
 // A call's page: status and times, timing per turn (from the transcript's audio-clock times: how long each turn was
 // and how long the agent took to answer), usage with an estimated cost (cost.js), the recording, the analysis, the
 // agent's actions and transfer, and what it gathered.
-import { fact, fmtTime, h, load, main, page, stateBadge, table } from "./core.js";
-import { estimateCost, turnTimings, usd } from "./cost.js";
+import { fact, fmtTime, h, load, main, page, Superseded, stateBadge, table } from "./core.js";
+import { enginesOf, estimateCost, RATES_SOURCE, turnTimings, usd } from "./cost.js";
 import { stagesText } from "./stages.js";
 
 const sec = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -54,22 +54,32 @@ function timingTable(run) {
   );
 }
 
-function usageSection(run) {
-  const cost = estimateCost(run);
+function usageSection(run, engines) {
+  const cost = estimateCost(run, engines);
   const u = run.usage;
   const dl = h("dl", { class: "figures", id: "usage" });
   fact(dl, "Speech heard (transcribed)", u ? `${u.stt_seconds.toFixed(1)} s` : null);
   fact(dl, "Speech spoken (synthesized)", u ? `${u.tts_seconds.toFixed(1)} s` : null);
   fact(dl, "Model tokens read", u?.input_tokens);
   fact(dl, "Model tokens written", u?.output_tokens);
+  const part = (v, engine) => (v === null ? `not priced (${engine})` : `${usd(v)} (${engine})`);
   if (cost) {
     fact(dl, "Carrier minutes", usd(cost.carrier));
-    fact(dl, "Speech to text", usd(cost.stt));
-    fact(dl, "Text to speech", usd(cost.tts));
-    fact(dl, "Model", usd(cost.model));
-    fact(dl, "Estimated cost", h("strong", {}, usd(cost.total)));
+    fact(dl, "Speech to text", part(cost.stt, engines.stt));
+    fact(dl, "Text to speech", part(cost.tts, engines.tts));
+    fact(dl, "Model", part(cost.model, engines.llm));
+    fact(dl, "Estimated cost", h("strong", {}, usd(cost.total), cost.unpriced.length ? " plus the engines not priced" : ""));
   }
-  return [dl, h("p", { class: "hint" }, "An estimate from list prices (public/dashboard/cost.js, docs/dashboard.md), not a bill.")];
+  return [
+    dl,
+    h(
+      "p",
+      { class: "hint", id: "usage-source" },
+      `An estimate, not a bill: the agent's engines at list prices (Workers AI's as of ${RATES_SOURCE.revision.slice(0, 10)}, `,
+      h("a", { href: RATES_SOURCE.url, rel: "noreferrer" }, "its pricing page"),
+      "; the table is public/dashboard/cost.js, docs/dashboard.md). Offline local engines cost nothing.",
+    ),
+  ];
 }
 
 function analysisSection(run) {
@@ -124,7 +134,12 @@ function actionsSection(run) {
 
 export async function runPage(workflowId, runId) {
   const heading = page("Call", h("p", {}, "Loading…"));
-  const run = await load(`/workflow/${workflowId}/runs/${runId}`);
+  // The agent's engines price the usage; an agent that can no longer be read is priced at the defaults.
+  const [run, agent] = await Promise.all([
+    load(`/workflow/${workflowId}/runs/${runId}`),
+    load(`/workflow/fetch/${workflowId}`).catch((err) => (err instanceof Superseded ? Promise.reject(err) : null)),
+  ]);
+  const engines = enginesOf(agent?.workflow_configurations);
   heading.textContent = `Call ${run.name}`;
   document.title = `${run.name} · edgedial`;
   const facts = h("dl", { class: "facts" });
@@ -169,7 +184,7 @@ export async function runPage(workflowId, runId) {
     h("h2", {}, "Conversation and timing"),
     timingTable(run),
     h("h2", {}, "Usage and estimated cost"),
-    ...usageSection(run),
+    ...usageSection(run, engines),
     h("h2", {}, "Analysis"),
     analysisSection(run),
     h("h2", {}, "Actions"),
