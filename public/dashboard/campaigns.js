@@ -122,7 +122,7 @@ const COUNTERS = [
   ["retry_waiting", "To call again", "Not reached yet; another attempt is scheduled"],
   ["completed", "Reached", "Answered and finished: no more attempts"],
   ["failed", "Not reached", "Every attempt allowed was used without reaching them"],
-  ["failed_calls", "Failed calls", "Attempts that ended without a conversation: busy, no answer, voicemail, declined, failed or unknown"],
+  ["failed_calls", "Failed calls", "Attempts that ended busy, no answer, voicemail, declined, failed or unknown"],
 ];
 
 /** A line chart of (time, value) samples as inline SVG. */
