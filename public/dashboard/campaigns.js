@@ -120,7 +120,8 @@ const COUNTERS = [
   ["pending", "Waiting", "Not called yet, or waiting for the schedule"],
   ["in_progress", "On a call now", "Being dialed or talking right now"],
   ["retry_waiting", "To call again", "Not reached yet; another attempt is scheduled"],
-  ["completed", "Reached", "Answered and finished: no more attempts"],
+  ["completed", "Reached", "Answered and a conversation took place: no more attempts"],
+  ["answered_no_conversation", "Answered, no conversation", "Picked up, but they said nothing the agent understood (silence, a dead line)"],
   ["failed", "Not reached", "Every attempt allowed was used without reaching them"],
   ["failed_calls", "Failed calls", "Attempts that ended busy, no answer, voicemail, declined, failed or unknown"],
 ];

@@ -36,6 +36,8 @@ export type CampaignCallRef = { runId: number; contactId: number; attempt: numbe
 export type CampaignCallStatus = CampaignCallRef & {
   status: CallStatus;
   at: string; // ISO time the carrier reported it
+  /** With a final status: whether the call session heard a conversation (the run's `conversation`; null: not known). */
+  conversation?: boolean | null;
 };
 
 /**

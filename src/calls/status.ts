@@ -97,6 +97,8 @@ export function forwardCampaignStatus(env: Env, campaignId: number, status: Camp
 async function notifyCampaign(env: Env, run: RunRow, status: string, at: string, lease = false): Promise<void> {
   if (run.campaignId == null || run.contactId == null || run.attempt == null) return;
   const payload: CampaignCallStatus = { runId: run.id, contactId: run.contactId, attempt: run.attempt, status: status as CallStatus, at };
+  // What the session heard goes with a final status (the campaign tells an answered call from a conversation).
+  if (isFinal(status) && run.conversation != null) payload.conversation = run.conversation;
   let applied = false;
   try {
     applied = (await forwardCampaignStatus(env, run.campaignId, payload)).applied;

@@ -20,7 +20,7 @@ import { requirePassingTests } from "../agent-tests/gate";
 import { resolveTelephonyConfig } from "../telephony/resolve";
 import { findConfig } from "../telephony/store";
 import { AgentConflict, getWorkflow, loadUsableWorkflow } from "../workflows";
-import { DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
+import { ANSWERED_NO_CONVERSATION, DEFAULT_REDIAL_OUTCOMES } from "./engine/outcomes";
 import { CONFIG_GONE, redialCampaign } from "./redial";
 import { resultsCsv } from "./results-csv";
 import { nextState, refusal } from "./engine/transitions";
@@ -32,7 +32,7 @@ import { CAMPAIGN_STATES, Campaign, CampaignLog, CREATING, campaignView } from "
 const tags = ["campaigns"];
 const params = idParam("campaign_id");
 
-const FINAL_OUTCOMES = ["completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"] as const;
+const FINAL_OUTCOMES = ["completed", ANSWERED_NO_CONVERSATION, "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"] as const;
 
 const RedialBody = z
   .strictObject({
@@ -59,12 +59,20 @@ const Progress = z
     completed_at: z.string().nullable(),
     total: z.number().int(),
     processed: z.number().int().openapi({ description: "Contacts attempted at least once" }),
-    completed: z.number().int().openapi({ description: "Contacts whose final outcome was successful" }),
+    completed: z
+      .number()
+      .int()
+      .openapi({ description: "Contacts reached: the call was answered and a conversation took place (the callee said something the agent understood)" }),
+    answered_no_conversation: z.number().int().openapi({
+      description:
+        "Contacts whose call was answered but with no conversation (the callee said nothing the agent understood: silence, a dead line); their outcome is `answered_no_conversation`, not retried",
+    }),
     failed: z.number().int().openapi({ description: "Contacts with no attempts left and no success" }),
     pending: z.number().int().openapi({ description: "Contacts not attempted yet" }),
     retry_waiting: z.number().int().openapi({ description: "Contacts called at least once whose next attempt waits (its delay, or the next window)" }),
     in_progress: z.number().int().openapi({
-      description: "Calls being started or in progress. pending + retry_waiting + in_progress + completed + failed = total at every moment",
+      description:
+        "Calls being started or in progress. pending + retry_waiting + in_progress + completed + answered_no_conversation + failed = total at every moment",
     }),
     completion_percentage: z.number(),
     next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
@@ -104,7 +112,10 @@ const Contact = z
     phone_number: z.string(),
     status: z.enum(["pending", "retry_waiting", "in_progress", "done", "skipped"]),
     attempts: z.int(),
-    outcome: z.string().nullable().openapi({ description: "The final outcome once the contact is done" }),
+    outcome: z.string().nullable().openapi({
+      description:
+        "The final outcome once the contact is done: the call's final status, or `answered_no_conversation` for an answered call with no conversation",
+    }),
     disposition: z.string().nullable().openapi({ description: "The newest disposition the agent chose on this contact's calls" }),
     runs: z.array(ContactRun).openapi({ description: "Each attempt's run (GET /workflow/{workflow_id}/runs/{run_id})" }),
   })
@@ -129,7 +140,7 @@ const resultsCsvRoute = createRoute({
   tags,
   summary: "The campaign's results as CSV, streamed: one row per contact",
   description:
-    "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.",
+    "Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`; `answered_no_conversation` where the call was answered and nobody spoke, `completed` for a conversation), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.",
   request: { params },
   responses: { 200: { description: "CSV (RFC 4180, CRLF)", content: { "text/csv": { schema: z.string() } } }, ...errors(401, 404, 422) },
 });

@@ -74,7 +74,7 @@ async function progress(w: W, id: number) {
   expect(res.status, res.text).toBe(200);
   const p = res.json;
   // The counts add up at every moment.
-  expect(p.pending + p.retry_waiting + p.in_progress + p.completed + p.failed, JSON.stringify(p)).toBe(p.total);
+  expect(p.pending + p.retry_waiting + p.in_progress + p.completed + p.answered_no_conversation + p.failed, JSON.stringify(p)).toBe(p.total);
   return p;
 }
 

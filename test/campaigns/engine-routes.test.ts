@@ -121,6 +121,7 @@ describe("campaign operations over HTTP", () => {
       total: 4,
       processed: 4,
       completed: 1,
+      answered_no_conversation: 0,
       failed: 0,
       pending: 0,
       // The busy contact waits for its retry: every contact is counted somewhere (4 = 0 + 1 + 2 + 1 + 0).

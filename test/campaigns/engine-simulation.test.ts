@@ -233,9 +233,13 @@ async function runOne(
       expect(k.total).toBe(contacts);
       expect(k.executed).toBe(calls.length);
       expect(k.processed + k.pending).toBe(k.total);
-      expect(k.completed + k.failed + k.awaiting_retry + sql.exec<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE status = 'active'").one().n).toBe(
-        k.processed,
-      );
+      expect(
+        k.completed +
+          k.answered_no_conversation +
+          k.failed +
+          k.awaiting_retry +
+          sql.exec<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE status = 'active'").one().n,
+      ).toBe(k.processed);
       expect(k.queued).toBe(k.executed + k.pending + k.awaiting_retry);
       expect(leases.size).toBeLessThanOrEqual(ORG_CAP);
       // Completion at once: running with nothing pending, in flight or awaiting retry is a bug.

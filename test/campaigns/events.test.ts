@@ -52,7 +52,7 @@ describe("a campaign's pushed progress", () => {
     const after = await watcher!.next((m) => m.data.failed_calls === 1);
     // Every contact is counted somewhere: not yet called, waiting for a retry, in progress, reached or not.
     const d = after.data;
-    expect(d.pending + d.retry_waiting + d.in_progress + d.completed + d.failed).toBe(d.total);
+    expect(d.pending + d.retry_waiting + d.in_progress + d.completed + d.answered_no_conversation + d.failed).toBe(d.total);
     expect(d.retry_waiting).toBe(1);
     const sent = watcher!.messages.length;
     await stub.wake();

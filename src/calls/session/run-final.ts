@@ -16,7 +16,7 @@
 // A session whose media began never looks at it: its heartbeat owns the alarm from then on.
 import type { EndReason } from "../../agent/voice-agent";
 import { log } from "../../lib/log";
-import { recordEnd } from "./outcome";
+import { recordEndFacts } from "./call-facts";
 import type { CallPorts } from "./ports";
 
 // What the run says of the call as it ends (its media, a conversation or not, its duration): call-facts.ts.
@@ -55,7 +55,8 @@ export async function mediaWaitAlarm(storage: DurableObjectStorage, env: Env, po
     // The run is still ended below: the slot comes back whatever the carrier says.
     log("error", "hangup_failed", { run_id: wait.runId, reason: "no_media", error: String(err) });
   }
-  await recordEnd(env, wait.runId, REASON, noMediaNote(MEDIA_WAIT_MS));
+  // Answered, and nobody heard: no conversation (a campaign counts it apart from one).
+  await recordEndFacts(env, wait.runId, REASON, noMediaNote(MEDIA_WAIT_MS), { media: null, conversation: false });
   await ports.finish(wait.runId, 0);
   log("warning", "call_media_never_connected", { run_id: wait.runId, wait_ms: MEDIA_WAIT_MS });
   // Nothing of the call is here (no media, no transcript): the session keeps nothing.

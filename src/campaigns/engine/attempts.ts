@@ -38,6 +38,8 @@ export type AttemptRow = {
   ended_at: number | null;
   failure: number;
   error: string | null;
+  /** Since migration v6 (conversations.ts): 1 a conversation, 0 answered with none, null not known. */
+  conversation?: number | null;
 };
 
 /** An attempt a final status can still close (OPEN_ATTEMPT in SQL). */

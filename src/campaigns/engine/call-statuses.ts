@@ -3,7 +3,8 @@
 // and never overwritten); then, once for the batch, the slots it freed are dialed at once rather than at the next alarm.
 import type { CampaignCallRef, CampaignCallStatus } from "../../calls/campaign-calls";
 import { clock } from "../../lib/clock";
-import { PROGRESS_ORDER, isBreakerFailure, isFinalStatus } from "./outcomes";
+import { PROGRESS_ORDER, contactOutcome, isBreakerFailure, isFinalStatus } from "./outcomes";
+import { keepConversations, lateConversation } from "./conversations";
 import { OPEN_ATTEMPT, attemptKey, attemptsOf, isOpen, type AttemptRow } from "./attempts";
 import type { CampaignRow } from "./campaign-row";
 import type { CampaignCore } from "./core";
@@ -127,6 +128,7 @@ export class CallStatuses {
     const attempts = attemptsOf(db, batch);
     const closes: [number, string, number, number | null][] = []; // attempt, outcome, breaker failure, run id learned
     const ends: ContactEnd[] = [];
+    const conversations: { id: number; conversation?: boolean | null }[] = [];
     const results = batch.map((st) => {
       const a = attempts.get(attemptKey(st.contactId, st.attempt));
       const v = judge(a, st);
@@ -139,6 +141,7 @@ export class CallStatuses {
         });
         return { applied: false };
       }
+      if (v.kind === "none" && a && !isOpen(a)) return { applied: lateConversation(db, a, st) };
       if (v.kind === "none" || !a) return { applied: false };
       if (v.kind === "progress") {
         db.run`UPDATE attempts SET last_status = CASE WHEN ${v.rank} > coalesce(${v.prev}, -1) THEN ${st.status} ELSE last_status END,
@@ -154,7 +157,9 @@ export class CallStatuses {
       a.run_id ??= learned;
       a.status = st.status;
       closes.push([a.id, st.status, isBreakerFailure(st.status) ? 1 : 0, learned]);
-      ends.push(this.endings.contactEnd(c, a, st.status, atMs, false));
+      conversations.push({ id: a.id, conversation: st.conversation });
+      a.conversation = st.conversation == null ? null : st.conversation ? 1 : 0;
+      ends.push(this.endings.contactEnd(c, a, contactOutcome(st.status, st.conversation), atMs, false));
       if (a.lease_id) leases.push(a.lease_id);
       return { applied: true };
     });
@@ -168,6 +173,7 @@ export class CallStatuses {
       ))
         db.run`UPDATE attempts SET status = ${outcome}, ended_at = ${at}, failure = ${failure}
           WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND ${OPEN_ATTEMPT}`;
+      keepConversations(db, conversations);
       for (const [id, , , runId] of closes) if (runId != null) db.run`UPDATE attempts SET run_id = ${runId} WHERE id = ${id} AND run_id IS NULL`;
       db.run`DELETE FROM timers WHERE kind = 'timeout' AND ref IN (SELECT value FROM json_each(${JSON.stringify(closes.map((x) => x[0]))}))`;
       this.endings.endContacts(ends);

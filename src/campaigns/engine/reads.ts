@@ -60,6 +60,7 @@ export class Reads {
       total: k.total,
       processed: k.processed,
       completed: k.completed,
+      answered_no_conversation: k.answered_no_conversation,
       failed: k.failed,
       pending: k.pending,
       retry_waiting: k.awaiting_retry,

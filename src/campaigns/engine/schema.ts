@@ -8,7 +8,8 @@ import { CONTACTS_TABLE } from "./contacts";
 import { LOGS_TABLE } from "./logs";
 import { TIMERS_TABLE } from "./timers";
 import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
-import { countersMigration, countersRebuild } from "./counts";
+import { countersMigration, countersRebuild, countersRebuildV6 } from "./counts";
+import { ATTEMPT_CONVERSATION } from "./conversations";
 import { RECIPIENT_HOURS_MIGRATION } from "./recipient-hours";
 import { STAGED_MIGRATION } from "./staged";
 
@@ -23,6 +24,8 @@ export const MIGRATIONS: readonly Migration[] = [
   [...RECIPIENT_HOURS_MIGRATION, ...countersRebuild()],
   // v5: contacts appended to an existing campaign, staged until their whole file has passed.
   STAGED_MIGRATION,
+  // v6: answered calls with no conversation: each attempt's conversation, `answered_no_conversation` counted apart.
+  [ATTEMPT_CONVERSATION, ...countersRebuildV6()],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -54,7 +54,8 @@ export type LogEntry = { ts: string; level: LogLevel; event: string; message: st
 export type CampaignCounts = {
   total: number;
   processed: number; // attempted at least once
-  completed: number; // final outcome successful
+  completed: number; // final outcome successful: answered, and a conversation took place (or not known)
+  answered_no_conversation: number; // answered, but the callee said nothing the agent understood
   failed: number; // no more attempts and not successful
   pending: number; // not yet attempted
   in_progress: number; // attempts dialing or in flight
@@ -115,6 +116,7 @@ export type CampaignProgress = {
   total: number;
   processed: number;
   completed: number;
+  answered_no_conversation: number;
   failed: number;
   pending: number;
   retry_waiting: number;
