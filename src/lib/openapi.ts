@@ -27,6 +27,24 @@ const REFERENCE = {
   favicon: "data:,",
 } as const;
 
+/** The reference's introduction (Markdown): what the service does today, and how to authenticate. */
+const DESCRIPTION = `Voice agents on phone calls, on Cloudflare Workers. Describe an agent as a graph of nodes (\`/workflow\`):
+what to say, what to find out, the HTTP tools and keypad it may use, when to hand over to a person; its engines are
+Workers AI by default, or OpenAI-compatible models, Deepgram and ElevenLabs on your own keys.
+
+- **Carriers** (\`/organizations/telephony-configs\`): Twilio, Plivo, Vobiz, Telnyx, Vonage, Cloudonix, Exotel,
+  Asterisk, and the offline \`sandbox\` simulator in local development; their numbers answer inbound calls with an agent.
+- **Calls**: single outbound calls, inbound calls, and web calls from a browser; each run keeps its transcript,
+  recording, usage, the agent's actions and transfer, gathered values and post-call analysis.
+- **Campaigns** (\`/campaign\`): a CSV of contacts dialed under calling windows, retries, attempt caps and calling
+  rules, with live progress and results.
+- **Around them**: agent tests against a simulated caller, webhooks, greeting recordings, a suppression list,
+  calling policy, data retention and erasure, API keys and an audit log.
+
+**Authentication**: send an API key as \`X-API-Key: edk_…\` or \`Authorization: Bearer edk_…\`. Locally,
+\`npm run dev\` prints one and keeps it in \`.dev-api-key\`; a deployment creates one with \`npm run org:create\`.
+Paste it in the Authentication box to try requests here.`;
+
 export const SECURITY: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 type Operation = { security?: unknown[]; responses?: Record<string, unknown> };
@@ -94,7 +112,7 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>, documented: () => Promise
     }
     const doc = source.getOpenAPI31Document({
       openapi: "3.1.0",
-      info: { title: "edgedial API", version: pkg.version, description: "Outbound calling for voice agents on Cloudflare Workers." },
+      info: { title: "edgedial API", version: pkg.version, description: DESCRIPTION },
       servers: [{ url: new URL(c.req.url).origin }],
       security: SECURITY,
     });

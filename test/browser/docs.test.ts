@@ -99,4 +99,18 @@ describe("API reference in a browser", () => {
     expect([...requested].some((url) => url.startsWith(`${origin}/api/v1/docs/assets/`))).toBe(true);
     await page.close();
   });
+
+  it("introduces the whole service and offers an empty key box with a hint, not a key-like placeholder", async () => {
+    const page = await openPage();
+    await page.goto(`${origin}/api/v1/docs`, { waitUntil: "networkidle" });
+    await expect.poll(() => page.locator("body").textContent(), { timeout: 30_000 }).toContain("Voice agents on phone calls");
+    const text = (await page.locator("body").textContent()) ?? "";
+    for (const part of ["Carriers", "Campaigns", "inbound", "web calls", "X-API-Key"]) expect(text).toContain(part);
+    expect(text).not.toContain("Outbound calling for voice agents");
+    const key = page.locator("input.scalar-password-input").first();
+    await key.waitFor({ state: "visible", timeout: 30_000 });
+    expect(await key.inputValue()).toBe("");
+    expect(await key.getAttribute("placeholder")).toMatch(/^Paste your API key/);
+    await page.close();
+  });
 });
