@@ -28,6 +28,10 @@ import { localBindings } from "./lib/local-bindings.ts";
 import { devVars } from "./lib/dev-vars.mjs";
 import { DEFAULT_PORT } from "./lib/dev-args.ts";
 
+// Offline, each local Worker's fetch of a sample `Request.cf` object would print a getaddrinfo stack trace; the
+// service reads no `request.cf`, so wrangler's placeholder is all it needs (npm run dev does the same).
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const argv = process.argv.slice(2);
 const keepAt = argv.indexOf("--keep");

@@ -7,6 +7,10 @@ import { CALLEE_CLIPS, clip, startSandboxSimulator } from "./lib/sandbox-sim.mjs
 
 const DEV_KEY_FILE = ".dev-api-key";
 
+// Each local Worker would fetch a sample `Request.cf` object from workers.cloudflare.com and, offline, print the
+// failed lookup's stack trace. The service reads no `request.cf`, so wrangler's placeholder is all it needs.
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
 /** Reuses the saved development key while it is still valid in local D1; otherwise creates org + key. */
 function ensureDevKey() {
   if (existsSync(DEV_KEY_FILE)) {
