@@ -4,7 +4,7 @@
 // the nearest-rank percentile of the bucket representatives: within the column's relative error of the exact one
 // (2 % for a figure whose values in a call span under 1.9×, 4 % under 3.6×, 8 % under 13×; docs/turn-timing.md).
 // Rows written before the histograms (exact values) and transcripts still in D1 count exactly.
-import { type AgentLatency, LATENCY_FIGURES } from "./latency";
+import { type HeardLatency, LATENCY_FIGURES, type LatencySummary } from "./latency";
 import { type LatencyColumn, type LegacyLatency, readLatencyColumn, type Weighted } from "./session/latency-record";
 
 /** The nearest-rank percentile `p` (0–100) of (value, count) pairs; null for none. */
@@ -39,14 +39,39 @@ export function transcriptFigures(transcript: readonly TimedTurn[] | null | unde
   return { replies, figures };
 }
 
-export function summarizeRuns(workflowId: number, runs: ReadonlyArray<LatencyColumn | LegacyLatency>): AgentLatency {
+export function summarizeRuns(workflowId: number, runs: ReadonlyArray<LatencyColumn | LegacyLatency>): LatencySummary {
   const read = runs.map(readLatencyColumn);
   const replies = read.reduce((n, r) => n + r.replies, 0);
-  const figures = {} as AgentLatency["figures"];
+  const figures = {} as LatencySummary["figures"];
   for (const f of LATENCY_FIGURES) {
     const pairs = read.flatMap((r) => r.figures[f] ?? []);
     const count = pairs.reduce((n, [, c]) => n + c, 0);
     figures[f] = { count, p50: weightedPercentile(pairs, 50), p95: weightedPercentile(pairs, 95) };
   }
   return { workflow_id: workflowId, calls: runs.length, replies, figures };
+}
+
+const heardOf = (pairs: Weighted) => ({
+  count: pairs.reduce((n, [, c]) => n + c, 0),
+  p50: weightedPercentile(pairs, 50),
+  p90: weightedPercentile(pairs, 90),
+});
+
+/** heard_gap_ms over the runs (each with its carrier), and per carrier: most calls first, then by name. */
+export function heardByCarrier(runs: ReadonlyArray<{ carrier: string | null; latency: LatencyColumn | LegacyLatency }>): HeardLatency {
+  const all: Weighted = [];
+  const byCarrier = new Map<string, { calls: number; pairs: Weighted }>();
+  for (const r of runs) {
+    const pairs = readLatencyColumn(r.latency).figures.heard_gap_ms ?? [];
+    all.push(...pairs);
+    const carrier = r.carrier || "unknown";
+    const c = byCarrier.get(carrier) ?? { calls: 0, pairs: [] };
+    c.calls++;
+    c.pairs.push(...pairs);
+    byCarrier.set(carrier, c);
+  }
+  const carriers = [...byCarrier]
+    .map(([carrier, c]) => ({ carrier, calls: c.calls, ...heardOf(c.pairs) }))
+    .sort((a, b) => b.calls - a.calls || a.carrier.localeCompare(b.carrier));
+  return { ...heardOf(all), carriers };
 }

@@ -8,7 +8,7 @@ import { notFound } from "../lib/errors";
 import { errors, idParam, json } from "../lib/schemas";
 import { getWorkflow } from "../workflows/store";
 import { AgentLatency } from "./latency";
-import { summarizeRuns, transcriptFigures } from "./latency-summary";
+import { heardByCarrier, summarizeRuns, transcriptFigures } from "./latency-summary";
 
 export const LATENCY_CALLS_DEFAULT = 50;
 export const LATENCY_CALLS_MAX = 500;
@@ -17,9 +17,9 @@ const latency = createRoute({
   method: "get",
   path: "/workflow/{workflow_id}/latency",
   tags: ["calls"],
-  summary: "How fast an agent answers: p50/p95 of each reply's timing over its recent calls",
+  summary: "How fast an agent answers: p50/p95 of each reply's timing over its recent calls, and the gap heard per carrier",
   description:
-    "Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript.",
+    "Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript. `heard`: the gap from the end of the caller's voice to the start of the agent's as the calls' recordings show it, p50/p90 over those calls and per carrier.",
   request: {
     params: idParam("workflow_id"),
     query: z.object({
@@ -50,7 +50,7 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
   if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
   // Each run's figures from its small latency column; a row from before it has them in its old transcript column.
   const rows = await db
-    .select({ latency: workflowRuns.latency, transcript: workflowRuns.transcript })
+    .select({ latency: workflowRuns.latency, transcript: workflowRuns.transcript, provider: workflowRuns.provider })
     .from(workflowRuns)
     .where(
       and(
@@ -65,5 +65,6 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
     .limit(calls)
     .all();
   const runs = rows.map((r) => r.latency ?? transcriptFigures(r.transcript));
-  return c.json(summarizeRuns(workflow_id, runs), 200);
+  const heard = heardByCarrier(rows.map((r, i) => ({ carrier: r.provider, latency: runs[i] })));
+  return c.json({ ...summarizeRuns(workflow_id, runs), heard }, 200);
 });

@@ -17,6 +17,9 @@ export const TurnTimingSchema = z
     first_audio_sent_ms: ms("The reply's first frame was sent to the carrier"),
     first_audio_heard_ms: ms("That frame plays to the caller (the caller's last word → first audio heard)"),
     cut_ms: ms("A barge-in: ms of the reply's queued audio the caller never heard"),
+    heard_gap_ms: ms(
+      "Measured after the call on its two-channel recording, not on the agent's clocks: from the end of the caller's voice to the start of the agent's (absent where the recording shows none, or they overlapped)",
+    ),
     cut_words: z.string().optional().openapi({ description: "A barge-in: the words of the reply the caller never heard" }),
     // An agent with fallback engines (voice_agent.*_fallbacks, docs/failover.md): what served this reply and its turn.
     llm_engine: z.string().optional().openapi({ description: "Fallbacks only: the model that answered (e.g. workers-ai:@cf/…)" }),
@@ -47,16 +50,46 @@ const Percentiles = z
   })
   .openapi("LatencyPercentiles");
 
-export const AgentLatency = z
+const summaryShape = {
+  workflow_id: z.number().int(),
+  calls: z.number().int().min(0).openapi({ description: "Recent calls read (those with a transcript, newest first)" }),
+  replies: z.number().int().min(0).openapi({ description: "Agent replies among them that carry a timing" }),
+  figures: z.object(Object.fromEntries(LATENCY_FIGURES.map((f) => [f, Percentiles])) as Record<Figure, typeof Percentiles>).openapi({
+    description:
+      "Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard, on the agent's clocks; heard_gap_ms: the same gap measured on the calls' recordings)",
+  }),
+};
+/** The figures' summary over a set of runs (the endpoint adds `heard`). */
+export type LatencySummary = z.infer<z.ZodObject<typeof summaryShape>>;
+
+const HeardPercentiles = {
+  count: z.number().int().min(0).openapi({ description: "Replies whose gap the recordings show" }),
+  p50: z.number().int().nullable(),
+  p90: z.number().int().nullable(),
+};
+
+/** The gap the caller heard (heard_gap_ms) per agent and per carrier: p50 and p90, as the issue asks them. */
+export const HeardLatency = z
   .object({
-    workflow_id: z.number().int(),
-    calls: z.number().int().min(0).openapi({ description: "Recent calls read (those with a transcript, newest first)" }),
-    replies: z.number().int().min(0).openapi({ description: "Agent replies among them that carry a timing" }),
-    figures: z
-      .object(Object.fromEntries(LATENCY_FIGURES.map((f) => [f, Percentiles])) as Record<Figure, typeof Percentiles>)
-      .openapi({ description: "Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard)" }),
+    ...HeardPercentiles,
+    carriers: z
+      .array(
+        z
+          .object({
+            carrier: z.string().openapi({ description: "The run's provider (twilio, plivo, ..., web for a web call; unknown where none)" }),
+            calls: z.number().int().min(0).openapi({ description: "Calls read on this carrier" }),
+            ...HeardPercentiles,
+          })
+          .openapi("CarrierHeardLatency"),
+      )
+      .openapi({ description: "Per carrier, most calls first" }),
   })
-  .openapi("AgentLatency");
+  .openapi("HeardLatency", {
+    description: "From the end of the caller's voice to the start of the agent's, measured after each call on its two-channel recording (docs/turn-timing.md)",
+  });
+export type HeardLatency = z.infer<typeof HeardLatency>;
+
+export const AgentLatency = z.object({ ...summaryShape, heard: HeardLatency }).openapi("AgentLatency");
 export type AgentLatency = z.infer<typeof AgentLatency>;
 
 /** The nearest-rank percentile `p` (0–100) of ascending `sorted`; null for none. */
@@ -68,7 +101,7 @@ export function percentile(sorted: readonly number[], p: number): number | null 
 type StoredTurn = { role: string; timing?: Record<string, unknown> };
 
 /** The summary over calls' transcripts (each a list of turns, or null). */
-export function summarizeLatency(workflowId: number, transcripts: ReadonlyArray<ReadonlyArray<StoredTurn> | null>): AgentLatency {
+export function summarizeLatency(workflowId: number, transcripts: ReadonlyArray<ReadonlyArray<StoredTurn> | null>): LatencySummary {
   const values = Object.fromEntries(LATENCY_FIGURES.map((f) => [f, [] as number[]])) as Record<Figure, number[]>;
   let replies = 0;
   for (const turns of transcripts)
@@ -85,6 +118,6 @@ export function summarizeLatency(workflowId: number, transcripts: ReadonlyArray<
       const sorted = values[f].sort((a, b) => a - b);
       return [f, { count: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95) }];
     }),
-  ) as AgentLatency["figures"];
+  ) as LatencySummary["figures"];
   return { workflow_id: workflowId, calls: transcripts.length, replies, figures };
 }

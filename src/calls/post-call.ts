@@ -4,7 +4,8 @@
 // agent's webhook nodes, their bodies rendered from the call. Each part is done once per run however often the
 // message comes (the analysis is written only where none is; a node's delivery only where none exists).
 // An analysis on Workers AI first takes a token from the engine capacity object, so it waits in the queue while live
-// calls use the budget (docs/capacity.md): refused, nothing of the message has run, and it comes back later whole.
+// calls use the budget (docs/capacity.md): refused, nothing of the message but the recording's measuring (once per run,
+// heard-latency.ts) has run, and it comes back later whole.
 import { and, eq, isNull } from "drizzle-orm";
 import { workflowDefinitions, workflowRuns, workflows } from "../db/schema";
 import { analyzeCall } from "../agent/analysis";
@@ -25,6 +26,7 @@ import { parseStoredDefinition } from "../workflows/store";
 import { webhookNodesOf } from "../workflows/webhook-node";
 import { campaignPort } from "./campaign-port";
 import { analysisEngineOf } from "./engine-admission";
+import { measureHeardGaps } from "./heard-latency";
 import { recordingUrl } from "./recordings";
 import { storeAnalysis, withDetails } from "./run-details";
 import type { RunRow } from "./runs";
@@ -175,12 +177,16 @@ const awaitsAnalysis = (run: RunRow, configurations: unknown) =>
   !!analysisSettingsOf(configurations) && !run.analysis && !run.analysisStatus && (!!run.detailsKey || !!run.transcript?.length);
 
 /**
- * The after-call work of one run; `{ waitSeconds }` when its analysis has no engine capacity yet, nothing done.
+ * The after-call work of one run; `{ waitSeconds }` when its analysis has no engine capacity yet (only the recording
+ * measured).
  * `waited`: seconds it already waited; past MAX_CAPACITY_WAIT_SECONDS it runs without a token.
  */
 export async function afterCall(env: Env, runId: number, waited = 0): Promise<{ waitSeconds?: number }> {
   const row = await loadRun(env, runId);
   if (!row) return {};
+  // The gaps the caller heard, from the recording (once per run): before the wait for engine capacity, which they
+  // do not need, so a busy deployment's latency figures are not hours late.
+  await measureHeardGaps(env, row.run);
   if (awaitsAnalysis(row.run, row.configurations)) {
     const token = await takeAnalysisToken(env, analysisEngineOf(row.configurations));
     if (!token.ok && waited < MAX_CAPACITY_WAIT_SECONDS) return { waitSeconds: Math.max(1, token.retryAfterSeconds) };

@@ -3,13 +3,13 @@
 // coarser level, plus 1 ms of rounding) of the exact ones summarizeLatency takes over the same transcripts. Rows from
 // before the histograms (exact values per figure) and transcripts still in D1 count exactly.
 import { describe, expect, it } from "vitest";
-import { type AgentLatency, LATENCY_FIGURES, summarizeLatency } from "../../src/calls/latency";
+import { LATENCY_FIGURES, type LatencySummary, summarizeLatency } from "../../src/calls/latency";
 import { summarizeRuns, transcriptFigures, weightedPercentile } from "../../src/calls/latency-summary";
 import { errorAtLevel, longCall, random, turn } from "./long-calls";
 import { histogramOf, histogramValues, latencyColumn, MAX_ENTRIES, readLatencyColumn, RELATIVE_ERROR } from "../../src/calls/session/latency-record";
 
 /** Each percentile within its figure's `relative` error (and 1 ms) of the exact one; counts, replies and calls equal. */
-function expectClose(got: AgentLatency, exact: AgentLatency, relative: Record<string, number>) {
+function expectClose(got: LatencySummary, exact: LatencySummary, relative: Record<string, number>) {
   expect({ ...got, figures: null }).toEqual({ ...exact, figures: null });
   for (const f of LATENCY_FIGURES) {
     expect(got.figures[f].count, f).toBe(exact.figures[f].count);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { call, createOrg } from "../helpers";
 import { conversationCall, listen, listenUntil, runWhen, SEATS, SURE, seatsConversation } from "./conversation-support";
-import { setup } from "./support";
+import { eventually, setup } from "./support";
 
 const SEQUENCE = ["end_of_turn_ms", "stt_final_ms", "model_first_token_ms", "first_sentence_ms", "voice_first_byte_ms", "first_audio_sent_ms"] as const;
 
@@ -33,9 +33,32 @@ describe("per-turn timing", () => {
       expect(timing.cut_ms).toBeUndefined();
     }
 
+    // After the call its recording is measured (the after-call queue): each reply gets the gap the caller heard, from
+    // the end of their voice to the start of the agent's on the two-channel recording. It agrees with the agent's own
+    // clocks' answer latency within a few hundred ms: the recording counts a word's soft end (the "s" of "seats")
+    // that the agent's louder energy gate does not, and places the agent's first audible sample, not its first frame.
+    const measured = await eventually(
+      async () => (await call("GET", `/api/v1/workflow/${agentId}/runs/${runId}`, { key: s.org.key })).json,
+      (r) => r.transcript.filter((t: any) => t.timing?.heard_gap_ms !== undefined).length === 2,
+      15_000,
+    );
+    const timed = measured.transcript.filter((t: any) => t.role === "agent" && t.timing);
+    for (const { timing } of timed) {
+      expect(timing.heard_gap_ms, JSON.stringify(timing)).toBeGreaterThan(300);
+      expect(Math.abs(timing.heard_gap_ms - timing.first_audio_heard_ms), JSON.stringify(timing)).toBeLessThanOrEqual(300);
+    }
+    console.log(`heard gaps ${timed.map((t: any) => `${t.timing.heard_gap_ms} (agent's clock ${t.timing.first_audio_heard_ms})`).join(", ")}`);
+
     const latency = await call("GET", `/api/v1/workflow/${agentId}/latency`, { key: s.org.key });
     expect(latency.status, latency.text).toBe(200);
     expect(latency.json).toMatchObject({ workflow_id: agentId, calls: 1, replies: 2 });
+    const gaps = timed.map((t: any) => t.timing.heard_gap_ms).sort((a: number, b: number) => a - b);
+    expect(latency.json.figures.heard_gap_ms.count).toBe(2);
+    expect(latency.json.heard).toMatchObject({ count: 2, carriers: [{ carrier: "twilio", calls: 1, count: 2 }] });
+    for (const h of [latency.json.heard, latency.json.heard.carriers[0]]) {
+      expect(Math.abs(h.p50 - gaps[0]), `p50 ${h.p50} for ${gaps[0]}`).toBeLessThanOrEqual(0.02 * gaps[0] + 1);
+      expect(Math.abs(h.p90 - gaps[1]), `p90 ${h.p90} for ${gaps[1]}`).toBeLessThanOrEqual(0.02 * gaps[1] + 1);
+    }
     const heard = replies.map((r: any) => r.timing.first_audio_heard_ms).sort((a: number, b: number) => a - b);
     // The run's latency column keeps each figure as a histogram: within 2 % (and 1 ms) of the measured values.
     const { count, p50, p95 } = latency.json.figures.first_audio_heard_ms;

@@ -14,7 +14,12 @@ export type RunDetailsObject = {
   analysis: Record<string, unknown> | null;
   /** The graph's nodes the call went through, in order (absent on objects written before it was kept). */
   nodes?: string[] | null;
+  /** The recording was measured for the gaps the caller heard (src/calls/heard-latency.ts): once per run. */
+  heard?: HeardMeasurement;
 };
+
+/** What the measuring of the recording found: its exchanges (caller's voice, then the agent's) and replies matched. */
+export type HeardMeasurement = { measured_at: string; exchanges: number; matched: number };
 
 /** Each reply's timing figures, compact (the latency endpoint's input, small enough for the run's row). */
 export type LatencySummary = LatencyColumn;
@@ -35,6 +40,7 @@ export async function readDetails(bucket: R2Bucket, key: string): Promise<RunDet
     tool_calls: parsed.tool_calls ?? null,
     analysis: parsed.analysis ?? null,
     ...(parsed.nodes ? { nodes: parsed.nodes } : {}),
+    ...(parsed.heard ? { heard: parsed.heard } : {}),
   };
 }
 

@@ -17,6 +17,8 @@ export const STORED_FIGURES = [
   "first_audio_sent_ms",
   "first_audio_heard_ms",
   "cut_ms",
+  // Measured after the call on its recording (src/calls/heard-latency.ts), not by the agent's clocks.
+  "heard_gap_ms",
 ] as const;
 
 /** The bucket representative's largest relative distance from any value it stands for, at level 0. */
