@@ -149,6 +149,22 @@ describe("voice activity on synthetic audio", () => {
     expect(MIN_VOICE_MS).toBeGreaterThan(20);
   });
 
+  it("a 16 kHz recording (Vonage's rate) is framed alike", () => {
+    const n = 16000 * 3;
+    const left = new Int16Array(n);
+    const right = new Int16Array(n);
+    const burst = (ch: Int16Array, fromMs: number, ms: number) => {
+      for (let i = (fromMs * 16000) / 1000; i < ((fromMs + ms) * 16000) / 1000; i++) ch[i] = Math.round(6000 * Math.sin((2 * Math.PI * 440 * i) / 16000));
+    };
+    burst(left, 500, 500);
+    burst(right, 1730, 600);
+    const v = new RecordingVoices(16000, "mulaw");
+    v.pushSamples(left, right);
+    const { caller, exchanges: ex } = v.finish();
+    expect(caller).toEqual([{ startMs: 500, endMs: 1000 }]);
+    expect(ex).toEqual([{ callerEndMs: 1000, agentStartMs: 1730, gapMs: 730 }]);
+  });
+
   it("reads 16-bit PCM recordings (those stored before μ-law) alike", () => {
     const { left, right } = layout(3000, [[500, tone(500)]], [[1600, tone(500)]]);
     const bytes = new Uint8Array(left.length * 4);
