@@ -4987,8 +4987,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * How fast an agent answers: p50/p95 of each reply's timing over its recent calls
-         * @description Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript.
+         * How fast an agent answers: p50/p95 of each reply's timing over its recent calls, and the gap heard per carrier
+         * @description Each figure is in ms after the caller's last word ended, over the agent replies (with a timing) of the agent's most recent calls that have a transcript. `heard`: the gap from the end of the caller's voice to the start of the agent's as the calls' recordings show it, p50/p90 over those calls and per carrier.
          */
         get: {
             parameters: {
@@ -6859,7 +6859,7 @@ export interface paths {
         };
         /**
          * The campaign's results as CSV, streamed: one row per contact
-         * @description Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.
+         * @description Columns: `row`, `phone_number`, the file's own columns, `status`, `attempts`, `outcome` (the latest call's; final once `status` is `done`; `answered_no_conversation` where the call was answered and nobody spoke, `completed` for a conversation), `disposition`, `gathered.<name>` for each variable the agent extracts, `run_ids` (`;`-separated), then the newest call's `duration_seconds` (the recording's length where the session ended the call), `end_reason`, `conversation` (true: the callee said something the agent understood; false: answered, no conversation), `caller_audio_s`, `agent_audio_s`, `transfer_outcome`, `summary` (the analysis', at most 500 characters), `cost_usd` (an estimate, the dashboard's rate table) and `recording_url` (a signed link valid for 7 days). Text a spreadsheet would run as a formula is prefixed with `'`.
          */
         get: {
             parameters: {
@@ -9661,6 +9661,8 @@ export interface components {
             first_audio_heard_ms?: number;
             /** @description A barge-in: ms of the reply's queued audio the caller never heard */
             cut_ms?: number;
+            /** @description Measured after the call on its two-channel recording, not on the agent's clocks: from the end of the caller's voice to the start of the agent's (absent where the recording shows none, or they overlapped) */
+            heard_gap_ms?: number;
             /** @description A barge-in: the words of the reply the caller never heard */
             cut_words?: string;
             /** @description Fallbacks only: the model that answered (e.g. workers-ai:@cf/…) */
@@ -9698,7 +9700,7 @@ export interface components {
             calls: number;
             /** @description Agent replies among them that carry a timing */
             replies: number;
-            /** @description Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard) */
+            /** @description Each TurnTiming figure over those replies (first_audio_heard_ms: the caller's last word → first audio heard, on the agent's clocks; heard_gap_ms: the same gap measured on the calls' recordings) */
             figures: {
                 end_of_turn_ms: components["schemas"]["LatencyPercentiles"];
                 stt_final_ms: components["schemas"]["LatencyPercentiles"];
@@ -9708,13 +9710,34 @@ export interface components {
                 first_audio_sent_ms: components["schemas"]["LatencyPercentiles"];
                 first_audio_heard_ms: components["schemas"]["LatencyPercentiles"];
                 cut_ms: components["schemas"]["LatencyPercentiles"];
+                heard_gap_ms: components["schemas"]["LatencyPercentiles"];
             };
+            heard: components["schemas"]["HeardLatency"];
         };
         LatencyPercentiles: {
             /** @description Replies that reached this stage */
             count: number;
             p50: number | null;
             p95: number | null;
+        };
+        /** @description From the end of the caller's voice to the start of the agent's, measured after each call on its two-channel recording (docs/turn-timing.md) */
+        HeardLatency: {
+            /** @description Replies whose gap the recordings show */
+            count: number;
+            p50: number | null;
+            p90: number | null;
+            /** @description Per carrier, most calls first */
+            carriers: components["schemas"]["CarrierHeardLatency"][];
+        };
+        CarrierHeardLatency: {
+            /** @description The run's provider (twilio, plivo, ..., web for a web call; unknown where none) */
+            carrier: string;
+            /** @description Calls read on this carrier */
+            calls: number;
+            /** @description Replies whose gap the recordings show */
+            count: number;
+            p50: number | null;
+            p90: number | null;
         };
         TestScenario: components["schemas"]["TestScenarioInput"] & {
             id: number;
@@ -9970,7 +9993,7 @@ export interface components {
         };
         RedialCampaign: {
             /** @description Final outcomes whose contacts the new campaign dials (default busy, no_answer, voicemail) */
-            outcomes?: ("completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown")[];
+            outcomes?: ("completed" | "answered_no_conversation" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown")[];
         };
         CampaignProgress: {
             campaign_id: number;
@@ -9994,15 +10017,17 @@ export interface components {
             total: number;
             /** @description Contacts attempted at least once */
             processed: number;
-            /** @description Contacts whose final outcome was successful */
+            /** @description Contacts reached: the call was answered and a conversation took place (the callee said something the agent understood) */
             completed: number;
+            /** @description Contacts whose call was answered but with no conversation (the callee said nothing the agent understood: silence, a dead line); their outcome is `answered_no_conversation`, not retried */
+            answered_no_conversation: number;
             /** @description Contacts with no attempts left and no success */
             failed: number;
             /** @description Contacts not attempted yet */
             pending: number;
             /** @description Contacts called at least once whose next attempt waits (its delay, or the next window) */
             retry_waiting: number;
-            /** @description Calls being started or in progress. pending + retry_waiting + in_progress + completed + failed = total at every moment */
+            /** @description Calls being started or in progress. pending + retry_waiting + in_progress + completed + answered_no_conversation + failed = total at every moment */
             in_progress: number;
             completion_percentage: number;
             /** @description When outside the schedule: the next window opening */
@@ -10041,7 +10066,7 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "retry_waiting" | "in_progress" | "done" | "skipped";
             attempts: number;
-            /** @description The final outcome once the contact is done */
+            /** @description The final outcome once the contact is done: the call's final status, or `answered_no_conversation` for an answered call with no conversation */
             outcome: string | null;
             /** @description The newest disposition the agent chose on this contact's calls */
             disposition: string | null;
