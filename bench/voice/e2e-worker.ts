@@ -57,8 +57,9 @@ async function timings(env: Env, orgId: number) {
   // How late the stubs' waits fired since the last read (the isolate busy with other calls).
   // Per run, each reply's stub lateness on its path (the session's id is the run's, as callSessionStub names it).
   const pathLateMs = Object.fromEntries(results.map((r) => [r.id, pathLateness.get(env.CALL_SESSION.idFromName(`run:${r.id}`).toString()) ?? []]));
-  // The stages in the order a reply reaches them (what was cut by a barge-in is not a stage).
-  const stages = LATENCY_FIGURES.filter((f) => f !== "cut_ms");
+  // The stages in the order a reply reaches them (what was cut by a barge-in is not a stage; the gap measured on a
+  // recording after the call is not either, and these calls are not recorded).
+  const stages = LATENCY_FIGURES.filter((f) => f !== "cut_ms" && f !== "heard_gap_ms");
   return { stages, replies, stubLateMs: stubLateness.splice(0), pathLateMs };
 }
 
