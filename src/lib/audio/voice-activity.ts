@@ -63,7 +63,7 @@ export class ChannelVoice {
   private judgeNext(): void {
     const index = this.next++;
     while (this.recent[0].index < index - FLOOR_REACH_FRAMES) this.recent.shift();
-    const { atMs, blocks, db } = this.recent.find((f) => f.index === index) as Frame;
+    const { atMs, blocks, db } = this.recent[index - this.recent[0].index];
     let floor = Number.POSITIVE_INFINITY;
     for (const f of this.recent) floor = Math.min(floor, f.db);
     const threshold = Math.max(VOICE_FLOOR_DBFS, floor + NOISE_MARGIN_DB);
