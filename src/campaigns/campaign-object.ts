@@ -147,6 +147,11 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
     return refusable(() => this.reads.progress());
   }
 
+  /** The rows a background import with `on_invalid: "skip"` left out, as CSV with the reason of each (null: none). */
+  refusedRows(): Promise<Result<{ rows: number; csv: string; truncated: boolean } | null>> {
+    return refusable(() => this.core.imports.refusedReport());
+  }
+
   /**
    * progress() for the Worker's route without a D1 lookup first: null (the route's 404, as for an unknown campaign)
    * unless the campaign is `orgId`'s and no longer being created.

@@ -37,7 +37,7 @@ export type CreateInput = {
   default_country?: string | null;
   /** "background": answer at once as `importing` and import in the campaign's object. */
   import?: "sync" | "background";
-  /** "skip": a partial import (rows with problems left out and returned); sync imports only. */
+  /** "skip": a partial import (rows with problems left out: returned, or kept with a background import's campaign). */
   on_invalid?: "reject" | "skip";
   settings: CampaignSettings;
 };
@@ -60,8 +60,6 @@ export const fileNotFound = (key: string) =>
 export async function createCampaign(env: Env, orgId: number, input: CreateInput, actor: Actor): Promise<Created> {
   const db = getDb(env);
   const skip = input.on_invalid === "skip";
-  if (skip && input.import === "background")
-    throw invalid(["body", "on_invalid"], 'on_invalid "skip" is for a synchronous import: send import "sync" (the default)', "value_error", "skip");
   // 1. The agent exists (404) and is active (409).
   const workflow = await loadUsableWorkflow(db, orgId, input.workflow_id);
   // 2. A telephony configuration resolves (404 for an unknown explicit id, 409 when none is the default).
@@ -78,7 +76,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   let spec: ImportSpec;
   let campaignId: number;
   try {
-    spec = { ...(await importSpec(env, db, orgId, input, config, rowVariables(workflow))), etag: file.etag };
+    spec = { ...(await importSpec(env, db, orgId, input, config, rowVariables(workflow))), etag: file.etag, ...(skip ? { skipInvalid: true } : {}) };
     const row = await db
       .insert(campaigns)
       .values({

@@ -5,7 +5,7 @@ import { MAX_REFUSED_ROWS } from "./csv/refused";
 
 export const OnInvalid = z.enum(["reject", "skip"]).default("reject").openapi({
   description:
-    'What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. Not with `import: "background"`.',
+    'What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. With `import: "background"` the same happens in the background: the refused rows are kept with the campaign (`import_refused`, GET /campaign/{id}/refused.csv).',
 });
 
 export const RefusedRowsCsv = z

@@ -50,7 +50,7 @@ const CreateCampaign = z
     }),
     import: z.enum(["sync", "background"]).default("sync").openapi({
       description:
-        "`sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). For big files: a 1,000,000-row file answers in well under a second.",
+        '`sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). With `on_invalid: "skip"` the rows with problems are left out instead: the campaign becomes `draft` with the others, `import_refused` counts those left out and GET /campaign/{id}/refused.csv returns them with the reason of each. For big files: a 1,000,000-row file answers in well under a second.',
     }),
     on_invalid: OnInvalid,
     ...SETTINGS_FIELDS,
@@ -159,6 +159,17 @@ const remove = createRoute({
   responses: { 204: { description: "Deleted" }, ...errors(401, 404, 409, 422) },
 });
 
+const refusedCsvRoute = createRoute({
+  method: "get",
+  path: "/campaign/{campaign_id}/refused.csv",
+  tags,
+  summary: 'The rows a background import with `on_invalid: "skip"` left out, as CSV with the reason of each',
+  description:
+    "The format of a synchronous create's `refused.csv`: the file's own columns as read, then `row` (in the file, header = 1) and `reason` (every problem of the row, `; `-separated); at most 10,000 rows (the campaign's `import_refused.truncated` says when more were left out). 404 when the campaign's import left no row out, or was not a background import with `on_invalid: \"skip\"` (a synchronous one answers its refused rows in the create's response).",
+  request: { params: idParam("campaign_id") },
+  responses: { 200: { description: "CSV (RFC 4180, CRLF)", content: { "text/csv": { schema: z.string() } } }, ...errors(401, 404, 422) },
+});
+
 /** The merged settings must still be valid as a whole (e.g. a schedule patched onto none needs its slots). */
 function checkMerged(merged: CampaignSettings, sent: Record<string, unknown>): void {
   const check = validateSettings(merged);
@@ -215,6 +226,21 @@ export const campaignRecordsRouter = createRouter()
   .openapi(get, async (c) => {
     const { campaign_id } = c.req.valid("param");
     return c.json(await campaignView(c.env, c.get("orgId"), campaign_id), 200);
+  })
+  .openapi(refusedCsvRoute, async (c) => {
+    const { campaign_id } = c.req.valid("param");
+    const row = await getDb(c.env)
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(and(eq(campaigns.id, campaign_id), eq(campaigns.orgId, c.get("orgId")), ne(campaigns.state, CREATING)))
+      .get();
+    if (!row) throw notFound("Campaign");
+    const report = unwrap(await campaignStub(c.env, campaign_id).refusedRows());
+    if (!report) throw notFound("Rows left out by this campaign's import");
+    return c.body(`${report.csv}\r\n`, 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="campaign-${campaign_id}-refused.csv"`,
+    }) as never;
   })
   .openapi(remove, async (c) => {
     const { campaign_id } = c.req.valid("param");

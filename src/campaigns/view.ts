@@ -58,6 +58,17 @@ export const Campaign = z
     import_error: CampaignImportError.nullable().openapi({
       description: "Why a background import failed (the campaign is then `failed`, with no contacts); null otherwise",
     }),
+    import_refused: z
+      .object({
+        rows: z.number().int().openapi({ description: "Rows left out" }),
+        truncated: z.boolean().openapi({ description: "True when more rows were left out than the CSV holds (10,000 at most, or 4 MB)" }),
+      })
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'A background import with `on_invalid: "skip"` that left rows out: how many (GET /campaign/{id}/refused.csv returns them with the reason of each); null otherwise. In GET /campaign/{id} and the answers of operations, not in listings',
+      }),
     processed_rows: z.number().int(),
     failed_rows: z.number().int(),
     created_at: z.string(),
@@ -118,6 +129,7 @@ export function withSnapshot(base: Campaign, snap: CampaignSnapshot): Campaign {
     total_rows: snap.counts.total,
     imported_rows: snap.counts.total,
     import_error: snap.import_error ?? null,
+    import_refused: snap.import_refused ?? null,
     processed_rows: snap.counts.processed,
     failed_rows: snap.counts.failed,
     executed_count: snap.counts.executed,

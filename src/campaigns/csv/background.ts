@@ -3,7 +3,8 @@
 // stores contacts in chunks and checkpoints after each, then yields, so reads see rows counting up and no single
 // invocation runs long. A slice that dies is taken over by the next alarm: contacts stored after the checkpoint are
 // removed and read again. The end is `draft` as a synchronous create leaves it; or `failed` with no contacts, the
-// reason, and the rows' problems located exactly as a synchronous create's 422 reports them.
+// reason, and the rows' problems located exactly as a synchronous create's 422 reports them. With `on_invalid: "skip"`
+// the rows with problems are left out and kept (refused-store.ts) as a CSV with the reason per row.
 import { eq } from "drizzle-orm";
 import { campaigns } from "../../db/schema";
 import { clock } from "../../lib/clock";
@@ -17,6 +18,9 @@ import type { FileImport, ImportParts } from "../engine/core";
 import type { ImportFailure, ImportItem, ImportSpec } from "../engine/types";
 import { packContacts } from "../engine/packed";
 import { CsvImport, type ImportCheckpoint, type ImportOutcome } from "./import";
+import type { RefusedReport } from "./refused";
+import { NO_REFUSED, type RefusedTally, StoredRefusedRows, storedRefusedReport } from "./refused-store";
+import { dropRefusedFrom } from "../engine/refused-rows";
 import { rulesOf } from "./rules";
 import { Utf8Chunks, utf8Length } from "./utf8";
 import { log as logLine } from "../../lib/log";
@@ -24,6 +28,8 @@ import { log as logLine } from "../../lib/log";
 type Job = {
   spec: ImportSpec;
   checkpoint: ImportCheckpoint | null;
+  /** With `on_invalid: "skip"`: the rows left out so far (saved with each checkpoint), and the file's columns once done. */
+  refused?: (RefusedTally & { columns?: string[] }) | null;
   status: "importing" | "completed" | "failed" | "stopped";
   failure: ImportFailure | null;
   /** Slices in a row that threw (retried with backoff, then the import fails). */
@@ -78,6 +84,18 @@ export class BackgroundImport implements FileImport {
     return this.job()?.failure ?? null;
   }
 
+  /** The rows a finished import with `on_invalid: "skip"` left out (null: none, or not such an import). */
+  refusedSummary(): { rows: number; truncated: boolean } | null {
+    const r = this.job()?.refused;
+    return r?.columns && r.count ? { rows: r.count, truncated: r.truncated } : null;
+  }
+
+  /** Those rows as CSV with the reason of each (GET /campaign/{id}/refused.csv). */
+  refusedReport(): RefusedReport | null {
+    const r = this.job()?.refused;
+    return r?.columns && r.count ? storedRefusedReport(this.d.db, r.columns, r) : null;
+  }
+
   /** The `import` timer: one slice, then the next is set (or the import ends). */
   async run(): Promise<void> {
     const job = this.job();
@@ -114,9 +132,13 @@ export class BackgroundImport implements FileImport {
     const from = job.checkpoint;
     // Contacts a lost slice stored after its last checkpoint are read again: remove them first.
     if (readCounts(db).total > (from?.inserted ?? 0)) db.run`DELETE FROM contacts WHERE row >= ${from?.row ?? 0}`;
+    // And the rows it left out (`on_invalid: "skip"`), going on from the checkpoint's tally.
+    const refused = job.spec.skipInvalid ? new StoredRefusedRows(db, (from && job.refused) || NO_REFUSED) : undefined;
+    if (refused) dropRefusedFrom(db, from?.row ?? 0);
     const imp = new CsvImport(
       {
         ...rulesOf(job.spec),
+        refusedNotes: refused,
         chunkRows: Infinity,
         chunkChars: Infinity,
         boundInputs: true,
@@ -142,7 +164,7 @@ export class BackgroundImport implements FileImport {
       await imp.flush();
       await imp.settle();
       if (this.state() !== "importing") throw new Stopped();
-      this.save({ ...(this.job() ?? job), checkpoint: imp.checkpoint(at), fails: 0 });
+      this.save({ ...(this.job() ?? job), checkpoint: imp.checkpoint(at), refused: refused?.tally() ?? null, fails: 0 });
       // Listings read the D1 row: it follows the count (at most every few seconds).
       db.run`UPDATE campaign SET summary_dirty = 1 WHERE summary_dirty = 0`;
     };
@@ -172,7 +194,9 @@ export class BackgroundImport implements FileImport {
     } finally {
       await reader.cancel().catch(() => {});
     }
-    return imp.finish();
+    const outcome = await imp.finish();
+    if (refused) this.save({ ...(this.job() ?? job), refused: { ...refused.tally(), ...(outcome.ok ? { columns: outcome.columns } : {}) } });
+    return outcome;
   }
 
   private complete(): void {
@@ -185,9 +209,11 @@ export class BackgroundImport implements FileImport {
     this.d.timers.clear("import");
     db.tx(() => {
       const total = readCounts(db).total;
+      const left = this.refusedSummary()?.rows ?? 0;
       db.run`UPDATE campaign SET import_done = 1, source_synced_at = ${new Date(now).toISOString()}, summary_dirty = 1`;
       transition(db, "imported", now);
-      log.write("info", "source_sync_completed", `${total} contact${total === 1 ? "" : "s"} imported`, { total });
+      const out = left ? `; ${left} row${left === 1 ? "" : "s"} with problems left out (GET /campaign/{id}/refused.csv)` : "";
+      log.write("info", "source_sync_completed", `${total} contact${total === 1 ? "" : "s"} imported${out}`, left ? { total, refused_rows: left } : { total });
       this.save({ ...this.job()!, status: "completed", fails: 0 });
     });
     this.d.changed();
@@ -200,13 +226,14 @@ export class BackgroundImport implements FileImport {
     this.d.timers.clear("import");
     db.tx(() => {
       db.run`DELETE FROM contacts`;
+      dropRefusedFrom(db, 0);
       transition(db, "source_failed", clock.now(), failure.message);
       log.write("error", "source_sync_failed", `The contacts could not be imported: ${failure.message}`, {
         error: failure.message,
         problems: failure.errors.length ? ((failure.errors[0].ctx?.total_errors as number) ?? failure.errors.length) : 0,
       });
       log.write("error", "campaign_failed", "Campaign failed", { reason: "source_sync_failed" });
-      this.save({ ...this.job()!, status: "failed", failure });
+      this.save({ ...this.job()!, status: "failed", failure, refused: null });
     });
     this.d.changed();
     // Listings read the D1 row: the reason goes there too (the state follows with the summary).

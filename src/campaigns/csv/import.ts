@@ -9,7 +9,7 @@ import { MAX_ROWS } from "../engine/contacts";
 import type { Problem } from "../engine/types";
 import { isBlankRecord, PHONE, readHeader, readRow, type Header } from "./contacts";
 import { CsvRecords, type Newline } from "./records";
-import { RefusedRows, type RefusedReport } from "./refused";
+import { type RefusedNotes, RefusedRows, type RefusedReport } from "./refused";
 import { Utf8Chunks, utf8Length } from "./utf8";
 
 export type ImportSink = {
@@ -42,6 +42,8 @@ export type ImportOptions = {
    * the file itself (its header, encoding, size, a missing template column, no good row) still fail it.
    */
   skipInvalid?: boolean;
+  /** With skipInvalid: where the left-out rows are noted (a background import's table); a list answered otherwise. */
+  refusedNotes?: RefusedNotes;
   /** Where the file is named in the request: loc prefix of every item. */
   loc?: (string | number)[];
   /** The organization's destination policy, judged on each valid number (null = may be dialed). */
@@ -132,7 +134,7 @@ export class CsvImport {
   private pending: Problem[] = [];
   private inFlight: Promise<Problem[]> | null = null;
   /** With skipInvalid: the rows left out, and the cells of the rows not judged yet (this chunk and the one in flight). */
-  private readonly refused: RefusedRows | null;
+  private readonly refused: RefusedNotes | null;
   private readonly cells = new Map<number, string[]>();
   /** The last data row taken, and the last row of the chunk in flight. */
   private lastRow = 0;
@@ -149,7 +151,7 @@ export class CsvImport {
     this.maxRows = o.maxRows ?? MAX_ROWS;
     this.loc = o.loc ?? ["body", "source_url"];
     this.report = new ProblemReport(o.maxItems ?? 100, o.boundInputs ?? false);
-    this.refused = o.skipInvalid ? new RefusedRows() : null;
+    this.refused = o.skipInvalid ? (o.refusedNotes ?? new RefusedRows()) : null;
     this.csv = new CsvRecords(from && { row: from.row, newline: from.newline });
     if (from) {
       if (from.header) this.readHeader(from.header, from.headerRow);
@@ -391,7 +393,7 @@ export class CsvImport {
       return { ok: false, items: toItems(problems, problems.length, loc), total: problems.length };
     }
     const outcome = { ok: true as const, rows: this.dataRows, inserted: this.inserted, columns: h.names };
-    return this.refused ? { ...outcome, refused: this.refused.count ? this.refused.report(h.names) : null } : outcome;
+    return this.refused instanceof RefusedRows ? { ...outcome, refused: this.refused.count ? this.refused.report(h.names) : null } : outcome;
   }
 }
 

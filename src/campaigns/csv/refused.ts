@@ -5,11 +5,25 @@ import Papa from "papaparse";
 import type { Problem } from "../engine/types";
 
 export const MAX_REFUSED_ROWS = 10_000;
-const MAX_REFUSED_CHARS = 4 * 1024 * 1024;
+export const MAX_REFUSED_CHARS = 4 * 1024 * 1024;
 
 export type RefusedReport = { rows: number; csv: string; truncated: boolean };
 
-export class RefusedRows {
+/** What an import notes its left-out rows into: this list (a request's answer) or the campaign object's table (refused-store.ts). */
+export interface RefusedNotes {
+  /** Problems of rows after every row noted so far, in row order; `fieldsOf` gives a row's cells as read. */
+  note(problems: readonly Problem[], fieldsOf: (row: number) => string[] | undefined): void;
+  readonly count: number;
+}
+
+/** The CSV (CRLF) under `columns` (the header as read), each row padded or cut to the header's width. */
+export function refusedCsv(columns: readonly string[], rows: readonly { row: number; fields: string[]; reasons: string[] }[]): string {
+  const width = columns.length;
+  const data = rows.map((r) => [...Array.from({ length: width }, (_, i) => r.fields[i] ?? ""), String(r.row), r.reasons.join("; ")]);
+  return Papa.unparse({ fields: [...columns, "row", "reason"], data }, { newline: "\r\n" });
+}
+
+export class RefusedRows implements RefusedNotes {
   private readonly kept: { row: number; fields: string[]; reasons: string[] }[] = [];
   private chars = 0;
   count = 0;
@@ -37,9 +51,6 @@ export class RefusedRows {
 
   /** The CSV (CRLF) under `columns` (the header as read), each row padded or cut to the header's width. */
   report(columns: readonly string[]): RefusedReport {
-    const width = columns.length;
-    const rows = this.kept.map((r) => [...Array.from({ length: width }, (_, i) => r.fields[i] ?? ""), String(r.row), r.reasons.join("; ")]);
-    const csv = Papa.unparse({ fields: [...columns, "row", "reason"], data: rows }, { newline: "\r\n" });
-    return { rows: this.count, csv, truncated: this.truncated };
+    return { rows: this.count, csv: refusedCsv(columns, this.kept), truncated: this.truncated };
   }
 }

@@ -33,5 +33,6 @@ export function rulesOf(spec: ImportSpec): Omit<ImportOptions, "sink"> {
     },
     recordings: new Set(spec.recordings),
     requiredVariables: spec.requiredVariables,
+    skipInvalid: spec.skipInvalid ?? false,
   };
 }

@@ -37,6 +37,9 @@ export interface FileImport {
   run(): Promise<void>;
   /** Why the import failed, when it did. */
   failure(): ImportFailure | null;
+  /** The rows an import with `on_invalid: "skip"` left out: how many, and as CSV (null: none). */
+  refusedSummary(): { rows: number; truncated: boolean } | null;
+  refusedReport(): { rows: number; csv: string; truncated: boolean } | null;
 }
 
 export class CampaignCore {

@@ -1,5 +1,5 @@
 // Erasing one phone number from the campaign (an erasure request, privacy/erasure.ts): its contact row, its attempts,
-// its retry timer, a staged append row, and the number in the campaign's log (replaced, so the log keeps what
+// its retry timer, a staged append row, a row a background import left out, and the number in the campaign's log (replaced, so the log keeps what
 // happened). Refused while a call to the number is live: its attempt must still receive the final status.
 import type { CampaignCore } from "./core";
 
@@ -29,6 +29,8 @@ export function eraseNumber(core: CampaignCore, number: string): EraseResult {
     const contacts = contact ? db.changes`DELETE FROM contacts WHERE id = ${contact.id}` : 0;
     if (contact) db.run`DELETE FROM timers WHERE kind IN ('retry', 'cap_wait') AND ref = ${contact.id}`;
     db.run`DELETE FROM staged_contacts WHERE phone_number = ${number}`;
+    // A row a partial import left out, as the file wrote the number (E.164 there, or its digits as dialed).
+    db.run`DELETE FROM refused_rows WHERE instr(fields, ${number}) > 0 OR instr(fields, ${number.replace(/^\+/, "")}) > 0`;
     db.run`UPDATE logs SET message = replace(message, ${number}, ${ERASED_NUMBER}), details = replace(details, ${number}, ${ERASED_NUMBER})
       WHERE instr(message, ${number}) > 0 OR instr(details, ${number}) > 0`;
     if (contacts) core.markDirty();

@@ -31,6 +31,7 @@ export class Reads {
       next_window_at: core.window.nextOpening(c),
       logs: core.log.newest(100),
       import_error: core.imports.failure(),
+      import_refused: core.imports.refusedSummary(),
     };
   }
 

@@ -10,6 +10,7 @@ import { TIMERS_TABLE } from "./timers";
 import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
 import { countersMigration, countersRebuild, countersRebuildV6 } from "./counts";
 import { ATTEMPT_CONVERSATION } from "./conversations";
+import { REFUSED_ROWS_TABLE } from "./refused-rows";
 import { RECIPIENT_HOURS_MIGRATION } from "./recipient-hours";
 import { STAGED_MIGRATION } from "./staged";
 
@@ -26,6 +27,8 @@ export const MIGRATIONS: readonly Migration[] = [
   STAGED_MIGRATION,
   // v6: answered calls with no conversation: each attempt's conversation, `answered_no_conversation` counted apart.
   [ATTEMPT_CONVERSATION, ...countersRebuildV6()],
+  // v7: the rows a background import with on_invalid "skip" leaves out.
+  REFUSED_ROWS_TABLE,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -31,6 +31,8 @@ export type ImportSpec = {
   recordings: string[];
   /** Template variables the agent uses. */
   requiredVariables: string[];
+  /** `on_invalid: "skip"`: rows with problems are left out and kept as a CSV (absent in specs stored before). */
+  skipInvalid?: boolean;
 };
 
 /** One problem in a file of contacts: a row (header = 1) and the column's name as written, or its position when unnamed. */
@@ -96,6 +98,7 @@ export type CampaignSnapshot = {
   next_window_at: string | null;
   logs: LogEntry[]; // newest 100, newest first
   import_error?: ImportFailure | null; // why a background import failed
+  import_refused?: { rows: number; truncated: boolean } | null; // rows a background import with on_invalid "skip" left out
 };
 
 /** GET /campaign/{id}/progress: both field sets. */
