@@ -69,7 +69,7 @@ export default defineConfig(async () => {
             include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
             // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
             exclude: ["test/integration/**", "test/browser/**", "test/tour/**", "test/demo/demo-data.test.ts", "test/**/*.unit.test.ts"],
-            setupFiles: ["./test/setup.ts"],
+            setupFiles: ["./test/setup.ts", "./test/unhandled-rejections.ts"],
             // Run in Node: the requests the Plivo and Vonage SDKs send (for the originate comparison), and the speech clips.
             globalSetup: [
               "./test/calls/sdk-requests.global.ts",
