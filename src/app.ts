@@ -6,8 +6,8 @@
 // import does) with the first path segments it serves; a request mounts the routers of its segment before Hono
 // routes it. Routers that share a segment are mounted together in the order below, so overlapping paths match as
 // they always did (test/lazy-routers.test.ts keeps the segments true). The API document loads them all.
-import { OpenAPIHono } from "@hono/zod-openapi";
-import { createApp } from "./lib/app";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createApp } from "./lib/root-app";
 import { mountOpenApi } from "./lib/openapi";
 import { limitApiRequests } from "./organizations/request-limit";
 import type { AppEnv } from "./lib/types";
@@ -107,7 +107,7 @@ app.fetch = async (request, env, ctx) => {
 /** The document's app: every router mounted in the order above, built on the document's first request. */
 let documented: Promise<OpenAPIHono<AppEnv>> | null = null;
 const documentApp = () =>
-  (documented ??= Promise.all(ROUTERS.map((r) => r.load())).then((routers) => {
+  (documented ??= Promise.all([import("@hono/zod-openapi"), ...ROUTERS.map((r) => r.load())]).then(([{ OpenAPIHono }, ...routers]) => {
     const doc = new OpenAPIHono<AppEnv>();
     for (const router of routers) doc.route("/api/v1", router);
     return doc;

@@ -1,25 +1,33 @@
-// The Worker: the HTTP app, the cron's cleanup, plus the Durable Object classes wrangler binds.
+// The Worker: the HTTP app, the queue's and the cron's work, plus the Durable Object classes wrangler binds.
+//
+// Only the HTTP app is imported statically: every new isolate runs the global scope of what is imported here before
+// it answers anything (bench/startup/README.md). The Durable Object classes load their modules when their first
+// object is made (lib/lazy-durable-object.ts), the queue's and the cron's handlers theirs when they first run.
 import { app } from "./app";
-import { sweepAbandonedImports } from "./campaigns/sweep";
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "./calls/call-length";
-import { sweepOverdueRuns } from "./calls/run-sweep";
-import { isAfterCall, runAfterCalls } from "./calls/post-call";
-import { migrateRunDetails } from "./calls/run-details";
-import { clock } from "./lib/clock";
-import { deliverWebhooks } from "./webhooks/deliver";
-import { purgeExpired } from "./privacy/purge";
+import { lazyDurableObject } from "./lib/lazy-durable-object";
 
-export { CampaignObject } from "./campaigns/campaign-object";
-export { OrganizationObject } from "./organizations/organization-object";
-export { AriEventsObject } from "./calls/ari-events";
-export { CallSession } from "./calls/call-session";
-export { EngineCapacityObject } from "./capacity/engine-capacity-object";
+export type CampaignObject = import("./campaigns/campaign-object").CampaignObject;
+export type OrganizationObject = import("./organizations/organization-object").OrganizationObject;
+export type AriEventsObject = import("./calls/ari-events").AriEventsObject;
+export type CallSession = import("./calls/call-session").CallSession;
+export type EngineCapacityObject = import("./capacity/engine-capacity-object").EngineCapacityObject;
+export const CampaignObject = lazyDurableObject(() => import("./campaigns/campaign-object").then((m) => m.CampaignObject));
+export const OrganizationObject = lazyDurableObject(() => import("./organizations/organization-object").then((m) => m.OrganizationObject));
+export const AriEventsObject = lazyDurableObject(() => import("./calls/ari-events").then((m) => m.AriEventsObject));
+export const CallSession = lazyDurableObject(() => import("./calls/call-session").then((m) => m.CallSession));
+export const EngineCapacityObject = lazyDurableObject(() => import("./capacity/engine-capacity-object").then((m) => m.EngineCapacityObject));
+
+/** Loads every Durable Object class now (the test setup: objects are then the real classes' instances from the first). */
+export async function loadDurableObjects(): Promise<void> {
+  await Promise.all([CampaignObject, OrganizationObject, AriEventsObject, CallSession, EngineCapacityObject].map((c) => c.load()));
+}
 
 export default {
   fetch: app.fetch,
   // The WEBHOOKS queue (wrangler.jsonc): signed deliveries to organizations' webhook endpoints.
   // The same queue carries each ended call's after-call work (analysis, the agent's webhook nodes).
   queue: async (batch, env) => {
+    const [{ isAfterCall, runAfterCalls }, { deliverWebhooks }] = await Promise.all([import("./calls/post-call"), import("./webhooks/deliver")]);
     const after = batch.messages.filter((m) => isAfterCall(m.body));
     const deliveries = after.length ? { ...batch, messages: batch.messages.filter((m) => !isAfterCall(m.body)) } : batch;
     await Promise.all([deliverWebhooks(deliveries, env), runAfterCalls(after, env)]);
@@ -28,6 +36,15 @@ export default {
   // and ends calls that outlived max_call_seconds (so no run stays open and no lease is held), and purges the data
   // retention expired (privacy/purge.ts, daily per organization, in batches).
   async scheduled(_controller, env, _ctx) {
+    const [{ sweepAbandonedImports }, { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS }, { sweepOverdueRuns }, { migrateRunDetails }, { clock }, { purgeExpired }] =
+      await Promise.all([
+        import("./campaigns/sweep"),
+        import("./calls/call-length"),
+        import("./calls/run-sweep"),
+        import("./calls/run-details"),
+        import("./lib/clock"),
+        import("./privacy/purge"),
+      ]);
     await sweepAbandonedImports(env, clock.now());
     await sweepOverdueRuns(env, clock.now(), { maxCallSeconds: MAX_CALL_SECONDS, graceSeconds: TIMEOUT_GRACE_SECONDS });
     // Runs from before the details objects: a bounded batch moved to R2 each time.

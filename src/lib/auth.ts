@@ -1,9 +1,6 @@
 // API-key authentication: `X-API-Key` wins over `Authorization: Bearer`; keys are looked up by SHA-256.
 import type { MiddlewareHandler } from "hono";
-import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { apiKeys } from "../db/schema";
 import { clock } from "./clock";
-import { getDb } from "./db";
 import { sha256Hex } from "./crypto";
 import { ApiError } from "./errors";
 import { cachedKey, markUsed, rememberKey } from "./key-cache";
@@ -31,6 +28,12 @@ export function presentedKey(headers: Headers): string | null {
   return name === "edgedial.events" && key ? key : null;
 }
 
+/** drizzle and the tables load on the first lookup, not in every new isolate's start (bench/startup/README.md). */
+const d1 = async () => {
+  const [{ and, eq, isNull, lt, or }, { apiKeys }, { getDb }] = await Promise.all([import("drizzle-orm"), import("../db/schema"), import("./db")]);
+  return { and, eq, isNull, lt, or, apiKeys, getDb };
+};
+
 const unauthenticated = (msg: string) => new ApiError(401, msg, { "WWW-Authenticate": "Bearer" });
 
 /**
@@ -41,6 +44,7 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 
 async function noteKeyUse(env: Env, keyId: number, now: number): Promise<void> {
   const stale = new Date(now - LAST_USED_RESOLUTION_MS).toISOString();
+  const { and, eq, isNull, lt, or, apiKeys, getDb } = await d1();
   await getDb(env)
     .update(apiKeys)
     .set({ lastUsedAt: new Date(now).toISOString() })
@@ -57,6 +61,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   let row = cachedKey(key, now);
   if (!row) {
     const hash = await sha256Hex(key);
+    const { and, eq, isNull, apiKeys, getDb } = await d1();
     const found = await getDb(c.env)
       .select({ id: apiKeys.id, orgId: apiKeys.orgId, lastUsedAt: apiKeys.lastUsedAt })
       .from(apiKeys)

@@ -140,3 +140,9 @@ export function zodIssuesToItems(issues: readonly $ZodIssue[], prefix: Loc, data
     return item;
   });
 }
+
+/** The issue type of a path value that cannot name anything: the validation hook answers it with a 404. */
+export const NOT_FOUND_ISSUE = "not_found";
+
+/** A path parameter that names nothing: the resource's 404, unless a literal route owns the path (then 405). */
+export class PathNamesNothing extends ApiError {}

@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 document and the interactive reference, built from the routers' own zod schemas.
 import { Scalar } from "@scalar/hono-api-reference";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import pkg from "../../package.json";
+import type { Hono } from "hono";
+import { version } from "../../package.json";
 import { localDev } from "./deployment";
 import type { AppEnv } from "./types";
 
@@ -99,9 +100,9 @@ export function forLocalDev<D>(doc: D): D {
 
 /**
  * The document's route, the reference page and `/`. `documented` gives the app whose routes the document describes
- * (`app` itself unless its routers are mounted lazily: then one with all of them, in order).
+ * (one with every router mounted, in order: the root app mounts them lazily and loads no zod itself).
  */
-export function mountOpenApi(app: OpenAPIHono<AppEnv>, documented: () => Promise<OpenAPIHono<AppEnv>> = async () => app) {
+export function mountOpenApi(app: Hono<AppEnv>, documented: () => Promise<OpenAPIHono<AppEnv>>) {
   const withSchemes = new WeakSet<OpenAPIHono<AppEnv>>();
   app.get("/api/v1/openapi.json", async (c) => {
     const source = await documented();
@@ -112,7 +113,7 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>, documented: () => Promise
     }
     const doc = source.getOpenAPI31Document({
       openapi: "3.1.0",
-      info: { title: "edgedial API", version: pkg.version, description: DESCRIPTION },
+      info: { title: "edgedial API", version, description: DESCRIPTION },
       servers: [{ url: new URL(c.req.url).origin }],
       security: SECURITY,
     });

@@ -1,5 +1,6 @@
 // Shared OpenAPI pieces: the error shapes and id path parameters.
 import { z } from "@hono/zod-openapi";
+import { NOT_FOUND_ISSUE } from "./errors";
 
 export const ErrorSchema = z.object({ detail: z.string() }).openapi("Error");
 
@@ -67,9 +68,6 @@ const ID_LABELS: Record<string, string> = {
   version_number: "Workflow version",
   key_id: "API key",
 };
-
-/** The issue type of a path value that cannot name anything: the validation hook answers it with a 404. */
-export const NOT_FOUND_ISSUE = "not_found";
 
 /**
  * An id in the path: decimal digits only, 1 to MAX_ID. Anything else (`0x10`, `3447e0`, `3447.0`,
