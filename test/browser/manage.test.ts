@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { launchChromium, watchedPage } from "./chromium";
 import { contrastProblems } from "./contrast";
+import { readmeScreenshot } from "./readme-screenshot";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
@@ -200,6 +201,8 @@ describe("the dashboard does the work", () => {
     await expect.poll(() => page.getByRole("button", { name: "Redial the contacts not reached" }).isVisible()).toBe(true);
     expect(await page.getByText("Add contacts").count()).toBe(0);
     await step(page, "6-campaign-completed");
+    // Down to the charts: counters, calls finished over time and the outcomes.
+    await readmeScreenshot(page, "dashboard", 1420);
 
     // results.csv: one row per contact.
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download results.csv" }).click()]);
