@@ -5,7 +5,11 @@
 // engines (session, media loop, codecs, Flux's client, the agent, the reply runner, the pacer) is the product's own.
 import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
+import { eq } from "drizzle-orm";
+import { measureHeardGaps } from "../../src/calls/heard-latency";
 import { LATENCY_FIGURES } from "../../src/calls/latency";
+import { workflowRuns } from "../../src/db/schema";
+import { getDb } from "../../src/lib/db";
 import { readDetails } from "../../src/calls/session/details-object";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
@@ -46,8 +50,13 @@ async function seed(db: D1Database, calls: number): Promise<{ orgId: number; run
   return { orgId, runIds: rows.map((r) => r.results[0].id) };
 }
 
-/** Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. */
-async function timings(env: Env, orgId: number) {
+/**
+ * Every agent reply's stored timing (docs/turn-timing.md) over the organization's runs: where the time went. `heard`
+ * (BENCH_HEARD=1, the calls recorded): each run's recording measured first, as the after-call work does, and each
+ * run's replies' heard_gap_ms returned in order, to set beside the bench's own figure.
+ */
+async function timings(env: Env, orgId: number, heard = false) {
+  if (heard) for (const row of await getDb(env).select().from(workflowRuns).where(eq(workflowRuns.orgId, orgId)).all()) await measureHeardGaps(env, row);
   // The transcripts are in the runs' details objects (docs/run-details.md).
   const { results } = await env.DB.prepare("SELECT id, details_key FROM workflow_runs WHERE org_id = ? AND details_key IS NOT NULL")
     .bind(orgId)
@@ -60,7 +69,10 @@ async function timings(env: Env, orgId: number) {
   // The stages in the order a reply reaches them (what was cut by a barge-in is not a stage; the gap measured on a
   // recording after the call is not either, and these calls are not recorded).
   const stages = LATENCY_FIGURES.filter((f) => f !== "cut_ms" && f !== "heard_gap_ms");
-  return { stages, replies, stubLateMs: stubLateness.splice(0), pathLateMs };
+  const heardGaps = Object.fromEntries(
+    results.map((r, i) => [r.id, transcripts[i].flatMap((t) => (t.role === "agent" && t.timing ? [t.timing.heard_gap_ms ?? null] : []))]),
+  );
+  return { stages, replies, stubLateMs: stubLateness.splice(0), pathLateMs, heardGaps };
 }
 
 /**
@@ -77,7 +89,7 @@ export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
-    if (url.pathname === "/bench/timings") return Response.json(await timings(env, Number(url.searchParams.get("org"))));
+    if (url.pathname === "/bench/timings") return Response.json(await timings(env, Number(url.searchParams.get("org")), url.searchParams.get("heard") === "1"));
     if (url.pathname === "/bench/stall") return Response.json({ spun: stall(Number(url.searchParams.get("loops") ?? 0)) });
     const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);
     if (!m) return worker.fetch(request, env, ctx);
@@ -90,7 +102,8 @@ export default {
       provider: "twilio",
       greeting: null,
       variables: { first_name: "Ada" },
-      record: false,
+      // BENCH_HEARD=1: recorded, as a product call is by default, so the gap heard can be measured on it.
+      record: url.searchParams.get("record") === "1",
     };
     const headers = new Headers(request.headers);
     headers.set(SESSION_HEADER, JSON.stringify(start));

@@ -21,6 +21,11 @@ const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
 const STALL_MS = Number(process.env.BENCH_STALL_MS ?? 0);
 /** `BENCH_PROFILE=1`: a CPU profile of the isolate over each level's calls (bench/out/voice-e2e/calls-N.cpuprofile), summarized. */
 const PROFILE = process.env.BENCH_PROFILE === "1";
+/**
+ * `BENCH_HEARD=1`: the calls are recorded and each recording measured as the after-call work does (docs/turn-timing.md):
+ * the gap heard on the recording (end of the caller's voice → start of the agent's) beside the bench's own figure.
+ */
+const HEARD = process.env.BENCH_HEARD === "1";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // mu-law: a 220 Hz tone (voiced) and silence, one 160-byte frame each, base64 as Twilio sends them.
@@ -66,7 +71,7 @@ async function startWorker(root, out) {
 
 /** One call: greeting heard, then REPLIES turns. Resolves with each reply's figures. */
 async function call(base, orgId, runId, t0) {
-  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}`);
+  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}${HEARD ? "&record=1" : ""}`);
   await new Promise((res, rej) => {
     ws.addEventListener("open", res);
     ws.addEventListener("error", () => rej(new Error(`call ${runId}: socket error`)));
@@ -226,7 +231,30 @@ export async function e2e(root, levels) {
       );
       // Where the time went, from the session's own per-reply timing (ms after the caller's last word).
       await sleep(1500);
-      const { stages, replies: stored, stubLateMs, pathLateMs } = await (await fetch(`${base}/bench/timings?org=${orgId}`)).json();
+      const {
+        stages,
+        replies: stored,
+        stubLateMs,
+        pathLateMs,
+        heardGaps: recordedGaps,
+      } = await (await fetch(`${base}/bench/timings?org=${orgId}${HEARD ? "&heard=1" : ""}`)).json();
+      if (HEARD) {
+        // Reply by reply (the runs' timed replies in order, the bench's replies in order): the recording's gap less the
+        // bench's last word -> first audio heard.
+        const pairs = results.flatMap((replies, i) =>
+          replies.flatMap((r, j) => {
+            const g = recordedGaps[runIds[i]]?.[j];
+            return r.delay === null || g == null ? [] : [[g, g - r.delay]];
+          }),
+        );
+        const on = pairs.map(([g]) => g);
+        const diff = pairs.map(([, d]) => d);
+        const abs = diff.map(Math.abs);
+        console.log(
+          `  heard on the recordings (${pairs.length} of ${all.length} replies): p50 ${f(percentile(on, 50))}, p95 ${f(percentile(on, 95))} ms; ` +
+            `less the bench's own figure, reply by reply: p50 ${f(percentile(diff, 50))}, |p95| ${f(percentile(abs, 95))}, |max| ${f(Math.max(...abs))} ms`,
+        );
+      }
       console.log(
         `  stored timing of ${stored.length} replies, p50 / p99: ` +
           stages
