@@ -343,7 +343,7 @@ try {
     const p = await api("GET", `/campaign/${campaign.id}/progress`);
     const line =
       `  [${String(t).padStart(3)}s] ${p.state.padEnd(9)} ${"█".repeat(Math.round(p.progress_percentage / 5)).padEnd(20, "·")} ` +
-      `${p.processed}/${p.total} dialed · ${p.completed} reached · ${p.failed} not reached · ${p.in_progress} in progress · ` +
+      `${p.processed}/${p.total} dialed · ${p.completed} reached · ${p.answered_no_conversation ?? 0} answered, no conversation · ${p.failed} not reached · ${p.in_progress} in progress · ` +
       // Dialed = reached + not reached + in progress + waiting to retry; with pending, the total.
       `${p.retry_waiting} waiting to retry · ${p.pending} pending · ${p.failed_calls} unsuccessful calls (busy, no answer, voicemail, ...)`;
     if (line.slice(8) !== last) console.log(line);

@@ -30,6 +30,8 @@ export type Progress = {
   total: number;
   processed: number;
   completed: number;
+  /** Answered with no conversation (issue 39); absent from servers before it. */
+  answered_no_conversation?: number;
   failed: number;
   pending: number;
   in_progress: number;
@@ -44,8 +46,8 @@ export type Progress = {
 /** The counters add up as the API defines them (contract §6). */
 export function progressProblems(p: Progress, runs: number): string[] {
   const out: string[] = [];
-  const parts = p.pending + p.completed + p.failed + p.in_progress + p.retry_waiting;
-  if (parts !== p.total) out.push(`pending + completed + failed + in_progress + retry_waiting = ${parts}, total ${p.total}`);
+  const parts = p.pending + p.completed + (p.answered_no_conversation ?? 0) + p.failed + p.in_progress + p.retry_waiting;
+  if (parts !== p.total) out.push(`pending + completed + answered_no_conversation + failed + in_progress + retry_waiting = ${parts}, total ${p.total}`);
   if (p.processed !== p.total - p.pending) out.push(`processed ${p.processed} is not total ${p.total} - pending ${p.pending}`);
   if (p.total_rows !== p.total || p.processed_rows !== p.processed) out.push("total_rows/processed_rows differ from total/processed");
   const pct = p.total ? (p.processed / p.total) * 100 : 0;

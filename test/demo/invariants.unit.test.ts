@@ -42,6 +42,9 @@ describe("the demo's invariants", () => {
     };
     expect(progressProblems(p, 9)).toEqual([]);
     expect(progressProblems({ ...p, retry_waiting: 2 }, 9)).toHaveLength(1);
+    // An answered call with no conversation is counted apart, and still adds up.
+    expect(progressProblems({ ...p, completed: 0, answered_no_conversation: 1 }, 9)).toEqual([]);
+    expect(progressProblems({ ...p, answered_no_conversation: 1 }, 9)).toHaveLength(1);
     expect(progressProblems({ ...p, state: "completed" }, 9)).toEqual(["completed with contacts still pending, in progress or waiting"]);
   });
 
