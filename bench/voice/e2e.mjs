@@ -54,6 +54,8 @@ async function startWorker(root, out) {
   const config = readFileSync(`${root}wrangler.jsonc`, "utf8")
     .replace(/^(\s*)"main": .*$/m, `$1"main": "${root}bench/voice/e2e-worker.ts",`)
     .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${root}migrations"`)
+    // The config is written elsewhere: its paths into src/ (the bundle's aliases) must not be relative to it.
+    .replaceAll('"./src/', `"${root}src/`)
     .replace(/"directory": "\.\/public"/, `"directory": "${root}public"`)
     .replace(/^(\s*)"\$schema": .*$/m, "")
     .replace(/"observability": \{ "enabled": true \}/, `"observability": { "enabled": false }`);
