@@ -3378,6 +3378,86 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/campaign/{campaign_id}/refused.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rows a background import with `on_invalid: "skip"` left out, as CSV with the reason of each
+         * @description The format of a synchronous create's `refused.csv`: the file's own columns as read, then `row` (in the file, header = 1) and `reason` (every problem of the row, `; `-separated); at most 10,000 rows (the campaign's `import_refused.truncated` says when more were left out). 404 when the campaign's import left no row out, or was not a background import with `on_invalid: "skip"` (a synchronous one answers its refused rows in the create's response).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    campaign_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description CSV (RFC 4180, CRLF) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaign/{campaign_id}/contacts": {
         parameters: {
             query?: never;
@@ -9255,6 +9335,13 @@ export interface components {
             /** @description Contacts imported so far: counts up while the state is `importing` (a background import), then equals total_rows */
             imported_rows: number;
             import_error: components["schemas"]["CampaignImportError"];
+            /** @description A background import with `on_invalid: "skip"` that left rows out: how many (GET /campaign/{id}/refused.csv returns them with the reason of each); null otherwise. In GET /campaign/{id} and the answers of operations, not in listings */
+            import_refused?: {
+                /** @description Rows left out */
+                rows: number;
+                /** @description True when more rows were left out than the CSV holds (10,000 at most, or 4 MB) */
+                truncated: boolean;
+            } | null;
             processed_rows: number;
             failed_rows: number;
             created_at: string;
@@ -9310,13 +9397,13 @@ export interface components {
              */
             default_country?: string | null;
             /**
-             * @description `sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). For big files: a 1,000,000-row file answers in well under a second.
+             * @description `sync` (the default): the file is imported before the answer, and any problem is a 422 with nothing created. `background`: the answer comes at once with the campaign in state `importing`; its `imported_rows` count up (GET /campaign/{id}, its progress) until it becomes `draft`. A file that does not pass makes it `failed` with no contacts, the reason in `import_error.message` and the located problems in `import_error.errors` (as the 422 would have listed them). With `on_invalid: "skip"` the rows with problems are left out instead: the campaign becomes `draft` with the others, `import_refused` counts those left out and GET /campaign/{id}/refused.csv returns them with the reason of each. For big files: a 1,000,000-row file answers in well under a second.
              * @default sync
              * @enum {string}
              */
             import?: "sync" | "background";
             /**
-             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. Not with `import: "background"`.
+             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. With `import: "background"` the same happens in the background: the refused rows are kept with the campaign (`import_refused`, GET /campaign/{id}/refused.csv).
              * @default reject
              * @enum {string}
              */
@@ -9353,6 +9440,13 @@ export interface components {
             /** @description Contacts imported so far: counts up while the state is `importing` (a background import), then equals total_rows */
             imported_rows: number;
             import_error: components["schemas"]["CampaignImportError"];
+            /** @description A background import with `on_invalid: "skip"` that left rows out: how many (GET /campaign/{id}/refused.csv returns them with the reason of each); null otherwise. In GET /campaign/{id} and the answers of operations, not in listings */
+            import_refused?: {
+                /** @description Rows left out */
+                rows: number;
+                /** @description True when more rows were left out than the CSV holds (10,000 at most, or 4 MB) */
+                truncated: boolean;
+            } | null;
             processed_rows: number;
             failed_rows: number;
             created_at: string;
@@ -9439,7 +9533,7 @@ export interface components {
              */
             default_country?: string | null;
             /**
-             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. Not with `import: "background"`.
+             * @description What a row with a problem does. `reject` (default): the whole file is refused (422, nothing added). `skip`: the rows that pass are taken and the refused ones come back in `refused` as CSV with their `row` and `reason`; problems of the file itself (header, encoding, size, a template variable with no column, no row passing) still refuse it. With `import: "background"` the same happens in the background: the refused rows are kept with the campaign (`import_refused`, GET /campaign/{id}/refused.csv).
              * @default reject
              * @enum {string}
              */
