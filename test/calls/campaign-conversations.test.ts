@@ -17,7 +17,7 @@ import { getDb } from "../../src/lib/db";
 import { call } from "../helpers";
 import { DEFINITION, listenLive, MACHINE, prepareScripted, SCRIPT, SEATS, SEATS_DISPOSITIONS, SURE, seatsConversation } from "./conversation-support";
 import { connect } from "./media-support";
-import { CONTEXT, campaignObject, deliverAll, eventually, play, runApi, type Setup, setup } from "./support";
+import { CALLEE, CONTEXT, campaignId, campaignObject, deliver, deliverAll, eventually, play, runApi, runRow, type Setup, setup } from "./support";
 
 const wavSeconds = async (url: string) => {
   const res = await exports.default.fetch(new Request(url));
@@ -26,12 +26,13 @@ const wavSeconds = async (url: string) => {
   return w.samples.length / w.channels / w.rate;
 };
 
-/** The call answered (every callback but the carrier's final one delivered); the session is prepared before its media. */
+/** The call answered (every callback but the carrier's final one delivered, which is returned). */
 async function answer(s: Setup, runId: number) {
   const callId = (await runApi(s, runId)).provider_call_id as string;
   const callbacks = (await play(callId, "answered")).filter((c) => c.kind !== "stream");
   expect(callbacks.at(-1)!.body).toMatch(/CallStatus=completed/);
   await deliverAll(callbacks.slice(0, -1));
+  return callbacks.at(-1)!;
 }
 
 describe("a campaign where some callees speak and some stay silent", () => {
@@ -118,4 +119,37 @@ describe("a campaign where some callees speak and some stay silent", () => {
       expect(Math.abs((await wavSeconds(col(line, "recording_url"))) - duration), col(line, "phone_number")).toBeLessThanOrEqual(1);
     }
   }, 120_000);
+
+  it("the carrier's final status before the session's word: the contact is corrected once the session says nobody spoke", async () => {
+    const s = await setup("twilio");
+    const id = campaignId();
+    const stub = await campaignObject(s, id, { enabled: false }, [{ row: 2, phone_number: CALLEE, initial_context: CONTEXT, greeting_override: null }]);
+    await stub.start();
+    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+    const [run] = await eventually(
+      async () => {
+        await runDurableObjectAlarm(stub);
+        return runs();
+      },
+      (r) => r.length === 1,
+      10_000,
+    );
+    const final = await answer(s, run.id);
+    await callSessionStub(env, run.id).prepare({ agent: "echo", silenceSeconds: 2 });
+    const callee = await connect("twilio", run.id);
+    callee.silence(200);
+    // The carrier reports the end while the session still listens: nothing known of a conversation yet.
+    expect((await deliver(final)).status).toBeLessThan(300);
+    expect(unwrap(await stub.progress())).toMatchObject({ completed: 1, answered_no_conversation: 0 });
+    await listenLive(callee, () => false, 15_000);
+    // The session ends the call, writes that nobody spoke and tells the campaign through the same final status.
+    const p = await eventually(
+      async () => unwrap(await stub.progress()),
+      (x) => x.answered_no_conversation === 1,
+      10_000,
+    );
+    expect(p).toMatchObject({ completed: 0, answered_no_conversation: 1, failed: 0, state: "completed" });
+    expect(unwrap(await stub.contacts(0, 1)).items[0].outcome).toBe("answered_no_conversation");
+    expect((await runRow(run.id)).conversation).toBe(false);
+  }, 60_000);
 });
