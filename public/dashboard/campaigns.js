@@ -312,7 +312,11 @@ export async function campaignPage(id) {
   const loadRunsAndLog = async () => {
     const [runs, logs] = await Promise.all([api(`/campaign/${id}/runs?limit=100`), api(`/campaign/${id}/logs?limit=50`)]);
     const counts = {};
-    for (const r of runs.items) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    // An answered call nobody spoke on is not shown as a conversation (the run's `conversation`).
+    for (const r of runs.items) {
+      const k = r.status === "completed" && r.conversation === false ? "no conversation" : r.status;
+      counts[k] = (counts[k] ?? 0) + 1;
+    }
     const ended = runs.items
       .map((r) => Date.parse(r.ended_at ?? ""))
       .filter(Number.isFinite)
