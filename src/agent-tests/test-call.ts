@@ -140,6 +140,7 @@ export async function runRepetition(
     agent: "conversation",
     maxCallSeconds: TEST_CALL_MAX_SECONDS,
     scripted: { script: model.script as never, clips: callerLines(scenario).map(callerClip) },
+    mockTools: scenario.mock_tools.map((m) => ({ tool: m.tool, status: m.status, body: m.body })),
   });
   const answered = (await applyStatus(env, run, { status: "in_progress" })).run;
   const headers = new Headers({ Upgrade: "websocket" });

@@ -19,7 +19,18 @@ export type ToolAccess = {
   /** Where this service is reached: never a tool's address. */
   ownOrigins?: ReadonlyArray<string | null | undefined>;
   fetcher?: typeof fetch;
+  /** A test call's mocked answer for a tool (agent tests' `mock_tools`): the tool's address is never asked. */
+  mocked?(tool: HttpTool): ToolMock | undefined;
 };
+
+/** A tool's answer fixed in advance: a test scenario's, so a suite never reaches the systems the tools call. */
+export type ToolMock = { tool: string; status: number; body: unknown };
+
+/** A fetch that answers every request with the mock (the request itself is built and checked as any other). */
+function mockFetch(mock: ToolMock): typeof fetch {
+  return async () =>
+    new Response(mock.body === undefined ? null : JSON.stringify(mock.body), { status: mock.status, headers: { "Content-Type": "application/json" } });
+}
 
 export const WARM_SUMMARY_MS = 4000;
 const DEFAULT_WHISPER =
@@ -83,11 +94,13 @@ export class ActionRunner {
       };
       return { result: { content: "Error: the tool is misconfigured and cannot be used now" }, record };
     }
+    const mock = access.mocked?.(tool);
     const out = await runHttpTool(tool, args, {
       headers,
       allowsPrivate: () => access.allowsPrivate(),
       ownOrigins: access.ownOrigins,
-      fetcher: access.fetcher,
+      // A mocked tool still passes the URL policy (a scenario does not make a refused address work) but asks no DNS.
+      ...(mock ? { fetcher: mockFetch(mock), resolve: null } : { fetcher: access.fetcher }),
     });
     return { result: { content: out.content }, record: out.record };
   }

@@ -14,14 +14,13 @@
 // whose media does not come back within RESUME_GRACE_MS is hung up and its run finished (`media_lost`).
 import { DurableObject } from "cloudflare:workers";
 import type { AgentControls, EndReason, Turn, VoiceAgent } from "../../agent/voice-agent";
-import type { ScriptedEngines } from "../../agent/load";
 import { isVoiced } from "../../lib/audio/level";
 import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import type { MediaEvent } from "../../telephony/providers/types";
 import { HEARTBEAT_MS, MAX_CALL_SECONDS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
-import { chooseAgent, type GreetingClip } from "./choose-agent";
+import { chooseAgent, loadPrepared, savePrepared } from "./choose-agent";
 import { agentContext } from "./agent-context";
 import { agentControls } from "./controls";
 import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
@@ -87,8 +86,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       maxMs: options.maxCallSeconds ? options.maxCallSeconds * 1000 : undefined,
       record: options.record,
     });
-    if (options.greetingClip) await this.ctx.storage.put("greeting_clip", options.greetingClip);
-    if (options.scripted) await this.ctx.storage.put("scripted_engines", options.scripted);
+    await savePrepared(this.ctx.storage, options);
   }
 
   /** The call's state: why it ended (null while live) and the transcript so far. */
@@ -349,10 +347,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       this.recording.restore(loop.recorder);
       for (const part of loop.recorder.skip(gap)) await this.recording.storePart(part, loop.recorder.rate);
     }
-    const agent = await chooseAgent(this.env, s, {
-      greetingClip: await this.ctx.storage.get<GreetingClip>("greeting_clip"),
-      scripted: await this.ctx.storage.get<ScriptedEngines>("scripted_engines"),
-    });
+    const agent = await chooseAgent(this.env, s, await loadPrepared(this.ctx.storage));
     const live: Live = { ws, loop, agent, started: false, lastActivityWall: now };
     this.live = live;
     return live;

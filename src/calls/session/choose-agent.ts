@@ -12,12 +12,34 @@ import { EchoAgent, GreetingAgent, KeypadAgent, liveAgent } from "./agents";
 import { TransferTestAgent } from "./transfer-agent";
 import type { SessionRecord } from "./store";
 import type { VoiceAgent } from "../../agent/voice-agent";
+import type { ToolAccess, ToolMock } from "../../agent/action-runner";
 import type { SampleRate } from "../../lib/audio/resample";
 
 export type GreetingClip = { samples: Int16Array; rate: SampleRate };
 
-/** What the session prepared beside its record (kept in its key-value storage: binary clips, engine scripts). */
-export type Prepared = { greetingClip: GreetingClip | undefined; scripted: ScriptedEngines | undefined };
+/** What the session prepared beside its record (kept in its key-value storage: binary clips, engine scripts, mocks). */
+export type Prepared = { greetingClip: GreetingClip | undefined; scripted: ScriptedEngines | undefined; mockTools?: ToolMock[] };
+
+/** Keeps what prepare() was given beyond the record, so a restarted session chooses the same agent. */
+export async function savePrepared(storage: DurableObjectStorage, options: Partial<Prepared>): Promise<void> {
+  if (options.greetingClip) await storage.put("greeting_clip", options.greetingClip);
+  if (options.scripted) await storage.put("scripted_engines", options.scripted);
+  if (options.mockTools?.length) await storage.put("mock_tools", options.mockTools);
+}
+
+export async function loadPrepared(storage: DurableObjectStorage): Promise<Prepared> {
+  return {
+    greetingClip: await storage.get<GreetingClip>("greeting_clip"),
+    scripted: await storage.get<ScriptedEngines>("scripted_engines"),
+    mockTools: await storage.get<ToolMock[]>("mock_tools"),
+  };
+}
+
+/** The call's tool access with a test scenario's mocked answers in front (by tool name). */
+function withMocks(access: ToolAccess, mocks: ToolMock[] | undefined): ToolAccess {
+  if (!mocks?.length) return access;
+  return { ...access, mocked: (tool) => mocks.find((m) => m.tool === tool.name) };
+}
 
 export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared: Prepared): Promise<VoiceAgent> {
   const name = s.agent ?? liveAgent(env);
@@ -29,7 +51,7 @@ export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared
     const agent = await conversationFor(env, runId, s.variables);
     const allowsPrivate = () => allowsPrivatePbx(getDb(env), s.orgId);
     const choice = agent ? await enginesFor(env, s.orgId, agent.configurations, allowsPrivate) : null;
-    const tools = toolAccess(env, s.orgId, allowsPrivate);
+    const tools = withMocks(toolAccess(env, s.orgId, allowsPrivate), prepared.mockTools);
     if (agent && prepared.scripted) return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn, tools);
     if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn, tools);
     log("warning", "conversation_agent_unavailable", { run_id: runId, graph: !!agent, reason: choice && !choice.ok ? choice.reason : null });

@@ -6,6 +6,7 @@ import type { AgentName } from "./agents";
 import type { GreetingClip } from "./choose-agent";
 import type { CampaignAttempt } from "./store";
 import type { ScriptedEngines } from "../../agent/load";
+import type { ToolMock } from "../../agent/action-runner";
 
 /** What the Worker's stream route tells the session about its run, in this header of the upgrade. */
 export const SESSION_HEADER = "X-Edgedial-Session";
@@ -38,6 +39,8 @@ export type SessionOptions = {
   record?: boolean;
   /** The conversation agent's deterministic engines (tests and the demo): a scripted model and known clips. */
   scripted?: ScriptedEngines;
+  /** An agent test's mocked HTTP tool answers, by tool name (docs/agent-tests.md). */
+  mockTools?: ToolMock[];
 };
 
 /** "none": the media never connected; "live": a socket is attached; "lost": the call goes on without one (it may come back); "ended". */
