@@ -1,7 +1,6 @@
 // The OpenAPI 3.1 document and the interactive reference, built from the routers' own zod schemas.
-import { Scalar } from "@scalar/hono-api-reference";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Hono } from "hono";
+import type { Hono, MiddlewareHandler } from "hono";
 import { version } from "../../package.json";
 import { localDev } from "./deployment";
 import type { AppEnv } from "./types";
@@ -120,6 +119,12 @@ export function mountOpenApi(app: Hono<AppEnv>, documented: () => Promise<OpenAP
     const served = withRateLimitResponses(doc);
     return c.json(localDev(c.env) ? forLocalDev(served) : served);
   });
-  app.get("/api/v1/docs", Scalar(REFERENCE as Parameters<typeof Scalar>[0]));
+  // The reference page's renderer loads on its first request, not in every new isolate's start (bench/startup/).
+  type Scalar = typeof import("@scalar/hono-api-reference").Scalar;
+  let page: MiddlewareHandler<AppEnv> | undefined;
+  app.get("/api/v1/docs", async (c, next) => {
+    page ??= (await import("@scalar/hono-api-reference")).Scalar(REFERENCE as Parameters<Scalar>[0]) as unknown as MiddlewareHandler<AppEnv>;
+    return page(c, next);
+  });
   app.get("/", (c) => c.redirect("/api/v1/docs", 302));
 }
