@@ -11,11 +11,135 @@ export type OrganizationObject = import("./organizations/organization-object").O
 export type AriEventsObject = import("./calls/ari-events").AriEventsObject;
 export type CallSession = import("./calls/call-session").CallSession;
 export type EngineCapacityObject = import("./capacity/engine-capacity-object").EngineCapacityObject;
-export const CampaignObject = lazyDurableObject(() => import("./campaigns/campaign-object").then((m) => m.CampaignObject));
-export const OrganizationObject = lazyDurableObject(() => import("./organizations/organization-object").then((m) => m.OrganizationObject));
-export const AriEventsObject = lazyDurableObject(() => import("./calls/ari-events").then((m) => m.AriEventsObject));
-export const CallSession = lazyDurableObject(() => import("./calls/call-session").then((m) => m.CallSession));
-export const EngineCapacityObject = lazyDurableObject(() => import("./capacity/engine-capacity-object").then((m) => m.EngineCapacityObject));
+// Each class's methods, forwarded by its first object from the start (lib/lazy-durable-object.ts; the runtime's own
+// handlers are always): test/lib/lazy-durable-object.test.ts fails when a class has a method this list lacks.
+export const DURABLE_OBJECT_METHODS = {
+  CampaignObject: [
+    "initialize",
+    "beginImport",
+    "importContacts",
+    "importPacked",
+    "finishImport",
+    "failSource",
+    "discard",
+    "beginAppend",
+    "stageAppend",
+    "commitAppend",
+    "discardAppend",
+    "snapshot",
+    "progress",
+    "refusedRows",
+    "progressFor",
+    "contacts",
+    "logs",
+    "counts",
+    "start",
+    "resume",
+    "pause",
+    "cancel",
+    "updateSettings",
+    "wake",
+    "onCallStatus",
+    "onCallStatuses",
+    "callIdsOf",
+    "onRunOutcome",
+    "eraseNumber",
+    "redialPlan",
+    "redialContacts",
+    "linkRedial",
+  ],
+  OrganizationObject: [
+    "limits",
+    "keep",
+    "takeRequest",
+    "takeCallStart",
+    "setRateLimits",
+    "cap",
+    "sweep",
+    "inUse",
+    "acquire",
+    "acquireMany",
+    "release",
+    "releaseMany",
+    "usage",
+    "setCap",
+    "suppress",
+    "unsuppress",
+    "suppression",
+    "suppressions",
+    "wakeWaiters",
+  ],
+  AriEventsObject: [
+    "inFlight",
+    "idle",
+    "runOf",
+    "listen",
+    "checkListening",
+    "track",
+    "untrack",
+    "noteHangup",
+    "status",
+    "ensureConnected",
+    "openSocket",
+    "noteFailure",
+    "markInactive",
+    "resumeMedia",
+    "resumeLost",
+    "reconcile",
+    "closeSocket",
+    "configContext",
+    "endAnswered",
+    "startLive",
+    "bridgeMedia",
+    "endLive",
+    "onMessage",
+    "incoming",
+  ],
+  CallSession: [
+    "transferSettled",
+    "prepare",
+    "snapshot",
+    "mediaState",
+    "connectTo",
+    "attach",
+    "machineDetected",
+    "dtmfReceived",
+    "awaitMedia",
+    "carrierEnded",
+    "begin",
+    "onSocketMessage",
+    "onMessage",
+    "onSocketClose",
+    "beat",
+    "schedule",
+    "silenceMs",
+    "maxMs",
+    "serially",
+    "liveFor",
+    "handle",
+    "startAgent",
+    "limits",
+    "pump",
+    "controls",
+    "finish",
+    "end",
+  ],
+  EngineCapacityObject: ["limits", "leases", "acquireMany", "grant", "releaseMany", "takeToken", "usage", "setLimits", "wakeWaiters"],
+} as const;
+export const CampaignObject = lazyDurableObject(
+  () => import("./campaigns/campaign-object").then((m) => m.CampaignObject),
+  DURABLE_OBJECT_METHODS.CampaignObject,
+);
+export const OrganizationObject = lazyDurableObject(
+  () => import("./organizations/organization-object").then((m) => m.OrganizationObject),
+  DURABLE_OBJECT_METHODS.OrganizationObject,
+);
+export const AriEventsObject = lazyDurableObject(() => import("./calls/ari-events").then((m) => m.AriEventsObject), DURABLE_OBJECT_METHODS.AriEventsObject);
+export const CallSession = lazyDurableObject(() => import("./calls/call-session").then((m) => m.CallSession), DURABLE_OBJECT_METHODS.CallSession);
+export const EngineCapacityObject = lazyDurableObject(
+  () => import("./capacity/engine-capacity-object").then((m) => m.EngineCapacityObject),
+  DURABLE_OBJECT_METHODS.EngineCapacityObject,
+);
 
 /** Loads every Durable Object class now (the test setup: objects are then the real classes' instances from the first). */
 export async function loadDurableObjects(): Promise<void> {

@@ -12,6 +12,9 @@
 // webSocketMessage, ...) and RPC calls reach the real object. Its events are delivered only after that.
 import { DurableObject } from "cloudflare:workers";
 
+/** The handlers the runtime calls on a Durable Object by name (RPC methods are forwarded once the class is loaded). */
+const RUNTIME_HANDLERS = ["fetch", "alarm", "webSocketMessage", "webSocketClose", "webSocketError"] as const;
+
 type ObjectClass = new (ctx: DurableObjectState, env: Env) => DurableObject<Env>;
 export type LazyClass<C extends ObjectClass> = C & { /** Loads the real class now (tests; idempotent). */ load(): Promise<C> };
 
@@ -26,10 +29,38 @@ export function methodsOf(cls: ObjectClass): string[] {
   return [...names];
 }
 
-export function lazyDurableObject<C extends ObjectClass>(load: () => Promise<C>): LazyClass<C> {
+/**
+ * `methods`: the real class's RPC methods (its callers' stubs may reach a first object before the class is loaded);
+ * a test checks each deployed class's list against the class itself.
+ */
+/**
+ * The real object, made and started: its constructor's own blockConcurrencyWhile (migrations, recovery) is awaited
+ * too, since the event that made the first object is already admitted and would otherwise reach it half started.
+ */
+async function constructed<C extends ObjectClass>(cls: C, ctx: DurableObjectState, env: Env): Promise<DurableObject<Env>> {
+  const starts: Promise<unknown>[] = [];
+  const own = ctx.blockConcurrencyWhile;
+  const counting = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = own.call(ctx, fn) as Promise<T>;
+    starts.push(p);
+    return p;
+  };
+  Object.defineProperty(ctx, "blockConcurrencyWhile", { value: counting, configurable: true, writable: true });
+  try {
+    const real = new cls(ctx, env);
+    await Promise.all(starts);
+    return real;
+  } finally {
+    delete (ctx as unknown as Record<string, unknown>).blockConcurrencyWhile;
+  }
+}
+
+export function lazyDurableObject<C extends ObjectClass>(load: () => Promise<C>, methods: readonly string[] = []): LazyClass<C> {
   let Real: C | undefined;
   let loading: Promise<C> | undefined;
   const inner = new WeakMap<object, DurableObject<Env>>();
+  /** A first object's making of its real object (its handlers wait for it). */
+  const made = new WeakMap<object, Promise<void>>();
   const loadReal = () =>
     (loading ??= load().then(
       (cls) => {
@@ -59,14 +90,36 @@ export function lazyDurableObject<C extends ObjectClass>(load: () => Promise<C>)
       // biome-ignore lint/correctness/noConstructorReturn: the real object stands in for this one (see above)
       if (Real) return new Real(ctx, env) as unknown as Lazy;
       // The real constructor runs inside: its own blockConcurrencyWhile (migrations) nests in this one.
-      void ctx.blockConcurrencyWhile(async () => {
-        const cls = await loadReal();
-        inner.set(this, new cls(ctx, env));
-      });
+      made.set(
+        this,
+        ctx.blockConcurrencyWhile(async () => {
+          const cls = await loadReal();
+          inner.set(this, await constructed(cls, ctx, env));
+        }),
+      );
     }
     static load(): Promise<C> {
       return loadReal();
     }
   }
+  // The runtime looks a handler or an RPC method up on the object as soon as it has made it, for the very event that
+  // made it (before that object's blockConcurrencyWhile holds anything back): a media stream's upgrade failed "Handler
+  // does not export a fetch() function" on a new isolate's first call session. So the runtime's handlers and the
+  // class's declared RPC methods exist on the first object from the start; each waits for the real object, then
+  // hands the call over (at once when it is already made).
+  for (const name of new Set<string>([...RUNTIME_HANDLERS, ...methods]))
+    Object.defineProperty(Lazy.prototype, name, {
+      configurable: true,
+      writable: true,
+      value(this: object, ...args: unknown[]) {
+        const call = () => {
+          const target = inner.get(this) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>;
+          const fn = target?.[name];
+          if (typeof fn !== "function") return Promise.reject(new Error(`This Durable Object has no method ${name}()`));
+          return fn.apply(target, args);
+        };
+        return inner.has(this) ? call() : (made.get(this) ?? Promise.resolve()).then(call);
+      },
+    });
   return Lazy as unknown as LazyClass<C>;
 }

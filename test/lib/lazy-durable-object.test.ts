@@ -8,6 +8,10 @@ import { describe, expect, it } from "vitest";
 import { CampaignObject } from "../../src/campaigns/campaign-object";
 import { CallSession } from "../../src/calls/call-session";
 import { lazyDurableObject, methodsOf } from "../../src/lib/lazy-durable-object";
+import { AriEventsObject } from "../../src/calls/ari-events";
+import { EngineCapacityObject } from "../../src/capacity/engine-capacity-object";
+import { OrganizationObject } from "../../src/organizations/organization-object";
+import { DURABLE_OBJECT_METHODS } from "../../src/index";
 
 class Base extends DurableObject<Env> {
   greet(name: string) {
@@ -69,6 +73,34 @@ describe("a lazily loaded Durable Object class", () => {
       expect(second.greet("b")).toBe("hello b from Real");
     });
     expect(loads).toBe(1);
+  });
+
+  it("the event that makes the first object reaches its declared methods and the runtime's handlers at once: each waits for the real object", async () => {
+    const Lazy = lazyDurableObject(async () => {
+      await scheduler.wait(5);
+      return Real;
+    }, ["greet", "isStarted"]);
+    await host()(async (state) => {
+      // The runtime looks the method up right after making the object, before anything is loaded.
+      const made = new Lazy(state, env) as unknown as Record<string, (...a: unknown[]) => unknown>;
+      expect(typeof made.greet).toBe("function");
+      expect(typeof made.fetch).toBe("function");
+      expect(await made.greet("a")).toBe("hello a from Real");
+      expect(await made.isStarted()).toBe(true);
+      await made.alarm();
+      expect(await made.alarmCount()).toBe(1);
+      await expect(made.fetch(new Request("https://x/"))).rejects.toThrow("no method fetch()");
+    });
+  });
+
+  it("each deployed class declares every method its first object must forward", () => {
+    const real = { CampaignObject, OrganizationObject, AriEventsObject, CallSession, EngineCapacityObject };
+    const handlers = ["fetch", "alarm", "webSocketMessage", "webSocketClose", "webSocketError"];
+    for (const [name, cls] of Object.entries(real)) {
+      const declared: readonly string[] = DURABLE_OBJECT_METHODS[name as keyof typeof DURABLE_OBJECT_METHODS];
+      const missing = methodsOf(cls as never).filter((m) => !handlers.includes(m) && !declared.includes(m));
+      expect(missing, `add to DURABLE_OBJECT_METHODS.${name} in src/index.ts`).toEqual([]);
+    }
   });
 
   it("a failed load is tried again by the next object", async () => {
