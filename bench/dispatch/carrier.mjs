@@ -15,13 +15,20 @@ export async function startCarrier() {
   /** When each call's request reached the carrier, by run id (the bench's own ids, unique within the process). */
   const received = new Map();
   const failures = [];
+  /** Callbacks that failed in a row (a success resets it): the runner stops on these rather than wait. */
+  const callbacks = { inRow: 0 };
+  const failed = (why) => {
+    failures.push(why);
+    callbacks.inRow++;
+  };
 
   const callback = (campaignId, statuses) =>
-    fetch(`${workerUrl}/bench/finals`, { method: "POST", body: JSON.stringify({ campaignId, statuses }) })
+    fetch(`${workerUrl}/bench/finals`, { method: "POST", body: JSON.stringify({ campaignId, statuses }), signal: AbortSignal.timeout(30_000) })
       .then(async (r) => {
-        if (!r.ok) failures.push(`${r.status} ${await r.text()}`);
+        if (!r.ok) return failed(`${r.status} ${await r.text()}`);
+        callbacks.inRow = 0;
       })
-      .catch((err) => failures.push(String(err)));
+      .catch((err) => failed(String(err)));
 
   const server = createServer((req, res) => {
     const chunks = [];
@@ -41,6 +48,10 @@ export async function startCarrier() {
       setTimeout(() => callback(campaignId, all), BURST_HOLD_MS);
     });
   });
+  // Idle connections kept longer than the runtime keeps them: Node's 5 s default closed a pooled connection just as
+  // workerd sent the next call on it ("Network connection lost": a call that never ends), seen under load.
+  server.keepAliveTimeout = 10 * 60_000;
+  server.headersTimeout = 10 * 60_000 + 5_000;
   // Many connections at once (a burst's 100 starts): no queueing in the listen backlog.
   server.listen({ host: "127.0.0.1", port: 0, backlog: 1024 });
   await new Promise((r) => server.once("listening", r));
@@ -53,6 +64,7 @@ export async function startCarrier() {
     campaign: (campaignId, o) => campaigns.set(campaignId, { burst: Boolean(o.burst), size: o.maxConcurrency, left: o.contacts, held: [] }),
     received,
     failures,
+    callbacks,
     close: () => new Promise((r) => server.close(r)),
   };
 }

@@ -3,15 +3,15 @@
 // originate is, and its final statuses come back as callback requests, forwarded by the calls module's forwarder.
 // Bench-only routes create and observe a campaign; everything else is the app.
 // Rows written are counted where they happen: D1 at the binding, each Durable Object's SQLite at its cursors.
-import { app } from "../../src/app";
+import production from "../../src/index";
 import { CampaignObject as EngineCampaignObject } from "../../src/campaigns/campaign-object";
 import { OrganizationObject as EngineOrganizationObject } from "../../src/organizations/organization-object";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { unwrap } from "../../src/campaigns/errors";
 import { type LeaseClient, setLeaseClient } from "../../src/campaigns/engine/leases";
 import { organizationStub } from "../../src/organizations/organization-object";
-import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
-import { forwardCampaignStatus } from "../../src/calls/status";
+import type { CampaignCallStatus } from "../../src/calls/campaign/campaign-calls";
+import { forwardCampaignStatus } from "../../src/calls/runs/status";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { SqlRowTally, countD1Writes, d1Tally } from "../../test/campaigns/rows-written";
 
@@ -46,6 +46,11 @@ const campaignRows = new Map<string, SqlRowTally>();
 const organizationRows = new SqlRowTally();
 const tallyOf = (id: string) => campaignRows.get(id) ?? (campaignRows.set(id, new SqlRowTally()).get(id) as SqlRowTally);
 let runSeq = 0;
+/**
+ * Requests to the carrier that failed (a connection lost under load, the carrier gone): in a row and in all, with the
+ * last error. A call whose start never reached the carrier never ends, so the runner stops on these rather than wait.
+ */
+const carrierErrors = { inRow: 0, total: 0, last: "" };
 setCallStarter(async (env, req) => {
   const stats = statsOf(req.campaignId);
   stats.dials.push(Date.now());
@@ -58,8 +63,16 @@ setCallStarter(async (env, req) => {
     method: "POST",
     body: JSON.stringify({ campaignId: req.campaignId, status }),
   })
-    .then((r) => r.arrayBuffer())
-    .catch((err: unknown) => console.error("carrier failed", String(err)));
+    .then(async (r) => {
+      await r.arrayBuffer();
+      if (!r.ok) throw new Error(`carrier answered ${r.status}`);
+      carrierErrors.inRow = 0;
+    })
+    .catch((err: unknown) => {
+      carrierErrors.inRow++;
+      carrierErrors.total++;
+      carrierErrors.last = String(err);
+    });
   return { ok: true, runId, providerCallId: `bench-${runId}` };
 });
 
@@ -256,7 +269,9 @@ export class CampaignObject extends EngineCampaignObject {
   }
 }
 
+// The production Worker's handlers (its queue consumer, its cron), with the bench's routes in front of its fetch.
 export default {
+  ...production,
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/bench/start" && request.method === "POST") {
@@ -267,6 +282,17 @@ export default {
         maxConcurrency: number;
         rateLimit: number;
       };
+      // The D1 rows a campaign has in production (the object's summary mirror writes its row; the calling rules are
+      // read from its organization's), before the tally starts.
+      await env.DB.batch([
+        env.DB.prepare("INSERT OR IGNORE INTO organizations (id, name) VALUES (?, 'bench')").bind(o.orgId),
+        env.DB.prepare("INSERT OR IGNORE INTO workflows (id, org_id, uuid, name) VALUES (?, ?, ?, 'bench')").bind(o.campaignId, o.orgId, crypto.randomUUID()),
+        env.DB.prepare("INSERT OR IGNORE INTO campaigns (id, org_id, name, workflow_id, source_id, settings) VALUES (?, ?, 'bench', ?, 'bench', '{}')").bind(
+          o.campaignId,
+          o.orgId,
+          o.campaignId,
+        ),
+      ]);
       countD1Writes(env.DB);
       Object.assign(statsOf(o.campaignId), { d1At: d1Tally.rowsWritten, orgAt: organizationRows.total(), orgStatementsAt: organizationRows.statements });
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(o.campaignId)));
@@ -274,7 +300,7 @@ export default {
         campaignId: o.campaignId,
         orgId: o.orgId,
         name: "bench",
-        workflowId: 1,
+        workflowId: o.campaignId,
         telephonyConfigurationId: 1,
         sourceId: "bench",
         // rate_limit may be set above the API's 50/s here, so the engine rather than the pacer is what is measured.
@@ -297,7 +323,9 @@ export default {
     }
     if (url.pathname === "/bench/state") {
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
-      return Response.json({ state: await stub.benchState() });
+      // With what the runner needs to tell a run that moves from one that cannot end (this isolate's own counts).
+      const stats = statsOf(Number(url.searchParams.get("id")));
+      return Response.json({ state: await stub.benchState(), dials: stats.dials.length, finals: stats.finals.length, carrierErrors });
     }
     if (url.pathname === "/bench/stats" && request.method === "POST") {
       const stub = env.CAMPAIGN.get(env.CAMPAIGN.idFromName(url.searchParams.get("id")!));
@@ -317,6 +345,6 @@ export default {
       const failed = (await Promise.allSettled(sent)).filter((r) => r.status === "rejected");
       return failed.length ? new Response(`status failed: ${String(failed[0].reason)}`, { status: 500 }) : Response.json({ ok: true });
     }
-    return app.fetch(request, env, ctx);
+    return production.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

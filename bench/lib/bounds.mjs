@@ -111,7 +111,7 @@ export function startBench(
     },
     /** What is left of the bound, in ms: the timeout for a synchronous child (the watchdog cannot fire during one). */
     remainingMs() {
-      return Math.max(1000, bound * 1000 - (now() - startedAt));
+      return Math.max(1000, Math.floor(bound * 1000 - (now() - startedAt)));
     },
     /** Runs the bench: its errors are a refusal (exit 1, no figures from here on), its end an exit 0. */
     async run(main) {

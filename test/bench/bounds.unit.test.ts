@@ -89,7 +89,11 @@ describe("bench bounds", () => {
       const { b, exits } = bench(600);
       void b.run(() => new Promise(() => {}));
       expect(b.bound).toBe(5);
-      await vi.advanceTimersByTimeAsync(5_000);
+      // What is left, as a synchronous child's timeout: whole milliseconds (spawnSync refuses a fraction).
+      await vi.advanceTimersByTimeAsync(1_234.5);
+      expect(Number.isInteger(b.remainingMs())).toBe(true);
+      expect(b.remainingMs()).toBeLessThanOrEqual(3_766);
+      await vi.advanceTimersByTimeAsync(3_766);
       expect(exits).toEqual([1]);
     } finally {
       vi.unstubAllEnvs();
