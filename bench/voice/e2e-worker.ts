@@ -85,7 +85,10 @@ function stall(loops: number): number {
   return x;
 }
 
+// The production Worker's handlers (the queue consumer that runs each ended call's after-call work, its cron), with
+// the bench's routes in front of its fetch: without the queue handler every call's after-call message failed.
 export default {
+  ...worker,
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));

@@ -10,6 +10,7 @@ import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
 import { benchWorkerOptions } from "../lib/shared.mjs";
 import { Playback, percentile } from "./heard.ts";
+import { within } from "../lib/bounds.mjs";
 
 // The stubs' own time on a reply's path (e2e-ai.ts): the model is asked at EagerEndOfTurn (110 ms), its first token
 // ("Sure, ", a whole first clause) comes 300 ms later and the voice's audio 150 ms after that; EndOfTurn (260 ms)
@@ -74,10 +75,15 @@ async function startWorker(root, out) {
 /** One call: greeting heard, then REPLIES turns. Resolves with each reply's figures. */
 async function call(base, orgId, runId, t0) {
   const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}${HEARD ? "&record=1" : ""}`);
-  await new Promise((res, rej) => {
-    ws.addEventListener("open", res);
-    ws.addEventListener("error", () => rej(new Error(`call ${runId}: socket error`)));
-  });
+  // A call that cannot connect fails the bench (its figures would leave it out): within 30 s, with the reason.
+  await within(
+    new Promise((res, rej) => {
+      ws.addEventListener("open", res);
+      ws.addEventListener("error", () => rej(new Error(`call ${runId}: socket error`)));
+    }),
+    30_000,
+    `call ${runId}: opening its media socket`,
+  );
   const sid = `MZ${runId}`;
   const play = new Playback();
   let lastAudioArrival = 0;
@@ -198,15 +204,29 @@ function stallEvery(base, ms, everyMs) {
   };
 }
 
-export async function e2e(root, levels) {
+/** A bench request of the runner's own: bounded, and an error unless it answers 2xx. */
+async function benchJson(url, init = {}) {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
+  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${new URL(url).pathname}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  return res.json();
+}
+
+/** `bench`: the run's bounds (bench/lib/bounds.mjs): its phases named in a failure, the runtime closed on the way out. */
+export async function e2e(root, levels, bench) {
   const out = `${root}bench/out/voice-e2e`;
   mkdirSync(out, { recursive: true });
+  bench.phase("building and starting the Worker");
   const worker = await startWorker(root, out);
-  try {
+  bench.cleanup(() => rmSync(`${out}/state`, { recursive: true, force: true }));
+  bench.cleanup(() => worker.dispose());
+  {
     const base = String(await worker.url).replace(/\/$/, "");
     const profiler = PROFILE ? await cpuProfiler(await worker.inspectorUrl, "edgedial") : null;
     for (const calls of levels) {
-      const { orgId, runIds } = await (await fetch(`${base}/bench/seed?calls=${calls}`, { method: "POST" })).json();
+      bench.phase(`${calls} calls: seeding`);
+      const { orgId, runIds } = await benchJson(`${base}/bench/seed?calls=${calls}`, { method: "POST" });
+      if (runIds?.length !== calls) throw new Error(`seeded ${runIds?.length} runs of ${calls}`);
+      bench.phase(`${calls} calls: calling`);
       await profiler?.start();
       const t0 = performance.now();
       const stalls = STALL_MS ? stallEvery(base, STALL_MS, 1500) : null;
@@ -223,6 +243,8 @@ export async function e2e(root, levels) {
       if (profiler) profileSummary(await profiler.stop(), `${out}/calls-${calls}.cpuprofile`);
       const all = results.flat();
       const delays = all.map((r) => r.delay).filter((d) => d !== null);
+      // Nothing heard is a broken run (the engines' stand-ins, the session), not a latency to report.
+      if (!delays.length) throw new Error(`${calls} calls: none of the ${all.length} replies was heard`);
       const gaps = all.map((r) => r.gap);
       const own = delays.map((d) => d - STUBS_MS);
       console.log(
@@ -239,7 +261,7 @@ export async function e2e(root, levels) {
         stubLateMs,
         pathLateMs,
         heardGaps: recordedGaps,
-      } = await (await fetch(`${base}/bench/timings?org=${orgId}${HEARD ? "&heard=1" : ""}`)).json();
+      } = await benchJson(`${base}/bench/timings?org=${orgId}${HEARD ? "&heard=1" : ""}`);
       if (HEARD) {
         // Reply by reply (the runs' timed replies in order, the bench's replies in order): the recording's gap less the
         // bench's last word -> first audio heard.
@@ -283,8 +305,5 @@ export async function e2e(root, levels) {
         `  edgedial's own less its path's stub lateness (${net.length} replies): p50 ${f(percentile(net, 50))}, p95 ${f(percentile(net, 95))}, p99 ${f(percentile(net, 99))}, max ${f(Math.max(...net))} ms`,
       );
     }
-  } finally {
-    await worker.dispose();
-    rmSync(`${out}/state`, { recursive: true, force: true });
   }
 }

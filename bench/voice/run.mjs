@@ -7,14 +7,19 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { startBench } from "../lib/bounds.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 if (process.argv.includes("--e2e")) {
   const levels = (process.argv.find((a) => /^\d+(,\d+)*$/.test(a)) ?? "1,50").split(",").map(Number);
+  // Bound: 5 minutes for the Worker's build and start, and 3 for each level's calls (a call lasts under 40 s).
+  const bench = startBench("bench:voice --e2e", { seconds: 300 + 180 * levels.length });
   const { e2e } = await import("./e2e.mjs");
-  await e2e(ROOT, levels);
-  process.exit(0);
+  await bench.run(() => e2e(ROOT, levels, bench));
 }
+// Bound: the agent's turns in Node take seconds; 5 minutes is a bench that is stuck.
+const bench = startBench("bench:voice", { seconds: 300 });
+bench.phase("bundling the agent");
 const OUT = `${ROOT}bench/out/voice`;
 mkdirSync(OUT, { recursive: true });
 await build({ entryPoints: [`${ROOT}bench/voice/turn.ts`], bundle: true, format: "esm", platform: "node", outfile: `${OUT}/turn.mjs`, logLevel: "warning" });
@@ -41,14 +46,23 @@ async function run(concurrent, rounds) {
   return added;
 }
 
-await run(5, 2); // warm-up
-for (const [concurrent, rounds] of [
-  [1, 100],
-  [50, 10],
-]) {
-  const added = await run(concurrent, rounds);
-  log(
-    `${concurrent} ${concurrent === 1 ? "call" : "concurrent calls"}: ${added.length} turns; added by edgedial (end of turn → first audio, minus ${STUBS} ms of stubbed ` +
-      `speech-to-text ${L.sttMs} + first token ${L.firstTokenMs} + text-to-speech ${L.ttsMs}): p50 ${pct(added, 50).toFixed(2)} ms, p99 ${pct(added, 99).toFixed(2)} ms`,
-  );
-}
+await bench.run(async () => {
+  bench.phase("warm-up");
+  await run(5, 2);
+  const lines = [];
+  for (const [concurrent, rounds] of [
+    [1, 100],
+    [50, 10],
+  ]) {
+    bench.phase(`${concurrent} concurrent`);
+    const added = await run(concurrent, rounds);
+    if (added.length !== concurrent * rounds || !added.every(Number.isFinite))
+      throw new Error(`${concurrent} concurrent: ${added.length} turns timed of ${concurrent * rounds}`);
+    lines.push(
+      `${concurrent} ${concurrent === 1 ? "call" : "concurrent calls"}: ${added.length} turns; added by edgedial (end of turn → first audio, minus ${STUBS} ms of stubbed ` +
+        `speech-to-text ${L.sttMs} + first token ${L.firstTokenMs} + text-to-speech ${L.ttsMs}): p50 ${pct(added, 50).toFixed(2)} ms, p99 ${pct(added, 99).toFixed(2)} ms`,
+    );
+  }
+  // Printed once both levels ran: a bench that failed part-way reports nothing.
+  for (const line of lines) log(line);
+});
