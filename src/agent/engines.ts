@@ -42,7 +42,8 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
   // Local development without a cloud account (no AI binding, or `npm run dev` without --workers-ai, whose binding
   // reaches nothing): what would be Workers AI runs on the offline engines instead.
   const offline = !ai || (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES === "true";
-  if (offline && env.LOCAL_DEV === "true" && !v?.llm && !v?.stt && !v?.tts) return { ok: true, engines: await localEngines(env, orgId), turn: turnSettings(v) };
+  const localSpeech = offline && env.LOCAL_DEV === "true" && !v?.stt && !v?.tts;
+  if (localSpeech && !v?.llm) return { ok: true, engines: await localEngines(env, orgId), turn: turnSettings(v) };
   const needAi = (what: string) => {
     if (!ai) throw new Unavailable(`${what} is Workers AI, and this deployment has no AI binding`);
     return ai;
@@ -61,6 +62,12 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
   try {
     const build = { needAi, endpoint, localOnly, clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c) };
     const llm = await chain(orgId, v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model }, v?.llm_fallbacks, (c) => chatModel(c, build), llmId);
+    if (localSpeech) {
+      // Offline, an agent that names only its model (a starter template's scripted one) speaks and hears on the
+      // offline engines: its unnamed speech engines would be Workers AI, which reaches nothing here.
+      const local = await localEngines(env, orgId);
+      return { ok: true, engines: { ...local, model: llm.length > 1 ? new FailoverModel(llm, failoverContext(v)) : llm[0].engine }, turn: turnSettings(v) };
+    }
     const stt = await chain(
       orgId,
       v?.stt ?? { provider: "workers-ai" as const, model: v?.stt_model },

@@ -9,6 +9,12 @@ export type ScriptStep = {
   user?: string | RegExp;
   /** Matches when the system prompt (the node's prompt) contains this. Absent: any node. */
   prompt?: string;
+  /**
+   * Matches only right after the caller spoke ("caller"), or when the agent acted last ("agent": a move to this node,
+   * an HTTP tool's answer, a transfer that did not connect), so a script can tell arriving at a node from an answer
+   * there. Absent: either.
+   */
+  after?: "caller" | "agent";
   say?: string;
   /** A tool call to make after the text (not right after the same tool's result, so a step cannot loop on itself). */
   call?: { name: string; arguments?: Record<string, unknown> };
@@ -39,9 +45,11 @@ export class ScriptedModel implements ChatModel {
     const previous = messages[messages.length - 2];
     const justCalled = last?.role === "tool" && previous?.role === "assistant" ? (previous.toolCalls?.[0]?.name ?? null) : null;
     const tools = new Set(request.tools.map((t) => t.name));
+    const after = last?.role === "user" ? "caller" : last?.role === "tool" || last?.role === "assistant" ? "agent" : null;
     const step = this.script.find(
       (s) =>
         matches(s.user, lastUser) &&
+        (s.after === undefined || s.after === after) &&
         (s.prompt === undefined || system.includes(s.prompt)) &&
         (!s.call || (tools.has(s.call.name) && s.call.name !== justCalled)),
     );

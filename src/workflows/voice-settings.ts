@@ -24,6 +24,10 @@ const Text = z.string().max(2000);
 const ScriptStep = z.strictObject({
   user: Text.optional().openapi({ description: "Matches when the callee's last words contain this (any case)" }),
   prompt: Text.optional().openapi({ description: "Matches when the node's prompt contains this" }),
+  after: z.enum(["caller", "agent"]).optional().openapi({
+    description:
+      "Matches only right after the caller spoke (caller), or when the agent acted last (agent: a move to this node, a tool's answer, a transfer that did not connect); absent: either",
+  }),
   say: Text.optional(),
   call: z.strictObject({ name: z.string().max(64), arguments: z.record(z.string(), z.unknown()).optional() }).optional(),
 });

@@ -28,6 +28,9 @@ import { maskVoiceSecrets, sealVoiceSecrets } from "./voice-settings";
 import { maskToolHeaders, refuseConfigurationTools, sealToolHeaders } from "./tools";
 import { ownOriginProblems } from "./own-origin";
 import { ApiError } from "../lib/errors";
+import { CreateFromTemplate, createBody, findStarter, runsOfflineEngines, STARTER_AGENTS, TemplateParam, templateView, WorkflowTemplateList } from "./starters";
+import type { AppEnv } from "../lib/types";
+import type { Context } from "hono";
 
 const tags = ["workflows"];
 const WorkflowId = idParam("workflow_id");
@@ -112,6 +115,30 @@ const version = createRoute({
   responses: { 200: json(WorkflowVersion), ...errors(401, 404, 422) },
 });
 
+const templates = createRoute({
+  method: "get",
+  path: "/workflow/templates",
+  tags,
+  summary: "List the starter templates (complete agents with test values)",
+  description:
+    "Lead qualification with a warm transfer, appointment booking with an HTTP tool, an inbound receptionist. Each has test values for its variables, a scripted model that walks its graph offline, and the placeholders to change before real calls (docs/templates.md).",
+  responses: { 200: json(WorkflowTemplateList), ...errors(401) },
+});
+
+const fromTemplate = createRoute({
+  method: "post",
+  path: "/workflow/templates/{template_id}",
+  tags,
+  summary: "Create an agent from a starter template",
+  description:
+    "Creates the agent exactly as POST /workflow/create would from the template's definition, test values (as template_context_variables) and dispositions; where the deployment runs the offline engines, the template's scripted model too (scripted_model). The body may be empty.",
+  request: {
+    params: TemplateParam,
+    body: { content: { "application/json": { schema: CreateFromTemplate } }, required: false },
+  },
+  responses: { 200: json(Workflow), ...errors(401, 404, 422) },
+});
+
 function view(w: StoredWorkflow, totalRuns: number) {
   const codes = isObject(w.callDispositionCodes) ? w.callDispositionCodes : {};
   return {
@@ -167,27 +194,43 @@ function safeValidate(definition: unknown, taken: ReadonlySet<string>): Result {
   }
 }
 
+type CreateInput = ReturnType<typeof CreateWorkflow.parse>;
+
+/** Stores a new agent (its definition version 1) from a create body zod has checked. */
+async function createAgent(c: Context<AppEnv>, input: CreateInput) {
+  refuseMisplaced(c, input.workflow_definition, input.workflow_configurations);
+  const db = getDb(c.env);
+  const box = () => SecretBox.fromEnv(c.env);
+  const configurations = input.workflow_configurations && (await sealVoiceSecrets(box, c.get("orgId"), input.workflow_configurations, null));
+  const definition = await sealToolHeaders(box, c.get("orgId"), input.workflow_definition, null);
+  const row = await createWorkflow(
+    db,
+    c.get("orgId"),
+    {
+      name: input.name,
+      definition,
+      templateContextVariables: input.template_context_variables,
+      callDispositionCodes: input.call_disposition_codes,
+      workflowConfigurations: configurations,
+    },
+    actorOf(c),
+  );
+  return view(row, 0);
+}
+
 export const workflowsRouter = createRouter()
-  .openapi(create, async (c) => {
-    const input = c.req.valid("json");
-    refuseMisplaced(c, input.workflow_definition, input.workflow_configurations);
-    const db = getDb(c.env);
-    const box = () => SecretBox.fromEnv(c.env);
-    const configurations = input.workflow_configurations && (await sealVoiceSecrets(box, c.get("orgId"), input.workflow_configurations, null));
-    const definition = await sealToolHeaders(box, c.get("orgId"), input.workflow_definition, null);
-    const row = await createWorkflow(
-      db,
-      c.get("orgId"),
-      {
-        name: input.name,
-        definition,
-        templateContextVariables: input.template_context_variables,
-        callDispositionCodes: input.call_disposition_codes,
-        workflowConfigurations: configurations,
-      },
-      actorOf(c),
-    );
-    return c.json(view(row, 0), 200);
+  .openapi(create, async (c) => c.json(await createAgent(c, c.req.valid("json")), 200))
+  .openapi(templates, (c) => c.json({ items: STARTER_AGENTS.map(templateView) }, 200))
+  .openapi(fromTemplate, async (c) => {
+    const { template_id } = c.req.valid("param");
+    const starter = findStarter(template_id);
+    if (!starter) throw notFound("Template");
+    // No body: the template's own name and the deployment's choice of model.
+    const options = c.req.valid("json") ?? {};
+    const scripted = options.scripted_model ?? runsOfflineEngines(c.env);
+    // The same schema as POST /workflow/create: a template is stored only as any agent would be.
+    const input = CreateWorkflow.parse(createBody(starter, { name: options.name, scripted }));
+    return c.json(await createAgent(c, input), 200);
   })
   .openapi(list, async (c) => {
     const { limit, cursor, status } = c.req.valid("query");
