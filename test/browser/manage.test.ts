@@ -194,10 +194,10 @@ describe("the dashboard does the work", () => {
     await page.getByRole("group", { name: "Campaign controls" }).getByRole("button", { name: "Start" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Start" }).click();
     await expect.poll(() => page.locator("#campaign-state").textContent(), { timeout: 150_000, interval: 1000 }).toBe("completed");
-    // The sandbox's callee (no lines given) only warbles a tone the offline speech-to-text hears as no words: each
-    // call was answered with no conversation, counted apart from one (issue 39).
-    await expect.poll(() => page.locator('[data-counter="answered_no_conversation"] dd').textContent()).toBe("3");
-    expect(await page.locator('[data-counter="completed"] dd').textContent()).toBe("0");
+    // The sandbox's callee says its lines, which the offline speech-to-text knows by their sound (above): each call
+    // was a conversation, none counted as answered with no conversation (issue 39).
+    await expect.poll(() => page.locator('[data-counter="completed"] dd').textContent()).toBe("3");
+    expect(await page.locator('[data-counter="answered_no_conversation"] dd').textContent()).toBe("0");
     await expect.poll(() => page.locator("#campaign-completed").textContent()).not.toBe("—");
     await expect.poll(() => page.locator('a[href^="#/runs/"]').count(), { timeout: 20_000 }).toBe(3);
     await expect.poll(() => page.getByRole("img", { name: /Calls finished over time: 3 of the newest 3 calls/ }).isVisible()).toBe(true);
