@@ -8,6 +8,9 @@
 //                                               # to leave out others' unfinished edits in a shared working tree)
 //   npm run bench:api -- --tree /tmp/exp        # edgedial from another checkout's src/ and migrations/ (experiments)
 //   npm run bench:api -- --read-cache-ms 0      # edgedial with its read cache off (every read makes its hop)
+//
+// Bound (bench/lib/bounds.mjs): 5 minutes for the setup plus each round's time (BENCH_TIMEOUT_S overrides it); a
+// request of the setup answers within 30 s; any non-2xx answer, error or timeout under load stops it, nothing reported.
 import { execSync } from "node:child_process";
 import { request } from "node:http";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -19,6 +22,7 @@ import { createTestHarness, unstable_splitSqlQuery } from "wrangler";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 import { cpuOf, descendants } from "../lib/shared.mjs";
 import { newApiKey } from "../../scripts/lib/wrangler.mjs";
+import { startBench } from "../lib/bounds.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/api`;
@@ -34,6 +38,9 @@ const { values: opts } = parseArgs({
   },
 });
 mkdirSync(OUT, { recursive: true });
+// Five routes, each warmed 2 s and then driven `seconds` per round.
+const bench = startBench("bench:api", { seconds: 300 + 5 * (2 + Number(opts.rounds) * (Number(opts.seconds) + 2)) });
+bench.phase("preparing the Worker's config");
 
 /** The tree to run (src/ and migrations/): the working tree, or a revision's extracted under bench/out/api/tree. */
 function sourceTree() {
@@ -53,6 +60,8 @@ const TREE = sourceTree();
 const config = readFileSync(existsSync(`${TREE}wrangler.jsonc`) ? `${TREE}wrangler.jsonc` : `${ROOT}wrangler.jsonc`, "utf8")
   .replace(/^(\s*)"main": .*$/m, `$1"main": "${TREE}src/index.ts",`)
   .replace(/^(\s*)"migrations_dir": .*$/m, `$1"migrations_dir": "${TREE}migrations"`)
+  // The config is written elsewhere: its paths into src/ (the bundle's aliases) must not be relative to it.
+  .replaceAll('"./src/', `"${TREE}src/`)
   .replace(/"directory": "\.\/public"/, `"directory": "${ROOT}public"`)
   .replace(/^(\s*)"\$schema": .*$/m, "")
   // No remote bindings in the harness: Workers AI has no local simulation (nothing here calls it).
@@ -106,6 +115,8 @@ function get(url, { host, method = "GET", headers = {}, body } = {}) {
       );
     });
     req.on("error", reject);
+    // A setup request that hangs (a runtime that stopped answering) fails the bench instead.
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${url}: no answer within 30 s`)));
     req.end(body);
   });
 }
@@ -156,9 +167,12 @@ function cannon(url, host, headers, seconds) {
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
-try {
+bench.cleanup(() => server.close());
+await bench.run(async () => {
+  bench.phase("starting the Workers");
   const { url } = await server.listen();
   const base = url.origin;
+  bench.phase("seeding");
   const { key, configId, campaignId } = await seed(base);
   const targets = [
     { name: "bare Hono  GET /api/v1/health", path: "/api/v1/health", host: "bare.bench" },
@@ -174,6 +188,7 @@ try {
     await cannon(`${base}${t.path}`, t.host, t.key ? { "X-API-Key": t.key } : {}, 2); // warm-up
   }
   const seconds = Number(opts.seconds);
+  bench.phase("the rounds");
   for (let r = 0; r < Number(opts.rounds); r++) {
     for (const t of targets) {
       // workerd's CPU per request (the wrangler proxy and the runtime): steadier than req/s when others share the cores.
@@ -213,6 +228,4 @@ try {
         `${lpad(`${((rps / bareAssets) * 100).toFixed(0)} %`, 12)}${lpad(`${((bareAssetsCpu / cpu) * 100).toFixed(0)} %`, 14)}`,
     );
   }
-} finally {
-  await server.close();
-}
+});
