@@ -2,6 +2,8 @@
 // Worker. No build step, no third-party code or requests. The API key lives in sessionStorage only. This file signs
 // in and routes; each page is its own module.
 import { agentManagement, agentsPage, newAgentPage } from "./agents.js";
+import { agentTestRunPage } from "./agent-test-run.js";
+import { agentTabs, agentTestsPage } from "./agent-tests.js";
 import { newCampaignPage } from "./campaign-new.js";
 import { campaignPage, campaignsPage } from "./campaigns.js";
 import { ApiError, api, clearError, getKey, h, load, main, nav as navigation, page, setKey, showError, Superseded } from "./core.js";
@@ -67,10 +69,13 @@ const ROUTES = [
     /^\/agents\/(\d+)$/,
     async (m) => {
       const leave = await agentPage(Number(m[1]), { main, h, page, load, api, showError });
+      main.querySelector("h1").after(agentTabs(Number(m[1]), "overview"));
       await agentManagement(Number(m[1]));
       return leave;
     },
   ],
+  [/^\/agents\/(\d+)\/tests$/, (m) => agentTestsPage(Number(m[1]))],
+  [/^\/agents\/(\d+)\/tests\/runs\/(\d+)$/, (m) => agentTestRunPage(Number(m[1]), Number(m[2]))],
   [/^\/agents$/, () => agentsPage()],
   [/^\/telephony$/, () => telephonyPage()],
   [/^\/settings$/, () => settingsPage()],
