@@ -2,6 +2,7 @@
 // versions and archive/restore.
 import { agentEditor } from "./agent-editor.js";
 import { latencySection } from "./latency.js";
+import { templatePicker } from "./templates.js";
 import { api, confirmAction, fmtTime, h, load, main, page, pagedRows, showError, stateBadge, table } from "./core.js";
 
 const agentRow = (a) =>
@@ -23,14 +24,23 @@ export async function agentsPage() {
   const [body, more] = pagedRows(list, path, agentRow, caption, "agent");
   main.replaceChildren(
     heading,
-    h("p", {}, h("a", { href: "#/agents/new", class: "button primary" }, "New agent")),
+    h(
+      "p",
+      {},
+      h("a", { href: "#/agents/new", class: "button primary" }, "New agent"),
+      " ",
+      h("a", { href: "#/agents/new", class: "button" }, "Start from a template"),
+    ),
     ...(list.items.length ? [table(caption, ["Name", "Status", "Version", "Calls made", "Updated"], body, [2, 3]), more] : [h("p", {}, "No agents yet.")]),
   );
 }
 
 export function newAgentPage() {
   const root = h("div");
-  page("New agent", h("p", {}, h("a", { href: "#/agents" }, "← Agents")), root);
+  const opened = (saved) => {
+    location.hash = `#/agents/${saved.id}`;
+  };
+  page("New agent", h("p", {}, h("a", { href: "#/agents" }, "← Agents")), templatePicker(opened), h("h2", {}, "Or build your own"), root);
   agentEditor(root, null, (saved) => {
     // The new agent's own page keeps the editor open with its validation answer.
     location.hash = `#/agents/${saved.id}`;
