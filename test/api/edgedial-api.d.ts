@@ -1916,6 +1916,148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflow/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the starter templates (complete agents with test values)
+         * @description Lead qualification with a warm transfer, appointment booking with an HTTP tool, an inbound receptionist. Each has test values for its variables, a scripted model that walks its graph offline, and the placeholders to change before real calls (docs/templates.md).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkflowTemplateList"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow/templates/{template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an agent from a starter template
+         * @description Creates the agent exactly as POST /workflow/create would from the template's definition, test values (as template_context_variables) and dispositions; where the deployment runs the offline engines, the template's scripted model too (scripted_model). The body may be empty.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    template_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["CreateWorkflowFromTemplate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Workflow"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflow/fetch": {
         parameters: {
             query?: never;
@@ -8672,6 +8814,11 @@ export interface components {
                     user?: string;
                     /** @description Matches when the node's prompt contains this */
                     prompt?: string;
+                    /**
+                     * @description Matches only right after the caller spoke (caller), or when the agent acted last (agent: a move to this node, a tool's answer, a transfer that did not connect); absent: either
+                     * @enum {string}
+                     */
+                    after?: "caller" | "agent";
                     say?: string;
                     call?: {
                         name: string;
@@ -8765,6 +8912,11 @@ export interface components {
                     user?: string;
                     /** @description Matches when the node's prompt contains this */
                     prompt?: string;
+                    /**
+                     * @description Matches only right after the caller spoke (caller), or when the agent acted last (agent: a move to this node, a tool's answer, a transfer that did not connect); absent: either
+                     * @enum {string}
+                     */
+                    after?: "caller" | "agent";
                     say?: string;
                     call?: {
                         name: string;
@@ -8908,6 +9060,57 @@ export interface components {
             /** @description What makes the call a success; the model answers true or false with its reason */
             success_criteria?: string;
         };
+        WorkflowTemplateList: {
+            items: components["schemas"]["WorkflowTemplate"][];
+        };
+        WorkflowTemplate: {
+            /** @example lead-qualification */
+            id: string;
+            name: string;
+            description: string;
+            /**
+             * @description inbound: attach the agent to a phone number (docs/inbound.md)
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
+            /** @description The nodes, edges and HTTP tools the agent is created with */
+            workflow_definition: {
+                [key: string]: unknown;
+            };
+            /** @description Test values of the template's variables, stored as the agent's defaults (a call's own values win) */
+            template_context_variables: {
+                [key: string]: string;
+            };
+            call_disposition_codes: string[];
+            /** @description The scripted model (voice_agent.llm) that walks the graph offline; its lines use the test values */
+            scripted_model: components["schemas"]["WorkflowTemplateScriptStep"][];
+            /** @description What a caller says, turn by turn, to walk the main path on the scripted model */
+            sample_conversation: string[];
+            /** @description Placeholders to replace before real calls: a transfer destination, an HTTP tool's url */
+            change_before_use: {
+                path: string;
+                description: string;
+            }[];
+        };
+        WorkflowTemplateScriptStep: {
+            user?: string;
+            prompt?: string;
+            /** @enum {string} */
+            after?: "caller" | "agent";
+            say?: string;
+            call?: {
+                name: string;
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        CreateWorkflowFromTemplate: {
+            /** @description Default: the template's name */
+            name?: string;
+            /** @description Store the template's scripted model as the agent's model (voice_agent.llm), so it runs on the offline engines of local development; scripted models run only where LOCAL_DEV is set. Default: true where the deployment runs the offline engines (`npm run dev` without --workers-ai), else false (the deployment's default engines) */
+            scripted_model?: boolean;
+        };
         UpdateWorkflow: {
             name?: string;
             workflow_definition?: components["schemas"]["WorkflowDefinitionUpdate"];
@@ -8966,6 +9169,11 @@ export interface components {
                     user?: string;
                     /** @description Matches when the node's prompt contains this */
                     prompt?: string;
+                    /**
+                     * @description Matches only right after the caller spoke (caller), or when the agent acted last (agent: a move to this node, a tool's answer, a transfer that did not connect); absent: either
+                     * @enum {string}
+                     */
+                    after?: "caller" | "agent";
                     say?: string;
                     call?: {
                         name: string;
@@ -9059,6 +9267,11 @@ export interface components {
                     user?: string;
                     /** @description Matches when the node's prompt contains this */
                     prompt?: string;
+                    /**
+                     * @description Matches only right after the caller spoke (caller), or when the agent acted last (agent: a move to this node, a tool's answer, a transfer that did not connect); absent: either
+                     * @enum {string}
+                     */
+                    after?: "caller" | "agent";
                     say?: string;
                     call?: {
                         name: string;
