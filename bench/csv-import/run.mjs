@@ -6,6 +6,10 @@
 //
 //   npm run bench:csv-import                 # 100k and 1M rows
 //   npm run bench:csv-import -- 200000       # other sizes, comma-separated
+//
+// Bounds (bench/lib/bounds.mjs): 5 minutes plus 5 per million rows of every size (BENCH_TIMEOUT_S overrides it);
+// each request within 10 minutes; a background import whose imported_rows does not move for 2 minutes stops it.
+// Figures are printed once every size has been imported and checked (else exit 1, nothing reported).
 import { execFileSync } from "node:child_process";
 import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { Readable } from "node:stream";
@@ -14,6 +18,7 @@ import { unstable_startWorker } from "wrangler";
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { generateCsv } from "./generate.mjs";
+import { BenchStopped, startBench } from "../lib/bounds.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const OUT = `${ROOT}bench/out/csv-import`;
@@ -22,6 +27,9 @@ const args = process.argv.slice(2);
 const PBX = args.includes("--pbx");
 const sizes = (args.find((a) => /^\d/.test(a)) ?? "100000,1000000").split(",").map(Number);
 mkdirSync(OUT, { recursive: true });
+const bench = startBench("bench:csv-import", { seconds: 300 + sizes.reduce((n, rows) => n + Math.ceil(rows / 1e6) * 300, 0) });
+/** The figures, printed once every size has run. */
+const report = [];
 
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -79,6 +87,7 @@ async function importThroughWorker(script, file, rows) {
     if (!pids.length) throw new Error("workerd process not found");
     const api = async (method, path, body) => {
       const res = await fetch(`${base}${path}`, {
+        signal: AbortSignal.timeout(10 * 60_000),
         method,
         headers: { "X-API-Key": key, "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -114,6 +123,7 @@ async function importThroughWorker(script, file, rows) {
       headers: { "Content-Type": "text/csv", "Content-Length": String(size) },
       body: Readable.toWeb(createReadStream(file)),
       duplex: "half",
+      signal: AbortSignal.timeout(10 * 60_000),
     });
     if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
     const uploadMs = performance.now() - uploadStart;
@@ -154,9 +164,14 @@ async function importThroughWorker(script, file, rows) {
       if (created.status !== 200 || created.body.state !== "importing")
         throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
       const samples = [];
+      let moved = [-1, performance.now()];
       for (;;) {
         const p = await api("GET", `/api/v1/campaign/${created.body.id}/progress`);
+        if (p.status !== 200) throw new Error(`progress: ${p.status} ${JSON.stringify(p.body).slice(0, 300)}`);
         samples.push([performance.now() - t0, p.body.imported_rows]);
+        if (p.body.imported_rows !== moved[0]) moved = [p.body.imported_rows, performance.now()];
+        else if (performance.now() - moved[1] > 120_000)
+          throw new BenchStopped(`the background import stood at ${p.body.imported_rows} of ${rows} rows for 2 minutes (state ${p.body.state})`);
         if (p.body.state !== "importing") {
           if (p.body.state !== "draft" || p.body.total_rows !== rows) throw new Error(`background import ended ${JSON.stringify(p.body).slice(0, 500)}`);
           break;
@@ -181,49 +196,54 @@ function parseSide(file) {
   return JSON.parse(out.trim().split("\n").pop());
 }
 
-const script = bundleWorker();
-const results = [];
-for (const rows of sizes) {
-  const file = `${OUT}/contacts-${rows}${PBX ? "-pbx" : ""}.csv`;
-  if (!existsSync(file)) {
-    process.stdout.write(`generating ${file} ... `);
-    await generateCsv(file, rows, { pbx: PBX });
-    console.log(mb(statSync(file).size));
+await bench.run(async () => {
+  bench.phase("bundling the Worker");
+  const script = bundleWorker();
+  const results = [];
+  for (const rows of sizes) {
+    bench.phase(`${rows.toLocaleString("en")} rows`);
+    const file = `${OUT}/contacts-${rows}${PBX ? "-pbx" : ""}.csv`;
+    if (!existsSync(file)) {
+      process.stdout.write(`generating ${file} ... `);
+      await generateCsv(file, rows, { pbx: PBX });
+      console.log(mb(statSync(file).size));
+    }
+    const worker = await importThroughWorker(script, file, rows);
+    const side = parseSide(file);
+    if (side.checkedRows !== rows) throw new Error(`the import's check passed ${side.checkedRows} of ${rows} rows`);
+    const papa = { ms: side.papaMs };
+    const floor = { ms: side.floorMs };
+    const checked = { ms: side.checkedMs };
+    results.push({ ...worker, papaMs: papa.ms, floorMs: floor.ms, checkedMs: checked.ms });
+    const { sync, background: bg } = worker;
+    const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
+    const rate = (ms) => `${Math.round(rows / (ms / 1000)).toLocaleString("en")} rows/s`;
+    const ratio = (ms) => `${(ms / papa.ms).toFixed(1)}x papaparse alone`;
+    const mem = (m) => `memory ${mb(m.rssBefore)} before, peak +${mb(m.rssPeak - m.rssBefore)}`;
+    // A few of the progress reads, to show rows counting up.
+    const step = Math.max(1, Math.floor(bg.samples.length / 6));
+    const seen = bg.samples
+      .filter((_, i) => i % step === 0 || i === bg.samples.length - 1)
+      .map(([ms, n]) => `${n.toLocaleString("en")} at ${secs(ms)}`)
+      .join(", ");
+    report.push(
+      `\n${rows.toLocaleString("en")} rows, ${mb(worker.size)}:\n` +
+        `  upload (PUT to the signed URL)        ${secs(worker.uploadMs)}\n` +
+        `  papaparse alone (Node, streamed)      ${secs(papa.ms)} (Node figures: the median of 3 alternating rounds, a fresh process)\n` +
+        `  papaparse + normalizeNumber (Node)    ${secs(floor.ms)}\n` +
+        `  the import's read and check (Node)    ${secs(checked.ms)}, ${ratio(checked.ms)} (importCsv from src, a sink that only counts)\n` +
+        `  create, import "sync": answer         ${secs(sync.wallMs)} wall, ${rate(sync.wallMs)}, ${ratio(sync.wallMs)}; workerd CPU ${sync.cpuS.toFixed(2)} s; ${mem(sync)}\n` +
+        `  create, import "background": answer   ${secs(bg.answerMs)}\n` +
+        `                               to draft ${secs(bg.wallMs)} wall, ${rate(bg.wallMs)}, ${ratio(bg.wallMs)}; workerd CPU ${bg.cpuS.toFixed(2)} s; ${mem(bg)}\n` +
+        `  imported_rows seen by progress reads  ${seen}\n` +
+        "  (wall time on a shared machine also counts waiting for a CPU: compare CPU seconds too)",
+    );
   }
-  const worker = await importThroughWorker(script, file, rows);
-  const side = parseSide(file);
-  if (side.checkedRows !== rows) throw new Error(`the import's check passed ${side.checkedRows} of ${rows} rows`);
-  const papa = { ms: side.papaMs };
-  const floor = { ms: side.floorMs };
-  const checked = { ms: side.checkedMs };
-  results.push({ ...worker, papaMs: papa.ms, floorMs: floor.ms, checkedMs: checked.ms });
-  const { sync, background: bg } = worker;
-  const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
-  const rate = (ms) => `${Math.round(rows / (ms / 1000)).toLocaleString("en")} rows/s`;
-  const ratio = (ms) => `${(ms / papa.ms).toFixed(1)}x papaparse alone`;
-  const mem = (m) => `memory ${mb(m.rssBefore)} before, peak +${mb(m.rssPeak - m.rssBefore)}`;
-  // A few of the progress reads, to show rows counting up.
-  const step = Math.max(1, Math.floor(bg.samples.length / 6));
-  const seen = bg.samples
-    .filter((_, i) => i % step === 0 || i === bg.samples.length - 1)
-    .map(([ms, n]) => `${n.toLocaleString("en")} at ${secs(ms)}`)
-    .join(", ");
-  console.log(
-    `\n${rows.toLocaleString("en")} rows, ${mb(worker.size)}:\n` +
-      `  upload (PUT to the signed URL)        ${secs(worker.uploadMs)}\n` +
-      `  papaparse alone (Node, streamed)      ${secs(papa.ms)} (Node figures: the median of 3 alternating rounds, a fresh process)\n` +
-      `  papaparse + normalizeNumber (Node)    ${secs(floor.ms)}\n` +
-      `  the import's read and check (Node)    ${secs(checked.ms)}, ${ratio(checked.ms)} (importCsv from src, a sink that only counts)\n` +
-      `  create, import "sync": answer         ${secs(sync.wallMs)} wall, ${rate(sync.wallMs)}, ${ratio(sync.wallMs)}; workerd CPU ${sync.cpuS.toFixed(2)} s; ${mem(sync)}\n` +
-      `  create, import "background": answer   ${secs(bg.answerMs)}\n` +
-      `                               to draft ${secs(bg.wallMs)} wall, ${rate(bg.wallMs)}, ${ratio(bg.wallMs)}; workerd CPU ${bg.cpuS.toFixed(2)} s; ${mem(bg)}\n` +
-      `  imported_rows seen by progress reads  ${seen}\n` +
-      "  (wall time on a shared machine also counts waiting for a CPU: compare CPU seconds too)",
-  );
-}
-if (results.length > 1) {
-  const [a, b] = [results[0], results[results.length - 1]];
-  const growth = (k) =>
-    `${a.rows.toLocaleString("en")} rows +${mb(a[k].rssPeak - a[k].rssBefore)}, ${b.rows.toLocaleString("en")} rows +${mb(b[k].rssPeak - b[k].rssBefore)}`;
-  console.log(`\nmemory peak above baseline: sync ${growth("sync")}; background ${growth("background")}`);
-}
+  if (results.length > 1) {
+    const [a, b] = [results[0], results[results.length - 1]];
+    const growth = (k) =>
+      `${a.rows.toLocaleString("en")} rows +${mb(a[k].rssPeak - a[k].rssBefore)}, ${b.rows.toLocaleString("en")} rows +${mb(b[k].rssPeak - b[k].rssBefore)}`;
+    report.push(`\nmemory peak above baseline: sync ${growth("sync")}; background ${growth("background")}`);
+  }
+  console.log(report.join("\n"));
+});

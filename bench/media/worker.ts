@@ -7,7 +7,9 @@ import { callSessionStub } from "../../src/calls/session/stub";
 
 export * from "../../src/index";
 
+// The production Worker's handlers (its queue consumer, its cron), with the bench's route in front of its fetch.
 export default {
+  ...worker,
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
     const m = /^\/bench\/session\/(\d+)$/.exec(url.pathname);
