@@ -85,6 +85,35 @@ function workerdRss() {
   return kb / 1024;
 }
 
+/**
+ * The session's input limits (src/calls/session/media-sockets.ts, input-guard.ts): 50 messages waiting at most, 1,000
+ * a second; beyond them a message is dropped and a socket that keeps flooding is closed. Feeding 5,000 frames at once
+ * (as this bench did) was a flood: nothing came back.
+ */
+const WINDOW = 40;
+const MAX_RATE = 900;
+
+/**
+ * Sends `n` frames through `ws` as fast as the session echoes them, within its input limits; `echoed()` counts the
+ * echoes, `onEcho` sees the count as it grows. Stops the bench when no echo comes for 30 s.
+ */
+async function feed(ws, frames, n, echoed, what, onEcho = () => {}) {
+  const t0 = performance.now();
+  let sent = 0;
+  let seen = 0;
+  let movedAt = t0;
+  while (echoed() < n) {
+    const allowed = Math.min(n, echoed() + WINDOW, Math.floor(((performance.now() - t0) / 1000) * MAX_RATE) + WINDOW);
+    while (sent < allowed) ws.send(frames[sent++ % frames.length]);
+    await new Promise((r) => setTimeout(r, 1));
+    if (echoed() !== seen) {
+      seen = echoed();
+      movedAt = performance.now();
+      onEcho(seen);
+    } else if (performance.now() - movedAt > 30_000) throw new BenchStopped(`${what}: ${seen} of ${n} frames echoed, none for 30 s (${sent} sent)`);
+  }
+}
+
 /** Opens session `n`; resolves with the socket once it is open. */
 function open(base, n, onMedia, query = "") {
   const opening = new Promise((resolve, reject) => {
