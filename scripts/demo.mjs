@@ -6,6 +6,7 @@
 // by their sound, tones for its own speech), and one call's transcript, gathered values and disposition are printed.
 // One contact (Grace) goes further: the agent asks the customer's system (an HTTP tool: a small "check availability"
 // server the demo runs on 127.0.0.1) and then hands her to a sales rep (a cold transfer); that call is printed too.
+// Before the campaign, the agent's starter test suite (scripts/lib/demo-suite.mjs) runs and its verdicts are printed.
 //
 // A run's campaign is noted in the storage while it runs (demo-campaign.json): a run killed midway leaves it there, and
 // the next run on that storage cancels that campaign first thing, so it never dials again. Ctrl-C while the campaign
@@ -27,6 +28,7 @@ import { createOrganization, wrangler as runWrangler } from "./lib/wrangler.mjs"
 import { localBindings } from "./lib/local-bindings.ts";
 import { devVars } from "./lib/dev-vars.mjs";
 import { DEFAULT_PORT } from "./lib/dev-args.ts";
+import { runDemoSuite } from "./lib/demo-suite.mjs";
 
 // Offline, each local Worker's fetch of a sample `Request.cf` object would print a getaddrinfo stack trace; the
 // service reads no `request.cf`, so wrangler's placeholder is all it needs (npm run dev does the same).
@@ -282,6 +284,10 @@ try {
   });
   await api("POST", `/organizations/telephony-configs/${config.id}/phone-numbers`, { address: "+14155550100", is_default_caller_id: true });
 
+  // Before it calls anyone: the agent's starter suite, one test call per scenario (docs/agent-tests.md).
+  step("the agent's test suite: 2 scenarios, a test call each over Twilio's and Vonage's media protocols (nothing dialed)");
+  const testRun = await runDemoSuite(api, agent.id);
+
   step(`a CSV of ${CONTACTS} contacts, uploaded through a presigned URL`);
   // One Grace (the call that uses the tool and is transferred), answered whatever the draw below.
   const names = ["Ada", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Tim"];
@@ -410,7 +416,8 @@ try {
   step("kept: the campaign, its calls, transcripts and recordings");
   console.log(`  dashboard      ${dashboard}   (sign in with the Demo organization's key below)
   API key        ${key}${keep ? "" : "   (also in .demo-api-key)"}
-  the campaign   ${dashboard}#/campaigns/${campaign.id}${firstCall ? `\n  a call's page  ${dashboard}#/runs/${agent.id}/${firstCall.id}` : ""}
+  the campaign   ${dashboard}#/campaigns/${campaign.id}
+  the test run   ${dashboard}#/agents/${agent.id}/tests/runs/${testRun.id}${firstCall ? `\n  a call's page  ${dashboard}#/runs/${agent.id}/${firstCall.id}` : ""}
   storage        ${keep ? state : ".wrangler/state (npm run dev's: after Ctrl-C, npm run dev shows all of it on the same address)"}
 
   Talk to this agent: open ${dashboard}#/agents/${agent.id} and press "Talk to this agent" (your microphone, in the

@@ -1,6 +1,7 @@
 // `npm run demo` end to end in Node (`npm run test:demo`): a whole demo campaign on a storage of its own (--keep), then
 // the data checked over every run as the dashboard shows it: no conversation marked voicemail, no end before its
-// answer, durations that agree with the recordings, counters that add up, logs that number rows as the file does.
+// answer, durations that agree with the recordings, counters that add up, logs that number rows as the file does; and
+// the agent's starter test suite, run before the campaign, passed.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +49,13 @@ describe("npm run demo's data", () => {
       expect(res.status, path).toBe(200);
       return res.json() as Promise<any>;
     };
+
+    // The starter suite ran before the campaign and passed; its run is the agent's, with a test call per scenario.
+    expect(out).toMatch(/test suite passed \(test run \d+/);
+    const testRunId = /#\/agents\/\d+\/tests\/runs\/(\d+)/.exec(out)![1];
+    const testRun = await api(`/workflow/${agentId}/tests/runs/${testRunId}`);
+    expect(testRun).toMatchObject({ status: "passed", summary: { scenarios: 2, passed: 2 } });
+    expect(testRun.scenarios.map((s: any) => s.protocol)).toEqual(["twilio", "vonage"]);
 
     const progress = await api(`/campaign/${campaignId}/progress`);
     expect(progress.state).toBe("completed");
