@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The map must not drift from the territory: every repository path the contributor documents name in backticks
-// (`src/calls/start.ts`, `src/telephony/providers/*/media.ts`, `src/campaigns/engine/`) must exist, and a bare
+// (`src/calls/start/start.ts`, `src/telephony/providers/*/media.ts`, `src/campaigns/engine/`) must exist, and a bare
 // module name (`media-loop.ts`) must name a file somewhere in the repository. Run by `npm run check`.
 // Usage: node scripts/doc-paths.mjs [file.md ...]   (default: the documents below). Exit 1 when a path is missing.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";

@@ -42,10 +42,30 @@ const RANKS = {
   // above calls (a test is a call) and below campaigns (whose start asks whether a version passed).
   "agent-tests": 85,
 
-  // Calls: the call API, carrier callbacks and starting a call, over the call session (one Durable Object per
-  // answered call), which reaches the voice agent only through the VoiceAgent seam.
+  // Calls, one folder per capability (each file's header says what it is for). On top, src/calls/*.ts: the two
+  // assemblies over every capability, the deployed call session class and the carrier callbacks' router.
   calls: 80,
-  "calls/session": 75,
+  // A carrier's own live machinery (the ARI events object): its inbound, resume and transfer over the shared ones.
+  "calls/ari": 78,
+  // The ways a call comes in (a carrier's inbound URL, Exotel's stream) and a browser's web call: both start a call.
+  "calls/inbound": 76,
+  "calls/web": 76,
+  // Starting a call, a carrier coming back to a live call, handing a call to a person, the work after a call:
+  // independent of one another, each over run records and the carrier callbacks' proofs.
+  "calls/start": 74,
+  "calls/resume": 74,
+  "calls/transfer": 74,
+  "calls/after-call": 74,
+  // What a carrier's requests carry and prove: per-run tokens and URLs, the stream token, the key presses reported.
+  "calls/callbacks": 73,
+  // Call records (runs): created, their status applied in one place, details, recordings, latency, the watchdog.
+  "calls/runs": 72,
+  // The seams below the records: the campaign engine's contract and port, and engine admission (src/capacity).
+  "calls/campaign": 71,
+  "calls/admission": 71,
+  // The call session (one Durable Object per answered call), which reaches the voice agent only through the
+  // VoiceAgent seam and the calls module only through its ports.
+  "calls/session": 70,
 
   // Telephony: configurations, numbers, calling policy and rules; then the list of carriers (registry.ts), over
   // each carrier (one folder each, independent of one another), over the carriers' shared kit

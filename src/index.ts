@@ -8,7 +8,7 @@ import { lazyDurableObject } from "./lib/lazy-durable-object";
 
 export type CampaignObject = import("./campaigns/campaign-object").CampaignObject;
 export type OrganizationObject = import("./organizations/organization-object").OrganizationObject;
-export type AriEventsObject = import("./calls/ari-events").AriEventsObject;
+export type AriEventsObject = import("./calls/ari/ari-events").AriEventsObject;
 export type CallSession = import("./calls/call-session").CallSession;
 export type EngineCapacityObject = import("./capacity/engine-capacity-object").EngineCapacityObject;
 // Each class's methods, forwarded by its first object from the start (lib/lazy-durable-object.ts; the runtime's own
@@ -134,7 +134,7 @@ export const OrganizationObject = lazyDurableObject(
   () => import("./organizations/organization-object").then((m) => m.OrganizationObject),
   DURABLE_OBJECT_METHODS.OrganizationObject,
 );
-export const AriEventsObject = lazyDurableObject(() => import("./calls/ari-events").then((m) => m.AriEventsObject), DURABLE_OBJECT_METHODS.AriEventsObject);
+export const AriEventsObject = lazyDurableObject(() => import("./calls/ari/ari-events").then((m) => m.AriEventsObject), DURABLE_OBJECT_METHODS.AriEventsObject);
 export const CallSession = lazyDurableObject(() => import("./calls/call-session").then((m) => m.CallSession), DURABLE_OBJECT_METHODS.CallSession);
 export const EngineCapacityObject = lazyDurableObject(
   () => import("./capacity/engine-capacity-object").then((m) => m.EngineCapacityObject),
@@ -151,7 +151,7 @@ export default {
   // The WEBHOOKS queue (wrangler.jsonc): signed deliveries to organizations' webhook endpoints.
   // The same queue carries each ended call's after-call work (analysis, the agent's webhook nodes).
   queue: async (batch, env) => {
-    const [{ isAfterCall, runAfterCalls }, { deliverWebhooks }] = await Promise.all([import("./calls/post-call"), import("./webhooks/deliver")]);
+    const [{ isAfterCall, runAfterCalls }, { deliverWebhooks }] = await Promise.all([import("./calls/after-call/post-call"), import("./webhooks/deliver")]);
     const after = batch.messages.filter((m) => isAfterCall(m.body));
     const deliveries = after.length ? { ...batch, messages: batch.messages.filter((m) => !isAfterCall(m.body)) } : batch;
     await Promise.all([deliverWebhooks(deliveries, env), runAfterCalls(after, env)]);
@@ -163,9 +163,9 @@ export default {
     const [{ sweepAbandonedImports }, { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS }, { sweepOverdueRuns }, { migrateRunDetails }, { clock }, { purgeExpired }] =
       await Promise.all([
         import("./campaigns/sweep"),
-        import("./calls/call-length"),
-        import("./calls/run-sweep"),
-        import("./calls/run-details"),
+        import("./calls/campaign/call-length"),
+        import("./calls/runs/run-sweep"),
+        import("./calls/runs/run-details"),
         import("./lib/clock"),
         import("./privacy/purge"),
       ]);

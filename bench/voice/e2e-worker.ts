@@ -6,8 +6,8 @@
 import { CallSession as ProductSession } from "../../src/calls/call-session";
 import { SESSION_HEADER, type SessionStart } from "../../src/calls/session/call-session";
 import { eq } from "drizzle-orm";
-import { measureHeardGaps } from "../../src/calls/heard-latency";
-import { LATENCY_FIGURES } from "../../src/calls/latency";
+import { measureHeardGaps } from "../../src/calls/after-call/heard-latency";
+import { LATENCY_FIGURES } from "../../src/calls/runs/latency";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { readDetails } from "../../src/calls/session/details-object";

@@ -28,7 +28,7 @@ import { soundsLikeMachine } from "./voicemail";
 import { isBackchannel, stopsAgent } from "./backchannel";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
-import { MachineWait } from "./machine-wait";
+import { AnsweringMachine } from "./answering-machine";
 import { TurnDetector, type Utterance } from "./turn-detector";
 import { TurnEnds } from "./turn-ends";
 import { TurnTimings } from "./turn-timing";
@@ -59,12 +59,12 @@ export class ConversationAgent implements VoiceAgent {
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
   private voicemail: VoicemailAction = "hang_up";
-  private machine: MachineWait | null = null; // once an answering machine is known: waiting out its greeting and tone
   private rate: AgentContext["rate"] = 8000;
   /** What the call opens with (and what a voicemail message says): the contact's override, else the graph's greeting. */
   private opening: { text: string; audio: Speech | null } | null = null;
   readonly usage = { inputTokens: 0, outputTokens: 0, sttSeconds: 0, ttsSeconds: 0 }; // the call's token and audio figures, for its cost
   private readonly actions: ActionRunner;
+  private readonly machine: AnsweringMachine; // once one took the call, only its audio matters (answering-machine.ts)
   private readonly keypad = new Keypad();
   private handingOver = false; // a transfer is under way: the callee's audio and keys wait
   private readonly timing = new TurnTimings(() => this.c!);
@@ -91,6 +91,7 @@ export class ConversationAgent implements VoiceAgent {
       completed: () => this.completeIfHeard(),
       hangup: () => this.hangup(),
     });
+    this.machine = new AnsweringMachine(settings, { controls: () => this.c!, voice: this.voice, hangup: () => this.hangup() });
     this.actions = new ActionRunner({
       controls: () => this.c!,
       conversation,
@@ -119,7 +120,7 @@ export class ConversationAgent implements VoiceAgent {
 
   onAudio(frame: AudioFrame) {
     if (this.ended || this.handingOver) return;
-    if (this.machine) return this.onMachineAudio(frame);
+    if (this.machine.answered) return this.machine.audio(frame);
     if (frame.voiced) {
       // A reply being prepared (not yet spoken) answers words they had not finished; one being spoken waits for `overAgent`.
       if (this.thinking && (this.carried || !this.voice.speaking)) {
@@ -153,7 +154,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
   onTick(wall: number) {
-    if (this.ended || this.machine || !this.c) return;
+    if (this.ended || this.machine.answered || !this.c) return;
     const keys = this.keypad.tick(wall);
     if (keys) return this.pressed(keys);
     if (this.turns.active) return;
@@ -183,13 +184,13 @@ export class ConversationAgent implements VoiceAgent {
    * the callee has spoken: by then the agent judged their first words itself, and a person is never hung up on.
    */
   onMachine(answeredBy: string) {
-    if (this.ended || this.machine || !this.c || !this.firstTurn || !isMachine(answeredBy)) return;
+    if (this.ended || this.machine.answered || !this.c || !this.firstTurn || !isMachine(answeredBy)) return;
     this.machineAnswered(this.c.now(), `the carrier reported ${answeredBy}`);
   }
 
   /** A key press is the callee's activity: it barges in like speech, and the keys become a turn (see Keypad). */
   onDtmf(digit: string, _atMs: number) {
-    if (this.ended || this.machine || this.handingOver || !this.c) return;
+    if (this.ended || this.machine.answered || this.handingOver || !this.c) return;
     this.idle.lastActivity = this.c.wallNow();
     if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
     const keys = this.keypad.press(digit, this.c.wallNow(), this.conversation.dtmfChoices());
@@ -469,32 +470,12 @@ export class ConversationAgent implements VoiceAgent {
 
   /** An answering machine took the call: recorded at once, then hung up on or left the greeting, as configured. */
   private machineAnswered(atMs: number, how: string) {
-    const c = this.c!;
     this.thinking?.abort();
     this.thinking = null;
     this.idle.dueSince = null;
-    if (this.voice.speaking) {
-      c.clear();
-      this.voice.forget(c.now());
-    }
-    c.machine();
     this.endReason = "voicemail";
-    this.machine = new MachineWait(atMs, this.settings);
-    const leaving = this.voicemail === "leave_message" && !!this.opening;
-    this.note = `An answering machine answered (${how}); ${leaving ? "the greeting was left as a message" : "the call was hung up"}`;
-    log("info", "voice_agent_machine", { how, action: leaving ? "leave_message" : "hang_up" });
+    const { note, leaving } = this.machine.take(atMs, how, this.voicemail, this.opening);
+    this.note = note;
     if (!leaving) this.hangup();
-  }
-
-  /** Waits out the machine's greeting and its tone, then leaves the message and hangs up once it has played. */
-  private onMachineAudio(frame: AudioFrame) {
-    const next = this.machine!.push(frame.atMs, frame.voiced);
-    if (next === "hang_up") return this.hangup();
-    if (next !== "leave") return;
-    const message = this.opening!;
-    void this.voice.speak([message.text], { complete: true, last: true, audio: message.audio }).catch((err) => {
-      log("error", "voice_agent_message_failed", { error: String((err as Error)?.message ?? err) });
-      this.hangup();
-    });
   }
 }

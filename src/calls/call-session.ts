@@ -2,14 +2,14 @@
 // it may not import itself, hanging up through the carrier, finishing a run, telling a campaign the disposition and
 // handing the call to a person.
 import { getDb } from "../lib/db";
-import { campaignPort } from "./campaign-port";
-import { getRun, isFinal } from "./runs";
+import { campaignPort } from "./campaign/campaign-port";
+import { getRun, isFinal } from "./runs/runs";
 import { CallSessionCore } from "./session/call-session";
 import type { CallPorts } from "./session/ports";
-import { hangupRun } from "./start";
-import { sendRunDtmf } from "./keypad";
-import { applyStatus } from "./status";
-import { giveUpTransfer, startTransfer } from "./transfer";
+import { hangupRun } from "./start/start";
+import { sendRunDtmf } from "./callbacks/keypad";
+import { applyStatus } from "./runs/status";
+import { giveUpTransfer, startTransfer } from "./transfer/transfer";
 
 export class CallSession extends CallSessionCore {
   protected readonly calls: CallPorts = {

@@ -9,73 +9,31 @@ import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { ApiError } from "../lib/errors";
 import { CALL_SETTINGS, requireSettings } from "../lib/deployment";
-import { publicUrl as joinPublicUrl } from "../lib/settings";
-import { errors, MAX_ID, pathId } from "../lib/schemas";
+import { errors, MAX_ID } from "../lib/schemas";
 import type { AppEnv } from "../lib/types";
-import { verifyCallbackToken, type CallbackKind } from "./callback-urls";
-import { withCampaignCallIds } from "./campaign-call-ids";
-import { greetingFor } from "./greeting";
+import type { CallbackKind } from "./callbacks/callback-urls";
+import { authenticate, type Checked, callbackAuth, loadRun, matchesRun, Params, publicUrl, refused } from "./callbacks/proof";
+import { withCampaignCallIds } from "./runs/campaign-call-ids";
+import { greetingFor } from "./start/greeting";
 import { liveAgent } from "./session/agents";
 import { SESSION_HEADER } from "./session/call-session";
-import { sessionStart } from "./session-start";
+import { sessionStart } from "./start/session-start";
 import { callSessionStub } from "./session/stub";
-import { getRun, isFinal, type RunRow } from "./runs";
+import { isFinal, type RunRow } from "./runs/runs";
 import { workflowRuns } from "../db/schema";
 import { and, eq, isNull } from "drizzle-orm";
-import { applyStatus } from "./status";
-import { keyToSession } from "./keypad";
+import { applyStatus } from "./runs/status";
+import { keyToSession } from "./callbacks/keypad";
 import { getProvider } from "../telephony/providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "../telephony/providers/types";
-import { loadConfigContext } from "../telephony/resolve";
 import { providerEnvOf } from "../telephony/provisioning";
-import { getConfig } from "../telephony/store";
 import { claimNonce, releaseNonce } from "../telephony/nonces";
 import { isMachine } from "../telephony/providers/kit";
 import { log } from "../lib/log";
-import { checkStreamToken, requireSignedUpgrade, spendStreamToken } from "./stream-auth";
-import { mediaDocumentFor, restartStoppedStream } from "./resume";
+import { checkStreamToken, requireSignedUpgrade, spendStreamToken } from "./callbacks/stream-auth";
+import { mediaDocumentFor, restartStoppedStream } from "./resume/resume";
 
 const tags = ["telephony callbacks"];
-
-export const Params = z.object({
-  provider: z.enum(PROVIDER_NAMES).openapi({ param: { name: "provider", in: "path" } }),
-  run_id: pathId("run_id"),
-  token: z.string().openapi({ param: { name: "token", in: "path" }, description: "The per-run callback token" }),
-});
-
-export const refused = (status: 401 | 403, detail: string) => new ApiError(status, detail);
-
-/** A callback naming another call than the run's is refused (Vobiz signs only the URL, so this is its body check). */
-export function matchesRun(run: Pick<RunRow, "providerCallId">, u: StatusUpdate, requireId: boolean): boolean {
-  if (run.providerCallId == null) return true;
-  if (!u.providerCallId && !u.requestId) return !requireId;
-  return u.providerCallId === run.providerCallId || (u.requestId != null && u.requestId === run.providerCallId);
-}
-
-/** The URL the carrier called, rebuilt on our configured public origin (a TLS proxy may present another). */
-export function publicUrl(env: Env, requestUrl: string): string {
-  const u = new URL(requestUrl);
-  return joinPublicUrl(providerEnvOf(env, requestUrl).publicBaseUrl, u.pathname + u.search);
-}
-
-type Checked = { run: RunRow; ctx: Awaited<ReturnType<typeof loadConfigContext>>; provider: ReturnType<typeof getProvider> };
-
-export async function authenticate(c: Context<AppEnv>, providerName: string, runId: number, token: string): Promise<Checked> {
-  // A deployment missing a setting answers 503 (the carrier retries later), not 401/403 for a valid callback.
-  requireSettings(c.env, CALL_SETTINGS);
-  if (!(await verifyCallbackToken(c.env.CALLBACK_SECRET, providerName, runId, token))) throw refused(401, "Invalid callback token");
-  return loadRun(c, providerName, runId);
-}
-
-/** The run a checked token names, with its configuration and provider. */
-async function loadRun(c: Context<AppEnv>, providerName: string, runId: number): Promise<Checked> {
-  const db = getDb(c.env);
-  const run = await getRun(db, runId);
-  if (!run || run.provider !== providerName || run.telephonyConfigurationId == null) throw refused(401, "Invalid callback token");
-  const row = await getConfig(db, run.orgId, run.telephonyConfigurationId);
-  const provider = getProvider(providerName);
-  return { run, ctx: await loadConfigContext(c.env, row), provider };
-}
 
 async function handle(c: Context<AppEnv>, kind: CallbackKind, params: z.infer<typeof Params>): Promise<Response> {
   const { run: initial, ctx, provider } = await authenticate(c, params.provider, params.run_id, params.token);
@@ -219,19 +177,6 @@ const responses = { ...errors(401, 403, 404, 422) };
 const answerDoc = {
   description: "The answer document (TwiML, Plivo XML, NCCO or CXML) speaking the greeting, then hanging up",
   content: { "text/xml": { schema: z.string() }, "application/xml": { schema: z.string() }, "application/json": { schema: z.unknown() } },
-};
-
-/**
- * Callbacks carry no API key (the carrier cannot send one): `security: []` overrides the document's default, and the
- * description says what authorizes them instead.
- */
-export const callbackAuth = {
-  security: [],
-  description:
-    "No API key. Authorized by the per-run token in the path (an HMAC this service puts in every callback URL it hands the carrier) and, " +
-    "where the carrier signs its callbacks, by that signature (Twilio `X-Twilio-Signature`; Plivo `X-Plivo-Signature-V3` and Vobiz " +
-    "`X-Vobiz-Signature-V3` with their nonces; Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`; Vonage's signed JWT in " +
-    "`Authorization: Bearer`). A callback failing either check is 401 or 403 and changes nothing.",
 };
 
 const answerPost = createRoute({

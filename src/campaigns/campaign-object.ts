@@ -1,4 +1,4 @@
-// One Durable Object per campaign (addressed by its id: calls/campaign-port.ts): the source of truth for the
+// One Durable Object per campaign (addressed by its id: calls/campaign/campaign-port.ts): the source of truth for the
 // campaign's state, settings, contacts, attempts, timers and logs. This class is its RPC facade; the engine's modules
 // (engine/) do the work. A method that can be refused answers a Result (errors.ts): the refusal is a typed value the
 // Worker's callers turn into the HTTP error (unwrap), not an exception thrown across RPC.
@@ -8,8 +8,8 @@
 // idempotent and a final one is never overwritten (engine/call-statuses.ts); one alarm serves a table of timers
 // (engine/alarm.ts); the D1 summary row follows at transitions and every few seconds while running (engine/summary.ts).
 import { DurableObject } from "cloudflare:workers";
-import type { CampaignCallRef, CampaignCallStatus, RunOutcome } from "../calls/campaign-calls";
-import type { CampaignPort } from "../calls/campaign-port";
+import type { CampaignCallRef, CampaignCallStatus, RunOutcome } from "../calls/campaign/campaign-calls";
+import type { CampaignPort } from "../calls/campaign/campaign-port";
 import { migrateOnStart } from "../lib/do-sql";
 import { BackgroundImport } from "./csv/background";
 import { Alarm } from "./engine/alarm";
@@ -203,7 +203,7 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
     return this.ops.wake();
   }
 
-  // The calls module (through calls/campaign-port.ts): statuses, call ids, dispositions.
+  // The calls module (through calls/campaign/campaign-port.ts): statuses, call ids, dispositions.
 
   /** A call status from the calls module (onCallStatuses with one). */
   async onCallStatus(s: CampaignCallStatus): Promise<{ applied: boolean }> {

@@ -4,7 +4,7 @@
 // of contacts (a few small columns); the summary is read from the run's details object only for runs analysed.
 import { sql } from "drizzle-orm";
 import { estimateCost } from "../../public/dashboard/cost.js";
-import { recordingLink } from "../calls/recordings";
+import { recordingLink } from "../calls/runs/recordings";
 import { readDetails } from "../calls/session/details-object";
 import { getDb } from "../lib/db";
 import { log } from "../lib/log";

@@ -1,7 +1,7 @@
-// The campaign object as the Worker's routes reach it: addressed by campaign id (calls/campaign-port.ts) and typed by
+// The campaign object as the Worker's routes reach it: addressed by campaign id (calls/campaign/campaign-port.ts) and typed by
 // the class's own method signatures (plain data over RPC; this also avoids the runtime's deep RPC type mapping). Its
 // refusable methods answer a Result: callers unwrap it into the contract's HTTP error (errors.ts).
-import { campaignObject } from "../calls/campaign-port";
+import { campaignObject } from "../calls/campaign/campaign-port";
 import type { CampaignObject } from "./campaign-object";
 
 /** The object's RPC methods (its methods that answer a promise; the runtime's own entry points left out). */

@@ -4,7 +4,7 @@
 // suppressed first, so nothing dials it while the rest is removed. Nothing of another organization is read.
 import { hmac, toHex } from "../lib/crypto";
 import { log } from "../lib/log";
-import { FINAL_STATUSES } from "../calls/runs";
+import { FINAL_STATUSES } from "../calls/runs/runs";
 import { campaignStub } from "../campaigns/stub";
 import { organizationStub } from "../organizations/organization-object";
 import { ERASED_NUMBER } from "../campaigns/engine/erase";

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { auditStatement } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { log } from "../lib/log";
-import { FINAL_STATUSES } from "../calls/runs";
+import { FINAL_STATUSES } from "../calls/runs/runs";
 import { retentionDays, type RetentionDays } from "../workflows/retention";
 import {
   addCounts,

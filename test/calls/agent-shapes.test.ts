@@ -7,7 +7,7 @@ import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { resumeUrl } from "../../src/calls/resume";
+import { resumeUrl } from "../../src/calls/resume/resume";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import nccoSchema from "../fixtures/vonage/ncco-schema.json";
 import { call } from "../helpers";

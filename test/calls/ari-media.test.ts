@@ -5,7 +5,7 @@
 // And the chan_websocket protocol as the session reads and writes it.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callbackToken } from "../../src/calls/callback-urls";
+import { callbackToken } from "../../src/calls/callbacks/callback-urls";
 import { getDb } from "../../src/lib/db";
 import { ariMedia, bridgeAriMedia, endAriMedia, mediaIds, mediaSocketUrl, startAriMedia } from "../../src/telephony/providers/ari/media";
 import type { ConfigContext } from "../../src/telephony/providers/types";

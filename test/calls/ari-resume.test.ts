@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { streamToken } from "../../src/calls/callback-urls";
+import { streamToken } from "../../src/calls/callbacks/callback-urls";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../src/dev/simulator/media/callee";
 import { getDb } from "../../src/lib/db";

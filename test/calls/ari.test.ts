@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE, ARI_UNSEEN_END } from "../../src/calls/ari-events";
+import { ARI_MAX_FAILURES, ARI_NO_SPEECH_NOTE, ARI_UNSEEN_END } from "../../src/calls/ari/ari-events";
 import { ariEventsStub } from "../../src/telephony/providers/ari/lifecycle";
-import { hangupRun } from "../../src/calls/start";
+import { hangupRun } from "../../src/calls/start/start";
 import { openWebSocket } from "../../src/lib/websocket-open";
 import { call } from "../helpers";
 import { sqlOf } from "../campaigns/engine-harness";

@@ -7,7 +7,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
-import { isFinal } from "../../src/calls/runs";
+import { isFinal } from "../../src/calls/runs/runs";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { unwrap } from "../../src/campaigns/errors";

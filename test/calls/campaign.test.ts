@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
-import type { CampaignCallRequest, CampaignCallStatus } from "../../src/calls/campaign-calls";
+import type { CampaignCallRequest, CampaignCallStatus } from "../../src/calls/campaign/campaign-calls";
 import { organizationStub } from "../../src/organizations/organization-object";
-import { hangupRun, startCampaignCall } from "../../src/calls/start";
-import { applyStatus } from "../../src/calls/status";
-import { AUDIO_FALLBACK_NOTE } from "../../src/calls/greeting";
+import { hangupRun, startCampaignCall } from "../../src/calls/start/start";
+import { applyStatus } from "../../src/calls/runs/status";
+import { AUDIO_FALLBACK_NOTE } from "../../src/calls/start/greeting";
 import { call } from "../helpers";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import {

@@ -3,7 +3,7 @@
 // the media path plays the contact's audio greeting from the store.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { startCampaignCall } from "../../src/calls/start";
+import { startCampaignCall } from "../../src/calls/start/start";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { fromWire } from "../../src/dev/simulator/media/callee";
 import { rms } from "../../src/lib/audio/level";

@@ -1,9 +1,9 @@
-// The recording's gaps onto the replies they belong to (src/calls/heard-turns.ts), and their summary per carrier
-// (heardByCarrier, src/calls/latency-summary.ts) as the latency endpoint serves it.
+// The recording's gaps onto the replies they belong to (src/calls/after-call/heard-turns.ts), and their summary per carrier
+// (heardByCarrier, src/calls/runs/latency-summary.ts) as the latency endpoint serves it.
 import { describe, expect, it } from "vitest";
 import type { StoredTurn } from "../../src/db/schema";
-import { MATCH_MS, withHeardGaps } from "../../src/calls/heard-turns";
-import { heardByCarrier } from "../../src/calls/latency-summary";
+import { MATCH_MS, withHeardGaps } from "../../src/calls/after-call/heard-turns";
+import { heardByCarrier } from "../../src/calls/runs/latency-summary";
 import { latencyColumn } from "../../src/calls/session/latency-record";
 
 const turn = (role: string, start_ms: number, end_ms: number, timing?: Record<string, number>): StoredTurn => ({

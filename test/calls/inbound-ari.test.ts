@@ -9,7 +9,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AriEventsObject } from "../../src/calls/ari-events";
+import type { AriEventsObject } from "../../src/calls/ari/ari-events";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../src/dev/simulator/media/callee";
 import { clock } from "../../src/lib/clock";

@@ -1,6 +1,6 @@
 // The pure rules of an inbound call: why a number does not take it, numbers as carriers write them, the variables.
 import { describe, expect, it } from "vitest";
-import { addressCandidates, asE164, inboundVariables, refusalOf } from "../../src/calls/inbound-rules";
+import { addressCandidates, asE164, inboundVariables, refusalOf } from "../../src/calls/inbound/inbound-rules";
 
 describe("inbound rules", () => {
   const number = { isActive: true, inboundWorkflowId: 7, label: null };

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { SDK_APPLICATION } from "./sdk-requests.global";
-import { NOT_IN_SERVICE } from "../../src/calls/inbound-rules";
+import { NOT_IN_SERVICE } from "../../src/calls/inbound/inbound-rules";
 import { Resampler } from "../../src/lib/audio/resample";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { vonageJwt } from "../../src/telephony/providers/vonage/calls";

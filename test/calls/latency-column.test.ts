@@ -3,8 +3,8 @@
 // values per figure, or a transcript still in D1) within the documented error of the exact summary.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { LATENCY_FIGURES, summarizeLatency } from "../../src/calls/latency";
-import { transcriptFigures } from "../../src/calls/latency-summary";
+import { LATENCY_FIGURES, summarizeLatency } from "../../src/calls/runs/latency";
+import { transcriptFigures } from "../../src/calls/runs/latency-summary";
 import { latencySummary } from "../../src/calls/session/details-object";
 import { RELATIVE_ERROR } from "../../src/calls/session/latency-record";
 import { call } from "../helpers";

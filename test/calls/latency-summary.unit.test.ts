@@ -3,8 +3,8 @@
 // coarser level, plus 1 ms of rounding) of the exact ones summarizeLatency takes over the same transcripts. Rows from
 // before the histograms (exact values per figure) and transcripts still in D1 count exactly.
 import { describe, expect, it } from "vitest";
-import { LATENCY_FIGURES, type LatencySummary, summarizeLatency } from "../../src/calls/latency";
-import { summarizeRuns, transcriptFigures, weightedPercentile } from "../../src/calls/latency-summary";
+import { LATENCY_FIGURES, type LatencySummary, summarizeLatency } from "../../src/calls/runs/latency";
+import { summarizeRuns, transcriptFigures, weightedPercentile } from "../../src/calls/runs/latency-summary";
 import { errorAtLevel, longCall, random, turn } from "./long-calls";
 import { histogramOf, histogramValues, latencyColumn, MAX_ENTRIES, readLatencyColumn, RELATIVE_ERROR } from "../../src/calls/session/latency-record";
 

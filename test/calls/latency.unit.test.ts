@@ -1,6 +1,6 @@
 // The per-agent latency summary: nearest-rank percentiles over the agent replies that carry a timing.
 import { describe, expect, it } from "vitest";
-import { percentile, summarizeLatency } from "../../src/calls/latency";
+import { percentile, summarizeLatency } from "../../src/calls/runs/latency";
 
 describe("latency summary", () => {
   it("nearest rank: a measured value, never an interpolated one", () => {

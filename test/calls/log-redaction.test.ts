@@ -3,7 +3,7 @@
 // captured (the pool runs the Worker in the test's isolate). Also what `npm run dev` prints of wrangler's request log.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { callbackToken } from "../../src/calls/callback-urls";
+import { callbackToken } from "../../src/calls/callbacks/callback-urls";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import type { Callback } from "../../src/dev/simulator/types";

@@ -7,8 +7,8 @@ import { mapVonage } from "../../src/telephony/providers/vonage/calls";
 import { mapCloudonix } from "../../src/telephony/providers/cloudonix/calls";
 import { exotelFields, mapExotel } from "../../src/telephony/providers/exotel/calls";
 import { ariBase, dialString, mapAriEvent, mapQ850, runIdOfChannel, ariChannelId, type AriChannelState } from "../../src/telephony/providers/ari/calls";
-import { effectiveStatus } from "../../src/calls/status";
-import { matchesRun } from "../../src/calls/callbacks.routes";
+import { effectiveStatus } from "../../src/calls/runs/status";
+import { matchesRun } from "../../src/calls/callbacks/proof";
 import type { ConfigContext } from "../../src/telephony/providers/types";
 
 describe("Twilio CallStatus", () => {

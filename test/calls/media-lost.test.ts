@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RESUME_GRACE_MS } from "../../src/calls/session/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
-import { isFinal } from "../../src/calls/runs";
+import { isFinal } from "../../src/calls/runs/runs";
 import { connect } from "./media-support";
 import { answeredLiveCall, carriersEnd, deliverLive, hearAgent, resetSession } from "./resume-support";
 import { CALLEE, deliverAll, eventually, play, runApi, runRow, setup, simRequests, twoContactCampaign } from "./support";

@@ -10,7 +10,7 @@ import { CallSession } from "../../src/calls/call-session";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, fromWire, toWire, type MediaProvider } from "../../src/dev/simulator/media/callee";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
-import { streamToken } from "../../src/calls/callback-urls";
+import { streamToken } from "../../src/calls/callbacks/callback-urls";
 import { connect, echoCall, upgrade } from "./media-support";
 import { isVoiced, rms } from "../../src/lib/audio/level";
 import { Resampler } from "../../src/lib/audio/resample";

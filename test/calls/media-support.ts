@@ -5,7 +5,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env, exports } from "cloudflare:workers";
 import twilio from "twilio";
 import { CALLEE_PROTOCOLS, type CalleeOptions, CalleeStream, type MediaProvider } from "../../src/dev/simulator/media/callee";
-import { streamToken } from "../../src/calls/callback-urls";
+import { streamToken } from "../../src/calls/callbacks/callback-urls";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
 import { getDb } from "../../src/lib/db";

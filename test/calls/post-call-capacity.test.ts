@@ -5,7 +5,7 @@
 // waited past MAX_CAPACITY_WAIT_SECONDS runs anyway. Driven through the Worker's own queue handler.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_CAPACITY_WAIT_SECONDS } from "../../src/calls/post-call";
+import { MAX_CAPACITY_WAIT_SECONDS } from "../../src/calls/after-call/post-call";
 import { detailsKeyOf, readDetails, writeDetails } from "../../src/calls/session/details-object";
 import { setEnginesLive } from "../../src/capacity/admission";
 import { capacityStub } from "../../src/capacity/engine-capacity-object";

@@ -5,7 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { CallStatus, ProviderName } from "../../src/telephony/providers/types";
-import { hangupRun } from "../../src/calls/start";
+import { hangupRun } from "../../src/calls/start/start";
 import { call } from "../helpers";
 import {
   CALLEE,

@@ -3,7 +3,7 @@
 // valid link for one run opens no other run's recording). The links come from the API, as a client gets them.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { RECORDING_URL_TTL_SECONDS } from "../../src/calls/recordings";
+import { RECORDING_URL_TTL_SECONDS } from "../../src/calls/runs/recordings";
 import { clock } from "../../src/lib/clock";
 import { getDb } from "../../src/lib/db";
 import { workflowRuns } from "../../src/db/schema";

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { vonageCallbackJwt } from "../../src/dev/simulator/sign";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
-import { resumeUrl } from "../../src/calls/resume";
+import { resumeUrl } from "../../src/calls/resume/resume";
 import { getProvider } from "../../src/telephony/providers/registry";
 import { answeredLiveCall, answerLive, deliverLive, liveFetch, mediaEnded } from "./resume-support";
 import { runRow, setup, startCall } from "./support";

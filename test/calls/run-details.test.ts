@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { migrateRunDetails } from "../../src/calls/run-details";
+import { migrateRunDetails } from "../../src/calls/runs/run-details";
 import { readDetails } from "../../src/calls/session/details-object";
 import { readLatencyColumn } from "../../src/calls/session/latency-record";
 import { callSessionStub } from "../../src/calls/session/stub";

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { isFinal } from "../../src/calls/runs";
+import { isFinal } from "../../src/calls/runs/runs";
 import { MEDIA_WAIT_MS } from "../../src/calls/session/run-final";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";

@@ -1,7 +1,7 @@
 // What a run's record says of its call: a late machine verdict does not make a conversation voicemail, and an end
 // stamped by a carrier's whole-second clock is never recorded before the millisecond answer.
 import { describe, expect, it } from "vitest";
-import { latestOf, mayBePerson } from "../../src/calls/run-truth";
+import { latestOf, mayBePerson } from "../../src/calls/runs/run-truth";
 
 describe("run truth", () => {
   it("a voicemail end on an answered run may be a person's call, unless the session judged a machine itself", () => {

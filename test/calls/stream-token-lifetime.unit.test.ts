@@ -3,7 +3,7 @@
 // URLs handed to carriers (callbackUrls) and a token minted on its own. The bound is the documented number, so a
 // longer (or shorter) lifetime in the code fails here.
 import { afterEach, describe, expect, it } from "vitest";
-import { callbackUrls, readStreamToken, streamToken } from "../../src/calls/callback-urls";
+import { callbackUrls, readStreamToken, streamToken } from "../../src/calls/callbacks/callback-urls";
 import { clock } from "../../src/lib/clock";
 
 const SECRET = "test-callback-secret";

@@ -4,7 +4,7 @@
 import { env, exports } from "cloudflare:workers";
 import twilio from "twilio";
 import { afterEach, describe, expect, it } from "vitest";
-import { callbackToken, STREAM_TOKEN_TTL_SECONDS } from "../../src/calls/callback-urls";
+import { callbackToken, STREAM_TOKEN_TTL_SECONDS } from "../../src/calls/callbacks/callback-urls";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { streamUrlIn } from "../../src/dev/simulator/media/play";
 import { twilioSign } from "../../src/dev/simulator/sign";

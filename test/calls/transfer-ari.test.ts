@@ -4,7 +4,7 @@
 // `transferred`; a person who never answers leaves the caller with the agent, on the node's no-answer edge.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { streamToken } from "../../src/calls/callback-urls";
+import { streamToken } from "../../src/calls/callbacks/callback-urls";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { CALLEE_PROTOCOLS, CalleeStream } from "../../src/dev/simulator/media/callee";
 import { getDb } from "../../src/lib/db";

@@ -4,7 +4,7 @@
 // deterministic engines with the committed espeak-ng clips, and the run completes with direction web and a transcript.
 import { exports, env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { streamToken } from "../../src/calls/callback-urls";
+import { streamToken } from "../../src/calls/callbacks/callback-urls";
 import { clock } from "../../src/lib/clock";
 import { Resampler } from "../../src/lib/audio/resample";
 import { g711Decode, g711Encode } from "../../src/lib/audio/g711";

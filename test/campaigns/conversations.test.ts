@@ -4,7 +4,7 @@
 // a full recount; a redial can pick those contacts.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runInDurableObject } from "cloudflare:test";
-import type { CampaignCallStatus } from "../../src/calls/campaign-calls";
+import type { CampaignCallStatus } from "../../src/calls/campaign/campaign-calls";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { readCounts, recount } from "../../src/campaigns/engine/counts";
 import { unwrap } from "../../src/campaigns/errors";

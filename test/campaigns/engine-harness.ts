@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import type { ContactInput } from "../../src/campaigns/engine/object-api";
-import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign-calls";
+import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign/campaign-calls";
 import type { SettingsPatch } from "../../src/campaigns/engine/types";
 import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";

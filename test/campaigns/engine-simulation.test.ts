@@ -11,7 +11,7 @@ import { setCallStarter } from "../../src/campaigns/engine/call-starter";
 import { recount } from "../../src/campaigns/engine/counts";
 import { setLeaseClient } from "../../src/campaigns/engine/leases";
 import { DoSql } from "../../src/lib/do-sql";
-import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign-calls";
+import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campaign/campaign-calls";
 import type { ScheduleConfig } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";
 import type { CallStatus } from "../../src/telephony/providers/types";

@@ -1,6 +1,6 @@
 // The state machine through the object's RPCs, completion, timeouts, and idempotent call statuses.
 import { beforeEach, describe, expect, it } from "vitest";
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/call-length";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../src/calls/campaign/call-length";
 import { clock } from "../../src/lib/clock";
 import { type FakeCarrier, advance, errorOf, makeCampaign, orgStub, resetWorld, sqlOf, tick, type CampaignStub } from "./engine-harness";
 import { unwrap } from "../../src/campaigns/errors";

@@ -6,7 +6,7 @@ import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
 import { CALL_COLUMNS, EXPORT_PAGE, safeCell } from "../../src/campaigns/results-csv";
 import { CSV_RECORDING_URL_TTL_SECONDS } from "../../src/campaigns/results-calls";
-import { recordingUrlValid } from "../../src/calls/recordings";
+import { recordingUrlValid } from "../../src/calls/runs/recordings";
 import { estimateCost } from "../../public/dashboard/cost.js";
 import seats from "../fixtures/seats-agent.json";
 import { call } from "../helpers";

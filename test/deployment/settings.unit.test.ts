@@ -3,7 +3,7 @@
 // `npm run dev`'s arguments (scripts/lib/dev-args.ts).
 import { describe, expect, it } from "vitest";
 import { PLACEHOLDER_D1_ID, deployProblems, isLocalDev, normalizePublicBaseUrl, publicUrl } from "../../src/lib/settings";
-import { callbackUrls } from "../../src/calls/callback-urls";
+import { callbackUrls } from "../../src/calls/callbacks/callback-urls";
 import { freshSecrets, isMissingWorker, planDeploy, problemsReport, secretNamesOf } from "../../scripts/lib/deploy-plan";
 import { planDev } from "../../scripts/lib/dev-args";
 import { parseKeySpec } from "../../src/lib/secret-box";

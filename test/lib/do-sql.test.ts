@@ -157,7 +157,7 @@ describe("the objects' schemas", () => {
   });
 
   it("an ARI events object from before versions adopts v1, migrates on, and keeps its tracked calls and failure count", async () => {
-    const { AriEventsObject } = await import("../../src/calls/ari-events");
+    const { AriEventsObject } = await import("../../src/calls/ari/ari-events");
     const stub = env.ARI_EVENTS.get(env.ARI_EVENTS.idFromName(`do-sql-legacy-ari:${Date.now()}`));
     const status = await runInDurableObject(stub, async (_obj, state) => {
       const sql = state.storage.sql;

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { CampaignObject } from "../../src/campaigns/campaign-object";
 import { CallSession } from "../../src/calls/call-session";
 import { lazyDurableObject, methodsOf } from "../../src/lib/lazy-durable-object";
-import { AriEventsObject } from "../../src/calls/ari-events";
+import { AriEventsObject } from "../../src/calls/ari/ari-events";
 import { EngineCapacityObject } from "../../src/capacity/engine-capacity-object";
 import { OrganizationObject } from "../../src/organizations/organization-object";
 import { DURABLE_OBJECT_METHODS } from "../../src/index";

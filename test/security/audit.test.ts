@@ -2,7 +2,7 @@
 // key that made it; GET /organizations/audit-log lists them newest first, paginated, for the organization only.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { startCampaignCall } from "../../src/calls/start";
+import { startCampaignCall } from "../../src/calls/start/start";
 import { clock } from "../../src/lib/clock";
 import { call, createOrg, type Org } from "../helpers";
 import { CALLEE, CONTEXT, runApi, setup, startCall } from "../calls/support";

@@ -13,7 +13,7 @@ import { unwrap } from "../../src/campaigns/errors";
 import { eq } from "drizzle-orm";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
-import { withCampaignCallIds } from "../../src/calls/campaign-call-ids";
+import { withCampaignCallIds } from "../../src/calls/runs/campaign-call-ids";
 import { deliverAll, play } from "../calls/support";
 
 const LIST = "/api/v1/organizations/suppressions";

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { applyStatus } from "../../src/calls/status";
+import { applyStatus } from "../../src/calls/runs/status";
 import { workflowRuns } from "../../src/db/schema";
 import { getDb } from "../../src/lib/db";
 import { redeliver } from "../../src/webhooks/deliveries";

@@ -1,5 +1,5 @@
 // How long a call may last, and the call session's other time bounds. The campaign engine's attempt timeout, the
-// single call's lease and the run watchdog derive from MAX_CALL_SECONDS (through src/calls/call-length.ts).
+// single call's lease and the run watchdog derive from MAX_CALL_SECONDS (through src/calls/campaign/call-length.ts).
 
 /** A call with no final status this long after it was dialed is given up on (`unknown`). */
 export const MAX_CALL_SECONDS = 3600;

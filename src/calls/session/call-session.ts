@@ -4,9 +4,9 @@
 // VoiceAgent seam.
 //
 // Two clocks. The audio clock (one frame of the callee's audio = 20 ms) paces the agent's speech and times the
-// transcript. Time limits (silence, the call's length, the agent's re-prompt and dead air) run on the wall clock,
-// checked on every message and by a heartbeat alarm, so a stream that stops is noticed and a burst of late frames
-// is not silence.
+// transcript. Time limits (silence, the call's length: wall-limits.ts; the agent's re-prompt and dead air) run on the
+// wall clock, checked on every message and by a heartbeat alarm, so a stream that stops is noticed and a burst of
+// late frames is not silence.
 //
 // Restarts. A deploy or a crash resets the object and drops its socket, but not its storage: the call's record,
 // transcript, the agent's saved state and the recording's current part. The carrier reconnects through its own
@@ -19,7 +19,7 @@ import { DoSql, migrateOnStart } from "../../lib/do-sql";
 import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import type { MediaEvent } from "../../telephony/providers/types";
-import { HEARTBEAT_MS, MAX_CALL_SECONDS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
+import { HEARTBEAT_MS, RESUME_GRACE_MS } from "./call-length";
 import { chooseAgent, loadPrepared, savePrepared } from "./choose-agent";
 import { agentContext } from "./agent-context";
 import { agentControls } from "./controls";
@@ -37,6 +37,7 @@ import { SessionRelease } from "./release";
 import { SessionStore } from "./store";
 import { mediaAdapterFor, requireMediaAdapter, sendTurn } from "./web-media";
 import { TransferDesk } from "./transfer-desk";
+import { limitReached, lostMedia, nextBeat, wallBounds } from "./wall-limits";
 import type { TransferSettled } from "./ports";
 
 export { HEARTBEAT_MS, RESUME_GRACE_MS, SILENCE_TIMEOUT_SECONDS } from "./call-length";
@@ -294,16 +295,15 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private async beat(now: number): Promise<void> {
     const s = this.store.current;
     if (s.ended || this.ending) return;
-    const maxAt = (s.startedWall ?? now) + this.maxMs();
+    const bounds = wallBounds(s);
+    const maxAt = (s.startedWall ?? now) + bounds.maxMs;
     if (now >= maxAt) return this.finish("max_call_seconds");
     const ws = this.sockets.current()[0];
     if (!ws) {
       const lostSince = s.lostSince ?? now;
       if (s.lostSince === null) this.store.set({ lostSince });
-      if (now - lostSince >= RESUME_GRACE_MS) {
-        return this.finish("media_lost", `for ${Math.round((now - lostSince) / 1000)} s (the service restarted or the carrier dropped it)`);
-      }
-      return this.schedule(Math.min(lostSince + RESUME_GRACE_MS, maxAt));
+      const lost = lostMedia(lostSince, now, maxAt);
+      return "end" in lost ? this.finish("media_lost", lost.end) : this.schedule(lost.at);
     }
     const live = await this.liveFor(ws);
     this.store.set({ clockMs: live.loop.clockMs, clockWall: now, lostSince: null });
@@ -313,20 +313,12 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     await live.agent.onTick?.(now);
     if (this.ending) return;
     this.pump(live);
-    await this.schedule(Math.min(now + HEARTBEAT_MS, live.lastActivityWall + this.silenceMs(), maxAt));
+    await this.schedule(nextBeat(bounds, now, live.lastActivityWall, maxAt));
   }
 
   private async schedule(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at || current < Date.now()) await this.ctx.storage.setAlarm(at);
-  }
-
-  private silenceMs(): number {
-    return this.store.current.silenceMs ?? SILENCE_TIMEOUT_SECONDS * 1000;
-  }
-
-  private maxMs(): number {
-    return this.store.current.maxMs ?? MAX_CALL_SECONDS * 1000;
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {
@@ -403,12 +395,12 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     await live.agent.onStart(context, this.controls(live));
   }
 
-  /** Ends the call when the callee has been silent too long, or it ran too long, by the wall clock. */
+  /** Ends the call when the callee has been silent too long, or it ran too long, by the wall clock (wall-limits.ts). */
   private limits(live: Live, now: number): void {
     const s = this.store.current;
-    if (now - (s.startedWall ?? now) >= this.maxMs()) void this.finish("max_call_seconds");
     // While a person's phone rings for a warm transfer, the caller is on hold, not silent.
-    else if (now - live.lastActivityWall >= this.silenceMs() && !this.desk.ringing) void this.finish("callee_silent");
+    const reached = limitReached(wallBounds(s), s.startedWall, live.lastActivityWall, now, this.desk.ringing);
+    if (reached) void this.finish(reached);
   }
 
   /** Sends what the pacer lets out now; for carriers that echo no marks, reports the marks played by the clock. */
@@ -445,7 +437,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     const s = this.store.current;
     if (s.ended) return;
     const runId = s.runId ?? 0;
-    const note = endNote(reason, { silenceMs: this.silenceMs(), maxMs: this.maxMs(), detail });
+    const note = endNote(reason, { ...wallBounds(s), detail });
     this.store.set({ ended: true, endReason: reason, endNote: note, ...(this.live ? { clockMs: this.live.loop.clockMs } : {}) });
     const live = this.live;
     try {

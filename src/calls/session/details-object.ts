@@ -14,7 +14,7 @@ export type RunDetailsObject = {
   analysis: Record<string, unknown> | null;
   /** The graph's nodes the call went through, in order (absent on objects written before it was kept). */
   nodes?: string[] | null;
-  /** The recording was measured for the gaps the caller heard (src/calls/heard-latency.ts): once per run. */
+  /** The recording was measured for the gaps the caller heard (src/calls/after-call/heard-latency.ts): once per run. */
   heard?: HeardMeasurement;
 };
 

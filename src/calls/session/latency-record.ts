@@ -17,7 +17,7 @@ export const STORED_FIGURES = [
   "first_audio_sent_ms",
   "first_audio_heard_ms",
   "cut_ms",
-  // Measured after the call on its recording (src/calls/heard-latency.ts), not by the agent's clocks.
+  // Measured after the call on its recording (src/calls/after-call/heard-latency.ts), not by the agent's clocks.
   "heard_gap_ms",
 ] as const;
 

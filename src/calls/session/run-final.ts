@@ -5,7 +5,7 @@
 // one held the organization's lease (and the campaign's slot) until the hourly watchdog. So the session writes the
 // run's final status (completed; voicemail where a machine answered, applyStatus decides) with a duration from its
 // own clock, which frees the lease and tells the campaign through the same idempotent path a carrier's final status
-// takes (src/calls/status.ts: the engine lease is released there too); the carrier's later status changes nothing.
+// takes (src/calls/runs/status.ts: the engine lease is released there too); the carrier's later status changes nothing.
 // A transferred call is the exception: the carrier carries the caller on to the person and the transfer ends the run.
 //
 // A call admitted whose media never connects: an inbound call is answered with a media document and holds the

@@ -7,7 +7,7 @@ import { normalizeNumber, readDialable, type NumberReading } from "../../telepho
 import { extractVariables } from "../../workflows/template";
 import type { ContactInput } from "../engine/object-api";
 import type { Problem } from "../engine/types";
-import type { GreetingOverride } from "../../calls/campaign-calls";
+import type { GreetingOverride } from "../../calls/campaign/campaign-calls";
 
 /** Characters of one contact's cells together; a longer row would bloat every call's context. */
 export const MAX_ROW_CHARS = 64 * 1024;

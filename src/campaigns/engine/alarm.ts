@@ -1,6 +1,6 @@
 // The object's one alarm: the due timers first (each isolated: one that throws is retried with backoff, then dropped),
 // then dispatch, then zones given out ahead, then the summary and the alarm set again at the earliest timer.
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../calls/call-length";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../calls/campaign/call-length";
 import { clock } from "../../lib/clock";
 import { isOpen, type AttemptRow } from "./attempts";
 import type { ContactRow } from "./contacts";

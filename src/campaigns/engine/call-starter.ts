@@ -1,7 +1,7 @@
 // The seam between the engine and the calls module: the engine asks one function to start a call and does not care
 // which carrier is behind it. Tests and benchmarks install a double with setCallStarter().
-import type { CallStartResult, CampaignCallRequest } from "../../calls/campaign-calls";
-import { startCampaignCall } from "../../calls/start";
+import type { CallStartResult, CampaignCallRequest } from "../../calls/campaign/campaign-calls";
+import { startCampaignCall } from "../../calls/start/start";
 
 export type CallStarter = (env: Env, req: CampaignCallRequest) => Promise<CallStartResult>;
 

@@ -1,7 +1,7 @@
 // Call statuses from the calls module, several calls' callbacks in one RPC, in the order they arrived. Each is applied
 // alone and idempotently (duplicates, reorderings and unknown attempts change nothing; a final status is applied once
 // and never overwritten); then, once for the batch, the slots it freed are dialed at once rather than at the next alarm.
-import type { CampaignCallRef, CampaignCallStatus } from "../../calls/campaign-calls";
+import type { CampaignCallRef, CampaignCallStatus } from "../../calls/campaign/campaign-calls";
 import { clock } from "../../lib/clock";
 import { PROGRESS_ORDER, contactOutcome, isBreakerFailure, isFinalStatus } from "./outcomes";
 import { keepConversations, lateConversation } from "./conversations";

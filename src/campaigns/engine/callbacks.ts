@@ -2,7 +2,7 @@
 // post-call analysis) turns the contact's answered call into a retry due then. It counts against `max_retries` like
 // any retry and needs retries enabled; the retry waits for the calling window as every retry does, so a time inside
 // the schedule is called then and one outside it at the window's next opening.
-import type { RunOutcome } from "../../calls/campaign-calls";
+import type { RunOutcome } from "../../calls/campaign/campaign-calls";
 import type { CampaignCore } from "./core";
 import type { RetryConfig } from "./settings";
 import { contactLabel } from "./row-label";

@@ -1,7 +1,7 @@
 // What each contact's calls came to: the runs of its attempts, and the dispositions the voice agent chose. A run's
 // disposition arrives from its call session when the call ends (before or after the carrier's final status); it is
 // kept on the attempt, counted once per attempt, and logged.
-import type { RunOutcome } from "../../calls/campaign-calls";
+import type { RunOutcome } from "../../calls/campaign/campaign-calls";
 import type { DoSql } from "../../lib/do-sql";
 import type { CampaignLog } from "./logs";
 import type { AttemptRow } from "./attempts";

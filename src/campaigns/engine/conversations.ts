@@ -3,7 +3,7 @@
 // outcome is then `answered_no_conversation` instead of `completed`, counted apart by the counters' triggers. When the
 // carrier's final status came before the call session wrote what it heard, the session's own final status follows
 // with it, for an attempt already closed: it is kept then (once), and the contact's outcome corrected.
-import type { CampaignCallStatus } from "../../calls/campaign-calls";
+import type { CampaignCallStatus } from "../../calls/campaign/campaign-calls";
 import type { DoSql } from "../../lib/do-sql";
 import type { AttemptRow } from "./attempts";
 import { ANSWERED_NO_CONVERSATION } from "./outcomes";

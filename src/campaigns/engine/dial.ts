@@ -1,6 +1,6 @@
 // Dialing the contacts a round chose: each attempt recorded `dialing` before anyone is asked to call (exactly once),
 // the calling rules' skips applied, then the call started through the calls module and its answer recorded.
-import type { CallStartResult, CampaignCallRequest } from "../../calls/campaign-calls";
+import type { CallStartResult, CampaignCallRequest } from "../../calls/campaign/campaign-calls";
 import { clock } from "../../lib/clock";
 import type { LeaseResult } from "../../organizations/leases";
 import type { AttemptRow } from "./attempts";

@@ -7,7 +7,7 @@ import { hasDemand, releaseEngines } from "../../capacity/admission";
 import { capacityStub } from "../../capacity/engine-capacity-object";
 import type { CallDemand } from "../../capacity/demand";
 import type { CapacityResult } from "../../capacity/capacity-api";
-import { workflowDemand } from "../../calls/engine-admission";
+import { workflowDemand } from "../../calls/admission/engine-admission";
 
 /** The agent's engine demand is read again after this long (an agent's settings may change mid-campaign). */
 const DEMAND_TTL_MS = 60_000;

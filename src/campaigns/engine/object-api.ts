@@ -1,6 +1,6 @@
 // Types the campaign records and the campaign engine share. What campaigns and calls exchange lives in
-// calls/campaign-calls.ts, the lease API in organizations/leases.ts.
-import type { GreetingOverride } from "../../calls/campaign-calls";
+// calls/campaign/campaign-calls.ts, the lease API in organizations/leases.ts.
+import type { GreetingOverride } from "../../calls/campaign/campaign-calls";
 import type { CampaignSettings } from "./settings";
 
 export type { GreetingOverride };

@@ -1,6 +1,6 @@
 // The pure rules of a dispatch round: how many contacts it may take, the lease each attempt holds, and what the
 // organization's answers make of the contacts picked.
-import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../calls/call-length";
+import { MAX_CALL_SECONDS, TIMEOUT_GRACE_SECONDS } from "../../calls/campaign/call-length";
 import type { LeaseResult } from "../../organizations/leases";
 import type { CallingRules } from "../../telephony/calling-rules";
 

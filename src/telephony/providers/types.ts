@@ -285,7 +285,7 @@ export interface ProviderCalls {
   /**
    * The answer document that connects the call's audio to our media socket (absent where no document does). With
    * `resumeUrl`, it also says what the carrier does when that socket drops: ask `resumeUrl` for the next document
-   * (src/calls/resume.ts answers it).
+   * (src/calls/resume/resume.ts answers it).
    */
   mediaDocument?(streamUrl: string, resumeUrl?: string): { body: string; contentType: string };
   /**

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callSessionStub } from "../../../src/calls/session/stub";
-import { sessionStart } from "../../../src/calls/session-start";
+import { sessionStart } from "../../../src/calls/start/session-start";
 import type { CalleeStream } from "../../../src/dev/simulator/media/callee";
 import { getDb } from "../../../src/lib/db";
 import { mediaIds, startAriMedia } from "../../../src/telephony/providers/ari/media";

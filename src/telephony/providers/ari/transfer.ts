@@ -4,7 +4,7 @@
 // Cold bridges at once on answer; warm first plays the whisper to the person's channel only
 // (`POST /channels/{id}/play`, an http(s) media URI Asterisk fetches through its media cache) and bridges on
 // PlaybackFinished. Until the person answers the caller stays with the agent. The events arrive on the configuration's
-// events socket (src/calls/ari-transfer.ts drives them); these are the PBX requests.
+// events socket (src/calls/ari/ari-transfer.ts drives them); these are the PBX requests.
 import type { ConfigContext, ProviderEnv, TransferLeg, TransferResult } from "../types";
 import { basicAuth, carrierFetch, str } from "../kit";
 import { ariAuth, ariBase, ariEndpointRefusal, dialString } from "./calls";
