@@ -89,8 +89,9 @@ describe("calling rules simulation", () => {
 
     const settings = {
       ...DEFAULT_SETTINGS,
-      max_concurrency: 16,
-      rate_limit: 16,
+      // At full length more calls at once: fewer, fuller clock steps (a third less time for the same 10,000+ calls).
+      max_concurrency: SLOW ? 64 : 16,
+      rate_limit: SLOW ? 64 : 16,
       retry_config: { enabled: true, max_retries: 2, retry_delay_seconds: 1800, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: true },
       circuit_breaker: { enabled: false, failure_threshold: 0.5, window_seconds: 60, min_calls_in_window: 10 },
       // Weekdays only, around the clock in UTC: the campaign's own schedule, combined with each recipient's hours.
