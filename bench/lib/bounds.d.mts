@@ -31,5 +31,8 @@ export function startBench(
     killChildren?: () => void;
     cleanupMs?: number;
     now?: () => number;
+    outsideGuard?: (name: string, seconds: number) => void;
   },
 ): Bench;
+
+export function startOutsideGuard(name: string, seconds: number): void;

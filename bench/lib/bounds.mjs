@@ -7,6 +7,7 @@
 //   bench.phase("migrations");                 // named in every message from here on
 //   bench.cleanup(() => worker.dispose());     // run on the way out, whatever the outcome (each bounded)
 //   await bench.run(async () => { ... });      // an error: "refusing to report", exit 1; the bound: exit 1
+import { spawn } from "node:child_process";
 import { descendants } from "./shared.mjs";
 
 /** A bench's run stopped: `message` says why (printed as the bench's last line, after which it exits 1). */
@@ -64,6 +65,7 @@ export function startBench(
     killChildren = killDescendants,
     cleanupMs = 20_000,
     now = () => performance.now(),
+    outsideGuard = startOutsideGuard,
   },
 ) {
   const bound = Number(process.env.BENCH_TIMEOUT_S ?? seconds);
@@ -97,6 +99,9 @@ export function startBench(
   }, bound * 1000);
   // The bound must not by itself keep a finished bench's process alive.
   watchdog?.unref?.();
+  // The timer cannot fire while this process waits synchronously (wrangler's build, the D1 migrations): a process of
+  // its own ends the bench a minute past the bound if the orderly stop above has not.
+  outsideGuard(name, bound + 60);
 
   return {
     bound,
@@ -140,4 +145,30 @@ function killDescendants() {
       process.kill(pid, "SIGKILL");
     } catch {}
   }
+}
+
+/**
+ * The bound's backstop, outside this process's event loop: a small Node process that, `seconds` from now, prints why
+ * and SIGKILLs this process's children and then this process, unless this process has exited first (it checks each
+ * second and then exits itself).
+ */
+export function startOutsideGuard(name, seconds) {
+  const script = `
+    const [pid, s, name] = [Number(process.argv[1]), Number(process.argv[2]), process.argv[3]];
+    const { execFileSync } = require("node:child_process");
+    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    const t0 = Date.now();
+    const tick = setInterval(() => {
+      if (!alive()) process.exit(0);
+      if (Date.now() - t0 < s * 1000) return;
+      clearInterval(tick);
+      process.stderr.write(name + ": did not finish within its bound (held in a synchronous step); killed, nothing reported.\\n");
+      const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid="], { encoding: "utf8" }).trim().split("\\n").map((l) => l.trim().split(/\\s+/).map(Number));
+      const under = (root) => rows.filter(([, pp]) => pp === root).flatMap(([p]) => (p === process.pid ? [] : [p, ...under(p)]));
+      for (const p of [...under(pid).reverse(), pid]) { try { process.kill(p, "SIGKILL"); } catch {} }
+      process.exit(0);
+    }, 1000);
+  `;
+  const guard = spawn(process.execPath, ["-e", script, String(process.pid), String(seconds), name], { stdio: ["ignore", "ignore", "inherit"] });
+  guard.unref();
 }

@@ -16,6 +16,7 @@ function bench(seconds: number, extra: Record<string, unknown> = {}) {
     exit: (code: number) => exits.push(code),
     log: (line: string) => lines.push(line),
     killChildren: () => kills.push(1),
+    outsideGuard: () => {},
     ...extra,
   });
   return { b, exits, lines, kills };
