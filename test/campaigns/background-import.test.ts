@@ -11,7 +11,7 @@ import { CsvImport } from "../../src/campaigns/csv/import";
 import { SUMMARY_INTERVAL_MS } from "../../src/campaigns/engine/summary";
 import { clock } from "../../src/lib/clock";
 import { call } from "../helpers";
-import { T0, alarmAt, campaignStub, sqlOf } from "./engine-harness";
+import { T0, alarmAt, campaignStub, drain, sqlOf } from "./engine-harness";
 import { CAMPAIGNS, createCampaign, goodCsv, phone, upload, world, type World } from "./support";
 
 const defaults = { ...importSlices };
@@ -34,18 +34,6 @@ const contacts = (id: number) =>
     campaignStub(id),
     "SELECT row, phone_number, initial_context FROM contacts ORDER BY row",
   );
-
-/** Runs the campaign's due alarms one at a time; returns how many ran. */
-async function drain(id: number, max = 200): Promise<number> {
-  let ran = 0;
-  while (ran < max) {
-    const at = await alarmAt(campaignStub(id));
-    if (at == null || at > clock.now()) break;
-    await runDurableObjectAlarm(campaignStub(id));
-    ran++;
-  }
-  return ran;
-}
 
 describe("background import", () => {
   it("answers at once as importing; imported_rows count up alarm by alarm; ends as draft with every contact", async () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { importSlices } from "../../src/campaigns/csv/background";
 import { clock } from "../../src/lib/clock";
 import { call } from "../helpers";
-import { T0, alarmAt, campaignStub, sqlOf } from "./engine-harness";
+import { T0, campaignStub, drain, sqlOf } from "./engine-harness";
 import { CAMPAIGNS, createCampaign, phone, upload, world, type World } from "./support";
 
 const defaults = { ...importSlices };
@@ -19,18 +19,6 @@ afterEach(() => {
   Object.assign(importSlices, defaults);
   clock.set(null);
 });
-
-/** Runs the campaign's due alarms one at a time; returns how many ran. */
-async function drain(id: number, max = 200): Promise<number> {
-  let ran = 0;
-  while (ran < max) {
-    const at = await alarmAt(campaignStub(id));
-    if (at == null || at > clock.now()) break;
-    await runDurableObjectAlarm(campaignStub(id));
-    ran++;
-  }
-  return ran;
-}
 
 const get = (w: World, id: number) => call("GET", `${CAMPAIGNS}/${id}`, { key: w.key });
 const refused = (w: World, id: number) => call("GET", `${CAMPAIGNS}/${id}/refused.csv`, { key: w.key });

@@ -108,6 +108,18 @@ export async function makeCampaign(opts: MakeOpts = {}): Promise<{ id: number; o
 
 export const alarmAt = (stub: CampaignStub) => runInDurableObject(stub, (_i, state) => state.storage.getAlarm());
 
+/** Runs campaign `id`'s due alarms one at a time (an import's slices); returns how many ran. */
+export async function drain(id: number, max = 200): Promise<number> {
+  let ran = 0;
+  while (ran < max) {
+    const at = await alarmAt(campaignStub(id));
+    if (at == null || at > clock.now()) break;
+    await runDurableObjectAlarm(campaignStub(id));
+    ran++;
+  }
+  return ran;
+}
+
 // The driver's loops are bounded so that a bug fails a test in seconds: a per-test time limit cannot stop them (each
 // step awaits the worker, and an alarm that keeps re-arming at the same instant never lets the clock move on).
 /** An alarm still due after it ran, this many times in a row with nothing in the object changed, is a loop. */
