@@ -1,14 +1,18 @@
 // A vitest reporter for scripts/vitest-bounded.mjs: one line per event (a test file started or ended, the run ended)
 // appended to the file named by VITEST_PROGRESS_FILE, so the runner outside the process can tell a run that ended
 // from one that is still working, and name the files that never finished.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 
 const out = process.env.VITEST_PROGRESS_FILE;
 const write = (line) => out && appendFileSync(out, `${line}\n`);
 const name = (m) => relative(process.cwd(), m.moduleId);
 
+/** With UPDATE_TEST_DURATIONS=1, each file's duration (to 100 ms) goes into the sequencer's table (vitest-sequencer.mjs). */
+const DURATIONS = process.env.UPDATE_TEST_DURATIONS === "1" ? "test/durations.json" : null;
+
 export default class ProgressReporter {
+  durations = {};
   onTestRunStart(specifications) {
     write(`files ${new Set(specifications.map((s) => s.moduleId)).size}`);
   }
@@ -17,8 +21,21 @@ export default class ProgressReporter {
   }
   onTestModuleEnd(m) {
     write(`end ${name(m)} ${m.state()}`);
+    if (DURATIONS) this.durations[name(m)] = Math.round(m.diagnostic().duration / 100) * 100;
   }
   onTestRunEnd(_modules, unhandledErrors, reason) {
     write(`run ${reason} ${unhandledErrors.length}`);
+    if (!DURATIONS) return;
+    let table = {};
+    try {
+      table = JSON.parse(readFileSync(DURATIONS, "utf8"));
+    } catch {}
+    const merged = { ...table, ...this.durations };
+    const sorted = Object.fromEntries(
+      Object.keys(merged)
+        .sort()
+        .map((k) => [k, merged[k]]),
+    );
+    writeFileSync(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
   }
 }

@@ -1,0 +1,32 @@
+// Test files in order of how long they took (longest first), so a long file never starts last and holds the run's
+// end alone: on 2 cores with 3 workers the tail was the agent-test suites (65 s) starting 200th of 241.
+// The durations are those of this machine's last run (vitest's cache) where it has them, else the committed table
+// test/durations.json (a clean clone, CI), else unknown: run first, as vitest does (a new file may be long).
+// `UPDATE_TEST_DURATIONS=1 npm test` rewrites the table (scripts/lib/vitest-progress.mjs).
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
+import { BaseSequencer } from "vitest/node";
+
+export const DURATIONS_FILE = "test/durations.json";
+
+function committed() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+export default class DurationSequencer extends BaseSequencer {
+  async sort(files) {
+    const table = committed();
+    const cache = this.ctx.cache;
+    const duration = (spec) => cache.getTestSpecificationResult(spec)?.duration ?? table[relative(process.cwd(), spec.moduleId)] ?? Number.POSITIVE_INFINITY;
+    return [...files].sort((a, b) => {
+      // Projects keep their order (the pure modules' first: they end in seconds).
+      if (a.project.name !== b.project.name) return a.project.name < b.project.name ? -1 : 1;
+      const [da, db] = [duration(a), duration(b)];
+      return da === db ? 0 : db > da ? 1 : -1;
+    });
+  }
+}
