@@ -7,32 +7,38 @@ import { isoNow } from "./clock";
 import type { Db } from "./db";
 import type { AppEnv } from "./types";
 
-export type AuditAction =
-  | "create"
-  | "update"
-  | "delete"
-  | "revoke"
-  | "set_status"
-  | "start"
-  | "pause"
-  | "resume"
-  | "cancel"
-  | "redial"
-  | "add_contacts"
-  | "purge"
-  | "erase";
-export type AuditResource =
-  | "api_key"
-  | "telephony_config"
-  | "phone_number"
-  | "workflow"
-  | "campaign"
-  | "calling_policy"
-  | "greeting_recording"
-  | "webhook_endpoint"
-  | "suppression_list"
-  | "data_policy"
-  | "run_data";
+/** What an entry says was done: the one list (the audit log's API document names them from here). */
+export const AUDIT_ACTIONS = [
+  "create",
+  "update",
+  "delete",
+  "revoke",
+  "set_status",
+  "start",
+  "pause",
+  "resume",
+  "cancel",
+  "redial",
+  "add_contacts",
+  "purge",
+  "erase",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+/** What an entry's change was made to. */
+export const AUDIT_RESOURCES = [
+  "api_key",
+  "telephony_config",
+  "phone_number",
+  "workflow",
+  "campaign",
+  "calling_policy",
+  "greeting_recording",
+  "webhook_endpoint",
+  "suppression_list",
+  "data_policy",
+  "run_data",
+] as const;
+export type AuditResource = (typeof AUDIT_RESOURCES)[number];
 
 /** Who acts: the organization, and the API key authentication found (null outside a request, e.g. a script). */
 export type Actor = { orgId: number; apiKeyId: number | null };

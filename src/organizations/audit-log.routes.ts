@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { apiKeys, auditLog } from "../db/schema";
 import { createRouter } from "../lib/app";
+import { AUDIT_ACTIONS, AUDIT_RESOURCES } from "../lib/audit";
 import { getDb } from "../lib/db";
 import { decodeCursor, newestFirst, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, json } from "../lib/schemas";
@@ -11,12 +12,10 @@ const AuditEntry = z
   .object({
     id: z.number().int(),
     created_at: z.string(),
-    action: z
-      .string()
-      .openapi({ example: "update", description: "create, update, delete, revoke, set_status, start, pause, resume, cancel, redial or add_contacts" }),
+    action: z.string().openapi({ example: "update", description: `One of ${AUDIT_ACTIONS.join(", ")}` }),
     resource_type: z.string().openapi({
       example: "telephony_config",
-      description: "api_key, telephony_config, phone_number, workflow, campaign or calling_policy (its id is the organization's)",
+      description: `One of ${AUDIT_RESOURCES.join(", ")} (for calling_policy, data_policy and run_data the id is the organization's)`,
     }),
     resource_id: z.number().int().nullable(),
     api_key_id: z.number().int().nullable().openapi({ description: "The key that made the change (null: made outside the API)" }),
