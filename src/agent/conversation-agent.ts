@@ -272,8 +272,21 @@ export class ConversationAgent implements VoiceAgent {
     this.save();
   }
 
+  /** A typed turn (a web call's page): it barges in like speech and is answered as heard words, on the same graph. */
+  onText(text: string) {
+    if (this.ended || this.machine.answered || this.handingOver || !this.c) return;
+    this.idle.lastActivity = this.c.wallNow();
+    if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
+    this.takeTurn(text, () => this.conversation.heard(text));
+  }
+
   /** Keys the callee pressed, as their turn: a reply being prepared gives way to it (its words stay in the history). */
   private pressed(keys: string) {
+    this.takeTurn(`[pressed ${keys.split("").join(" ")}]`, () => this.conversation.pressed(keys));
+  }
+
+  /** A turn that needs no transcription (keys, typed words): logged as the callee's, added to the history, answered. */
+  private takeTurn(logged: string, addToHistory: () => void) {
     const c = this.c!;
     this.thinking?.abort();
     this.thinking = null;
@@ -282,8 +295,8 @@ export class ConversationAgent implements VoiceAgent {
     this.firstTurn = false;
     this.idle.reprompts = 0;
     const at = c.now();
-    c.log({ role: "callee", text: `[pressed ${keys.split("").join(" ")}]`, startMs: at, endMs: at });
-    this.conversation.pressed(keys);
+    c.log({ role: "callee", text: logged, startMs: at, endMs: at });
+    addToHistory();
     this.save();
     this.idle.awaitReply(c.wallNow());
     this.reply(null);

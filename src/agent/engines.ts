@@ -22,6 +22,16 @@ import { FailoverModel } from "./failover-model";
 import { FailoverSpeechToText, FailoverTextToSpeech } from "./failover-speech";
 import { WORKERS_AI_STT_MODEL, WORKERS_AI_TTS_MODEL, WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
 
+/**
+ * Local development without a cloud account (no AI binding, or `npm run dev` without --workers-ai, whose binding
+ * reaches nothing): an agent that names no speech engines speaks and hears on the offline ones, which know only their
+ * clips and understand no speech (a web call's caller then types: docs/web-calls.md).
+ */
+export function usesLocalSpeech(env: Env, v: { stt?: unknown; tts?: unknown } | null | undefined): boolean {
+  const offline = !(env as { AI?: unknown }).AI || (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES === "true";
+  return offline && env.LOCAL_DEV === "true" && !v?.stt && !v?.tts;
+}
+
 /** The turn settings apply to any engines (the deterministic ones of tests and the demo too). */
 export type EngineChoice = ({ ok: true; engines: Engines } | { ok: false; reason: string }) & { turn: TurnSettings };
 
@@ -39,10 +49,7 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     return { ok: false, reason: String((err as Error)?.message ?? err), turn: DEFAULT_TURN_SETTINGS };
   }
   const ai = (env as { AI?: AiRunner }).AI;
-  // Local development without a cloud account (no AI binding, or `npm run dev` without --workers-ai, whose binding
-  // reaches nothing): what would be Workers AI runs on the offline engines instead.
-  const offline = !ai || (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES === "true";
-  const localSpeech = offline && env.LOCAL_DEV === "true" && !v?.stt && !v?.tts;
+  const localSpeech = usesLocalSpeech(env, v);
   if (localSpeech && !v?.llm) return { ok: true, engines: await localEngines(env, orgId), turn: turnSettings(v) };
   const needAi = (what: string) => {
     if (!ai) throw new Unavailable(`${what} is Workers AI, and this deployment has no AI binding`);

@@ -155,6 +155,8 @@ export interface VoiceAgent {
   onMark(name: string): void | Promise<void>;
   /** The callee pressed a key (reported on the media stream or by the carrier's callbacks), at the call's clock. */
   onDtmf?(digit: string, atMs: number): void | Promise<void>;
+  /** The caller typed a turn (a web call's page): their words as if heard, with no speech-to-text. */
+  onText?(text: string): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
   /** The carrier's answering-machine verdict, when it arrives after the media started (asynchronous detection). */
   onMachine?(answeredBy: string): void | Promise<void>;

@@ -111,6 +111,7 @@ describe("POST /workflow/{id}/web-call", () => {
       token: expect.stringMatching(/^\d+\.[0-9a-f]{32}\.[0-9a-f]{64}$/),
       expires_at: expect.any(String),
       sample_rate: 16000,
+      input_mode: "text",
     });
     const ttl = Date.parse(made.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(290_000);

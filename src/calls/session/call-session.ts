@@ -382,6 +382,11 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       case "dtmf":
         await this.keypad.press(live, ev.digit, "stream");
         return;
+      case "text":
+        if (!live.started) return;
+        live.lastActivityWall = Date.now();
+        await live.agent.onText?.(ev.text);
+        return;
       case "stop":
         if (await this.desk.tookCall()) return;
         await this.finish("callee_hangup", "the carrier's media stream stopped");
@@ -420,7 +425,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       },
       log: (t) => {
         insertTurn(this.db, t);
-        sendTurn(this.store.current.provider, live.ws, t);
+        sendTurn(this.store.current.provider, live.ws, t, live.agent);
       },
       save: (state, clockMs) => this.store.set({ agentState: state, clockMs, clockWall: Date.now() }),
     });

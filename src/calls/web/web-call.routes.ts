@@ -4,7 +4,7 @@ import { createRouter } from "../../lib/app";
 import { initialContext } from "../../lib/context-limits";
 import { errors, idParam, json, pathId } from "../../lib/schemas";
 import { AgentConflict } from "../../workflows";
-import { createWebCall, openWebCall, WEB_TOKEN_TTL_SECONDS, WebCallCreated } from "./web-call";
+import { createWebCall, openWebCall, WEB_TOKEN_TTL_SECONDS, WebCallCreated, WebCallSetup, webCallSetup } from "./web-call";
 
 const tags = ["calls"];
 
@@ -29,6 +29,18 @@ const create = createRoute({
   responses: { 200: json(WebCallCreated, "The call is ready for its socket"), ...errors(401, 404, 422, 429, 503), 409: AgentConflict },
 });
 
+const setup = createRoute({
+  method: "get",
+  path: "/workflow/{workflow_id}/web-call",
+  tags,
+  summary: "Before talking to an agent from a browser: the template variables to fill and whether the caller speaks or types",
+  description:
+    "Places no call. The variables are those a call must give (POST's initial_context) unless the agent gives a default; " +
+    "input_mode says whether the agent's engines understand speech (else the caller types turns: docs/web-calls.md).",
+  request: { params: idParam("workflow_id") },
+  responses: { 200: json(WebCallSetup, "What the call needs"), ...errors(401, 404, 422), 409: AgentConflict },
+});
+
 const open = createRoute({
   method: "get",
   path: "/web-call/{run_id}/{token}",
@@ -51,6 +63,7 @@ const open = createRoute({
 });
 
 export const webCallRouter = createRouter()
+  .openapi(setup, async (c) => c.json(await webCallSetup(c.env, c.get("orgId"), c.req.valid("param").workflow_id), 200))
   .openapi(create, async (c) => {
     const body = (c.req.valid("json") as z.infer<typeof WebCallBody> | undefined) ?? {};
     const created = await createWebCall(c.env, {

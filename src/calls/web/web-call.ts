@@ -23,7 +23,9 @@ import { sessionStart } from "../start/session-start";
 import { SINGLE_CALL_LEASE_SECONDS } from "../start/start";
 import { admitEngines, engineBusy, releaseCallEngines, webCallDemand } from "../admission/engine-admission";
 import { applyStatus } from "../runs/status";
-import { requireVariables } from "../start/variables";
+import { contextWithDefaults, requireVariables } from "../start/variables";
+import { usesLocalSpeech } from "../../agent/engines";
+import { templateVariables } from "../../workflows";
 
 /** How long a web call's token opens its socket: long enough to allow the microphone prompt, short next to a log's life. */
 export const WEB_TOKEN_TTL_SECONDS = 5 * 60;
@@ -31,6 +33,12 @@ export const WEB_TOKEN_TTL_SECONDS = 5 * 60;
 const UNOPENED_LEASE_SECONDS = WEB_TOKEN_TTL_SECONDS + 60;
 /** Tokens are spent in the replay table under this scheme (configuration 0: a web call has none). */
 const SPENT = { configId: 0, scheme: "web-call" };
+
+/** How the caller takes their turns. */
+const InputMode = z.enum(["speech", "text"]).openapi({
+  description:
+    'speech: the agent\'s engines understand the caller\'s speech (typed turns are accepted too); text: they do not (local development\'s offline engines), so the caller types turns ({"type":"text"} messages)',
+});
 
 export const WebCallCreated = z
   .object({
@@ -43,8 +51,26 @@ export const WebCallCreated = z
     token: z.string().openapi({ description: "The single-use token inside websocket_url (spent by the first socket that opens it)" }),
     expires_at: z.string().openapi({ description: "When the token stops opening a socket (5 minutes after it was made)" }),
     sample_rate: z.literal(WEB_SAMPLE_RATE).openapi({ description: "Binary frames both ways: 16-bit little-endian mono PCM at this rate" }),
+    input_mode: InputMode,
   })
   .openapi("WebCallCreated");
+
+export const WebCallSetup = z
+  .object({
+    variables: z
+      .array(
+        z.object({
+          name: z.string().openapi({ example: "first_name" }),
+          default: z
+            .string()
+            .nullable()
+            .openapi({ description: "The agent's default (template_context_variables), used when the call gives none; null: the call must give one" }),
+        }),
+      )
+      .openapi({ description: "The template variables the agent's prompts and greetings use, in order of first use" }),
+    input_mode: InputMode,
+  })
+  .openapi("WebCallSetup");
 
 export type WebCallInput = {
   orgId: number;
@@ -108,7 +134,30 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
     token,
     expires_at: new Date(Number(token.split(".")[0]) * 1000).toISOString(),
     sample_rate: WEB_SAMPLE_RATE,
+    input_mode: inputMode(env, workflow),
   };
+}
+
+/** What a page asks before a web call: the variables to fill (with the agent's defaults) and how the caller talks. */
+export async function webCallSetup(env: Env, orgId: number, workflowId: number): Promise<z.infer<typeof WebCallSetup>> {
+  const workflow = await loadUsableWorkflow(getDb(env), orgId, workflowId);
+  const names = templateVariables(workflow.definition);
+  const filled = contextWithDefaults(workflow, {});
+  return {
+    variables: names.map((name) => ({ name, default: filled[name] === undefined ? null : String(filled[name]) })),
+    input_mode: inputMode(env, workflow),
+  };
+}
+
+/**
+ * Text where the call's speech-to-text would be the offline clip engine, which understands no speech: local
+ * development's stand-ins for Workers AI (engines.ts usesLocalSpeech, or this module's offline agent). An agent that
+ * names its own speech engines (a keyed provider, or scripted clips as the demo's) is heard as it is configured.
+ */
+function inputMode(env: Env, workflow: UsableWorkflow): "speech" | "text" {
+  const va = (workflow.workflowConfigurations as { voice_agent?: { stt?: unknown; tts?: unknown } } | null)?.voice_agent;
+  // A web call always runs the conversation agent, whatever the deployment's VOICE_AGENT.
+  return usesLocalSpeech(env, va) || Object.keys(offlineEngines(env, workflow)).length ? "text" : "speech";
 }
 
 export const webCallPath = (runId: number, token: string) => `/api/v1/web-call/${runId}/${token}`;

@@ -129,6 +129,8 @@ export type MediaEvent =
   | { kind: "audio"; payload: Uint8Array }
   | { kind: "mark"; name: string }
   | { kind: "dtmf"; digit: string }
+  /** A turn the caller typed instead of saying (only a web call's page sends one). */
+  | { kind: "text"; text: string }
   | { kind: "stop" };
 
 /** A carrier's media stream protocol: its framing, codecs and control messages, both ways. */
