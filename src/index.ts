@@ -104,6 +104,7 @@ export const DURABLE_OBJECT_METHODS = {
     "attach",
     "machineDetected",
     "dtmfReceived",
+    "learnLine",
     "awaitMedia",
     "carrierEnded",
     "begin",

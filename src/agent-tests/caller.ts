@@ -20,10 +20,18 @@ export type CallerTiming = {
 
 export const CALLER_TIMING: CallerTiming = { agentDoneMs: 800, waitAtMostMs: 8000, tailMs: 20_000 };
 
+/**
+ * Lines decided during the call (a persona caller): asked whenever the caller has the turn and no step is left; a
+ * line to say, or null when the caller is done (it then stays on the line as after a script's last step). On a
+ * rejection the caller hangs up at once (the source keeps the reason for the results).
+ */
+export type LineSource = () => Promise<string | null>;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Plays `steps` on `callee` until done and the agent hung up (or the tail ran out: the caller hangs up). */
-export async function playScript(callee: CalleeStream, steps: ScriptStep[], timing: CallerTiming = CALLER_TIMING): Promise<CallerEvent[]> {
+export async function playScript(callee: CalleeStream, script: ScriptStep[], timing: CallerTiming = CALLER_TIMING, more?: LineSource): Promise<CallerEvent[]> {
+  const steps = [...script];
   const rate = callee.protocol.format.rate as SampleRate;
   const n = rate / 50;
   const voice = (text: string) => {
@@ -44,6 +52,9 @@ export async function playScript(callee: CalleeStream, steps: ScriptStep[], timi
   let waitedMs = 0;
   let quietLeft = 0; // a pause or silence still to send
   let tailLeft = timing.tailMs;
+  let asking = false; // the line source is deciding the next line
+  let sourceDone = !more;
+  let sourceError: unknown = null;
   const acted = () => {
     agentSpoke = false;
     quietMs = 0;
@@ -94,6 +105,27 @@ export async function playScript(callee: CalleeStream, steps: ScriptStep[], timi
         quietLeft = s.ms;
         log(step, s.action, `${s.ms} ms`);
         step++;
+      }
+    } else if (sourceError) {
+      log(step, "hangup", `the caller failed: ${String((sourceError as Error)?.message ?? sourceError)}`);
+      callee.hangup();
+      break;
+    } else if (!sourceDone) {
+      callee.silence(20);
+      const agentDone = (agentSpoke && quietMs >= timing.agentDoneMs) || (!agentSpoke && waitedMs >= timing.waitAtMostMs);
+      if (agentDone && !asking && more) {
+        asking = true;
+        more().then(
+          (line) => {
+            if (line === null) sourceDone = true;
+            else steps.push({ action: "say", text: line });
+            asking = false;
+          },
+          (err) => {
+            sourceError = err ?? new Error("the line source failed");
+            asking = false;
+          },
+        );
       }
     } else {
       callee.silence(20);

@@ -4,6 +4,7 @@ import { createRouter } from "../lib/app";
 import { getDb } from "../lib/db";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json, refId } from "../lib/schemas";
+import { TestModel } from "./models";
 import { agentOf } from "./store";
 import { getTestRun, listTestRuns, runSuite, testRunView } from "./suite";
 
@@ -16,6 +17,10 @@ const StartRun = z
   .strictObject({
     scenario_id: refId().nullable().optional().openapi({ description: "One scenario; absent or null: the whole suite" }),
     repetitions: z.number().int().min(1).max(10).default(3).openapi({ description: "Calls per scenario (a scenario passing some and not others is flaky)" }),
+    model: TestModel.optional().openapi({
+      description:
+        "The model that plays persona callers and judges rubric criteria: an OpenAI-compatible endpoint (its key is used for this run only). Absent: the agent's workflow_configurations.agent_tests.model, else Workers AI where the deployment has it",
+    }),
   })
   .openapi("AgentTestRunRequest");
 
@@ -96,9 +101,9 @@ const read = createRoute({
 export const testRunsRouter = createRouter()
   .openapi(start, async (c) => {
     const { workflow_id } = c.req.valid("param");
-    const { scenario_id, repetitions } = c.req.valid("json");
+    const { scenario_id, repetitions, model } = c.req.valid("json");
     const keyId = c.get("apiKeyId") ?? null;
-    const row = await runSuite(c.env, c.get("orgId"), workflow_id, { scenarioId: scenario_id ?? null, repetitions, keyId });
+    const row = await runSuite(c.env, c.get("orgId"), workflow_id, { scenarioId: scenario_id ?? null, repetitions, keyId, model });
     return c.json(testRunView(row) as z.infer<typeof AgentTestRun>, 200);
   })
   .openapi(list, async (c) => {

@@ -11,6 +11,7 @@ import { log } from "../lib/log";
 import { emitSafely } from "../webhooks/emit";
 import { loadUsableWorkflow } from "../workflows/store";
 import { scenarioResult, summarize, type ScenarioResult, type SuiteSummary } from "./results";
+import { type TestModel, testModelFor } from "./models";
 import { getScenario, listScenarios, scenarioView } from "./store";
 import { type Repetition, runRepetition } from "./test-call";
 
@@ -57,10 +58,11 @@ export async function runSuite(
   env: Env,
   orgId: number,
   workflowId: number,
-  opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null },
+  opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null; model?: TestModel | null },
 ): Promise<RunRow> {
   const db = getDb(env);
   const agent = await loadUsableWorkflow(db, orgId, workflowId);
+  const model = await testModelFor(env, agent, opts.model);
   const rows = opts.scenarioId ? [await getScenario(db, orgId, workflowId, opts.scenarioId)] : await listScenarios(db, orgId, workflowId);
   if (!rows.length) throw notFound("Test scenario");
   const run = await db
@@ -72,7 +74,7 @@ export async function runSuite(
   const jobs = scenarios.flatMap((s) =>
     Array.from({ length: opts.repetitions }, (_, i) => async (): Promise<Repetition> => {
       try {
-        return await runRepetition(env, agent, s, i + 1, { keyId: opts.keyId });
+        return await runRepetition(env, agent, s, i + 1, { keyId: opts.keyId, model });
       } catch (err) {
         log("error", "agent_test_call_failed", { test_run_id: run.id, scenario_id: s.id, error: String(err) });
         return { repetition: i + 1, run_id: null, passed: false, verdicts: [], caller: [], transcript: [], error: "The test call failed unexpectedly" };

@@ -23,6 +23,8 @@ import { CALLEE_PROTOCOLS, CalleeStream } from "./callee";
 import { callerClip } from "./caller-voice";
 import { CALLER_TIMING, type CallerEvent, type CallerTiming, playScript } from "./caller";
 import { evaluate, type Observed, type Verdict } from "./expectations";
+import type { ChatModel } from "../agent/chat";
+import { judge, persona, type Persona } from "./persona";
 import type { ScenarioInput } from "./schemas";
 
 /** A test call is hung up by its session after this long whatever happens (a scenario is a short call). */
@@ -98,7 +100,7 @@ export async function runRepetition(
   agent: UsableWorkflow,
   scenario: ScenarioInput,
   repetition: number,
-  opts: { keyId?: number | null; timing?: CallerTiming } = {},
+  opts: { keyId?: number | null; timing?: CallerTiming; model?: ChatModel | null } = {},
 ): Promise<Repetition> {
   const failed = (error: string, runId: number | null = null): Repetition => ({
     repetition,
@@ -109,9 +111,11 @@ export async function runRepetition(
     transcript: [],
     error,
   });
-  if (scenario.caller.type !== "script") return failed("A persona caller needs a model (Workers AI or an OpenAI-compatible endpoint); this run has none");
-  const model = scriptedModelOf(agent);
-  if (!model) return failed("Offline, the agent needs a scripted model (voice_agent.llm.provider scripted) to run a test call");
+  const model = opts.model ?? null;
+  if (scenario.caller.type === "persona" && !model)
+    return failed("A persona caller needs a model (the run's `model`, the agent's agent_tests.model, or Workers AI on a deployment); this run has none");
+  const scripted = scriptedModelOf(agent);
+  if (!scripted) return failed("Offline, the agent needs a scripted model (voice_agent.llm.provider scripted) to run a test call");
   let variables: Record<string, unknown>;
   try {
     variables = requireVariables(agent, scenario.variables);
@@ -139,7 +143,7 @@ export async function runRepetition(
   await callSessionStub(env, run.id).prepare({
     agent: "conversation",
     maxCallSeconds: TEST_CALL_MAX_SECONDS,
-    scripted: { script: model.script as never, clips: callerLines(scenario).map(callerClip) },
+    scripted: { script: scripted.script as never, clips: callerLines(scenario).map(callerClip) },
     mockTools: scenario.mock_tools.map((m) => ({ tool: m.tool, status: m.status, body: m.body })),
   });
   const answered = (await applyStatus(env, run, { status: "in_progress" })).run;
@@ -151,8 +155,20 @@ export async function runRepetition(
   const callee = new CalleeStream(res.webSocket, protocol);
   callee.open(callId);
   let caller: CallerEvent[] = [];
+  const session = callSessionStub(env, run.id);
+  const played: Persona | null =
+    scenario.caller.type === "persona" && model
+      ? persona(
+          model,
+          scenario.caller.prompt,
+          scenario.caller.max_turns,
+          async () => (await session.snapshot()).turns,
+          (text) => session.learnLine(callerClip(text)),
+        )
+      : null;
   try {
-    caller = await playScript(callee, scenario.caller.steps, opts.timing ?? CALLER_TIMING);
+    const steps = scenario.caller.type === "script" ? scenario.caller.steps : [];
+    caller = await playScript(callee, steps, opts.timing ?? CALLER_TIMING, played?.source);
   } catch (err) {
     log("error", "agent_test_caller_failed", { run_id: run.id, error: String(err) });
     if (!callee.closed) callee.hangup();
@@ -160,6 +176,15 @@ export async function runRepetition(
   const final = await settled(env, run.id);
   if (!final || !isFinal(final.status)) return { ...failed("The call's run never became final", run.id), caller };
   const observed = await observe(env, final);
+  const personaError = played?.error();
+  if (personaError) return { ...failed(personaError, run.id), caller, transcript: observed.transcript };
+  if (model && scenario.expectations.rubric?.length) {
+    try {
+      observed.rubric = await judge(model, scenario.expectations.rubric, observed.transcript);
+    } catch (err) {
+      return { ...failed(String((err as Error).message), run.id), caller, transcript: observed.transcript };
+    }
+  }
   const verdicts = evaluate(scenario.expectations, observed);
   return { repetition, run_id: run.id, passed: verdicts.every((v) => v.passed), verdicts, caller, transcript: observed.transcript };
 }

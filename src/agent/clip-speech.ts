@@ -44,6 +44,11 @@ export class ClipSpeechToText implements SpeechToText {
     this.known = clips.map((c) => ({ text: c.text, env: envelope(c) }));
   }
 
+  /** A clip learned during the call (an agent test's persona caller says lines nobody knew before the call). */
+  learn(clip: KnownClip): void {
+    if (!this.known.some((k) => k.text === clip.text)) this.known.push({ text: clip.text, env: envelope(clip) });
+  }
+
   async transcribe(audio: Speech): Promise<string> {
     const env = envelope(audio);
     let best = { text: "", score: 0 };

@@ -204,6 +204,10 @@ export class ConversationAgent implements VoiceAgent {
     this.ends.stop();
   }
 
+  learnLine(clip: Speech & { text: string }): void {
+    this.engines.stt.learn?.(clip);
+  }
+
   outcome(): AgentOutcome {
     const c = this.conversation;
     const done = { disposition: c.disposition, note: this.note, toolCalls: [...this.actions.records], nodes: [...c.path] };

@@ -40,6 +40,8 @@ export interface SpeechToText {
    * a short pause, is a complete turn. Rejects when the model fails (the silence bound then decides).
    */
   endOfTurn?(audio: Speech, signal?: AbortSignal): Promise<boolean>;
+  /** The offline engine: learn a line's sound and words mid-call (an agent test's persona caller, agent-tests/). */
+  learn?(clip: Speech & { text: string }): void;
 }
 
 export interface TextToSpeech {

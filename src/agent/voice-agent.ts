@@ -162,4 +162,6 @@ export interface VoiceAgent {
   onMachine?(answeredBy: string): void | Promise<void>;
   /** The agent's results (absent for agents that gather nothing). */
   outcome?(): AgentOutcome;
+  /** Offline speech: a line the caller is about to say, with its sound (an agent test's persona caller). */
+  learnLine?(clip: { text: string; samples: Int16Array; rate: SampleRate }): void;
 }

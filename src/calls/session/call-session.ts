@@ -20,7 +20,8 @@ import { log } from "../../lib/log";
 import { openWebSocket } from "../../lib/websocket-open";
 import type { MediaEvent } from "../../telephony/providers/types";
 import { HEARTBEAT_MS, RESUME_GRACE_MS } from "./call-length";
-import { chooseAgent, loadPrepared, savePrepared } from "./choose-agent";
+import { chooseAgent, loadPrepared, rememberLine, savePrepared } from "./choose-agent";
+import type { KnownClip } from "../../agent/clip-speech";
 import { agentContext } from "./agent-context";
 import { agentControls } from "./controls";
 import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
@@ -171,6 +172,12 @@ export abstract class CallSessionCore extends DurableObject<Env> {
       if (!this.ending) this.pump(live);
       return true;
     });
+  }
+
+  /** An agent test's persona caller is about to say a line: the offline speech-to-text learns it (kept for a restart). */
+  async learnLine(clip: KnownClip): Promise<void> {
+    await rememberLine(this.ctx.storage, clip);
+    this.live?.agent.learnLine?.(clip);
   }
 
   /** A key the carrier reported by callback (Telnyx's webhook, ARI's events): to the agent in turn, like the stream's. */

@@ -14,6 +14,7 @@ import type { SessionRecord } from "./store";
 import type { VoiceAgent } from "../../agent/voice-agent";
 import type { ToolAccess, ToolMock } from "../../agent/action-runner";
 import type { SampleRate } from "../../lib/audio/resample";
+import type { KnownClip } from "../../agent/clip-speech";
 
 export type GreetingClip = { samples: Int16Array; rate: SampleRate };
 
@@ -25,6 +26,12 @@ export async function savePrepared(storage: DurableObjectStorage, options: Parti
   if (options.greetingClip) await storage.put("greeting_clip", options.greetingClip);
   if (options.scripted) await storage.put("scripted_engines", options.scripted);
   if (options.mockTools?.length) await storage.put("mock_tools", options.mockTools);
+}
+
+/** A line learned mid-call joins the scripted engines' clips, so a restarted session still knows it. */
+export async function rememberLine(storage: DurableObjectStorage, clip: KnownClip): Promise<void> {
+  const scripted = await storage.get<ScriptedEngines>("scripted_engines");
+  if (scripted && !scripted.clips.some((c) => c.text === clip.text)) await storage.put("scripted_engines", { ...scripted, clips: [...scripted.clips, clip] });
 }
 
 export async function loadPrepared(storage: DurableObjectStorage): Promise<Prepared> {
