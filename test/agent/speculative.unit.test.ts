@@ -92,7 +92,8 @@ describe("SpeculativeVoice", () => {
     const ahead = new SpeculativeVoice(voice);
     const m = new SpeculativeModel(tokens(["Sure", ",", " I", " can", "."]), ahead);
     m.start(withTurn(base, "hello"));
-    await new Promise((r) => setTimeout(r, 20));
+    // Until the first clause has streamed in and been sent to the voice (a fixed 20 ms was too short on a busy machine).
+    for (let waited = 0; voice.asked.length === 0 && waited < 5000; waited += 5) await new Promise((r) => setTimeout(r, 5));
     expect(voice.asked.map((a) => a.text)).toEqual(["Sure,"]);
     m.cancel();
     expect(voice.asked[0].signal?.aborted).toBe(true);
