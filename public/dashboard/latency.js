@@ -4,18 +4,27 @@
 import { api, h, showError, table } from "./core.js";
 import { HEARD, STAGES } from "./stages.js";
 
+/** How the agent's speech engine ends the caller's turn (the endpoint's turn_detection). */
+const TURN_DETECTION = {
+  flux: "Deepgram Flux's end-of-turn events (the silence bound as fallback)",
+  "smart-turn": "smart-turn, asked at a short pause (the silence bound as fallback)",
+  silence: "the silence bound alone (end_of_turn_ms)",
+};
+
 /** The agent's latency over its recent calls, as a table of p50/p95 per stage. */
 export function latencySection(id) {
   const root = h("div", { id: "latency" }, h("p", { class: "hint" }, "Loading…"));
   api(`/workflow/${id}/latency?calls=50`)
     .then((l) => {
-      if (!l.replies) return root.replaceChildren(h("p", {}, "No measured replies yet (calls answered since timings were recorded)."));
+      const turns = h("p", { id: "turn-detection" }, `End of the caller's turn: ${TURN_DETECTION[l.turn_detection] ?? l.turn_detection}`);
+      if (!l.replies) return root.replaceChildren(turns, h("p", {}, "No measured replies yet (calls answered since timings were recorded)."));
       const ms = (v) => (v === null ? "—" : `${v} ms`);
       const rows = [...STAGES, HEARD, ["cut_ms", "cut by a barge-in"]].map(([k, name]) => {
         const f = l.figures[k];
         return h("tr", {}, h("td", {}, name), h("td", { class: "num" }, f.count), h("td", { class: "num" }, ms(f.p50)), h("td", { class: "num" }, ms(f.p95)));
       });
       root.replaceChildren(
+        turns,
         table(
           h("caption", {}, `${l.replies} replies over the last ${l.calls} calls with a transcript: ms after the caller's last word`),
           ["Stage", "Replies", "p50", "p95"],

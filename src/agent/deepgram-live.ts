@@ -24,7 +24,7 @@ export class DeepgramLive implements SpeechStream {
   private ws: WebSocket | null = null;
   private waiting: Uint8Array[] = [];
   private finals: string[] = [];
-  /** Flux: the words of the turn it has not ended yet (each update carries the turn so far). */
+  /** Flux: the words of the turn it has not ended yet (each update carries the turn so far). Nova: the latest interim result. */
   private ongoing = "";
   readonly words?: () => string;
   private ending = false;
@@ -41,11 +41,14 @@ export class DeepgramLive implements SpeechStream {
     private readonly openSocket: LiveOpener,
     private readonly signal?: AbortSignal,
     private readonly protocol: "live" | "flux" = "live",
+    /** Live protocol: interim results were asked for, so the words so far are known while the caller speaks. */
+    interim = false,
   ) {
     this.call = new ProviderCall(what, settings, deepgramSays, signal);
     signal?.addEventListener("abort", this.onAbort, { once: true });
     // Flux's turn updates carry the words as they are spoken (the live protocol's final results come too late).
-    if (protocol === "flux") this.words = () => [...this.finals, this.ongoing].filter(Boolean).join(" ");
+    // Nova's interim results do the same where they were asked for.
+    if (protocol === "flux" || interim) this.words = () => [...this.finals, this.ongoing].filter(Boolean).join(" ");
     this.connect().catch((err) => this.fail(err));
   }
 
@@ -132,9 +135,14 @@ export class DeepgramLive implements SpeechStream {
       if (event && !this.ending) this.onTurn?.(event, [...this.finals, this.ongoing].filter(Boolean).join(" "));
       return;
     }
-    // Interim results are revised later; only final ones make the turn's text.
-    const text = msg?.type === "Results" && msg.is_final ? msg.channel?.alternatives?.[0]?.transcript : undefined;
-    if (typeof text === "string" && text.trim()) this.finals.push(text.trim());
+    // Interim results are revised later: they are the words so far (`words`), and only final ones make the turn's text.
+    const text = msg?.type === "Results" ? msg.channel?.alternatives?.[0]?.transcript : undefined;
+    if (typeof text !== "string") return;
+    if (!msg?.is_final) this.ongoing = text.trim();
+    else {
+      if (text.trim()) this.finals.push(text.trim());
+      this.ongoing = "";
+    }
   }
 
   private onClose(code: number, reason: string): void {
@@ -145,7 +153,8 @@ export class DeepgramLive implements SpeechStream {
     if (this.ending && (code === 1000 || code === 1005)) {
       this.done = true;
       this.signal?.removeEventListener("abort", this.onAbort);
-      this.settle?.resolve([...this.finals, this.ongoing].filter(Boolean).join(" "));
+      // Flux's turn so far counts (our end of the turn may come before its own); a Nova interim result does not.
+      this.settle?.resolve([...this.finals, this.protocol === "flux" ? this.ongoing : ""].filter(Boolean).join(" "));
       return;
     }
     this.fail(this.call.error(`closed the stream (${code}${reason ? ` ${reason}` : ""})`));

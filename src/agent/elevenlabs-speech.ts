@@ -1,10 +1,13 @@
 // ElevenLabs' own API: a sentence spoken by a chosen voice (voice_id) as raw 16-bit PCM, read as it is generated;
-// an utterance transcribed by Scribe (sent as a WAV file; no live transcription here).
+// an utterance transcribed by Scribe (sent as a WAV file; no live transcription here), the end of the turn judged by
+// smart-turn at a pause where the deployment has the AI binding (Scribe has no turn events).
 import { wavFile } from "../lib/audio/wav";
 import { ProviderCall, ProviderSpeechToText, ProviderTextToSpeech, type SpeechSettings } from "./provider-call";
+import type { TurnModel } from "./smart-turn";
 import { type Speech, SpeechError } from "./speech";
 
-export type ElevenLabsSettings = SpeechSettings;
+/** `turnModel`: smart-turn, asked at a pause in the caller's utterance. */
+export type ElevenLabsSettings = SpeechSettings & { turnModel?: TurnModel };
 
 export const ELEVENLABS_TTS_MODEL = "eleven_flash_v2_5";
 export const ELEVENLABS_STT_MODEL = "scribe_v1";
@@ -39,6 +42,13 @@ export class ElevenLabsTextToSpeech extends ProviderTextToSpeech {
 }
 
 export class ElevenLabsSpeechToText extends ProviderSpeechToText {
+  readonly endOfTurn?: TurnModel;
+
+  constructor(settings: ElevenLabsSettings, fetcher?: typeof fetch) {
+    super(settings, fetcher);
+    this.endOfTurn = settings.turnModel;
+  }
+
   protected async request(audio: Speech, signal?: AbortSignal): Promise<string> {
     const s = this.settings;
     const form = new FormData();

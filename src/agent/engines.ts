@@ -9,7 +9,7 @@ import { getGreeting, listGreetings, loadGreeting } from "../uploads/greetings";
 import type { ChatModel } from "./chat";
 import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speech";
 import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conversation-agent";
-import { DeepgramSpeechToText, DeepgramTextToSpeech } from "./deepgram-speech";
+import { DeepgramSpeechToText, DeepgramTextToSpeech, isDeepgramFlux } from "./deepgram-speech";
 import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "./elevenlabs-speech";
 import { LocalModel } from "./local-model";
 import { OpenAiModel } from "./openai-model";
@@ -20,7 +20,8 @@ import { WORKERS_AI_CHAT_MODEL, WorkersAiModel, type AiRunner } from "./workers-
 import { DEFAULT_FAILOVER, engineHealth, type FailoverContext, FailoverLog, type Slot } from "./failover";
 import { FailoverModel } from "./failover-model";
 import { FailoverSpeechToText, FailoverTextToSpeech } from "./failover-speech";
-import { WORKERS_AI_STT_MODEL, WORKERS_AI_TTS_MODEL, WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
+import { smartTurn } from "./smart-turn";
+import { isFlux, WORKERS_AI_STT_MODEL, WORKERS_AI_TTS_MODEL, WorkersAiSpeechToText, WorkersAiTextToSpeech } from "./workers-ai-speech";
 
 /**
  * Local development without a cloud account (no AI binding, or `npm run dev` without --workers-ai, whose binding
@@ -67,7 +68,7 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
   };
   try {
-    const build = { needAi, endpoint, localOnly, clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c) };
+    const build = { needAi, endpoint, localOnly, ai, clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c) };
     const llm = await chain(orgId, v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model }, v?.llm_fallbacks, (c) => chatModel(c, build), llmId);
     if (localSpeech) {
       // Offline, an agent that names only its model (a starter template's scripted one) speaks and hears on the
@@ -111,6 +112,8 @@ type Builders = {
   endpoint: (url: string | undefined, what: string) => Promise<string | undefined>;
   localOnly: (what: string) => void;
   clips?: (clips: { text: string; recording_id: string }[]) => Promise<KnownClip[]>;
+  /** The deployment's AI binding, where it has one: smart-turn judges the turns of engines without turn events. */
+  ai?: AiRunner;
 };
 
 type Choice = { provider: string; model?: string; base_url?: string; voice?: string; api_key?: string };
@@ -160,18 +163,42 @@ function failoverContext(v: VoiceAgentSettings | null): FailoverContext {
 type SttChoice = NonNullable<VoiceAgentSettings["stt"]>;
 type TtsChoice = NonNullable<VoiceAgentSettings["tts"]>;
 
+/** Flux's end-of-turn settings as the agent set them (Workers AI's Flux and Deepgram's own take the same). */
+const fluxOf = (c: { eot_threshold?: number; eager_eot_threshold?: number | null; eot_timeout_ms?: number }) => ({
+  eotThreshold: c.eot_threshold,
+  eagerEotThreshold: "eager_eot_threshold" in c ? c.eager_eot_threshold : undefined,
+  eotTimeoutMs: c.eot_timeout_ms,
+});
+
 async function sttEngine(c: SttChoice, b: Builders): Promise<SpeechToText> {
-  if (c.provider === "workers-ai")
-    return new WorkersAiSpeechToText(b.needAi("Speech-to-text"), c.model, {
-      eotThreshold: "eot_threshold" in c ? c.eot_threshold : undefined,
-      eagerEotThreshold: "eager_eot_threshold" in c ? c.eager_eot_threshold : undefined,
-    });
+  if (c.provider === "workers-ai") return new WorkersAiSpeechToText(b.needAi("Speech-to-text"), c.model, fluxOf(c));
   if (c.provider === "scripted") {
     b.localOnly("Speech-to-text");
     return new ClipSpeechToText(await b.clips!(c.clips));
   }
-  const s = { apiKey: c.api_key ?? "", model: c.model, baseUrl: await b.endpoint(c.base_url, "Speech-to-text") };
-  return c.provider === "deepgram" ? new DeepgramSpeechToText(s) : new ElevenLabsSpeechToText(s);
+  // Engines without turn events of their own have the turn's end judged by smart-turn on the deployment's binding
+  // (none: the silence bound alone).
+  const turnModel = b.ai ? smartTurn(b.ai) : undefined;
+  const s = { apiKey: c.api_key ?? "", model: c.model, baseUrl: await b.endpoint(c.base_url, "Speech-to-text"), turnModel };
+  return c.provider === "deepgram" ? new DeepgramSpeechToText({ ...s, flux: fluxOf(c) }) : new ElevenLabsSpeechToText(s);
+}
+
+/** How the end of an agent's callee turns is decided: see `turnDetection`. */
+export type TurnDetection = "flux" | "smart-turn" | "silence";
+
+/**
+ * How the end of the caller's turn is decided for an agent's primary speech engine, read from its stored settings
+ * (no key opened): `flux` (Deepgram Flux's end-of-turn events, on Workers AI or Deepgram's own API), `smart-turn`
+ * (the turn-detection model at a pause) or `silence` (the energy gate's `end_of_turn_ms` alone: the scripted and
+ * offline engines, or no AI binding). The silence bound stays the fallback of the first two.
+ */
+export function turnDetection(configurations: unknown, hasAi: boolean): TurnDetection {
+  const v = (configurations as { voice_agent?: { stt?: { provider?: unknown; model?: unknown }; stt_model?: unknown } } | null)?.voice_agent;
+  const stt = v?.stt ?? { provider: "workers-ai", model: v?.stt_model };
+  const model = typeof stt.model === "string" ? stt.model : undefined;
+  if (stt.provider === "workers-ai") return !hasAi ? "silence" : isFlux(model ?? WORKERS_AI_STT_MODEL) ? "flux" : "smart-turn";
+  if (stt.provider === "deepgram" && isDeepgramFlux(model)) return "flux";
+  return (stt.provider === "deepgram" || stt.provider === "elevenlabs") && hasAi ? "smart-turn" : "silence";
 }
 
 async function ttsEngine(c: TtsChoice, b: Builders): Promise<TextToSpeech> {

@@ -1,24 +1,35 @@
 // Speech on Workers AI through the `AI` binding: Deepgram Nova-3 (or Flux, live only) transcribes an utterance,
 // Deepgram Aura speaks a sentence as raw 16-bit PCM at the rate asked for. Models and voice are configuration.
 import { pcm16FromBytes } from "../lib/audio/pcm";
-import { Resampler, type SampleRate } from "../lib/audio/resample";
+import type { SampleRate } from "../lib/audio/resample";
 import { readWav, wavFile } from "../lib/audio/wav";
 import { DeepgramLive } from "./deepgram-live";
 import { workersAiStatus } from "./failover";
+import { smartTurn } from "./smart-turn";
 import { type Speech, SpeechError, type SpeechStream, type SpeechToText, type TextToSpeech } from "./speech";
 import type { AiRunner } from "./workers-ai-model";
 
 export const WORKERS_AI_STT_MODEL = "@cf/deepgram/nova-3";
 export const WORKERS_AI_TTS_MODEL = "@cf/deepgram/aura-1";
-/** The turn-detection model Workers AI hosts (Pipecat's Smart Turn v2): audio in, `is_complete` / `probability` out. */
-export const WORKERS_AI_TURN_MODEL = "@cf/pipecat-ai/smart-turn-v2";
-/** Smart Turn hears the last 8 s of the turn, at 16 kHz. */
-const TURN_MODEL_WINDOW_S = 8;
+export { WORKERS_AI_TURN_MODEL } from "./smart-turn";
 /** Flux's confidence for EagerEndOfTurn (its documented range 0.3-0.9; unset, it sends none): a speculative reply starts then. */
 export const FLUX_EAGER_EOT_THRESHOLD = 0.4;
 
-/** An agent's Flux end-of-turn confidences (`voice_agent.stt`): unset, Deepgram's default and ours; eager null: none. */
-export type FluxTurn = { eotThreshold?: number; eagerEotThreshold?: number | null };
+/**
+ * An agent's Flux end-of-turn settings (`voice_agent.stt`): unset, Deepgram's defaults and our eager 0.4; eager null:
+ * none. Workers AI's Flux and Deepgram's own take the same.
+ */
+export type FluxTurn = { eotThreshold?: number; eagerEotThreshold?: number | null; eotTimeoutMs?: number };
+
+/** Flux's end-of-turn query fields, as strings as Deepgram takes them (eager mode unless turned off). */
+export function fluxTurnQuery(flux: FluxTurn): Record<string, string> {
+  const { eotThreshold, eagerEotThreshold = FLUX_EAGER_EOT_THRESHOLD, eotTimeoutMs } = flux;
+  return {
+    ...(eotThreshold !== undefined ? { eot_threshold: String(eotThreshold) } : {}),
+    ...(eagerEotThreshold !== null ? { eager_eot_threshold: String(eagerEotThreshold) } : {}),
+    ...(eotTimeoutMs !== undefined ? { eot_timeout_ms: String(eotTimeoutMs) } : {}),
+  };
+}
 
 export class WorkersAiSpeechToText implements SpeechToText {
   /** Present for the models that stream (see `live`). */
@@ -31,23 +42,11 @@ export class WorkersAiSpeechToText implements SpeechToText {
   ) {
     if (streamsLive(model)) this.open = (rate, signal) => this.live(rate, signal);
     // Flux detects the turn's end itself; the other models get Smart Turn beside them.
-    if (isFlux(model)) this.endOfTurn = undefined;
+    if (!isFlux(model)) this.endOfTurn = smartTurn(ai);
   }
 
-  /** Smart Turn's verdict on the utterance so far (the last 8 s, as 16 kHz WAV): is the caller's turn complete? */
-  async endOfTurn?(audio: Speech): Promise<boolean> {
-    const samples = audio.samples.subarray(Math.max(0, audio.samples.length - audio.rate * TURN_MODEL_WINDOW_S));
-    const wide = audio.rate === 16000 ? samples : new Resampler(audio.rate, 16000).convert(samples);
-    let out: any;
-    try {
-      out = await this.ai.run(WORKERS_AI_TURN_MODEL, { audio: { body: wavFile(wide, 16000), contentType: "audio/wav" } });
-    } catch (err) {
-      throw new Error(`Workers AI turn detection failed: ${String((err as Error)?.message ?? err)}`);
-    }
-    if (typeof out?.is_complete === "boolean") return out.is_complete;
-    if (typeof out?.probability === "number") return out.probability >= 0.5;
-    throw new Error("Workers AI turn detection answered no verdict");
-  }
+  /** Smart Turn's verdict on the utterance so far (smart-turn.ts). */
+  endOfTurn?: (audio: Speech) => Promise<boolean>;
 
   async transcribe(audio: Speech): Promise<string> {
     const wav = wavFile(audio.samples, audio.rate);
@@ -63,15 +62,9 @@ export class WorkersAiSpeechToText implements SpeechToText {
     return typeof transcript === "string" ? transcript : "";
   }
 
-  /** Flux's query: its end-of-turn confidences as strings, as Deepgram takes them (eager mode unless turned off). */
+  /** Flux's query: the audio's format and its end-of-turn settings. */
   private fluxQuery(rate: SampleRate): Record<string, string> {
-    const { eotThreshold, eagerEotThreshold = FLUX_EAGER_EOT_THRESHOLD } = this.flux;
-    return {
-      encoding: "linear16",
-      sample_rate: String(rate),
-      ...(eotThreshold !== undefined ? { eot_threshold: String(eotThreshold) } : {}),
-      ...(eagerEotThreshold !== null ? { eager_eot_threshold: String(eagerEotThreshold) } : {}),
-    };
+    return { encoding: "linear16", sample_rate: String(rate), ...fluxTurnQuery(this.flux) };
   }
 
   /**

@@ -68,26 +68,47 @@ const keyed = <P extends string>(provider: P, onCreate: boolean) =>
     base_url: BaseUrl.optional(),
   });
 
-/** Workers AI's speech-to-text, with Deepgram Flux's end-of-turn confidences (other models have none to set). */
-const workersAiStt = workersAi
-  .extend({
-    eot_threshold: z
-      .number()
-      .min(0.5)
-      .max(0.9)
-      .optional()
-      .openapi({ description: "Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer)" }),
-    eager_eot_threshold: z.number().min(0.3).max(0.9).nullable().optional().openapi({
-      description:
-        "Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold",
-    }),
-  })
-  .refine((s) => s.eager_eot_threshold == null || s.eager_eot_threshold <= (s.eot_threshold ?? 0.7), {
-    message: "Must not exceed eot_threshold (0.7 when not set)",
-    path: ["eager_eot_threshold"],
-  });
+/**
+ * Deepgram Flux's end-of-turn settings, as Deepgram documents them (sent as strings in its query): the same fields on
+ * Workers AI's Flux and on Deepgram's own API with the agent's key.
+ */
+const fluxTurn = {
+  eot_threshold: z
+    .number()
+    .min(0.5)
+    .max(0.9)
+    .optional()
+    .openapi({ description: "Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer)" }),
+  eager_eot_threshold: z.number().min(0.3).max(0.9).nullable().optional().openapi({
+    description:
+      "Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold",
+  }),
+  eot_timeout_ms: z.int().min(500).max(10_000).optional().openapi({
+    description:
+      "Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies)",
+  }),
+};
+const eagerAtMostEot = {
+  check: (s: { eot_threshold?: number; eager_eot_threshold?: number | null }) =>
+    s.eager_eot_threshold == null || s.eager_eot_threshold <= (s.eot_threshold ?? 0.7),
+  params: { message: "Must not exceed eot_threshold (0.7 when not set)", path: ["eager_eot_threshold"] },
+};
 
-const stt = (onCreate: boolean) => z.discriminatedUnion("provider", [workersAiStt, keyed("deepgram", onCreate), keyed("elevenlabs", onCreate), scriptedStt]);
+/** Workers AI's speech-to-text, with Deepgram Flux's end-of-turn confidences (other models have none to set). */
+const workersAiStt = workersAi.extend(fluxTurn).refine(eagerAtMostEot.check, eagerAtMostEot.params);
+
+/** Deepgram's own API with the agent's key: live turns on Flux (flux-general-en) unless a Nova model is named. */
+const deepgramStt = (onCreate: boolean) =>
+  keyed("deepgram", onCreate)
+    .extend({
+      model: ModelName.optional().openapi({
+        description: "Live turns: flux-general-en (default: Deepgram's end-of-turn events) or a Nova model (nova-3: smart-turn judges the turn's end)",
+      }),
+      ...fluxTurn,
+    })
+    .refine(eagerAtMostEot.check, eagerAtMostEot.params);
+
+const stt = (onCreate: boolean) => z.discriminatedUnion("provider", [workersAiStt, deepgramStt(onCreate), keyed("elevenlabs", onCreate), scriptedStt]);
 const tts = (onCreate: boolean) =>
   z.discriminatedUnion("provider", [
     scriptedTts,

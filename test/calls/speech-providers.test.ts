@@ -81,7 +81,9 @@ describe("Deepgram speech-to-text (pre-recorded)", () => {
   });
 });
 
-describe("Deepgram speech-to-text (live WebSocket)", () => {
+describe("Deepgram speech-to-text (live WebSocket, Nova)", () => {
+  // Live turns are on Flux unless the agent names a Nova model (test/calls/deepgram-turns.test.ts has Flux).
+  const NOVA = { model: "nova-3" };
   /** 20 ms frames at 8 kHz, frame i holding the value i + 1. */
   const frames = (n: number) => Array.from({ length: n }, (_, i) => run(160, i + 1));
   const expected = (values: number[]) => `${values.length * 320} bytes: ${values.join(",")}`;
@@ -89,7 +91,7 @@ describe("Deepgram speech-to-text (live WebSocket)", () => {
 
   it("sends every pushed frame in order (those pushed before the socket opened too) and answers the final transcripts joined", async () => {
     const k = key();
-    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE }).open(8000);
+    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, ...NOVA }).open(8000);
     const all = frames(75);
     for (const f of all.slice(0, 10)) stream.push(f); // synchronously: the socket is not open yet
     await new Promise((r) => setTimeout(r, 50));
@@ -98,20 +100,21 @@ describe("Deepgram speech-to-text (live WebSocket)", () => {
     expect(await stream.finish()).toBe(`${expected(range(1, 50))} ${expected(range(51, 75))}`);
     const [ws] = await sent(k, (l) => l[0]?.closed !== null);
     expect(ws.path).toBe("/v1/listen");
-    expect(ws.query).toMatchObject({ model: "nova-3", encoding: "linear16", sample_rate: "8000", channels: "1" });
+    // Interim results asked for: the words while the caller speaks (the stream's words()), never the turn's text.
+    expect(ws.query).toMatchObject({ model: "nova-3", encoding: "linear16", sample_rate: "8000", channels: "1", interim_results: "true" });
     expect(ws.frames).toEqual(all.map(() => 320));
     expect(ws.controls).toEqual(["Finalize", "CloseStream"]);
     expect(ws.closed).toBe(1000);
   });
 
   it("a turn with nothing said answers an empty text", async () => {
-    const stream = new DeepgramSpeechToText({ apiKey: key(), baseUrl: BASE }).open(16000);
+    const stream = new DeepgramSpeechToText({ apiKey: key(), baseUrl: BASE, ...NOVA }).open(16000);
     expect(await stream.finish()).toBe("");
   });
 
   it("abort() closes the socket without ending the turn, and nothing more is answered", async () => {
     const k = key();
-    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE }).open(8000);
+    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, ...NOVA }).open(8000);
     for (const f of frames(5)) stream.push(f);
     await sent(k, (l) => l[0]?.frames.length === 5);
     stream.abort();
@@ -127,7 +130,7 @@ describe("Deepgram speech-to-text (live WebSocket)", () => {
   it("the caller's abort drops the turn: no SpeechError", async () => {
     const k = key();
     const ac = new AbortController();
-    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE }).open(8000, ac.signal);
+    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, ...NOVA }).open(8000, ac.signal);
     stream.push(run(160, 1));
     const answer = stream.finish();
     ac.abort();
@@ -138,7 +141,7 @@ describe("Deepgram speech-to-text (live WebSocket)", () => {
 
   it("a refused handshake is a SpeechError with the status and Deepgram's message, without the key", async () => {
     const k = key("deny");
-    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE }).open(8000);
+    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, ...NOVA }).open(8000);
     stream.push(run(160, 1));
     const err = await failure(stream.finish());
     expect(err).toBeInstanceOf(SpeechError);
@@ -149,7 +152,7 @@ describe("Deepgram speech-to-text (live WebSocket)", () => {
 
   it("no answer to the end of the turn is a SpeechError after the time limit, and the socket is closed", async () => {
     const k = key("mute");
-    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, timeoutMs: 300 }).open(8000);
+    const stream = new DeepgramSpeechToText({ apiKey: k, baseUrl: BASE, timeoutMs: 300, ...NOVA }).open(8000);
     stream.push(run(160, 1));
     // Longer than the limit before the turn ends: the limit does not cut an open socket.
     await new Promise((r) => setTimeout(r, 500));
@@ -281,7 +284,7 @@ describe("provider failures", () => {
     const err = await failure(new DeepgramSpeechToText({ apiKey: "k", baseUrl: "http://127.0.0.1:1" }).transcribe(UTTERANCE));
     expect(err).toBeInstanceOf(SpeechError);
     expect(err.message).toMatch(/^Deepgram speech-to-text could not be reached/);
-    const live = new DeepgramSpeechToText({ apiKey: "k", baseUrl: "http://127.0.0.1:1" }).open(8000);
+    const live = new DeepgramSpeechToText({ apiKey: "k", baseUrl: "http://127.0.0.1:1", model: "nova-3" }).open(8000);
     const liveErr = await failure(live.finish());
     expect(liveErr).toBeInstanceOf(SpeechError);
     expect(liveErr.message).toMatch(/^Deepgram live speech-to-text could not be reached/);

@@ -2,17 +2,20 @@
 // test/calls/speech-providers.test.ts. It checks each request's shape as the providers document it, answers in their
 // shapes, and records what it got under the API key, which the tests read back at GET /_standin/log?key=...
 // The key also picks the behaviour: "deny…" (401), "fail…" (500), "slow…" (no answer for 2 s), "mute…" (the live
-// socket never answers the end of the turn); anything else is served normally.
+// socket never answers the end of the turn); anything else is served normally. Deepgram Flux (v2 listen) speaks its
+// turn events with the words a test scripted for its key (test/calls/flux-standin.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
 import type { TestProject } from "vitest/node";
+import { type FluxScript, fluxRefusal, serveFlux } from "./flux-standin";
 
 // ws has no type declarations in this project.
 const { WebSocketServer } = createRequire(import.meta.url)("ws");
 
 type Seen = { method: string; path: string; query: Record<string, string>; headers: Record<string, string>; [more: string]: unknown };
 const log = new Map<string, Seen[]>();
+const fluxScripts = new Map<string, FluxScript>();
 const note = (key: string, r: Seen) => {
   if (!log.has(key)) log.set(key, []);
   log.get(key)?.push(r);
@@ -88,6 +91,10 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   const query = Object.fromEntries(url.searchParams);
   const headers = { "content-type": req.headers["content-type"] ?? "", authorization: req.headers.authorization ?? "" };
   if (url.pathname === "/_standin/log") return json(res, 200, log.get(query.key ?? "") ?? []);
+  if (url.pathname === "/_standin/flux" && req.method === "POST") {
+    fluxScripts.set(query.key ?? "", JSON.parse((await body(req)).toString()));
+    return json(res, 200, {});
+  }
 
   // Deepgram: Authorization: Token <key>.
   const dgKey = /^Token (.+)$/.exec(req.headers.authorization ?? "")?.[1];
@@ -186,6 +193,22 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   json(res, 404, { detail: "Not Found" });
 }
 
+/** Deepgram Flux: its turn events, with the words scripted for the key. */
+function flux(ws: any, req: IncomingMessage, key: string) {
+  const url = new URL(req.url ?? "/", "http://standin");
+  const rec = note(key, {
+    method: "GET",
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: { authorization: req.headers.authorization ?? "" },
+    events: [] as string[],
+    controls: [] as string[],
+    closed: null as number | null,
+  });
+  if (!fluxScripts.has(key)) fluxScripts.set(key, { words: [] });
+  serveFlux(ws, url.searchParams, fluxScripts.get(key)!, rec as Seen & { events: string[]; controls: string[]; closed: number | null });
+}
+
 /** Deepgram live: a Results message for the audio not yet finalized, then what the message asked for. */
 function live(ws: any, req: IncomingMessage, key: string) {
   const url = new URL(req.url ?? "/", "http://standin");
@@ -247,7 +270,18 @@ export default async function setup(project: TestProject) {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://standin");
     const key = /^Token (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-    const refusal = url.pathname !== "/v1/listen" ? [404, { detail: "Not Found" }] : !key ? [401, {}] : key.startsWith("deny") ? DG_ERRORS.deny(key) : null;
+    const v2 = url.pathname === "/v2/listen";
+    const bad = v2 ? fluxRefusal(url.searchParams) : null;
+    const refusal =
+      url.pathname !== "/v1/listen" && !v2
+        ? [404, { detail: "Not Found" }]
+        : !key
+          ? [401, {}]
+          : key.startsWith("deny")
+            ? DG_ERRORS.deny(key)
+            : bad
+              ? [400, { err_code: "Bad Request", err_msg: bad, request_id: "dg-req-5" }]
+              : null;
     if (refusal) {
       const text = JSON.stringify(refusal[1]);
       socket.end(
@@ -255,7 +289,7 @@ export default async function setup(project: TestProject) {
       );
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws: any) => live(ws, req, key as string));
+    wss.handleUpgrade(req, socket, head, (ws: any) => (v2 ? flux : live)(ws, req, key as string));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();

@@ -1,6 +1,7 @@
 // An agent's answer latency over its recent calls: GET /workflow/{workflow_id}/latency.
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, desc, eq, isNotNull, or } from "drizzle-orm";
+import { turnDetection } from "../../agent/engines";
 import { workflowRuns } from "../../db/schema";
 import { createRouter } from "../../lib/app";
 import { getDb } from "../../lib/db";
@@ -47,7 +48,8 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
   const { calls } = c.req.valid("query");
   const db = getDb(c.env);
   const orgId = c.get("orgId");
-  if (!(await getWorkflow(db, orgId, workflow_id))) throw notFound("Workflow");
+  const agent = await getWorkflow(db, orgId, workflow_id);
+  if (!agent) throw notFound("Workflow");
   // Each run's figures from its small latency column; a row from before it has them in its old transcript column.
   const rows = await db
     .select({ latency: workflowRuns.latency, transcript: workflowRuns.transcript, provider: workflowRuns.provider })
@@ -66,5 +68,6 @@ export const latencyRouter = createRouter().openapi(latency, async (c) => {
     .all();
   const runs = rows.map((r) => r.latency ?? transcriptFigures(r.transcript));
   const heard = heardByCarrier(rows.map((r, i) => ({ carrier: r.provider, latency: runs[i] })));
-  return c.json({ ...summarizeRuns(workflow_id, runs), heard }, 200);
+  const ai = Boolean((c.env as { AI?: unknown }).AI) && (c.env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES !== "true";
+  return c.json({ ...summarizeRuns(workflow_id, runs), heard, turn_detection: turnDetection(agent.workflowConfigurations, ai) }, 200);
 });

@@ -89,7 +89,16 @@ export const HeardLatency = z
   });
 export type HeardLatency = z.infer<typeof HeardLatency>;
 
-export const AgentLatency = z.object({ ...summaryShape, heard: HeardLatency }).openapi("AgentLatency");
+export const AgentLatency = z
+  .object({
+    ...summaryShape,
+    heard: HeardLatency,
+    turn_detection: z.enum(["flux", "smart-turn", "silence"]).openapi({
+      description:
+        "How the end of the caller's turn is decided for the agent's speech engine as it is set now: flux (Deepgram Flux's end-of-turn events, on Workers AI or Deepgram's API), smart-turn (Workers AI's turn-detection model asked at a short pause) or silence (end_of_turn_ms of quiet alone); the silence bound is the fallback of the first two (docs/turn-taking.md)",
+    }),
+  })
+  .openapi("AgentLatency");
 export type AgentLatency = z.infer<typeof AgentLatency>;
 
 /** The nearest-rank percentile `p` (0–100) of ascending `sorted`; null for none. */
