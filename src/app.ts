@@ -49,6 +49,8 @@ export const ROUTERS: readonly LazyRouter[] = [
   { segments: ["workflow", "web-call"], load: () => import("./calls/web/web-call.routes").then((m) => m.webCallRouter) },
   { segments: ["campaign"], load: () => import("./campaigns/control.routes").then((m) => m.campaignControlRouter) },
   { segments: ["webhooks"], load: () => import("./webhooks/webhooks.routes").then((m) => m.webhooksRouter) },
+  { segments: ["organizations"], load: () => import("./telephony/sandbox.routes").then((m) => m.sandboxNumbersRouter) },
+  { segments: ["workflow"], load: () => import("./telephony/sandbox.routes").then((m) => m.sandboxKeysRouter) },
 ];
 
 /** Routers that share a segment, directly or through another, are one group: mounted together, in order. */

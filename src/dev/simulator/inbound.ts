@@ -5,6 +5,7 @@
 import { placeTelnyxInbound } from "./carriers/telnyx-inbound";
 import { placeVonageInbound } from "./carriers/vonage-inbound";
 import { webhook as telnyxWebhook } from "./carriers/telnyx";
+import { SANDBOX_ACCOUNT_ID } from "./sandbox";
 import { basicCredentials, plivoV3Sign, randomNonce, twilioSign, vobizSign } from "./sign";
 import { inboundCall, json, randomHex, type Account, type Callback, type SimState } from "./types";
 
@@ -51,6 +52,8 @@ export async function twilioNumbersApi(state: SimState, req: Request, path: stri
   if (!m[2]) {
     if (req.method !== "GET") return twilioErr(405, 20004, "Method not allowed");
     const want = url.searchParams.get("PhoneNumber");
+    // The sandbox's account owns every number it is asked about: any number may be a sandbox configuration's.
+    if (want && account.id === SANDBOX_ACCOUNT_ID && !numbersOf(account).some((n) => n.phone_number === want)) addNumber(account, want);
     return json(200, {
       incoming_phone_numbers: numbersOf(account)
         .filter((n) => !want || n.phone_number === want)

@@ -26,8 +26,9 @@ import {
   type SimCall,
   type SimState,
 } from "./types";
+import type { CalleeStream } from "./media/callee";
 import { playCallee, streamUrlIn } from "./media/play";
-import { SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan } from "./sandbox";
+import { inboundCompleted, PERSON_ON_LINE_MS, SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan, transferIn } from "./sandbox";
 import { SimStore } from "./store";
 import { twilioSign } from "./sign";
 import { addNumber, listNumbers, placeInbound, twilioNumbersApi } from "./inbound";
@@ -48,6 +49,8 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
   calls = new Map<string, SimCall>();
   private faults = new Map<string, Fault[]>();
   private sockets = new Map<string, WebSocket[]>();
+  /** The sandbox callee's live streams by call id (sockets: memory only), for its key presses and a transfer's end. */
+  private callees = new Map<string, CalleeStream>();
   private readonly carriers: Record<CarrierName, Carrier>;
   private readonly store: SimStore;
 
@@ -160,7 +163,10 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     } finally {
       this.persist();
     }
-    if (first === "twilio") this.playSandbox(before, body);
+    if (first === "twilio") {
+      this.playSandbox(before, body);
+      if (res?.ok) this.sandboxUpdated("/" + rest.join("/"), body);
+    }
     if (hangMs) await new Promise((r) => setTimeout(r, hangMs));
     const fault = taken as Fault | null;
     if (fault?.refuse) throw new Error(`connect ECONNREFUSED ${url.host}`);
@@ -178,16 +184,65 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (before.has(id)) continue;
       const plan = sandboxPlan(call, new URLSearchParams(body));
       if (!plan) continue;
+      const person = typeof call.extra.twiml === "string" ? transferIn(call.extra.twiml) : {};
       const play = async () => {
         if (call.state === "ended") return;
         try {
-          await this.finish(call, await this.carriers.twilio.script(this, call, plan.outcome, {}), { outcome: plan.outcome, deliver: true });
+          if (person.room && plan.outcome === "answered") await this.answerPerson(call, person.whisper);
+          else await this.finish(call, await this.carriers.twilio.script(this, call, plan.outcome, {}), { outcome: plan.outcome, deliver: true });
         } finally {
           this.persist();
         }
       };
       setTimeout(() => void play().catch(() => {}), plan.afterMs);
     }
+  }
+
+  /**
+   * A warm transfer's person (a sandbox call whose TwiML plays the whisper, then joins a conference): answers, as
+   * Twilio reports it; hears the whisper (Twilio fetches the `<Play>` URL); talks with the caller a moment; hangs up.
+   */
+  private async answerPerson(call: SimCall, whisper?: string) {
+    const callbacks = await this.carriers.twilio.script(this, call, "answered", {});
+    const completed = callbacks.pop();
+    call.state = "answered";
+    call.extra.answeredAtMs = Date.now();
+    // The answered status moves the caller into the conference (edgedial's transfer progress).
+    for (const cb of callbacks) await send(cb).catch(() => null);
+    if (whisper) {
+      const res = await fetch(whisper).catch(() => null);
+      call.extra.whisper = { status: res?.status ?? 0, bytes: res ? (await res.arrayBuffer()).byteLength : 0 };
+    }
+    this.persist();
+    await new Promise((r) => setTimeout(r, PERSON_ON_LINE_MS));
+    call.state = "ended";
+    call.extra.mediaEndedAtMs = Date.now();
+    if (completed) await send((await this.carriers.twilio.restamp?.(this, call, completed)) ?? completed).catch(() => null);
+  }
+
+  /**
+   * A sandbox call's TwiML replaced by a transfer's (Twilio's "modify a call in progress"): the `<Connect><Stream>` it
+   * ran ends, and the caller is with the simulated person: the number a cold `<Dial>` rang (who answers), or the warm
+   * transfer's person already in the conference the caller now joins. Recorded in the call's `transfer`.
+   */
+  private sandboxUpdated(path: string, body: string) {
+    const sid = /\/Calls\/([^/]+)\.json$/.exec(path)?.[1];
+    const call = sid ? this.calls.get(sid) : undefined;
+    const form = new URLSearchParams(body);
+    const twiml = form.get("Twiml");
+    if (!call || call.accountId !== SANDBOX_ACCOUNT_ID || twiml === null || form.get("Status") !== null) return;
+    const asked = transferIn(twiml);
+    if (asked.dialed) call.extra.transfer = { mode: "cold", to: asked.dialed, answered: true, at: Date.now() };
+    else if (asked.room) {
+      const person = [...this.calls.values()].find(
+        (c) => c.id !== call.id && c.accountId === SANDBOX_ACCOUNT_ID && typeof c.extra.twiml === "string" && transferIn(c.extra.twiml).room === asked.room,
+      );
+      call.extra.transfer = { mode: "warm", to: person?.to ?? null, person_call: person?.id ?? null, room: asked.room, at: Date.now() };
+      if (person) person.extra.bridgedWith = call.id;
+    } else return;
+    const callee = this.callees.get(call.id);
+    if (callee && !callee.closed) callee.hangup();
+    this.persist();
   }
 
   private async control(req: Request, parts: string[]): Promise<Response> {
@@ -197,7 +252,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     if (what === "sandbox" && req.method === "POST") {
       const lines = Array.isArray(body.callee_lines) ? body.callee_lines.filter((l: unknown) => typeof l === "string") : [];
       this.store.putLines(SANDBOX_ACCOUNT_ID, lines);
-      this.accounts.set(SANDBOX_ACCOUNT_ID, sandboxAccount(lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)))));
+      // Its numbers (their VoiceUrl) stay: a restart of `npm run dev` gives the lines again.
+      const secret = this.accounts.get(SANDBOX_ACCOUNT_ID)?.secret ?? {};
+      this.accounts.set(SANDBOX_ACCOUNT_ID, { ...sandboxAccount(lines.map((b64: string) => pcm16FromBytes(base64ToBytes(b64)))), secret });
       return json(200, { id: SANDBOX_ACCOUNT_ID, lines: lines.length });
     }
     if (what === "accounts" && !id && req.method === "POST") {
@@ -225,9 +282,15 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (account.provider === "ari")
         return json(200, placeAriInbound(this, account, this, { to: String(body.to), from: String(body.from ?? ""), asArgument: body.as_argument === true }));
       try {
-        return json(200, {
-          callback: await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url, stale: body.stale === true }),
-        });
+        const callback = await placeInbound(this, account, { to: String(body.to), from: String(body.from ?? ""), url: body.url, stale: body.stale === true });
+        // The sandbox's caller (`deliver`): the simulator sends the voice request itself and its callee talks on the stream.
+        const call =
+          account.id === SANDBOX_ACCOUNT_ID && body.deliver === true ? this.calls.get(new URLSearchParams(callback.body).get("CallSid") ?? "") : undefined;
+        if (call) {
+          const completed = await inboundCompleted(call, account);
+          return this.finish(call, [callback, ...(completed ? [completed] : [])], { outcome: "answered", deliver: true });
+        }
+        return json(200, { callback });
       } catch (err) {
         return json(400, { message: String((err as Error).message) });
       }
@@ -269,6 +332,15 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
         call.state = "answered";
         return json(200, view(call));
       }
+      if (action === "press" && call.accountId === SANDBOX_ACCOUNT_ID) {
+        // The sandbox's callee presses keys on its own live stream: Twilio's dtmf message for each.
+        const callee = this.callees.get(call.id);
+        const digits = String(body.digits ?? "");
+        if (!callee || callee.closed) return json(409, { message: "The call has no live audio in the simulator: it is not answered yet, or over" });
+        callee.press(digits);
+        call.extra.pressed = `${(call.extra.pressed as string | undefined) ?? ""}${digits}`;
+        return json(200, { id: call.id, pressed: digits });
+      }
       if (action === "press") {
         const pressed: Callback[] = [];
         for (const digit of String(body.digits ?? "")) pressed.push(...((await this.carriers[call.provider].pressed?.(this, call, digit)) ?? []));
@@ -308,7 +380,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
       if (cb.kind === "stream") continue;
       // When the call was answered and when its media ended: what the carrier reports later (restamp) counts from them.
       if (cb.kind === "answer") call.extra.answeredAtMs = Date.now();
-      const res = await fetch(cb.url, { method: cb.method, headers: cb.headers, body: cb.method === "GET" ? undefined : cb.body });
+      const res = await send(cb).catch((err: Error) => err);
+      // Nobody there (the test pool's simulator cannot reach the Worker): say so rather than fail the request.
+      if (res instanceof Error) return json(200, { callbacks: list, delivered: results, error: `${cb.url}: ${res.message}` });
       const text = await res.text();
       results.push({ kind: cb.kind, url: cb.url, status: res.status, body: text });
       // An answer that connects the call's audio: the callee talks on the stream first, and the rest of the call's
@@ -323,8 +397,11 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
             // Twilio signs the stream's upgrade request as its other requests: X-Twilio-Signature over the wss:// URL.
             const signed: Record<string, string> =
               call.provider === "twilio" && account ? { "X-Twilio-Signature": await twilioSign(account.credentials.auth_token, stream, []) } : {};
-            await playCallee(call.provider, stream, call.id, account?.calleeLines, signed).catch(() => {});
+            await playCallee(call.provider, stream, call.id, account?.calleeLines, signed, (c) => this.callees.set(call.id, c)).catch(() => {});
+            this.callees.delete(call.id);
             call.extra.mediaEndedAtMs = Date.now();
+            // Transferred: the caller talks with the simulated person until the person hangs up.
+            if (call.extra.transfer) await new Promise((r) => setTimeout(r, PERSON_ON_LINE_MS));
             // The call ended when the callee hung up, not when its outcome was scripted (a transfer or a key sent
             // during the conversation needs the call in progress).
             call.state = "ended";
@@ -342,6 +419,9 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     return json(200, { callbacks: list, delivered: results });
   }
 }
+
+/** Sends a callback as the carrier would. */
+const send = (c: Callback) => fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body });
 
 function view(c: SimCall) {
   return {

@@ -37,7 +37,15 @@ export function untilFrame(start: number, ms: number, now: number): number {
   return Math.max(0, start + ms - now);
 }
 
-export async function playCallee(provider: string, url: string, callId: string, lines?: Int16Array[], headers: Record<string, string> = {}): Promise<void> {
+export async function playCallee(
+  provider: string,
+  url: string,
+  callId: string,
+  lines?: Int16Array[],
+  headers: Record<string, string> = {},
+  /** Given the open stream (the sandbox presses keys on it, and ends it when a transfer replaces the call's TwiML). */
+  onOpen?: (callee: CalleeStream) => void,
+): Promise<void> {
   const protocol = CALLEE_PROTOCOLS[provider as MediaProvider];
   if (!protocol) return;
   const res = await fetch(url.replace(/^ws/, "http"), { headers: { ...headers, Upgrade: "websocket" } });
@@ -45,6 +53,7 @@ export async function playCallee(provider: string, url: string, callId: string, 
   res.webSocket.accept();
   const callee = new CalleeStream(res.webSocket, protocol);
   callee.open(callId);
+  onOpen?.(callee);
   const rate = protocol.format.rate;
   if (lines?.length) return converse(callee, lines, rate);
   const n = rate / 50;
