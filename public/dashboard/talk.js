@@ -1,42 +1,78 @@
-// An agent's page with "Talk to this agent": a web call from the browser (docs/web-calls.md). POST
-// /workflow/{id}/web-call gives a single-use WebSocket URL; the microphone goes out through an AudioWorklet
-// (mic-worklet.js: 16 kHz 16-bit PCM, 20 ms frames), the agent's audio comes back in the same format and is played
-// in order on an AudioContext, marks are echoed once the audio before them has played, `clear` drops what is queued
-// (the caller talked over the agent), and each transcript message is added to the live transcript.
-const RATE = 16000;
+// An agent's page: its test values (the template variables a call needs, prefilled from the last values used in this
+// browser, else the agent's defaults), "Talk to this agent" and the text-only playground (playground.js), both one
+// web call (docs/web-calls.md, web-call-client.js). GET /workflow/{id}/web-call names the variables and whether the
+// agent's engines understand speech: if so the caller speaks (and may type), else (offline engines) the caller types
+// and the agent still answers in voice and text.
+import { clearFieldErrors, field, placeErrors, setFieldError, Superseded } from "./core.js";
+import { playground } from "./playground.js";
+import { startCall, turnItem } from "./web-call-client.js";
 
-/** The call's audio out, for tests and a level meter: the loudest sample the page has played (0..1). */
-export const talkOutput = { peak: 0, frames: 0 };
-globalThis.edgedialTalk = talkOutput;
+export { talkOutput } from "./web-call-client.js";
+
+const lastValuesKey = (id) => `edgedial.talk.${id}`;
 
 export async function agentPage(id, { main, h, page, load, api, showError }) {
   main.replaceChildren(page("Agent", h("p", {}, "Loading…")));
   const agent = await load(`/workflow/fetch/${id}`);
+  let setup = { variables: [], input_mode: "speech" };
+  let setupProblem = null;
+  try {
+    setup = await load(`/workflow/${id}/web-call`);
+  } catch (err) {
+    if (err instanceof Superseded) throw err;
+    setupProblem = err; // an archived or invalid agent: the call would be refused the same way, with its reason
+  }
+  const typing = setup.input_mode === "text";
+  const vars = variablesForm(h, id, setup.variables);
+
+  /** A web call with the test values, or null (a value missing: marked at its field). */
+  async function makeCall() {
+    const context = vars.read();
+    if (!context) return null;
+    try {
+      return await api(`/workflow/${id}/web-call`, { method: "POST", json: { initial_context: context } });
+    } catch (err) {
+      placeErrors(err, (loc) => (loc[1] === "initial_context" && loc[2] ? `var-${loc[2]}` : null));
+      return null;
+    }
+  }
+
   const status = h("p", { id: "talk-status", role: "status" }, "Not connected.");
   const transcript = h("ol", { id: "talk-transcript", class: "transcript", "aria-label": "Live transcript", "aria-live": "polite" });
   const talk = h("button", { type: "button", class: "primary", id: "talk" }, "Talk to this agent");
   const hangUp = h("button", { type: "button", id: "hang-up", disabled: true }, "Hang up");
+  const text = h("input", { type: "text", autocomplete: "off", maxlength: 1000, disabled: true });
+  const send = h("button", { type: "submit", disabled: true }, "Send");
+  const typed = h("form", { class: "typed-turn", "aria-label": "Type a turn" }, field("talk-text", "Your turn (typed)", text), send);
   let call = null;
+  const connected = (on) => {
+    hangUp.disabled = !on;
+    text.disabled = !on;
+    send.disabled = !on;
+    talk.disabled = on;
+  };
 
   talk.addEventListener("click", async () => {
     talk.disabled = true;
     status.textContent = "Connecting…";
     transcript.replaceChildren();
     try {
-      const made = await api(`/workflow/${id}/web-call`, { method: "POST", json: { initial_context: agent.template_context_variables ?? {} } });
-      call = await startCall(made, {
-        onTurn: (t) =>
-          transcript.append(
-            h("li", { class: t.role === "agent" ? "agent" : "user" }, h("span", { class: "role" }, t.role === "agent" ? "Agent" : "You"), " ", t.text),
-          ),
+      const made = await makeCall();
+      if (!made) {
+        status.textContent = "Not connected.";
+        talk.disabled = false;
+        return;
+      }
+      call = await startCall(made, made.input_mode === "text" ? "typing" : "speaking", {
+        onTurn: (t) => transcript.append(turnItem(h, t)),
         onOpen: () => {
-          status.textContent = "Connected: speak to the agent.";
-          hangUp.disabled = false;
+          status.textContent = made.input_mode === "text" ? "Connected: type your turns below." : "Connected: speak to the agent, or type.";
+          connected(true);
+          if (made.input_mode === "text") text.focus();
         },
         onEnd: (reason) => {
           status.textContent = `Call ended${reason ? ` (${reason.replace(/_/g, " ")})` : ""}.`;
-          hangUp.disabled = true;
-          talk.disabled = false;
+          connected(false);
           call = null;
         },
       });
@@ -47,112 +83,86 @@ export async function agentPage(id, { main, h, page, load, api, showError }) {
     }
   });
   hangUp.addEventListener("click", () => call?.hangUp());
+  typed.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const words = text.value.trim();
+    if (words && call?.say(words)) text.value = "";
+  });
 
+  const lab = playground(h, { agent, makeCall, showError });
   main.replaceChildren(
     page(agent.name),
     h("p", {}, `Version ${agent.version_number} · ${agent.status}`),
+    setupProblem ? h("p", { class: "hint" }, `Calls are refused: ${setupProblem.message}`) : null,
+    vars.element,
     h(
       "section",
       { class: "talk", "aria-labelledby": "talk-heading" },
       h("h2", { id: "talk-heading" }, "Talk to this agent"),
-      h("p", {}, "Uses your microphone. The call is recorded and listed with the agent's calls, as a web call."),
+      h(
+        "p",
+        { id: "talk-mode" },
+        typing
+          ? "Mode: typing (offline engines don't understand speech). The agent answers in voice and text; the microphone, if allowed, is heard only for the organization's recorded clips."
+          : "Mode: speaking (the agent's engines understand speech; you may also type). Uses your microphone.",
+      ),
+      h("p", { class: "hint" }, "The call is recorded and listed with the agent's calls, as a web call."),
       h("div", { class: "actions" }, talk, hangUp),
       status,
+      typed,
       h("h3", {}, "Live transcript"),
       transcript,
     ),
+    lab.element,
   );
   // Leaving the page hangs up.
-  return () => call?.hangUp();
+  return () => {
+    call?.hangUp();
+    lab.leave();
+  };
 }
 
-async function startCall(made, { onTurn, onOpen, onEnd }) {
-  const ctx = new AudioContext();
-  await ctx.audioWorklet.addModule(new URL("./mic-worklet.js", import.meta.url));
-  const mic = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
-  const ws = new WebSocket(made.websocket_url);
-  ws.binaryType = "arraybuffer";
-
-  const source = ctx.createMediaStreamSource(mic);
-  const worklet = new AudioWorkletNode(ctx, "mic-pcm16");
-  // The worklet only runs while pulled: a silent path to the speakers keeps it going without an echo.
-  const mute = ctx.createGain();
-  mute.gain.value = 0;
-  source.connect(worklet).connect(mute).connect(ctx.destination);
-  worklet.port.onmessage = (e) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(e.data);
-  };
-
-  let playhead = 0;
-  let playing = new Set();
-  let marks = new Set();
-  let ended = false;
-
-  const play = (bytes) => {
-    const pcm = new Int16Array(bytes);
-    const buf = ctx.createBuffer(1, pcm.length, RATE);
-    const data = buf.getChannelData(0);
-    for (let i = 0; i < pcm.length; i++) {
-      data[i] = pcm[i] / 0x8000;
-      const level = Math.abs(data[i]);
-      if (level > talkOutput.peak) talkOutput.peak = level;
-    }
-    talkOutput.frames++;
-    const node = ctx.createBufferSource();
-    node.buffer = buf;
-    node.connect(ctx.destination);
-    playhead = Math.max(playhead, ctx.currentTime + 0.05);
-    node.start(playhead);
-    playhead += buf.duration;
-    playing.add(node);
-    node.onended = () => playing.delete(node);
-  };
-  // A mark comes back once everything queued before it has played.
-  const mark = (name) => {
-    const timer = setTimeout(
-      () => {
-        marks.delete(timer);
-        if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "mark", name }));
-      },
-      Math.max(0, (playhead - ctx.currentTime) * 1000),
-    );
-    marks.add(timer);
-  };
-  const clear = () => {
-    for (const node of playing) node.stop();
-    for (const timer of marks) clearTimeout(timer);
-    playing = new Set();
-    marks = new Set();
-    playhead = 0;
-  };
-  const finish = (reason) => {
-    if (ended) return;
-    ended = true;
-    clear();
-    for (const track of mic.getTracks()) track.stop();
-    ctx.close();
-    onEnd(reason);
-  };
-
-  ws.onopen = () => {
-    ws.send(JSON.stringify({ type: "start" }));
-    onOpen();
-  };
-  ws.onmessage = (e) => {
-    if (typeof e.data !== "string") return play(e.data);
-    const m = JSON.parse(e.data);
-    if (m.type === "mark") mark(m.name);
-    else if (m.type === "clear") clear();
-    else if (m.type === "transcript") onTurn(m);
-  };
-  ws.onclose = (e) => finish(e.reason);
-  ws.onerror = () => finish("connection failed");
-
+/** The template variables as fields; read() gives the call's initial_context (remembered here) or null. */
+function variablesForm(h, id, variables) {
+  let last = {};
+  try {
+    last = JSON.parse(localStorage.getItem(lastValuesKey(id)) ?? "{}") ?? {};
+  } catch {
+    last = {};
+  }
+  const inputs = variables.map((v) => {
+    const input = h("input", { type: "text", autocomplete: "off", value: last[v.name] ?? v.default ?? "", required: v.default === null });
+    return { v, input, el: field(`var-${v.name}`, v.name, input, v.default === null ? "Needed: the agent has no default." : `Default: ${v.default}`) };
+  });
+  const element = h(
+    "section",
+    { class: "test-values", "aria-labelledby": "vars-heading" },
+    h("h2", { id: "vars-heading" }, "Test values"),
+    inputs.length
+      ? h("p", { class: "hint" }, "The template variables the agent's prompts and greeting use, for a call from this page.")
+      : h("p", { class: "hint" }, "This agent uses no template variables."),
+    inputs.map((i) => i.el),
+  );
   return {
-    hangUp() {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "stop" }));
-      ws.close(1000, "hang up");
-      finish("you hung up");
+    element,
+    read() {
+      clearFieldErrors(element);
+      const context = {};
+      let firstBad = null;
+      for (const { v, input } of inputs) {
+        const value = input.value.trim();
+        if (value) context[v.name] = value;
+        else if (v.default === null) {
+          setFieldError(`var-${v.name}`, `Give a value: the agent uses {{${v.name}}}.`);
+          firstBad ??= input;
+        }
+      }
+      if (firstBad) {
+        firstBad.focus();
+        return null;
+      }
+      localStorage.setItem(lastValuesKey(id), JSON.stringify(context));
+      return context;
     },
   };
 }
