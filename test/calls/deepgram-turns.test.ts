@@ -3,9 +3,8 @@
 // ElevenLabs' Scribe with smart-turn on the deployment's AI binding at a pause. Deepgram and ElevenLabs are the
 // stand-in in Node (test/calls/speech-standin.global.ts, Flux in flux-standin.ts: it checks the handshake against
 // Deepgram's documented parameters); Workers AI (the model, the voice, smart-turn) is faked at the binding.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DeepgramSpeechToText } from "../../src/agent/deepgram-speech";
 import { ElevenLabsSpeechToText } from "../../src/agent/elevenlabs-speech";
 import type { TurnEvent } from "../../src/agent/speech";
@@ -13,27 +12,8 @@ import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
-import { call } from "../helpers";
-import { listen, listenLive, listenUntil, SEATS, SEATS_DISPOSITIONS, SURE, startSeatsCall } from "./conversation-support";
-import { connect } from "./media-support";
-import { setup } from "./support";
-
-const BASE = `http://127.0.0.1:${inject("speechStandinPort")}`;
-const key = (what = "ok") => `${what}-${crypto.randomUUID()}`;
-
-/** What the stand-in recorded under a key (polled: a socket's close lands a moment after the client's). */
-async function sent(apiKey: string, until: (log: any[]) => boolean = (l) => l.length > 0): Promise<any[]> {
-  for (let i = 0; ; i++) {
-    const log = (await (await fetch(`${BASE}/_standin/log?key=${encodeURIComponent(apiKey)}`)).json()) as any[];
-    if (until(log) || i > 100) return log;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-/** The words the Flux stand-in gives the key's turns, one entry a turn (or a resumed turn's new words). */
-async function script(apiKey: string, words: string[], timing: { eagerMs?: number; eotMs?: number } = {}) {
-  const res = await fetch(`${BASE}/_standin/flux?key=${encodeURIComponent(apiKey)}`, { method: "POST", body: JSON.stringify({ words, ...timing }) });
-  expect(res.status).toBe(200);
-}
+import { listenLive, listenUntil, SEATS, SURE } from "./conversation-support";
+import { BASE, key, keyedCall as keyedCallOn, script, sent } from "./keyed-speech-support";
 
 /** 20 ms frames at 8 kHz: voiced (a steady level over the agent's gate) or quiet. */
 const voiced = (ms: number) => Array.from({ length: ms / 20 }, () => new Int16Array(160).fill(3000));
@@ -191,22 +171,8 @@ class FakeAi {
 const BOUND_MS = 2500;
 const FAST_MS = 1500;
 
-/** A seats call whose agent hears on `stt` (the stand-in, private addresses allowed) and talks on the fake binding. */
-async function keyedCall(ai: FakeAi, stt: Record<string, unknown>) {
-  const s = await setup("twilio");
-  const policy = await call("PUT", "/api/v1/organizations/calling-policy", { key: s.org.key, body: { allow_private_pbx: true } });
-  expect(policy.status, policy.text).toBe(200);
-  const voice_agent = { stt: { base_url: BASE, ...stt }, turn: { end_of_turn_ms: BOUND_MS } };
-  const { runId } = await startSeatsCall(s, { call_disposition_codes: SEATS_DISPOSITIONS, workflow_configurations: { voice_agent } });
-  await runInDurableObject(callSessionStub(env, runId), (instance) => {
-    const o = instance as unknown as { env: Env };
-    o.env = { ...o.env, VOICE_AGENT: "conversation", AI: ai } as unknown as Env;
-  });
-  const callee = await connect("twilio", runId);
-  await listenUntil(callee, () => callee.played.length >= 1);
-  await listen(callee, 200);
-  return { runId, callee };
-}
+/** A seats call on `stt` with the 2.5 s silence bound. */
+const keyedCall = (ai: FakeAi, stt: Record<string, unknown>) => keyedCallOn(ai, stt, { end_of_turn_ms: BOUND_MS });
 
 /** The caller says SURE; ms on their clock (level with the wall clock) from its last voiced frame to the reply's first audio. */
 async function replyAfterSure(callee: Awaited<ReturnType<typeof keyedCall>>["callee"]): Promise<number> {

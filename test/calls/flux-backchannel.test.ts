@@ -1,12 +1,16 @@
+// Words heard while the caller speaks decide an interruption, on each engine that gives them: Flux on Workers AI (faked
+// at the binding), Flux on Deepgram's own API and Nova's interim results there (the stand-in in Node, with the words
+// scripted for the test's key; smart-turn on the binding ends Nova's turns).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
-import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
+import { WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import { isVoiced } from "../../src/lib/audio/level";
 import { fluxSocket } from "./flux-support";
 import { fakeAiCall, listenLive } from "./conversation-support";
+import { key, keyedCall, script } from "./keyed-speech-support";
 
 const FLUX = "@cf/deepgram/flux";
 const LONG = "The conference runs for three days in Lisbon, with talks on every kind of voice agent you can imagine.";
@@ -17,6 +21,8 @@ class FakeAi {
   readonly chats: string[] = [];
   /** What the caller says in the utterance under way: Flux's transcript for it (empty: noise, no words). */
   saying = "";
+  /** What they say in the utterance after their first (Workers AI's Flux takes it once the reply plays). */
+  next = "";
 
   async run(model: string, inputs: Record<string, any>, options?: Record<string, unknown>): Promise<unknown> {
     if (model === WORKERS_AI_CHAT_MODEL) {
@@ -29,6 +35,7 @@ class FakeAi {
     if (model === WORKERS_AI_TTS_MODEL)
       return new Uint8Array(new Int16Array((16000 * 60 * inputs.text.length) / 1000).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
     if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate));
+    if (model === WORKERS_AI_TURN_MODEL) return { is_complete: true, probability: 0.9 };
     throw new Error(`no such model: ${model}`);
   }
 
@@ -73,13 +80,35 @@ async function talkLive(callee: CalleeStream, samples: Int16Array): Promise<numb
   return clearAt;
 }
 
-/** A call on the fake binding; the caller asks, and the agent's long reply has played for 1.5 s. */
-async function longReply(ai: FakeAi) {
-  const { runId, callee } = await fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } } });
-  ai.saying = "Tell me more.";
+/** How the agent hears: `call` starts it with the caller's first words and those of the utterance the test makes next. */
+type Path = { name: string; call(ai: FakeAi, next: string): Promise<{ runId: number; callee: CalleeStream }> };
+const PATHS: Path[] = [
+  {
+    name: "Flux on Workers AI",
+    call: async (ai, next) => {
+      const call = await fakeAiCall(ai, { workflow_configurations: { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } } });
+      ai.saying = "Tell me more.";
+      ai.next = next;
+      return call;
+    },
+  },
+  ...(["flux-general-en", "nova-3"] as const).map((model) => ({
+    name: `Deepgram ${model === "nova-3" ? "Nova (interim results)" : "Flux"} on the agent's own key`,
+    call: async (ai: FakeAi, next: string) => {
+      const k = key();
+      await script(k, ["Tell me more.", next]);
+      return keyedCall(ai, { provider: "deepgram", api_key: k, model });
+    },
+  })),
+];
+
+/** A call; the caller asks, and the agent's long reply has played for 1.5 s. */
+async function longReply(ai: FakeAi, path: Path, next: string) {
+  const { runId, callee } = await path.call(ai, next);
   const before = callee.received.length;
   await talkLive(callee, buzz(600));
   await listenLive(callee, () => callee.received.length >= before + 75, 5000); // 1.5 s of the reply
+  ai.saying = ai.next;
   return { runId, callee };
 }
 
@@ -92,11 +121,10 @@ async function transcript(runId: number, callee: CalleeStream, done: (turns: { r
   }
 }
 
-describe("words heard while the caller speaks decide an interruption (Flux's updates)", () => {
+describe.each(PATHS)("words heard while the caller speaks decide an interruption: $name", (path) => {
   it("an uh-huh over the agent never pauses it: no clear, the sentence plays whole, the model is not asked", async () => {
     const ai = new FakeAi();
-    const { runId, callee } = await longReply(ai);
-    ai.saying = "Uh-huh.";
+    const { runId, callee } = await longReply(ai, path, "Uh-huh.");
     // 700 ms of voice: well past the 300 ms that pauses the agent on voice alone.
     expect(await talkLive(callee, buzz(700))).toBeNull();
     const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
@@ -108,8 +136,7 @@ describe("words heard while the caller speaks decide an interruption (Flux's upd
 
   it("real words stop it as soon as they are heard, and take the turn with what was heard of the reply", async () => {
     const ai = new FakeAi();
-    const { runId, callee } = await longReply(ai);
-    ai.saying = "Wait, stop.";
+    const { runId, callee } = await longReply(ai, path, "Wait, stop.");
     const clearAt = await talkLive(callee, buzz(900));
     // The first update (200 ms of voice) names words that are not a backchannel: stopped at the 300 ms minimum, and
     // in any case before voice alone would (700 ms).
@@ -125,8 +152,7 @@ describe("words heard while the caller speaks decide an interruption (Flux's upd
 
   it("a cough (voice, no words) shorter than the wait for words does not pause it", async () => {
     const ai = new FakeAi();
-    const { runId, callee } = await longReply(ai);
-    ai.saying = "";
+    const { runId, callee } = await longReply(ai, path, "");
     expect(await talkLive(callee, buzz(500, true))).toBeNull();
     const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
     expect(callee.clears).toBe(0);

@@ -39,6 +39,13 @@ function heard(audio: Buffer): string {
   return `${audio.length} bytes: ${runs.join(",")}`;
 }
 
+/** The RMS of 16-bit audio (the agent's gate calls 500 and over voice). */
+function rms(audio: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i + 1 < audio.length; i += 2) sum += audio.readInt16LE(i) ** 2;
+  return Math.sqrt(sum / Math.max(1, audio.length >> 1));
+}
+
 const body = (req: IncomingMessage) =>
   new Promise<Buffer>((resolve, reject) => {
     const parts: Buffer[] = [];
@@ -224,20 +231,31 @@ function live(ws: any, req: IncomingMessage, key: string) {
   });
   let pending: Buffer[] = [];
   let start = 0;
+  // A key with scripted words (POST /_standin/flux): each socket says the next entry, in its interim results once 200
+  // ms of its audio were voice (none before: noise or quiet has no words) and in its first final result.
+  const scripted = fluxScripts.get(key);
+  const says = scripted ? (scripted.words[scripted.next ?? 0] ?? "") : null;
+  if (scripted) scripted.next = (scripted.next ?? 0) + 1;
+  let voicedFrames = 0;
+  let saidFinal = false;
   const results = (fromFinalize: boolean) => {
     const audio = Buffer.concat(pending);
     pending = [];
     const duration = audio.length / 2 / rate;
     const msg = { type: "Results", channel_index: [0, 1], duration, start, is_final: true, speech_final: false, from_finalize: fromFinalize };
     start += duration;
-    ws.send(JSON.stringify({ ...msg, channel: { alternatives: [{ transcript: heard(audio), confidence: 0.99, words: [] }] } }));
+    const transcript = says === null ? heard(audio) : saidFinal ? "" : says;
+    saidFinal = true;
+    ws.send(JSON.stringify({ ...msg, channel: { alternatives: [{ transcript, confidence: 0.99, words: [] }] } }));
   };
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
       (rec.frames as number[]).push(data.length);
       pending.push(data);
       // Interim results as the audio comes (the client must not keep them); a final one after each second of audio.
-      ws.send(JSON.stringify({ type: "Results", is_final: false, channel: { alternatives: [{ transcript: "interim guess" }] } }));
+      if (rms(data) >= 500) voicedFrames++;
+      const interim = says === null ? "interim guess" : voicedFrames >= 10 ? says : "";
+      ws.send(JSON.stringify({ type: "Results", is_final: false, channel: { alternatives: [{ transcript: interim }] } }));
       if (Buffer.concat(pending).length >= rate * 2) results(false);
       return;
     }
