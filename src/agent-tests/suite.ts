@@ -1,7 +1,7 @@
 // Running an agent's suite (or one scenario) against its current version: every scenario × N repetitions as test
 // calls, a few at a time, the results kept on the run's row (agent_test_runs) and told to webhooks
 // (`agent_test.finished`). The newest finished run of a version is that version's test result (the gate's answer).
-import { and, desc, eq, inArray, isNull, lt } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { agentTestRuns } from "../db/schema";
 import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
@@ -119,27 +119,4 @@ export async function listTestRuns(db: Db, orgId: number, workflowId: number, op
     .orderBy(desc(agentTestRuns.id))
     .limit(opts.limit + 1)
     .all();
-}
-
-/**
- * A version's test result: its newest finished whole-suite run's status (`passed` | `failed`), or null when its
- * suite never ran. What `require_passing_tests` asks before a campaign or a number uses the version.
- */
-export async function versionTestStatus(db: Db, workflowId: number, versionNumber: number): Promise<"passed" | "failed" | null> {
-  const row = await db
-    .select({ status: agentTestRuns.status })
-    .from(agentTestRuns)
-    .where(
-      and(
-        eq(agentTestRuns.workflowId, workflowId),
-        eq(agentTestRuns.versionNumber, versionNumber),
-        inArray(agentTestRuns.status, ["passed", "failed"]),
-        // A run of one scenario says nothing of the suite.
-        isNull(agentTestRuns.scenarioId),
-      ),
-    )
-    .orderBy(desc(agentTestRuns.id))
-    .limit(1)
-    .get();
-  return (row?.status as "passed" | "failed" | undefined) ?? null;
 }

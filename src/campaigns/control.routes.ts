@@ -208,12 +208,18 @@ const logs = listRoute("logs", "The campaign's log, newest first", CampaignLog);
 
 const runs = listRoute("runs", "The campaign's calls (workflow runs), newest first", WorkflowRunListItem);
 
-type Owned = { id: number; workflowId: number; telephonyConfigurationId: number | null; state: string };
+type Owned = { id: number; workflowId: number; telephonyConfigurationId: number | null; state: string; settings: Record<string, unknown> };
 
 /** The campaign's summary row if it is this organization's (and not still being created), else 404. */
 async function owned(env: Env, orgId: number, id: number): Promise<Owned> {
   const row = await getDb(env)
-    .select({ id: campaigns.id, workflowId: campaigns.workflowId, telephonyConfigurationId: campaigns.telephonyConfigurationId, state: campaigns.state })
+    .select({
+      id: campaigns.id,
+      workflowId: campaigns.workflowId,
+      telephonyConfigurationId: campaigns.telephonyConfigurationId,
+      state: campaigns.state,
+      settings: campaigns.settings,
+    })
     .from(campaigns)
     .where(and(eq(campaigns.id, id), eq(campaigns.orgId, orgId), ne(campaigns.state, CREATING)))
     .get();
@@ -226,8 +232,8 @@ async function requireDialable(env: Env, orgId: number, c: Owned): Promise<void>
   // A deployment that cannot place calls refuses the start instead of starting and pausing itself.
   requireSettings(env, CALL_SETTINGS, 409, { requestOrigin: false });
   try {
-    // An agent that requires passing tests is used only at a version that passed its suite (docs/agent-tests.md).
-    await requirePassingTests(getDb(env), await loadUsableWorkflow(getDb(env), orgId, c.workflowId));
+    // A campaign (or its agent) that requires passing tests uses the agent only at a version that passed its suite.
+    await requirePassingTests(getDb(env), await loadUsableWorkflow(getDb(env), orgId, c.workflowId), c.settings?.require_passing_tests === true);
     const cfg = await resolveTelephonyConfig(env, orgId, c.telephonyConfigurationId);
     requireReady(cfg);
   } catch (err) {

@@ -77,6 +77,8 @@ export const phoneNumbers = sqliteTable(
     isDefaultCallerId: bool("is_default_caller_id").notNull().default(false),
     // The agent that answers calls to this number (null: the number takes no calls; the caller hears why).
     inboundWorkflowId: integer("inbound_workflow_id").references(() => workflows.id),
+    // The attachment takes only an agent version that passed its test suite (docs/agent-tests.md).
+    inboundRequirePassingTests: bool("inbound_require_passing_tests").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

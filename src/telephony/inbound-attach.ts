@@ -6,7 +6,9 @@
 import { and, eq } from "drizzle-orm";
 import { workflows } from "../db/schema";
 import type { Db } from "../lib/db";
-import { ApiError, invalid, notFound } from "../lib/errors";
+import { ApiError, conflict, invalid, notFound } from "../lib/errors";
+import { loadUsableWorkflow } from "../workflows/store";
+import { gateRefusal } from "../workflows/test-gate";
 import { log } from "../lib/log";
 import { inboundUrlFor } from "./inbound-url";
 import { providerEnvOf } from "./provisioning";
@@ -27,6 +29,12 @@ export async function checkInboundAgent(db: Db, orgId: number, workflowId: numbe
     .get();
   if (!row) throw notFound("Workflow");
   if (row.status === "archived") throw invalid(LOC, "Workflow is archived: restore it before it takes calls", "value_error", workflowId);
+}
+
+/** 409 naming why, where the attachment requires passing tests and the agent's current version has not passed. */
+export async function checkTestedAgent(db: Db, orgId: number, workflowId: number): Promise<void> {
+  const why = await gateRefusal(db, await loadUsableWorkflow(db, orgId, workflowId), "number");
+  if (why) throw conflict(why);
 }
 
 /** The URL the carrier must request for this configuration's numbers (shown on every number). */

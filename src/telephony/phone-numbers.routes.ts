@@ -14,7 +14,7 @@ import { normalizeNumber } from "./numbers";
 import { getProvider } from "./providers/registry";
 import { CreatePhoneNumberBody, DeletedPhoneNumber, PhoneNumber, UpdatePhoneNumberBody } from "./schemas";
 import { getConfig } from "./store";
-import { checkInboundAgent, inboundUrlOf, routeNumberToEdgedial } from "./inbound-attach";
+import { checkInboundAgent, checkTestedAgent, inboundUrlOf, routeNumberToEdgedial } from "./inbound-attach";
 
 const tags = ["telephony"];
 const NUMBERS = "/organizations/telephony-configs/{config_id}/phone-numbers";
@@ -71,6 +71,7 @@ const view = (r: Row, inboundUrl: string | null) => ({
   is_active: r.isActive,
   is_default_caller_id: r.isDefaultCallerId,
   inbound_workflow_id: r.inboundWorkflowId ?? null,
+  require_passing_tests: r.inboundRequirePassingTests,
   inbound_url: inboundUrl,
   created_at: r.createdAt,
   updated_at: r.updatedAt,
@@ -137,6 +138,7 @@ export const phoneNumbersRouter = createRouter()
     const address = normalizedAddress(body.address, getProvider(config.provider).pbx);
     if (body.inbound_workflow_id != null) {
       await checkInboundAgent(db, orgId, body.inbound_workflow_id);
+      if (body.require_passing_tests) await checkTestedAgent(db, orgId, body.inbound_workflow_id);
       await routeNumberToEdgedial(c.env, c.req.url, config, address);
     }
     const insert = db
@@ -149,6 +151,7 @@ export const phoneNumbersRouter = createRouter()
         isActive: body.is_active,
         isDefaultCallerId: body.is_default_caller_id,
         inboundWorkflowId: body.inbound_workflow_id ?? null,
+        inboundRequirePassingTests: body.require_passing_tests,
       })
       .returning();
     const audited = auditStatement(db, actorOf(c), {
@@ -161,6 +164,7 @@ export const phoneNumbersRouter = createRouter()
         is_active: body.is_active,
         is_default_caller_id: body.is_default_caller_id,
         inbound_workflow_id: body.inbound_workflow_id ?? null,
+        require_passing_tests: body.require_passing_tests,
       },
     });
     let row: Row;
@@ -183,15 +187,18 @@ export const phoneNumbersRouter = createRouter()
     const db = getDb(c.env);
     const config = await getConfig(db, orgId, config_id);
     const address = body.address !== undefined ? normalizedAddress(body.address, getProvider(config.provider).pbx) : undefined;
-    if (body.inbound_workflow_id != null) {
-      await checkInboundAgent(db, orgId, body.inbound_workflow_id);
+    if (body.inbound_workflow_id != null || body.require_passing_tests === true) {
       const current = await db
-        .select({ address: phoneNumbers.address })
+        .select({ address: phoneNumbers.address, agent: phoneNumbers.inboundWorkflowId, gated: phoneNumbers.inboundRequirePassingTests })
         .from(phoneNumbers)
         .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
         .get();
       if (!current) throw notFound(NUMBER_NOT_FOUND);
-      await routeNumberToEdgedial(c.env, c.req.url, config, address ?? current.address);
+      // The attachment as it will be: its agent and whether it requires passing tests, each sent or kept.
+      const agent = body.inbound_workflow_id !== undefined ? body.inbound_workflow_id : current.agent;
+      if (body.inbound_workflow_id != null) await checkInboundAgent(db, orgId, body.inbound_workflow_id);
+      if (agent != null && (body.require_passing_tests ?? current.gated)) await checkTestedAgent(db, orgId, agent);
+      if (body.inbound_workflow_id != null) await routeNumberToEdgedial(c.env, c.req.url, config, address ?? current.address);
     }
     const write = db
       .update(phoneNumbers)
@@ -201,6 +208,7 @@ export const phoneNumbersRouter = createRouter()
         ...(body.is_active !== undefined ? { isActive: body.is_active } : {}),
         ...(body.is_default_caller_id !== undefined ? { isDefaultCallerId: body.is_default_caller_id } : {}),
         ...(body.inbound_workflow_id !== undefined ? { inboundWorkflowId: body.inbound_workflow_id } : {}),
+        ...(body.require_passing_tests !== undefined ? { inboundRequirePassingTests: body.require_passing_tests } : {}),
         updatedAt: isoNow(),
       })
       .where(and(eq(phoneNumbers.id, number_id), eq(phoneNumbers.configId, config_id), eq(phoneNumbers.orgId, orgId)))
@@ -216,6 +224,7 @@ export const phoneNumbersRouter = createRouter()
         ...(body.is_active !== undefined ? { is_active: body.is_active } : {}),
         ...(body.is_default_caller_id !== undefined ? { is_default_caller_id: body.is_default_caller_id } : {}),
         ...(body.inbound_workflow_id !== undefined ? { inbound_workflow_id: body.inbound_workflow_id } : {}),
+        ...(body.require_passing_tests !== undefined ? { require_passing_tests: body.require_passing_tests } : {}),
       },
     });
     let rows: Row[];

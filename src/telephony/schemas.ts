@@ -136,6 +136,11 @@ export const PhoneNumber = z
       .int()
       .nullable()
       .describe("The agent that answers calls to this number; null: callers hear that the number takes no calls."),
+    require_passing_tests: z
+      .boolean()
+      .describe(
+        "The attached agent takes this number's calls only while its current version passed its newest test suite run; otherwise callers hear that the number takes no calls (docs/agent-tests.md).",
+      ),
     inbound_url: z
       .string()
       .nullable()
@@ -149,6 +154,11 @@ export const PhoneNumber = z
 
 const address = z.string().max(255).describe("E.164 (e.g. +14155550100); ari also takes extensions, SIP URIs and dial strings.");
 const label = z.string().max(255).nullable().describe("A name for the number.");
+const requirePassingTests = z
+  .boolean()
+  .describe(
+    "Attach only an agent whose current version passed its newest test suite run (a 409 naming why otherwise), and put calls through only while it has; a call that finds the version untested or failing is answered with a short message and hung up.",
+  );
 const inboundWorkflowId = refId()
   .nullable()
   .describe("The agent (workflow id) that answers calls to this number; null detaches it. Attaching points the carrier at edgedial where its API allows.");
@@ -160,6 +170,7 @@ export const CreatePhoneNumberBody = z
     is_active: z.boolean().default(true),
     is_default_caller_id: z.boolean().default(false).describe("Present this number as caller ID (unsets the previous default of the configuration)."),
     inbound_workflow_id: inboundWorkflowId.optional(),
+    require_passing_tests: requirePassingTests.default(false),
   })
   .openapi("CreatePhoneNumber");
 
@@ -170,6 +181,7 @@ export const UpdatePhoneNumberBody = z
     is_active: z.boolean().optional(),
     is_default_caller_id: z.boolean().optional(),
     inbound_workflow_id: inboundWorkflowId.optional(),
+    require_passing_tests: requirePassingTests.optional(),
   })
   .openapi("UpdatePhoneNumber");
 

@@ -29,6 +29,7 @@ const CAMPAIGN_FIELDS = [
   "schedule_config",
   "circuit_breaker",
   "voicemail_action",
+  "require_passing_tests",
   "executed_count",
   "total_queued_count",
   "parent_campaign_id",

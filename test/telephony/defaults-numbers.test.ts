@@ -108,6 +108,7 @@ describe("phone numbers", () => {
       is_active: true,
       is_default_caller_id: false,
       inbound_workflow_id: null,
+      require_passing_tests: false,
       inbound_url: expect.stringMatching(new RegExp(`/api/v1/telephony/twilio/inbound/${c.id}/[0-9a-f]{64}$`)),
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -13,13 +13,14 @@ import { organizationStub } from "../../organizations/organization-object";
 import type { InboundCall, ProviderName } from "../../telephony/providers/types";
 import type { ConfigRow } from "../../telephony/view";
 import { loadUsableWorkflow, type UsableWorkflow } from "../../workflows";
+import { gateRefusal } from "../../workflows/test-gate";
 import { addressCandidates, asE164, inboundVariables, refusalOf, type Refusal } from "./inbound-rules";
 import { createRun, type RunRow } from "../runs/runs";
 import { SINGLE_CALL_LEASE_SECONDS } from "../start/start";
 import { admitEngines, callDemandOf, releaseCallEngines } from "../admission/engine-admission";
 import { applyStatus } from "../runs/status";
 
-export type Admission = { ok: true; run: RunRow } | { ok: false; reason: Refusal | "agent_unusable" | "concurrent_call_limit" };
+export type Admission = { ok: true; run: RunRow } | { ok: false; reason: Refusal | "agent_unusable" | "agent_untested" | "concurrent_call_limit" };
 
 /**
  * Finds the number and agent, takes the lease and creates the run with `status` (in progress where the carrier asks
@@ -46,6 +47,13 @@ export async function admitInbound(env: Env, row: ConfigRow, provider: ProviderN
     if (!(err instanceof ApiError)) throw err;
     log("warning", "inbound_call_refused", { ...fields, reason: "agent_unusable", detail: String(err.detail) });
     return { ok: false, reason: "agent_unusable" };
+  }
+  // An attachment that requires passing tests puts no call through to a version that has not passed: the caller hears
+  // the number's "no one can take your call" message (as for a number with no agent) and the log says why.
+  const untested = number.inboundRequirePassingTests ? await gateRefusal(db, workflow, "number") : null;
+  if (untested) {
+    log("warning", "inbound_call_refused", { ...fields, reason: "agent_untested", detail: untested });
+    return { ok: false, reason: "agent_untested" };
   }
 
   // The caller counts against the organization's cap like any call; over it the caller hears busy, not ringing.

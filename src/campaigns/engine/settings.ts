@@ -63,6 +63,10 @@ export const SETTINGS_FIELDS = {
     description:
       "When an answering machine answers (the carrier's detection where it has one, else the agent's from the first words): `hang_up`, or `leave_message` (the greeting is spoken after the tone). The run's status is `voicemail` either way.",
   }),
+  require_passing_tests: z.boolean().default(false).openapi({
+    description:
+      "Start (and resume) only while the agent's current version passed its newest finished test suite run (a 409 naming why otherwise; docs/agent-tests.md). The agent's own workflow_configurations.require_passing_tests asks the same of every campaign.",
+  }),
 };
 export const CampaignSettingsSchema = z.object(SETTINGS_FIELDS);
 

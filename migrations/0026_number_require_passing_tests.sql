@@ -1,0 +1,1 @@
+ALTER TABLE `phone_numbers` ADD `inbound_require_passing_tests` integer DEFAULT false NOT NULL;
