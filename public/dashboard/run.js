@@ -1,7 +1,7 @@
 // A call's page: status and times, timing per turn (from the transcript's audio-clock times: how long each turn was
 // and how long the agent took to answer), usage with an estimated cost (cost.js), the recording, the analysis, the
 // agent's actions and transfer, and what it gathered.
-import { fact, fmtTime, h, load, main, page, Superseded, stateBadge, table } from "./core.js";
+import { api, fact, fmtTime, h, load, main, page, showError, Superseded, stateBadge, table } from "./core.js";
 import { enginesOf, estimateCost, RATES_SOURCE, turnTimings, usd } from "./cost.js";
 import { stagesText } from "./stages.js";
 
@@ -132,6 +132,32 @@ function actionsSection(run) {
   return out.length ? out : [h("p", {}, "No actions: no transfer, tool or keypad use.")];
 }
 
+/** A live sandbox call's keypad: the simulated callee presses the keys on the call (docs/sandbox.md). */
+function sandboxKeypad(workflowId, runId) {
+  const digits = h("input", { id: "sandbox-keys", inputmode: "tel", pattern: "[0-9*#A-Da-d]{1,32}", required: true, size: 8 });
+  const note = h("p", { role: "status", class: "hint" }, "The simulated callee presses them on the live call; reload to see them in the conversation.");
+  const form = h(
+    "form",
+    {
+      class: "inline",
+      onsubmit: async (e) => {
+        e.preventDefault();
+        try {
+          const done = await api(`/workflow/${workflowId}/runs/${runId}/sandbox-keys`, { method: "POST", json: { digits: digits.value } });
+          note.textContent = `Pressed ${done.digits}.`;
+          digits.value = "";
+        } catch (err) {
+          showError(err);
+        }
+      },
+    },
+    h("label", { for: "sandbox-keys" }, "Press keys as the callee "),
+    digits,
+    h("button", { type: "submit" }, "Press"),
+  );
+  return [h("h2", {}, "Keypad (sandbox)"), form, note];
+}
+
 export async function runPage(workflowId, runId) {
   const heading = page("Call", h("p", {}, "Loading…"));
   // The agent's engines price the usage; an agent that can no longer be read is priced at the defaults.
@@ -179,6 +205,7 @@ export async function runPage(workflowId, runId) {
     heading,
     h("p", {}, back),
     facts,
+    ...(run.provider === "sandbox" && run.status === "in_progress" ? sandboxKeypad(workflowId, runId) : []),
     h("h2", {}, "Recording"),
     recordingPlayer(run),
     h("h2", {}, "Conversation and timing"),

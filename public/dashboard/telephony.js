@@ -144,6 +144,33 @@ const agentSelect = (agents, value) =>
     agents.map((a) => h("option", { value: a.id, selected: a.id === value }, a.name)),
   );
 
+/**
+ * A sandbox number's "Call this number": the carrier simulator dials it (docs/sandbox.md), its agent answers, and the
+ * call's page opens while the simulated caller talks.
+ */
+function sandboxCallButton(path, n) {
+  return h(
+    "button",
+    {
+      type: "button",
+      onclick: async (e) => {
+        e.target.disabled = true;
+        try {
+          const placed = await api(`${path}/sandbox-call`, { method: "POST", json: {} });
+          if (placed.run_id) location.hash = `#/runs/${placed.workflow_id}/${placed.run_id}`;
+          else
+            showError(new Error(`The simulator called ${n.address}, but edgedial did not start a run (the number has no agent, or edgedial was not reached).`));
+        } catch (err) {
+          showError(err);
+        } finally {
+          e.target.disabled = false;
+        }
+      },
+    },
+    `Call ${n.address}`,
+  );
+}
+
 function numberRow(config, n, agents, reload) {
   const path = `/organizations/telephony-configs/${config.id}/phone-numbers/${n.id}`;
   const put = async (json) => {
@@ -172,6 +199,7 @@ function numberRow(config, n, agents, reload) {
     h(
       "td",
       {},
+      config.provider === "sandbox" && n.inbound_workflow_id ? sandboxCallButton(path, n) : "",
       h(
         "button",
         {
