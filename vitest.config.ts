@@ -78,6 +78,7 @@ export default defineConfig(async () => {
               "./test/calls/speech-standin.global.ts",
               "./test/webhooks/receiver.global.ts",
               "./test/agent/tool-standin.global.ts",
+              "./test/dev/local-speech.global.ts",
               "./test/agent-tests/model-standin.global.ts",
             ],
           },

@@ -12,6 +12,7 @@ import { DEFAULT_TURN_SETTINGS, type Engines, type TurnSettings } from "./conver
 import { DeepgramSpeechToText, DeepgramTextToSpeech, isDeepgramFlux } from "./deepgram-speech";
 import { ElevenLabsSpeechToText, ElevenLabsTextToSpeech } from "./elevenlabs-speech";
 import { LocalModel } from "./local-model";
+import { LocalSpeechTextToSpeech } from "./local-speech";
 import { OpenAiModel } from "./openai-model";
 import { RESERVED_TOOL_NAMES } from "./actions";
 import { ScriptedModel } from "./scripted-model";
@@ -257,7 +258,8 @@ const LOCAL_CLIPS = 20;
 /**
  * The offline engines: the local model walks the graph, the speech-to-text recognizes the organization's stored
  * recordings by their sound (each heard as its name, e.g. the sandbox callee's lines, which `npm run dev` stores),
- * and the agent speaks in tones.
+ * and the agent speaks through the local speech server where `npm run dev` or the demo runs one (LOCAL_SPEECH_URL),
+ * else in tones.
  */
 async function localEngines(env: Env, orgId: number): Promise<Engines> {
   const rows = await listGreetings(getDb(env), orgId, null, LOCAL_CLIPS);
@@ -266,7 +268,13 @@ async function localEngines(env: Env, orgId: number): Promise<Engines> {
     const audio = await loadGreeting(env.UPLOADS, row.key);
     if (audio) clips.push({ text: row.name, ...audio });
   }
-  return { model: new LocalModel(RESERVED_TOOL_NAMES), stt: new ClipSpeechToText(clips), tts: new ClipTextToSpeech([]) };
+  const speechUrl = (env as { LOCAL_SPEECH_URL?: string }).LOCAL_SPEECH_URL;
+  const tone = new ClipTextToSpeech([]);
+  return {
+    model: new LocalModel(RESERVED_TOOL_NAMES),
+    stt: new ClipSpeechToText(clips),
+    tts: speechUrl ? new LocalSpeechTextToSpeech(speechUrl, tone) : tone,
+  };
 }
 
 /** The scripted engine's clips: the organization's stored recordings, each with the words it says. */
