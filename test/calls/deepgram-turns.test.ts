@@ -6,14 +6,17 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DeepgramSpeechToText } from "../../src/agent/deepgram-speech";
+import { turnDetection } from "../../src/agent/engines";
 import { ElevenLabsSpeechToText } from "../../src/agent/elevenlabs-speech";
 import type { TurnEvent } from "../../src/agent/speech";
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
-import { listenLive, listenUntil, SEATS, SURE } from "./conversation-support";
+import { call } from "../helpers";
+import { DEFINITION, listenLive, listenUntil, SEATS, SURE } from "./conversation-support";
 import { BASE, key, keyedCall as keyedCallOn, script, sent } from "./keyed-speech-support";
+import { setup } from "./support";
 
 /** 20 ms frames at 8 kHz: voiced (a steady level over the agent's gate) or quiet. */
 const voiced = (ms: number) => Array.from({ length: ms / 20 }, () => new Int16Array(160).fill(3000));
@@ -256,4 +259,33 @@ describe("a call on the agent's own keys: the turn ends on the engine's word, no
       expect(slow).toBeGreaterThanOrEqual(BOUND_MS);
     });
   }
+});
+
+describe("the path each agent's turns take, on its latency endpoint", () => {
+  it("flux, smart-turn or silence, from the agent's speech engine; the silence bound alone without an AI binding", async () => {
+    const s = await setup("twilio");
+    const cases: [unknown, string][] = [
+      [undefined, "smart-turn"], // Workers AI's Nova-3 by default
+      [{ provider: "workers-ai", model: "@cf/deepgram/flux" }, "flux"],
+      [{ provider: "deepgram", api_key: "k" }, "flux"],
+      [{ provider: "deepgram", api_key: "k", model: "flux-general-multi" }, "flux"],
+      [{ provider: "deepgram", api_key: "k", model: "nova-3" }, "smart-turn"],
+      [{ provider: "elevenlabs", api_key: "k" }, "smart-turn"],
+    ];
+    for (const [stt, expected] of cases) {
+      const voice_agent = stt ? { stt } : {};
+      const wf = await call("POST", "/api/v1/workflow/create", {
+        key: s.org.key,
+        body: { name: "turns", workflow_definition: DEFINITION, workflow_configurations: { voice_agent } },
+      });
+      expect(wf.status, wf.text).toBe(200);
+      const latency = await call("GET", `/api/v1/workflow/${wf.json.id}/latency`, { key: s.org.key });
+      expect(latency.status, latency.text).toBe(200);
+      expect([stt, latency.json.turn_detection]).toEqual([stt, expected]);
+    }
+    // The scripted engines of local development, and a deployment without the binding: the silence bound decides.
+    expect(turnDetection({ voice_agent: { stt: { provider: "scripted", clips: [] } } }, true)).toBe("silence");
+    expect(turnDetection({ voice_agent: { stt: { provider: "elevenlabs" } } }, false)).toBe("silence");
+    expect(turnDetection({ voice_agent: { stt: { provider: "deepgram" } } }, false)).toBe("flux");
+  });
 });
