@@ -6201,7 +6201,80 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Before talking to an agent from a browser: the template variables to fill and whether the caller speaks or types
+         * @description Places no call. The variables are those a call must give (POST's initial_context) unless the agent gives a default; input_mode says whether the agent's engines understand speech (else the caller types turns: docs/web-calls.md).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What the call needs */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebCallSetup"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the current state: archived agent, no ready telephony configuration, ... An agent whose definition fails validation is refused too: `detail` names the problems and `errors` lists every one (as POST /workflow/{workflow_id}/validate does). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentConflict"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         put?: never;
         /**
          * Talk to an agent from a browser: a single-use token and the WebSocket URL it opens
@@ -7787,6 +7860,232 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/telephony-configs/{config_id}/phone-numbers/{number_id}/sandbox-call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Call a sandbox number from the simulator (an inbound call to its agent)
+         * @description Local development only (LOCAL_DEV): elsewhere 404, as the sandbox does not exist there. The number is pointed at edgedial (its VoiceUrl on the simulator's sandbox account, as attaching an agent does), then the simulator dials it: Twilio's signed voice request to the configuration's inbound URL, and the sandbox callee talks on the media stream the answer opens. 409: the configuration is not a sandbox one. 502: the simulator could not be reached.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    config_id: number;
+                    /** @description Decimal digits only */
+                    number_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The simulated caller's number (E.164; default +14155550100)
+                         * @example +14155550100
+                         */
+                        from?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SandboxCall"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The carrier refused or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service degraded */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflow/{workflow_id}/runs/{run_id}/sandbox-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Press keys as the callee of a live sandbox call
+         * @description Local development only (LOCAL_DEV): elsewhere 404, as the sandbox does not exist there. The simulator's callee presses the keys on the call's media stream (Twilio's `dtmf` message per key), which the agent hears as from any carrier. 409: the run is not a sandbox call, or its call has no live audio in the simulator (not answered yet, or over). 502: the simulator could not be reached.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Decimal digits only */
+                    workflow_id: number;
+                    /** @description Decimal digits only */
+                    run_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example 1# */
+                        digits: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SandboxKeys"];
+                    };
+                };
+                /** @description Missing or invalid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or another organization's) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with the current state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Invalid input */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Rate limit exceeded (requests per API key; call starts also per organization and the concurrent-call cap) */
+                429: {
+                    headers: {
+                        /** @description Whole seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The carrier refused or could not be reached */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -7844,12 +8143,12 @@ export interface components {
             id: number;
             created_at: string;
             /**
-             * @description create, update, delete, revoke, set_status, start, pause, resume, cancel, redial or add_contacts
+             * @description One of create, update, delete, revoke, set_status, start, pause, resume, cancel, redial, add_contacts, purge, erase
              * @example update
              */
             action: string;
             /**
-             * @description api_key, telephony_config, phone_number, workflow, campaign or calling_policy (its id is the organization's)
+             * @description One of api_key, telephony_config, phone_number, workflow, campaign, calling_policy, greeting_recording, webhook_endpoint, suppression_list, data_policy, run_data (for calling_policy, data_policy and run_data the id is the organization's)
              * @example telephony_config
              */
             resource_type: string;
@@ -8384,6 +8683,8 @@ export interface components {
             is_default_caller_id: boolean;
             /** @description The agent that answers calls to this number; null: callers hear that the number takes no calls. */
             inbound_workflow_id: number | null;
+            /** @description The attached agent takes this number's calls only while its current version passed its newest test suite run; otherwise callers hear that the number takes no calls (docs/agent-tests.md). */
+            require_passing_tests: boolean;
             /** @description Where the carrier must send calls to this number. Set automatically on attach where the carrier's API allows (Twilio, Plivo, Vobiz, Telnyx, Vonage, Cloudonix); paste it by hand for Exotel (the App Bazaar flow's Passthru/Voicebot URL) or use it from Asterisk's dialplan. It carries a secret token. */
             inbound_url: string | null;
             created_at: string;
@@ -8403,6 +8704,11 @@ export interface components {
             is_default_caller_id?: boolean;
             /** @description The agent (workflow id) that answers calls to this number; null detaches it. Attaching points the carrier at edgedial where its API allows. */
             inbound_workflow_id?: number | null;
+            /**
+             * @description Attach only an agent whose current version passed its newest test suite run (a 409 naming why otherwise), and put calls through only while it has; a call that finds the version untested or failing is answered with a short message and hung up.
+             * @default false
+             */
+            require_passing_tests?: boolean;
         };
         UpdatePhoneNumber: {
             /** @description E.164 (e.g. +14155550100); ari also takes extensions, SIP URIs and dial strings. */
@@ -8413,6 +8719,8 @@ export interface components {
             is_default_caller_id?: boolean;
             /** @description The agent (workflow id) that answers calls to this number; null detaches it. Attaching points the carrier at edgedial where its API allows. */
             inbound_workflow_id?: number | null;
+            /** @description Attach only an agent whose current version passed its newest test suite run (a 409 naming why otherwise), and put calls through only while it has; a call that finds the version untested or failing is answered with a short message and hung up. */
+            require_passing_tests?: boolean;
         };
         DeletedPhoneNumber: {
             id: number;
@@ -8847,14 +9155,23 @@ export interface components {
                 eot_threshold?: number;
                 /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
                 eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";
                 /** @description Stored encrypted, shown masked */
                 api_key: string;
+                /** @description Live turns: flux-general-en (default: Deepgram's end-of-turn events) or a Nova model (nova-3: smart-turn judges the turn's end) */
                 model?: string;
                 /** Format: uri */
                 base_url?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "elevenlabs";
@@ -8946,14 +9263,23 @@ export interface components {
                 eot_threshold?: number;
                 /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
                 eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";
                 /** @description Stored encrypted, shown masked */
                 api_key: string;
+                /** @description Live turns: flux-general-en (default: Deepgram's end-of-turn events) or a Nova model (nova-3: smart-turn judges the turn's end) */
                 model?: string;
                 /** Format: uri */
                 base_url?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "elevenlabs";
@@ -9202,14 +9528,23 @@ export interface components {
                 eot_threshold?: number;
                 /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
                 eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";
                 /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
                 api_key?: string;
+                /** @description Live turns: flux-general-en (default: Deepgram's end-of-turn events) or a Nova model (nova-3: smart-turn judges the turn's end) */
                 model?: string;
                 /** Format: uri */
                 base_url?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "elevenlabs";
@@ -9301,14 +9636,23 @@ export interface components {
                 eot_threshold?: number;
                 /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
                 eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "deepgram";
                 /** @description Required unless this agent already has a key stored for the same provider and base_url: then omit it (or send its mask) to keep that key; otherwise a 422 `missing` here. Stored encrypted, shown masked */
                 api_key?: string;
+                /** @description Live turns: flux-general-en (default: Deepgram's end-of-turn events) or a Nova model (nova-3: smart-turn judges the turn's end) */
                 model?: string;
                 /** Format: uri */
                 base_url?: string;
+                /** @description Flux only: the confidence at which it ends the caller's turn (Deepgram's default 0.7; higher waits longer) */
+                eot_threshold?: number;
+                /** @description Flux only: the confidence at which it says the turn is probably over and the agent starts its reply ahead, unheard until the turn ends (default 0.4; null: no reply ahead). At most eot_threshold */
+                eager_eot_threshold?: number | null;
+                /** @description Flux only: the silence after which Flux ends the turn whatever its confidence (Deepgram's default 5000; the agent's end_of_turn_ms bound still applies) */
+                eot_timeout_ms?: number;
             } | {
                 /** @enum {string} */
                 provider: "elevenlabs";
@@ -9567,6 +9911,7 @@ export interface components {
             circuit_breaker: components["schemas"]["CircuitBreaker"];
             /** @enum {string} */
             voicemail_action: "hang_up" | "leave_message";
+            require_passing_tests: boolean;
             executed_count: number;
             total_queued_count: number;
             parent_campaign_id: number | null;
@@ -9637,6 +9982,11 @@ export interface components {
              * @enum {string}
              */
             voicemail_action?: "hang_up" | "leave_message";
+            /**
+             * @description Start (and resume) only while the agent's current version passed its newest finished test suite run (a 409 naming why otherwise; docs/agent-tests.md). The agent's own workflow_configurations.require_passing_tests asks the same of every campaign.
+             * @default false
+             */
+            require_passing_tests?: boolean;
         } | unknown | unknown;
         /** @description A campaign as listed: every field of the campaign object but its logs (GET /campaign/{campaign_id} carries them) */
         CampaignSummary: {
@@ -9672,6 +10022,7 @@ export interface components {
             circuit_breaker: components["schemas"]["CircuitBreaker"];
             /** @enum {string} */
             voicemail_action: "hang_up" | "leave_message";
+            require_passing_tests: boolean;
             executed_count: number;
             total_queued_count: number;
             parent_campaign_id: number | null;
@@ -9700,6 +10051,7 @@ export interface components {
             circuit_breaker?: components["schemas"]["CircuitBreakerPatch"];
             /** @enum {string} */
             voicemail_action?: "hang_up" | "leave_message";
+            require_passing_tests?: boolean;
         };
         RetryConfigPatch: {
             enabled?: boolean;
@@ -10020,6 +10372,11 @@ export interface components {
                 heard_gap_ms: components["schemas"]["LatencyPercentiles"];
             };
             heard: components["schemas"]["HeardLatency"];
+            /**
+             * @description How the end of the caller's turn is decided for the agent's speech engine as it is set now: flux (Deepgram Flux's end-of-turn events, on Workers AI or Deepgram's API), smart-turn (Workers AI's turn-detection model asked at a short pause) or silence (end_of_turn_ms of quiet alone); the silence bound is the fallback of the first two (docs/turn-taking.md)
+             * @enum {string}
+             */
+            turn_detection: "flux" | "smart-turn" | "silence";
         };
         LatencyPercentiles: {
             /** @description Replies that reached this stage */
@@ -10231,6 +10588,18 @@ export interface components {
              * @default 3
              */
             repetitions?: number;
+            model?: components["schemas"]["AgentTestModel"];
+        };
+        /** @description The model that plays persona callers and judges rubric criteria: an OpenAI-compatible endpoint (its key is used for this run only). Absent: the agent's workflow_configurations.agent_tests.model, else Workers AI where the deployment has it */
+        AgentTestModel: {
+            /**
+             * Format: uri
+             * @description An OpenAI-compatible API's base URL (…/v1)
+             */
+            base_url: string;
+            model: string;
+            /** @description Sent as a bearer token; used for this run only, never stored */
+            api_key?: string;
         };
         CallInitiationResponse: {
             /** @example initiated */
@@ -10273,6 +10642,20 @@ export interface components {
             /** @description Route through this configuration instead of the default */
             telephony_configuration_id?: number | null;
         };
+        WebCallSetup: {
+            /** @description The template variables the agent's prompts and greetings use, in order of first use */
+            variables: {
+                /** @example first_name */
+                name: string;
+                /** @description The agent's default (template_context_variables), used when the call gives none; null: the call must give one */
+                default: string | null;
+            }[];
+            /**
+             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they do not (local development's offline engines), so the caller types turns ({"type":"text"} messages)
+             * @enum {string}
+             */
+            input_mode: "speech" | "text";
+        };
         WebCallCreated: {
             workflow_run_id: number;
             /** @example WR-1042 */
@@ -10291,6 +10674,11 @@ export interface components {
              * @enum {number}
              */
             sample_rate: 16000;
+            /**
+             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they do not (local development's offline engines), so the caller types turns ({"type":"text"} messages)
+             * @enum {string}
+             */
+            input_mode: "speech" | "text";
         };
         StartWebCall: {
             /** @description Template variables for the agent's prompt and greeting, as for a phone call */
@@ -10449,6 +10837,22 @@ export interface components {
          * @enum {string}
          */
         WebhookDeliveryEvent: "run.completed" | "run.analyzed" | "campaign.state_changed" | "campaign.completed" | "agent_test.finished" | "agent.webhook_node";
+        SandboxCall: {
+            /** @description The simulator's CallSid of the call */
+            call_id: string;
+            to: string;
+            from: string;
+            /** @description Whether edgedial answered the simulator's voice request (2xx) */
+            answered: boolean;
+            /** @description The run the call became (null: the number has no agent, or edgedial was not reached) */
+            run_id: number | null;
+            workflow_id: number | null;
+        };
+        SandboxKeys: {
+            run_id: number;
+            call_id: string;
+            digits: string;
+        };
     };
     responses: never;
     parameters: never;
