@@ -1,12 +1,14 @@
 // Typed turns on a web call (docs/web-calls.md): GET /workflow/{id}/web-call names the template variables to ask for
 // (with the agent's defaults) and whether the caller speaks or types; a `{"type":"text"}` message is a caller turn of
 // the same session and graph as a spoken one: logged as the user's, answered in audio and in the live transcript,
-// and each turn is followed by a `state` message (node, gathered values, tool calls) the playground shows.
+// and each turn is followed by a `state` message (node, gathered values, tool calls) the playground shows; an action
+// (a transfer decision) reaches the page as a `tool` turn and in the state's tool calls, as the run records it.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pcm16ToBytes } from "../../src/lib/audio/pcm";
 import { call, createOrg, type Org } from "../helpers";
 import { DEFINITION, prepareScripted, SCRIPT, SEATS_DISPOSITIONS } from "./conversation-support";
+import { PERSON, TRANSFER_SCRIPT, transferDefinition } from "./transfer-support";
 import { runRow } from "./support";
 
 type State = { node: string | null; nodes: string[]; gathered: Record<string, unknown>; disposition: string | null; tool_calls: unknown[] };
@@ -55,11 +57,11 @@ class TypingPage {
   }
 }
 
-async function typingCall(org: Org, agentId: number): Promise<{ page: TypingPage; runId: number; made: Record<string, unknown> }> {
+async function typingCall(org: Org, agentId: number, script = SCRIPT): Promise<{ page: TypingPage; runId: number; made: Record<string, unknown> }> {
   const res = await call("POST", `/api/v1/workflow/${agentId}/web-call`, { key: org.key, body: { initial_context: { first_name: "Ada" } } });
   expect(res.status, res.text).toBe(200);
   const runId = res.json.workflow_run_id as number;
-  await prepareScripted(runId, SCRIPT);
+  await prepareScripted(runId, script);
   const up = await exports.default.fetch(new Request(String(res.json.websocket_url).replace(/^ws/, "http"), { headers: { Upgrade: "websocket" } }));
   expect(up.status).toBe(101);
   up.webSocket!.accept();
@@ -149,5 +151,25 @@ describe("a typed turn on a web call", () => {
     expect(detail).toMatchObject({ direction: "web", gathered_context: { seats: 12 } });
     expect(detail.transcript.map((t: { text: string }) => t.text)).toEqual(page.transcript.map((t) => t.text));
     expect((await runRow(runId)).endReason).toBe("agent_hangup");
+  });
+});
+
+describe("the agent's actions on a web call", () => {
+  it("a transfer decision reaches the page as a tool turn and in the state's tool calls, as the run records it", async () => {
+    const org = await createOrg();
+    const agent = await seatsAgent(org, { workflow_definition: transferDefinition(PERSON, "cold") });
+    const { page, runId } = await typingCall(org, agent.id, TRANSFER_SCRIPT);
+    await page.waitFor(() => page.transcript.length >= 1);
+    page.type("Sure, tell me more.");
+    await page.waitFor(() => page.transcript.some((t) => t.role === "tool"));
+    expect(page.transcript.find((t) => t.role === "tool")?.text).toMatch(/^transfer_call: /);
+    await page.waitFor(() => (page.states.at(-1)?.tool_calls.length ?? 0) > 0);
+    const shown = page.states.at(-1)!.tool_calls as Array<{ name: string; status: string }>;
+    expect(shown[0]).toMatchObject({ name: "transfer_call", arguments: expect.any(Object) });
+    page.ws.send(JSON.stringify({ type: "stop" }));
+    await page.waitFor(() => page.closed !== null, 2000);
+    for (let i = 0; i < 100 && !(await runRow(runId)).detailsKey; i++) await new Promise((r) => setTimeout(r, 20));
+    const detail = (await call("GET", `/api/v1/workflow/${agent.id}/runs/${runId}`, { key: org.key })).json;
+    expect(detail.tool_calls.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual(shown.map((t) => [t.name, t.status]));
   });
 });
