@@ -69,7 +69,14 @@ export async function enginesFor(env: Env, orgId: number, configurations: unknow
     if (env.LOCAL_DEV !== "true") throw new Unavailable(`${what} is scripted, which only local development (LOCAL_DEV) runs`);
   };
   try {
-    const build = { needAi, endpoint, localOnly, ai, clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c) };
+    const build = {
+      needAi,
+      endpoint,
+      localOnly,
+      ai,
+      clips: (c: { text: string; recording_id: string }[]) => storedClips(env, orgId, c),
+      voice: () => offlineVoice(env),
+    };
     const llm = await chain(orgId, v?.llm ?? { provider: "workers-ai" as const, model: v?.llm_model }, v?.llm_fallbacks, (c) => chatModel(c, build), llmId);
     if (localSpeech) {
       // Offline, an agent that names only its model (a starter template's scripted one) speaks and hears on the
@@ -113,6 +120,8 @@ type Builders = {
   endpoint: (url: string | undefined, what: string) => Promise<string | undefined>;
   localOnly: (what: string) => void;
   clips?: (clips: { text: string; recording_id: string }[]) => Promise<KnownClip[]>;
+  /** The scripted text-to-speech: the offline voice (see `offlineVoice`). */
+  voice?: () => TextToSpeech;
   /** The deployment's AI binding, where it has one: smart-turn judges the turns of engines without turn events. */
   ai?: AiRunner;
 };
@@ -206,7 +215,7 @@ async function ttsEngine(c: TtsChoice, b: Builders): Promise<TextToSpeech> {
   if (c.provider === "workers-ai") return new WorkersAiTextToSpeech(b.needAi("Text-to-speech"), c.model, c.voice);
   if (c.provider === "scripted") {
     b.localOnly("Text-to-speech");
-    return new ClipTextToSpeech([]);
+    return b.voice ? b.voice() : new ClipTextToSpeech([]);
   }
   const s = { apiKey: c.api_key ?? "", model: c.model, baseUrl: await b.endpoint(c.base_url, "Text-to-speech") };
   return c.provider === "deepgram" ? new DeepgramTextToSpeech(s) : new ElevenLabsTextToSpeech({ ...s, voice: c.voice });
@@ -268,13 +277,17 @@ async function localEngines(env: Env, orgId: number): Promise<Engines> {
     const audio = await loadGreeting(env.UPLOADS, row.key);
     if (audio) clips.push({ text: row.name, ...audio });
   }
+  return { model: new LocalModel(RESERVED_TOOL_NAMES), stt: new ClipSpeechToText(clips), tts: offlineVoice(env) };
+}
+
+/**
+ * The offline engines' voice (and the scripted text-to-speech's): the local speech server `npm run dev` and the demo
+ * run (LOCAL_SPEECH_URL, local development only), in tones where it is not set or does not answer.
+ */
+function offlineVoice(env: Env): TextToSpeech {
   const speechUrl = (env as { LOCAL_SPEECH_URL?: string }).LOCAL_SPEECH_URL;
   const tone = new ClipTextToSpeech([]);
-  return {
-    model: new LocalModel(RESERVED_TOOL_NAMES),
-    stt: new ClipSpeechToText(clips),
-    tts: speechUrl ? new LocalSpeechTextToSpeech(speechUrl, tone) : tone,
-  };
+  return speechUrl && env.LOCAL_DEV === "true" ? new LocalSpeechTextToSpeech(speechUrl, tone) : tone;
 }
 
 /** The scripted engine's clips: the organization's stored recordings, each with the words it says. */

@@ -73,6 +73,16 @@ describe("the offline engines' voice", () => {
     expect((await gone.tts.synthesize(GREETING)).samples).toEqual(tone.samples);
   }, 60_000);
 
+  it("is the scripted text-to-speech's voice too (the demo's agent), and never a deployment's", async () => {
+    const scripted = { voice_agent: { llm: { provider: "scripted", script: [{ say: "Hello." }] }, tts: { provider: "scripted" } } };
+    const dev = { ...env, LOCAL_SPEECH_URL: URL_ } as unknown as Env;
+    const choice = await enginesFor(dev, 1, scripted, privacy(dev));
+    expect(choice.ok && choice.engines.tts).toBeInstanceOf(LocalSpeechTextToSpeech);
+    // A Worker that is not local development (LOCAL_DEV unset) runs no scripted engine, whatever the URL says.
+    const deployed = { ...env, LOCAL_SPEECH_URL: URL_, LOCAL_DEV: "" } as unknown as Env;
+    expect(await enginesFor(deployed, 1, scripted, privacy(deployed))).toMatchObject({ ok: false, reason: expect.stringMatching(/only local development/) });
+  });
+
   it("stops when the reply is cut off rather than speaking in tones", async () => {
     const engines = await offlineEngines({ LOCAL_SPEECH_URL: URL_ });
     const cut = new AbortController();
