@@ -93,7 +93,8 @@ export async function agentPage(id, { main, h, page, load, api, showError }) {
   main.replaceChildren(
     page(agent.name),
     h("p", {}, `Version ${agent.version_number} · ${agent.status}`),
-    setupProblem ? h("p", { class: "hint" }, `Calls are refused: ${setupProblem.message}`) : null,
+    // replaceChildren would write a null as text: an empty paragraph instead.
+    h("p", { class: "hint", hidden: !setupProblem }, setupProblem ? `Calls are refused: ${setupProblem.message}` : ""),
     vars.element,
     h(
       "section",

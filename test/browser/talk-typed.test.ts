@@ -2,7 +2,7 @@
 // understand no speech): the page asks for the agent's {{first_name}} before the call, says it is in typing mode, a
 // typed turn gets a spoken answer (audio frames reach the page) and a written one, and Hang up ends the run. Then the
 // text-only playground, on the same web call, shows the node change, the gathered value and the end of the call.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,11 +10,13 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { CHROMIUM } from "./chromium";
+import { contrastProblems } from "./contrast";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-talk-typed-"));
+const ARTIFACTS = join(process.cwd(), "test-artifacts");
 const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
 let app: Awaited<ReturnType<typeof unstable_startWorker>>;
 let context: BrowserContext;
@@ -155,6 +157,9 @@ describe("Talk to this agent, typing", () => {
     await expect.poll(() => items(page, "#playground-gathered"), { timeout: 30_000 }).toEqual(["seats: 12"]);
     await expect.poll(() => page.locator("#playground-status").textContent(), { timeout: 30_000 }).toContain("Ended (agent hangup)");
     expect(await page.locator("#playground-disposition").textContent()).toBe("interested");
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "talk-playground.png"), fullPage: true });
+    expect(await contrastProblems(page)).toEqual([]);
     expect(errors).toEqual([]);
   });
 });
