@@ -78,6 +78,7 @@ export function playground(h, { agent, makeCall, showError }) {
     }
   });
   end.addEventListener("click", () => call?.hangUp());
+  text.addEventListener("input", () => call?.typing());
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const words = text.value.trim();

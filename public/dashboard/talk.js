@@ -83,6 +83,7 @@ export async function agentPage(id, { main, h, page, load, api, showError }) {
     }
   });
   hangUp.addEventListener("click", () => call?.hangUp());
+  text.addEventListener("input", () => call?.typing());
   typed.addEventListener("submit", (e) => {
     e.preventDefault();
     const words = text.value.trim();

@@ -97,12 +97,19 @@ export async function startCall(made, mode, { onTurn, onState = () => {}, onOpen
   ws.onclose = (e) => finish(e.reason);
   ws.onerror = () => finish("connection failed");
 
+  let typingSent = 0;
   return {
     /** A typed turn; false when the call is not connected. */
     say(text) {
       if (ws.readyState !== WebSocket.OPEN) return false;
       ws.send(JSON.stringify({ type: "text", text }));
       return true;
+    },
+    /** The caller is typing: at most every 2 s, so the agent's re-prompt and silence limits wait for the turn. */
+    typing() {
+      if (performance.now() - typingSent < 2000) return;
+      typingSent = performance.now();
+      send(JSON.stringify({ type: "typing" }));
     },
     hangUp() {
       send(JSON.stringify({ type: "stop" }));

@@ -279,7 +279,8 @@ export class ConversationAgent implements VoiceAgent {
   /** A typed turn (a web call's page): it barges in like speech and is answered as heard words, on the same graph. */
   onText(text: string) {
     if (this.ended || this.machine.answered || this.handingOver || !this.c) return;
-    this.idle.lastActivity = this.c.wallNow();
+    this.idle.lastActivity = this.c.wallNow(); // typing (an empty text) is the caller's activity too, not a turn
+    if (!text) return;
     if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
     this.takeTurn(text, () => this.conversation.heard(text));
   }

@@ -155,7 +155,7 @@ export interface VoiceAgent {
   onMark(name: string): void | Promise<void>;
   /** The callee pressed a key (reported on the media stream or by the carrier's callbacks), at the call's clock. */
   onDtmf?(digit: string, atMs: number): void | Promise<void>;
-  /** The caller typed a turn (a web call's page): their words as if heard, with no speech-to-text. */
+  /** The caller typed a turn (a web call's page): their words as if heard, with no speech-to-text; "": they are typing. */
   onText?(text: string): void | Promise<void>;
   onEnd(reason: EndReason): void | Promise<void>;
   /** The carrier's answering-machine verdict, when it arrives after the media started (asynchronous detection). */

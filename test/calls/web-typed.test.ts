@@ -43,6 +43,16 @@ class TypingPage {
     });
   }
 
+  /** `ms` of wall time, 20 ms of silence at a time, saying it is typing every 500 ms when `typing`. */
+  async wait(ms: number, typing: boolean) {
+    const silence = pcm16ToBytes(new Int16Array(320)).buffer as ArrayBuffer;
+    for (let t = 0; t < ms && !this.closed; t += 20) {
+      if (typing && t % 500 === 0) this.ws.send(JSON.stringify({ type: "typing" }));
+      this.ws.send(silence);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   type(text: unknown) {
     this.ws.send(JSON.stringify({ type: "text", text }));
   }
@@ -171,5 +181,21 @@ describe("the agent's actions on a web call", () => {
     for (let i = 0; i < 100 && !(await runRow(runId)).detailsKey; i++) await new Promise((r) => setTimeout(r, 20));
     const detail = (await call("GET", `/api/v1/workflow/${agent.id}/runs/${runId}`, { key: org.key })).json;
     expect(detail.tool_calls.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual(shown.map((t) => [t.name, t.status]));
+  });
+});
+
+describe("typing on a web call", () => {
+  it("is the caller's activity: the agent's re-prompt waits while they type, and comes once they stop", async () => {
+    const org = await createOrg();
+    const agent = await seatsAgent(org, { workflow_configurations: { voice_agent: { turn: { reprompt_after_ms: 2000 } } } });
+    const { page } = await typingCall(org, agent.id);
+    await page.waitFor(() => page.transcript.length >= 1);
+    await page.wait(4000, true); // twice the re-prompt's wait, typing
+    expect(page.transcript.map((t) => t.text)).toEqual(["Hi Ada!"]);
+    const reprompted = () => page.transcript.some((t) => t.text === "Are you still there?");
+    for (let i = 0; i < 30 && !reprompted(); i++) await page.wait(500, false);
+    expect(reprompted()).toBe(true);
+    page.ws.send(JSON.stringify({ type: "stop" }));
+    await page.waitFor(() => page.closed !== null, 2000);
   });
 });

@@ -390,9 +390,10 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         await this.keypad.press(live, ev.digit, "stream");
         return;
       case "text":
+      case "typing":
         if (!live.started) return;
         live.lastActivityWall = Date.now();
-        await live.agent.onText?.(ev.text);
+        await live.agent.onText?.(ev.kind === "text" ? ev.text : "");
         return;
       case "stop":
         if (await this.desk.tookCall()) return;

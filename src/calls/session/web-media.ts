@@ -2,7 +2,8 @@
 // runs the same agent, engines, transcript and recording. JSON control messages and binary frames of 16-bit
 // little-endian PCM at 16 kHz, both ways:
 //   browser → edgedial: {"type":"start"}, binary audio, {"type":"mark","name"} once the audio before it has played,
-//                       {"type":"text","text"} a typed turn (offline engines understand no speech),
+//                       {"type":"text","text"} a typed turn (offline engines understand no speech), {"type":"typing"}
+//                       the caller is typing one (activity for the silence limits, not a turn),
 //                       {"type":"stop"} (or closing the socket): the caller hung up.
 //   edgedial → browser: binary audio, {"type":"mark","name"}, {"type":"clear"} (drop what is queued: the caller
 //                       barged in), {"type":"transcript",...} for each turn as it is logged, then {"type":"state",...}
@@ -45,6 +46,8 @@ export const webMedia: MediaAdapter = {
         const text = typeof m.text === "string" ? m.text.replace(/\s+/g, " ").trim() : "";
         return text && text.length <= TYPED_TURN_MAX_CHARS ? [{ kind: "text", text }] : [];
       }
+      case "typing":
+        return [{ kind: "typing" }];
       default:
         // Unknown control messages are ignored, so a newer page can talk to an older service.
         return [];

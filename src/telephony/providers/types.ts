@@ -129,8 +129,9 @@ export type MediaEvent =
   | { kind: "audio"; payload: Uint8Array }
   | { kind: "mark"; name: string }
   | { kind: "dtmf"; digit: string }
-  /** A turn the caller typed instead of saying (only a web call's page sends one). */
+  /** A turn the caller typed instead of saying (only a web call's page sends one), or (`typing`) is typing one. */
   | { kind: "text"; text: string }
+  | { kind: "typing" }
   | { kind: "stop" };
 
 /** A carrier's media stream protocol: its framing, codecs and control messages, both ways. */
