@@ -3,13 +3,16 @@
 // CSV, starts a campaign, plays the carrier's side of every call (answered, busy, no answer, ...) and prints live
 // progress until the campaign completes. Answered calls are conversations over live audio: the simulated callee says
 // committed espeak-ng clips, the agent runs its graph on the deterministic engines (a scripted model, clips recognized
-// by their sound, tones for its own speech), and one call's transcript, gathered values and disposition are printed.
+// by their sound, its replies spoken by eSpeak NG: scripts/lib/local-speech.mjs), and one call's transcript, gathered
+// values and disposition are printed.
 // One contact (Grace) goes further: the agent asks the customer's system (an HTTP tool: a small "check availability"
 // server the demo runs on 127.0.0.1) and then hands her to a sales rep (a cold transfer); that call is printed too.
 // Before the campaign, the agent's starter test suite (scripts/lib/demo-suite.mjs) runs and its verdicts are printed.
 //
 // A run's campaign is noted in the storage while it runs (demo-campaign.json): a run killed midway leaves it there, and
-// the next run on that storage cancels that campaign first thing, so it never dials again. Ctrl-C while the campaign
+// the next run on that storage cancels that campaign first thing, so it never dials again. Its local servers (workerd
+// processes) outlive a killed run, holding the storage and dialing: they are noted there too (demo-servers.json), and
+// the next run stops them before it opens the storage (scripts/lib/demo-leftovers.mjs). Ctrl-C while the campaign
 // runs cancels it before the demo exits.
 //
 // It ends by printing the dashboard's URL, the demo organization's key and the first call's page, and leaves both
@@ -29,6 +32,8 @@ import { localBindings } from "./lib/local-bindings.ts";
 import { devVars } from "./lib/dev-vars.mjs";
 import { DEFAULT_PORT } from "./lib/dev-args.ts";
 import { runDemoSuite } from "./lib/demo-suite.mjs";
+import { forgetServers, noteServers, stopLeftoverServers } from "./lib/demo-leftovers.mjs";
+import { startLocalSpeech } from "./lib/local-speech.mjs";
 
 // Offline, each local Worker's fetch of a sample `Request.cf` object would print a getaddrinfo stack trace; the
 // service reads no `request.cf`, so wrangler's placeholder is all it needs (npm run dev does the same).
@@ -198,6 +203,9 @@ try {
     process.exit(1);
   }
   step(`local storage (${keep ? state : "npm run dev's, .wrangler/state"}), migrations and a Demo organization`);
+  // A killed run's servers still hold this storage (and dial its campaign): stopped before anything opens it.
+  const leftover = stopLeftoverServers(`${state}/demo-servers.json`);
+  if (leftover) console.log(`  a previous demo run was killed: its ${leftover} local server processes are stopped`);
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   const { key } = createOrganization("Demo", { persistTo: state });
 
@@ -213,6 +221,9 @@ try {
   const port = !keep && (await portFree(DEFAULT_PORT)) ? DEFAULT_PORT : await freePort();
   const base = `http://127.0.0.1:${port}`;
   const plain = (o) => Object.fromEntries(Object.entries(o).map(([k, value]) => [k, { type: "plain_text", value }]));
+  // The agent's voice: eSpeak NG in this process (scripts/lib/local-speech.mjs), asked by the Worker over HTTP.
+  const speech = await startLocalSpeech();
+  workers.push({ dispose: () => speech.close() });
   const app = await unstable_startWorker({
     config: `${ROOT}wrangler.jsonc`,
     bindings: plain({
@@ -223,12 +234,14 @@ try {
       VOICE_AGENT: "conversation",
       // The recipients' local hours would hold the demo's Los Angeles numbers at night: the demo runs at any hour.
       CALLING_RULES_DEFAULTS: "off",
+      LOCAL_SPEECH_URL: speech.url,
     }),
     // remote: false: the demo's agent runs on the scripted engines; Workers AI (remote only) is not asked for.
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
   });
   workers.push(app);
   await app.ready;
+  noteServers(`${state}/demo-servers.json`);
   await cancelLeftover(base);
   console.log(`  edgedial  ${base}   (API key ${key})\n  simulator ${simUrl}`);
   const api = (method, path, body) => http(method, `${base}/api/v1${path}`, { key, body });
@@ -317,6 +330,7 @@ try {
     await api("POST", `/campaign/${campaign.id}/cancel`).catch(() => undefined);
     rmSync(RUNNING, { force: true });
     for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+    forgetServers(`${state}/demo-servers.json`);
     process.exit(130);
   };
   process.on("SIGINT", cancelAndExit);
@@ -438,4 +452,5 @@ try {
 } finally {
   tool.server.close();
   for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+  forgetServers(`${state}/demo-servers.json`);
 }

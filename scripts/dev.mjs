@@ -4,6 +4,7 @@ import { createOrganization, d1, keyHash, sqlString, wrangler, wranglerLive } fr
 import { DEV_SWEEP_SECONDS, planDev } from "./lib/dev-args.ts";
 import { DEV_VARS, ensureDevVars } from "./lib/dev-vars.mjs";
 import { CALLEE_CLIPS, clip, startSandboxSimulator } from "./lib/sandbox-sim.mjs";
+import { startLocalSpeech } from "./lib/local-speech.mjs";
 
 const DEV_KEY_FILE = ".dev-api-key";
 
@@ -38,8 +39,16 @@ if (plan.workersAi)
   console.log("--workers-ai: the Worker's AI binding reaches Cloudflare, so wrangler asks you to log in (npx wrangler login) if you have not");
 // The sandbox carrier's far end: the carrier simulator, a Worker of its own beside edgedial.
 const sim = await startSandboxSimulator({ persist: ".wrangler/state/sandbox-sim" });
-const child = wranglerLive([...plan.wranglerArgs, "--var", `CARRIER_BASE_URLS:${carrierBaseUrls(sim.origin)}`]);
+// The offline agent's voice: eSpeak NG in this process (scripts/lib/local-speech.mjs), which the Worker asks over HTTP.
+const speech = plan.workersAi ? null : await startLocalSpeech();
+const child = wranglerLive([
+  ...plan.wranglerArgs,
+  "--var",
+  `CARRIER_BASE_URLS:${carrierBaseUrls(sim.origin)}`,
+  ...(speech ? ["--var", `LOCAL_SPEECH_URL:${speech.url}`] : []),
+]);
 child.on("exit", async (code) => {
+  await speech?.close();
   await sim.worker.dispose().catch(() => {});
   process.exit(code ?? 0);
 });
@@ -57,7 +66,8 @@ console.log(`
   dashboard: ${plan.url}/dashboard/   API reference: ${plan.url}/api/v1/docs
 
   calls: a telephony configuration with "provider": "sandbox" dials the carrier simulator (${sim.origin}), whose callee
-  answers and talks back; answered calls get ${plan.workersAi ? "the voice agent on Workers AI (your Cloudflare account)" : "the voice agent on local deterministic engines (npm run dev -- --workers-ai for Workers AI)"}
+  answers and talks back; answered calls get ${plan.workersAi ? "the voice agent on Workers AI (your Cloudflare account)" : `the voice agent on local deterministic engines, speaking with eSpeak NG
+  (${speech?.url}; npm run dev -- --workers-ai for Workers AI)`}
 
   KEY=$(cat ${DEV_KEY_FILE}); curl -H "X-API-Key: $KEY" ${plan.url}/api/v1/organizations/api-keys
 `);

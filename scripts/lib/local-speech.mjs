@@ -163,7 +163,11 @@ export async function startLocalSpeech({ port = 0, warm = true } = {}) {
   const origin = `http://127.0.0.1:${server.address().port}`;
   return {
     url: origin,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // the Worker's kept-alive connections would hold the close
+      }),
     server,
   };
 }
