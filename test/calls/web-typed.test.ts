@@ -94,6 +94,11 @@ describe("GET /workflow/{id}/web-call", () => {
       { name: "first_name", default: "Grace" },
     ]);
 
+    // Scripted speech (the demo's agent) knows only its clips: the caller types.
+    const scripted = await seatsAgent(org, {
+      workflow_configurations: { voice_agent: { stt: { provider: "scripted", clips: [{ text: "Hi", recording_id: "r" }] } } },
+    });
+    expect((await call("GET", `/api/v1/workflow/${scripted.id}/web-call`, { key: org.key })).json.input_mode).toBe("text");
     // Its own keyed speech engines understand speech: the caller speaks.
     const keyed = await seatsAgent(org, {
       workflow_configurations: {

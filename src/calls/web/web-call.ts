@@ -37,7 +37,7 @@ const SPENT = { configId: 0, scheme: "web-call" };
 /** How the caller takes their turns. */
 const InputMode = z.enum(["speech", "text"]).openapi({
   description:
-    'speech: the agent\'s engines understand the caller\'s speech (typed turns are accepted too); text: they do not (local development\'s offline engines), so the caller types turns ({"type":"text"} messages)',
+    'speech: the agent\'s engines understand the caller\'s speech (typed turns are accepted too); text: they know only clips (local development\'s offline engines, or scripted ones), so the caller types turns ({"type":"text"} messages)',
 });
 
 export const WebCallCreated = z
@@ -150,12 +150,13 @@ export async function webCallSetup(env: Env, orgId: number, workflowId: number):
 }
 
 /**
- * Text where the call's speech-to-text would be the offline clip engine, which understands no speech: local
- * development's stand-ins for Workers AI (engines.ts usesLocalSpeech, or this module's offline agent). An agent that
- * names its own speech engines (a keyed provider, or scripted clips as the demo's) is heard as it is configured.
+ * Text where the call's speech-to-text understands no speech, only known clips: local development's stand-ins for
+ * Workers AI (engines.ts usesLocalSpeech, or this module's offline agent) and a scripted one (the demo's, which hears
+ * only its recordings). Workers AI and a keyed provider understand speech.
  */
 function inputMode(env: Env, workflow: UsableWorkflow): "speech" | "text" {
-  const va = (workflow.workflowConfigurations as { voice_agent?: { stt?: unknown; tts?: unknown } } | null)?.voice_agent;
+  const va = (workflow.workflowConfigurations as { voice_agent?: { stt?: { provider?: string }; tts?: unknown } } | null)?.voice_agent;
+  if (va?.stt?.provider === "scripted") return "text";
   // A web call always runs the conversation agent, whatever the deployment's VOICE_AGENT.
   return usesLocalSpeech(env, va) || Object.keys(offlineEngines(env, workflow)).length ? "text" : "speech";
 }
