@@ -10651,7 +10651,7 @@ export interface components {
                 default: string | null;
             }[];
             /**
-             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they do not (local development's offline engines), so the caller types turns ({"type":"text"} messages)
+             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they know only clips (local development's offline engines, or scripted ones), so the caller types turns ({"type":"text"} messages)
              * @enum {string}
              */
             input_mode: "speech" | "text";
@@ -10675,7 +10675,7 @@ export interface components {
              */
             sample_rate: 16000;
             /**
-             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they do not (local development's offline engines), so the caller types turns ({"type":"text"} messages)
+             * @description speech: the agent's engines understand the caller's speech (typed turns are accepted too); text: they know only clips (local development's offline engines, or scripted ones), so the caller types turns ({"type":"text"} messages)
              * @enum {string}
              */
             input_mode: "speech" | "text";
