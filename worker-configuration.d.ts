@@ -28,11 +28,12 @@ interface __BaseEnv_Env {
 	ARI_EVENTS: DurableObjectNamespace<import("./src/index").AriEventsObject>;
 	CALL_SESSION: DurableObjectNamespace<import("./src/index").CallSession>;
 	ENGINE_CAPACITY: DurableObjectNamespace<import("./src/index").EngineCapacityObject>;
+	AGENT_TEST_RUN: DurableObjectNamespace<import("./src/index").AgentTestRunObject>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "CampaignObject" | "OrganizationObject" | "AriEventsObject" | "CallSession" | "EngineCapacityObject";
+		durableNamespaces: "CampaignObject" | "OrganizationObject" | "AriEventsObject" | "CallSession" | "EngineCapacityObject" | "AgentTestRunObject";
 	}
 	interface Env extends __BaseEnv_Env {}
 }

@@ -46,7 +46,17 @@ if (!Number.isInteger(agentId) || agentId <= 0) {
   for (const s of file.scenarios ?? []) await api("POST", `/workflow/${agentId}/tests/scenarios`, { ...s, ...(o.protocol ? { protocol: o.protocol } : {}) });
   console.log(`created agent ${agentId} with ${file.scenarios?.length ?? 0} scenarios`);
 }
-const run = await api("POST", `/workflow/${agentId}/tests/runs`, { repetitions: Number(o.repetitions) });
+// The POST answers at once (the run's own object carries the calls): the run is read until it ends.
+let run = await api("POST", `/workflow/${agentId}/tests/runs`, { repetitions: Number(o.repetitions) });
+console.log(`test run ${run.id} started (agent version ${run.version_number})`);
+while (run.status === "running") {
+  await new Promise((r) => setTimeout(r, 1000));
+  run = await api("GET", `/workflow/${agentId}/tests/runs/${run.id}`);
+}
+if (run.status === "error") {
+  console.error(`test run ${run.id} ended in error: ${run.error ?? "see its page"}`);
+  process.exit(1);
+}
 writeFileSync(o.junit, junitXml(run));
 for (const s of run.scenarios) {
   console.log(`${s.status === "passed" ? "✓" : "✗"} ${s.name} (${s.protocol}): ${s.passed}/${s.repetitions}${s.status === "flaky" ? " flaky" : ""}`);

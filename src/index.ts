@@ -125,6 +125,7 @@ export const DURABLE_OBJECT_METHODS = {
     "finish",
     "end",
   ],
+  AgentTestRunObject: ["start"],
   EngineCapacityObject: ["limits", "leases", "acquireMany", "grant", "releaseMany", "takeToken", "usage", "setLimits", "wakeWaiters"],
 } as const;
 export const CampaignObject = lazyDurableObject(
@@ -142,9 +143,14 @@ export const EngineCapacityObject = lazyDurableObject(
   DURABLE_OBJECT_METHODS.EngineCapacityObject,
 );
 
+export const AgentTestRunObject = lazyDurableObject(
+  () => import("./agent-tests/run-object").then((m) => m.AgentTestRunObject),
+  DURABLE_OBJECT_METHODS.AgentTestRunObject,
+);
+
 /** Loads every Durable Object class now (the test setup: objects are then the real classes' instances from the first). */
 export async function loadDurableObjects(): Promise<void> {
-  await Promise.all([CampaignObject, OrganizationObject, AriEventsObject, CallSession, EngineCapacityObject].map((c) => c.load()));
+  await Promise.all([CampaignObject, OrganizationObject, AriEventsObject, CallSession, EngineCapacityObject, AgentTestRunObject].map((c) => c.load()));
 }
 
 export default {

@@ -91,7 +91,7 @@ export function flakyOf(run) {
 export function summaryText(run) {
   if (run.status === "running") return "Running: the test calls are under way.";
   const s = run.summary;
-  if (!s) return `Ended: ${run.status}.`;
+  if (!s) return run.error ? `Ended in error: ${run.error}` : `Ended: ${run.status}.`;
   if (s.status === "passed") return `Passed: ${s.scenarios === 1 ? "the scenario" : `all ${s.scenarios} scenarios`} passed in every repetition.`;
   const parts = [s.failed && `${s.failed} failed`, s.flaky && `${s.flaky} flaky`].filter(Boolean).join(", ");
   return `Failed: ${s.passed} of ${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"} passed (${parts}); ${pct(s.pass_rate)} of the test calls passed.`;

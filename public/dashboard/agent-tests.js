@@ -155,8 +155,8 @@ export async function agentTestsPage(id) {
   };
 
   /**
-   * Starts a run. The API answers when every call is judged, so the page watches the list for the new run and opens
-   * its page, which follows it to its end; the answer opens it too should it come first.
+   * Starts a run. The API answers at once (202, the run `running`: its own object carries the calls), so the page
+   * opens the run's page, which follows it to its end.
    */
   const start = async (scenarioId, label) => {
     const repetitions = Number(reps.value);
@@ -164,26 +164,13 @@ export async function agentTestsPage(id) {
     setFieldError("test-repetitions", null);
     clearError();
     const mine = nav.count;
-    const here = () => nav.count === mine;
-    const before = (await api(`/workflow/${id}/tests/runs?limit=1`)).items[0]?.id ?? 0;
     runStatus.textContent = `Starting ${label} with ${repetitions} call${repetitions === 1 ? "" : "s"} per scenario…`;
-    let settled = false;
-    api(`/workflow/${id}/tests/runs`, { method: "POST", json: { scenario_id: scenarioId, repetitions } })
-      .then((run) => {
-        if (here()) location.hash = runHref(id, run.id);
-      })
-      .catch((err) => {
-        if (here()) runStatus.textContent = "The run did not start.";
-        showError(err);
-      })
-      .finally(() => (settled = true));
-    while (!settled && here()) {
-      await new Promise((r) => setTimeout(r, 1000));
-      const newest = (await api(`/workflow/${id}/tests/runs?limit=1`).catch(() => ({ items: [] }))).items[0];
-      if (newest && newest.id > before && here()) {
-        location.hash = runHref(id, newest.id);
-        return;
-      }
+    try {
+      const run = await api(`/workflow/${id}/tests/runs`, { method: "POST", json: { scenario_id: scenarioId, repetitions } });
+      if (nav.count === mine) location.hash = runHref(id, run.id);
+    } catch (err) {
+      if (nav.count === mine) runStatus.textContent = "The run did not start.";
+      showError(err);
     }
   };
 

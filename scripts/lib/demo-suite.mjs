@@ -51,7 +51,8 @@ export const DEMO_SCENARIOS = [
 export async function runDemoSuite(api, agentId) {
   for (const s of DEMO_SCENARIOS) await api("POST", `/workflow/${agentId}/tests/scenarios`, s);
   const started = Date.now();
-  const run = await api("POST", `/workflow/${agentId}/tests/runs`, { repetitions: 1 });
+  // ?wait=true: the answer comes once every call is judged (the run itself would go on without the request).
+  const run = await api("POST", `/workflow/${agentId}/tests/runs?wait=true`, { repetitions: 1 });
   for (const s of run.scenarios) {
     const checks = s.expectations.map((e) => e.expectation).join(", ");
     console.log(`  ${s.name} (over ${s.protocol}): ${s.status}, ${s.passed} of ${s.repetitions} call(s) · checked ${checks}`);

@@ -6,7 +6,8 @@ import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json, refId } from "../lib/schemas";
 import { TestModel } from "./models";
 import { agentOf } from "./store";
-import { getTestRun, listTestRuns, runSuite, testRunView } from "./suite";
+import { testRunStub } from "./run-object";
+import { getTestRun, listTestRuns, newRun, testRunView } from "./suite";
 
 const tags = ["agent tests"];
 const AgentId = idParam("workflow_id");
@@ -66,8 +67,16 @@ export const AgentTestRun = z
     finished_at: z.string().nullable(),
     summary: Summary.nullable(),
     scenarios: z.array(ScenarioResult),
+    error: z.string().optional().openapi({ description: "Why a run ended `error` (its runner restarted, the agent changed before the calls began)" }),
   })
   .openapi("AgentTestRun");
+
+const StartQuery = z.object({
+  wait: z
+    .enum(["true", "false"])
+    .default("false")
+    .openapi({ description: "true: answer (200) when every call is judged, as a script may want; the run goes on if the request is cut off" }),
+});
 
 const start = createRoute({
   method: "post",
@@ -75,10 +84,13 @@ const start = createRoute({
   tags,
   summary: "Run the agent's test suite (or one scenario) against its current version",
   description:
-    "Each repetition is a real call session of the agent spoken to over the scenario's carrier protocol by the scripted caller (a test run: no carrier is asked, nothing is dialed). The request returns when every call is judged (a few calls at once, each as long as its conversation). The newest finished suite run of a version is that version's test result.",
-  request: { params: AgentId, body: { content: { "application/json": { schema: StartRun } }, required: true } },
-  responses: { 200: json(AgentTestRun), ...errors(401, 404, 409, 422) },
+    "Each repetition is a real call session of the agent spoken to over the scenario's carrier protocol by the scripted or persona caller (a test run: no carrier is asked, nothing is dialed). The run is carried by a Durable Object of its own: the answer is 202 with the run `running` at once (follow it at GET …/runs/{test_run_id}), or with `?wait=true` 200 once every call is judged. The newest finished suite run of a version is that version's test result.",
+  request: { params: AgentId, query: StartQuery, body: { content: { "application/json": { schema: StartRun } }, required: true } },
+  responses: { 200: json(AgentTestRun), 202: json(AgentTestRun), ...errors(401, 404, 409, 422) },
 });
+
+/** How often a waiting request reads the run (a suite's calls last seconds each). */
+const WAIT_POLL_MS = 500;
 
 const list = createRoute({
   method: "get",
@@ -103,7 +115,14 @@ export const testRunsRouter = createRouter()
     const { workflow_id } = c.req.valid("param");
     const { scenario_id, repetitions, model } = c.req.valid("json");
     const keyId = c.get("apiKeyId") ?? null;
-    const row = await runSuite(c.env, c.get("orgId"), workflow_id, { scenarioId: scenario_id ?? null, repetitions, keyId, model });
+    const { run, job } = await newRun(c.env, c.get("orgId"), workflow_id, { scenarioId: scenario_id ?? null, repetitions, keyId, model });
+    await testRunStub(c.env, run.id).start(job);
+    if (c.req.valid("query").wait !== "true") return c.json(testRunView(run) as z.infer<typeof AgentTestRun>, 202);
+    let row = run;
+    while (row.status === "running") {
+      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+      row = await getTestRun(getDb(c.env), c.get("orgId"), workflow_id, run.id);
+    }
     return c.json(testRunView(row) as z.infer<typeof AgentTestRun>, 200);
   })
   .openapi(list, async (c) => {

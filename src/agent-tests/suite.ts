@@ -22,7 +22,7 @@ import { type Repetition, runRepetition } from "./test-call";
 export const MAX_PARALLEL_CALLS = 6;
 
 type RunRow = typeof agentTestRuns.$inferSelect;
-export type SuiteResults = { summary: SuiteSummary; scenarios: ScenarioResult[] };
+export type SuiteResults = { summary: SuiteSummary | null; scenarios: ScenarioResult[] /** Why a run ended in error. */; error?: string };
 
 export function testRunView(r: RunRow) {
   const results = r.results as SuiteResults | null;
@@ -37,6 +37,7 @@ export function testRunView(r: RunRow) {
     finished_at: r.finishedAt,
     summary: results?.summary ?? null,
     scenarios: results?.scenarios ?? [],
+    ...(results?.error ? { error: results.error } : {}),
   };
 }
 
@@ -54,51 +55,107 @@ async function pooled<T>(jobs: Array<() => Promise<T>>, limit: number): Promise<
   return out;
 }
 
-export async function runSuite(
+/** What a test run's object carries out: the run's row, what it runs, and the model given in the request. */
+export type RunJob = {
+  testRunId: number;
+  orgId: number;
+  workflowId: number;
+  versionNumber: number;
+  scenarioIds: number[];
+  scenarioId: number | null;
+  repetitions: number;
+  keyId: number | null;
+  model: TestModel | null;
+};
+
+/**
+ * A new run of the agent's suite (or one scenario) against its current version: checked here (the agent, its
+ * scenarios, the model's endpoint: any refusal is the request's 4xx), its row made `running`, and the job its own
+ * object (run-object.ts) carries out whether or not the client waits.
+ */
+export async function newRun(
   env: Env,
   orgId: number,
   workflowId: number,
   opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null; model?: TestModel | null },
-): Promise<RunRow> {
+): Promise<{ run: RunRow; job: RunJob }> {
   const db = getDb(env);
   const agent = await loadUsableWorkflow(db, orgId, workflowId);
-  const model = await testModelFor(env, agent, opts.model);
   const rows = opts.scenarioId ? [await getScenario(db, orgId, workflowId, opts.scenarioId)] : await listScenarios(db, orgId, workflowId);
   if (!rows.length) throw notFound("Test scenario");
+  await testModelFor(env, agent, opts.model);
   const run = await db
     .insert(agentTestRuns)
     .values({ orgId, workflowId, versionNumber: agent.versionNumber, scenarioId: opts.scenarioId ?? null, repetitions: opts.repetitions })
     .returning()
     .get();
-  const scenarios = rows.map(scenarioView);
+  const job: RunJob = {
+    testRunId: run.id,
+    orgId,
+    workflowId,
+    versionNumber: agent.versionNumber,
+    scenarioIds: rows.map((r) => r.id),
+    scenarioId: opts.scenarioId ?? null,
+    repetitions: opts.repetitions,
+    keyId: opts.keyId ?? null,
+    model: opts.model ?? null,
+  };
+  return { run, job };
+}
+
+/** Ends a run that could not finish: `error`, its reason on the results, told to webhooks like any finished run. */
+export async function endRunInError(env: Env, job: RunJob, reason: string): Promise<void> {
+  await getDb(env)
+    .update(agentTestRuns)
+    .set({ status: "error", results: { summary: null, scenarios: [], error: reason }, finishedAt: isoNow() })
+    .where(and(eq(agentTestRuns.id, job.testRunId), eq(agentTestRuns.status, "running")))
+    .run();
+  await emitSafely(env, job.orgId, "agent_test.finished", {
+    test_run_id: job.testRunId,
+    workflow_id: job.workflowId,
+    version_number: job.versionNumber,
+    scenario_id: job.scenarioId,
+    status: "error",
+    summary: null,
+  });
+}
+
+/** Every scenario × repetitions as test calls, a few at a time; the results on the run's row and to webhooks. */
+export async function carryRun(env: Env, job: RunJob): Promise<void> {
+  const db = getDb(env);
+  const agent = await loadUsableWorkflow(db, job.orgId, job.workflowId);
+  if (agent.versionNumber !== job.versionNumber)
+    return endRunInError(env, job, `The agent changed (now version ${agent.versionNumber}) before the calls began: run it again`);
+  const all = await listScenarios(db, job.orgId, job.workflowId);
+  const scenarios = all.filter((r) => job.scenarioIds.includes(r.id)).map(scenarioView);
+  if (!scenarios.length) return endRunInError(env, job, "The run's scenarios were deleted before the calls began");
+  const model = await testModelFor(env, agent, job.model);
   const jobs = scenarios.flatMap((s) =>
-    Array.from({ length: opts.repetitions }, (_, i) => async (): Promise<Repetition> => {
+    Array.from({ length: job.repetitions }, (_, i) => async (): Promise<Repetition> => {
       try {
-        return await runRepetition(env, agent, s, i + 1, { keyId: opts.keyId, model });
+        return await runRepetition(env, agent, s, i + 1, { keyId: job.keyId, model });
       } catch (err) {
-        log("error", "agent_test_call_failed", { test_run_id: run.id, scenario_id: s.id, error: String(err) });
+        log("error", "agent_test_call_failed", { test_run_id: job.testRunId, scenario_id: s.id, error: String(err) });
         return { repetition: i + 1, run_id: null, passed: false, verdicts: [], caller: [], transcript: [], error: "The test call failed unexpectedly" };
       }
     }),
   );
   const reps = await pooled(jobs, MAX_PARALLEL_CALLS);
-  const results = scenarios.map((s, k) => scenarioResult(s, reps.slice(k * opts.repetitions, (k + 1) * opts.repetitions)));
+  const results = scenarios.map((s, k) => scenarioResult(s, reps.slice(k * job.repetitions, (k + 1) * job.repetitions)));
   const summary = summarize(results);
-  const done = await db
+  await db
     .update(agentTestRuns)
     .set({ status: summary.status, results: { summary, scenarios: results }, finishedAt: isoNow() })
-    .where(eq(agentTestRuns.id, run.id))
-    .returning()
-    .get();
-  await emitSafely(env, orgId, "agent_test.finished", {
-    test_run_id: run.id,
-    workflow_id: workflowId,
-    version_number: agent.versionNumber,
-    scenario_id: opts.scenarioId ?? null,
+    .where(eq(agentTestRuns.id, job.testRunId))
+    .run();
+  await emitSafely(env, job.orgId, "agent_test.finished", {
+    test_run_id: job.testRunId,
+    workflow_id: job.workflowId,
+    version_number: job.versionNumber,
+    scenario_id: job.scenarioId,
     status: summary.status,
     summary,
   });
-  return done;
 }
 
 export async function getTestRun(db: Db, orgId: number, workflowId: number, id: number): Promise<RunRow> {

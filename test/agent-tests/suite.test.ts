@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import suite from "../fixtures/seats-suite.json";
 import { call, createOrg, type Org } from "../helpers";
+import { runTests } from "./run-helpers";
 
 async function agentWithSuite(org: Org, protocol: string, agent: Record<string, unknown> = suite.agent) {
   const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: agent });
@@ -37,12 +38,9 @@ describe("an agent's test suite", () => {
         sent.push(new Request(input, init).url);
         return real(input, init);
       }) as typeof fetch;
-      const res = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key: org.key, body: { repetitions: 1 } }).finally(() => {
-        globalThis.fetch = real;
-      });
+      const res = { json: await runTests(org.key, id, { repetitions: 1 }).finally(() => (globalThis.fetch = real)) };
       // No carrier was asked anything: not the simulator (every carrier API's address here), nor any other host.
       expect(sent.filter((u) => !u.startsWith("http://edgedial.test/"))).toEqual([]);
-      expect(res.status, res.text).toBe(200);
       expect(failures(res.json)).toEqual([]);
       expect(res.json).toMatchObject({ status: "passed", version_number: 1, summary: { scenarios: 6, passed: 6, flaky: 0, pass_rate: 1 } });
       // Every repetition is a call of its own, kept with its transcript; all are test runs on no configuration.
@@ -67,7 +65,7 @@ describe("an agent's test suite", () => {
     const id = await agentWithSuite(org, "twilio", broken);
     const happy = (await call("GET", `/api/v1/workflow/${id}/tests/scenarios`, { key: org.key })).json.items[0];
     expect(happy.name).toBe("happy path");
-    const res = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key: org.key, body: { scenario_id: happy.id, repetitions: 1 } });
+    const res = await call("POST", `/api/v1/workflow/${id}/tests/runs?wait=true`, { key: org.key, body: { scenario_id: happy.id, repetitions: 1 } });
     expect(res.status, res.text).toBe(200);
     expect(res.json).toMatchObject({ status: "failed", summary: { scenarios: 1, passed: 0, failed: 1 } });
     const verdicts = Object.fromEntries(res.json.scenarios[0].runs[0].verdicts.map((v: any) => [v.expectation, v]));

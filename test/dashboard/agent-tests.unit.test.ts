@@ -64,6 +64,7 @@ describe("a run's results in words", () => {
 
   it("says the suite's verdict in one line", () => {
     expect(summaryText({ status: "running", summary: null })).toMatch(/^Running/);
+    expect(summaryText({ status: "error", summary: null, error: "The test run was interrupted" })).toBe("Ended in error: The test run was interrupted");
     expect(summaryText(run([], { status: "passed", scenarios: 6, passed: 6, failed: 0, flaky: 0, pass_rate: 1 }, "passed"))).toBe(
       "Passed: all 6 scenarios passed in every repetition.",
     );
