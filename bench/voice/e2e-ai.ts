@@ -4,11 +4,17 @@
 // to save about 150-250 ms, and the low end is taken), the chat model's server-sent events (first token 300 ms after
 // the request, then a token every 15 ms) and Aura's PCM (the whole sentence 150 ms after the request).
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
-import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
+import { WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } from "../../src/agent/workers-ai-speech";
 import { isVoiced } from "../../src/lib/audio/level";
 
 export const FLUX = "@cf/deepgram/flux";
-export const STUB_MS = { eagerEndOfTurn: 110, endOfTurn: 260, firstToken: 300, voiceFirstByte: 150 };
+/**
+ * `smartTurn`: smart-turn's verdict (Pipecat reports ~12 ms of inference on a GPU; the rest is the request's own round
+ * trip); `novaFinal`: Deepgram Nova's final result after `Finalize` (it flushes what it holds at once).
+ */
+export const STUB_MS = { eagerEndOfTurn: 110, endOfTurn: 260, firstToken: 300, voiceFirstByte: 150, smartTurn: 100, novaFinal: 50 };
+/** Where the agents of BENCH_STT=deepgram-flux and smart-turn reach "Deepgram" (e2e-worker.ts answers it in the isolate). */
+export const DEEPGRAM_BENCH_HOST = "deepgram.bench.example";
 /** Two sentences, so a reply's audio crosses a sentence boundary (where a stall would be heard as a gap). */
 const REPLY = ["Sure, ", "I ", "can ", "help ", "with ", "that. ", "It ", "runs ", "for ", "three ", "days ", "in ", "Lisbon."];
 const CALLER_WORDS = "I have a question about the conference.";
@@ -54,7 +60,35 @@ export class BenchAi {
       return new Uint8Array(new Int16Array(n).map((_, i) => Math.round(4000 * Math.sin(i / 6))).buffer);
     }
     if (model === FLUX && options?.websocket) return this.flux(Number(inputs.sample_rate) || 16000);
+    if (model === WORKERS_AI_TURN_MODEL) {
+      await sleep(STUB_MS.smartTurn);
+      return { is_complete: true, probability: 0.95 };
+    }
     throw new Error(`bench: no such model: ${model}`);
+  }
+
+  /**
+   * Deepgram's own API as the agent's key reaches it (Token auth, the documented query): Flux on v2 listen (the same
+   * stub as Workers AI's), or Nova on v1 live: its final result STUB_MS.novaFinal after `Finalize`, then the close.
+   */
+  deepgram(url: URL, headers: Headers): Response {
+    if (headers.get("Authorization") !== "Token bench") return new Response("{}", { status: 401 });
+    const rate = Number(url.searchParams.get("sample_rate")) || 16000;
+    if (url.pathname === "/v2/listen" && url.searchParams.get("model") === "flux-general-en") return this.flux(rate);
+    if (url.pathname !== "/v1/listen" || url.searchParams.get("interim_results") !== "true") return new Response("{}", { status: 400 });
+    const [client, server] = Object.values(new WebSocketPair());
+    server.accept();
+    server.addEventListener("message", (e) => {
+      if (typeof e.data !== "string") return;
+      const type = JSON.parse(e.data).type;
+      if (type === "Finalize")
+        timer(STUB_MS.novaFinal, () =>
+          server.send(JSON.stringify({ type: "Results", is_final: true, from_finalize: true, channel: { alternatives: [{ transcript: CALLER_WORDS }] } })),
+        );
+      // The close after the final result (timers fire in order).
+      if (type === "CloseStream") timer(STUB_MS.novaFinal, () => server.close(1000, "done"));
+    });
+    return new Response(null, { status: 101, webSocket: client });
   }
 
   /** The greeting (no caller words yet) answers at once; a reply's first token comes after STUB_MS.firstToken. */

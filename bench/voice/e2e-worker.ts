@@ -13,9 +13,20 @@ import { getDb } from "../../src/lib/db";
 import { readDetails } from "../../src/calls/session/details-object";
 import { callSessionStub } from "../../src/calls/session/stub";
 import worker from "../../src/index";
-import { BenchAi, FLUX, pathLateness, stubLateness } from "./e2e-ai";
+import { BenchAi, DEEPGRAM_BENCH_HOST, FLUX, pathLateness, stubLateness } from "./e2e-ai";
 
 export * from "../../src/index";
+
+// BENCH_STT=deepgram-flux or smart-turn: the agent's Deepgram key reaches the bench's Deepgram here, in the isolate
+// (the product's own client, DeepgramSpeechToText, opens it as it would api.deepgram.com). Its stub waits are not
+// tracked per reply (the socket is not the session's BenchAi), so those runs report no path lateness.
+const realFetch = globalThis.fetch;
+globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  const req = new Request(input, init);
+  const url = new URL(req.url);
+  if (url.hostname === DEEPGRAM_BENCH_HOST && req.headers.get("Upgrade") === "websocket") return new BenchAi("deepgram").deepgram(url, req.headers);
+  return realFetch(input, init);
+}) as typeof fetch;
 
 export class CallSession extends ProductSession {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -27,9 +38,20 @@ const DEFINITION = {
   nodes: [{ id: "start", type: "startCall", data: { prompt: "Help {{first_name}} with their question.", greeting: "Hi {{first_name}}!" } }],
   edges: [],
 };
-const CONFIG = { voice_agent: { stt: { provider: "workers-ai", model: FLUX } } };
+/** The agent's speech-to-text per BENCH_STT (e2e.mjs passes it): how the end of the caller's turn is decided. */
+const DEEPGRAM = { provider: "deepgram", api_key: "bench", base_url: `https://${DEEPGRAM_BENCH_HOST}` };
+const STT: Record<string, unknown> = {
+  // Flux on Workers AI: its events at the AI binding.
+  "workers-ai-flux": { provider: "workers-ai", model: FLUX },
+  // Flux on Deepgram's own API with the agent's key (v2 listen).
+  "deepgram-flux": DEEPGRAM,
+  // Deepgram's Nova with the agent's key (v1 live, interim results): smart-turn at the binding judges each pause.
+  "smart-turn": { ...DEEPGRAM, model: "nova-3" },
+};
 
-async function seed(db: D1Database, calls: number): Promise<{ orgId: number; runIds: number[] }> {
+async function seed(db: D1Database, calls: number, stt = "workers-ai-flux"): Promise<{ orgId: number; runIds: number[] }> {
+  if (!STT[stt]) throw new Error(`bench: no such BENCH_STT: ${stt}`);
+  const CONFIG = { voice_agent: { stt: STT[stt] } };
   const org = await db.prepare("INSERT INTO organizations (name) VALUES ('bench') RETURNING id").first<{ id: number }>();
   const orgId = org!.id;
   const uuid = crypto.randomUUID();
@@ -91,7 +113,8 @@ export default {
   ...worker,
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
-    if (url.pathname === "/bench/seed" && request.method === "POST") return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1)));
+    if (url.pathname === "/bench/seed" && request.method === "POST")
+      return Response.json(await seed(env.DB, Number(url.searchParams.get("calls") ?? 1), url.searchParams.get("stt") ?? undefined));
     if (url.pathname === "/bench/timings") return Response.json(await timings(env, Number(url.searchParams.get("org")), url.searchParams.get("heard") === "1"));
     if (url.pathname === "/bench/stall") return Response.json({ spun: stall(Number(url.searchParams.get("loops") ?? 0)) });
     const m = /^\/bench\/call\/(\d+)$/.exec(url.pathname);

@@ -15,7 +15,14 @@ import { within } from "../lib/bounds.mjs";
 // The stubs' own time on a reply's path (e2e-ai.ts): the model is asked at EagerEndOfTurn (110 ms), its first token
 // ("Sure, ", a whole first clause) comes 300 ms later and the voice's audio 150 ms after that; EndOfTurn (260 ms)
 // comes sooner, so it does not hold the reply back. What the caller waits beyond this is edgedial's own.
-const STUBS_MS = Math.max(260, 110 + 300 + 150);
+// BENCH_STT=smart-turn (Deepgram's Nova with the agent's key): the turn ends at smart-turn's verdict (100 ms) asked at a
+// 200 ms pause, Nova's final result comes 50 ms after Finalize, then the model's 300 ms and the voice's 150 ms.
+/**
+ * `BENCH_STT`: how the agent hears (e2e-worker.ts): workers-ai-flux (default: Flux at the AI binding), deepgram-flux
+ * (Flux on Deepgram's own API with the agent's key), smart-turn (Deepgram's Nova with the key, smart-turn at a pause).
+ */
+const STT = process.env.BENCH_STT ?? "workers-ai-flux";
+const STUBS_MS = STT === "smart-turn" ? 200 + 100 + 50 + 300 + 150 : Math.max(260, 110 + 300 + 150);
 const SPEAK_FRAMES = 60;
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
 /** `BENCH_STALL_MS=300`: every 1.5 s of the calls, the isolate is kept busy that long (the fault), and gaps are counted. */
@@ -224,7 +231,8 @@ export async function e2e(root, levels, bench) {
     const profiler = PROFILE ? await cpuProfiler(await worker.inspectorUrl, "edgedial") : null;
     for (const calls of levels) {
       bench.phase(`${calls} calls: seeding`);
-      const { orgId, runIds } = await benchJson(`${base}/bench/seed?calls=${calls}`, { method: "POST" });
+      const { orgId, runIds } = await benchJson(`${base}/bench/seed?calls=${calls}&stt=${STT}`, { method: "POST" });
+      console.log(`speech-to-text: ${STT}`);
       if (runIds?.length !== calls) throw new Error(`seeded ${runIds?.length} runs of ${calls}`);
       bench.phase(`${calls} calls: calling`);
       await profiler?.start();

@@ -2,9 +2,11 @@
 // - a speech model that detects turns itself (Deepgram Flux) says so: `end` ends the turn at once; `eager` (probably
 //   finished) starts the reply's model request ahead, kept aside until the turn ends with the same words; `resumed`
 //   (they went on) drops it (see speculative.ts);
-// - otherwise, where the speech engine has a turn-detection model (Workers AI's smart-turn beside Nova-3), it is asked
-//   at a short pause whether the turn is complete: yes ends the turn then; no (or a failure) leaves it to the silence
-//   bound. Engines with neither keep the energy gate alone.
+// - otherwise, where the speech engine has a turn-detection model (smart-turn beside Nova and Scribe), it is asked at
+//   a short pause whether the turn is complete: yes ends the turn then; no (or a failure) leaves it to the silence
+//   bound. Where the engine also gives the words so far (Deepgram Nova's interim results), the reply's model request
+//   starts at that pause on those words, kept aside like Flux's eager one: used when the turn ends with the same
+//   words, dropped otherwise. Engines with neither keep the energy gate alone.
 import { log } from "../lib/log";
 import type { SampleRate } from "../lib/audio/resample";
 import type { ChatModel, ChatRequest } from "./chat";
@@ -32,6 +34,10 @@ export class TurnEnds {
   readonly voice: SpeculativeVoice;
   /** The pause (the time of its last voiced frame) the turn-detection model was last asked about. */
   private askedAbout: number | null = null;
+  /** The words so far of the stream hearing the caller, where it gives them while they speak (none: ""). */
+  private heard: () => string = () => "";
+  /** The words a reply was last started on at a pause (not again for the same words). */
+  private aheadOn = "";
 
   private readonly stt: SpeechToText;
 
@@ -54,6 +60,9 @@ export class TurnEnds {
 
   /** Listens to a turn-detecting stream's events while it is the one hearing the caller (`current()`); returns it. */
   watch(stream: SpeechStream | null, current: () => SpeechStream | null): SpeechStream | null {
+    const words = stream?.words;
+    if (stream && words) this.heard = () => (current() === stream ? words.call(stream) : "");
+    this.aheadOn = "";
     if (!stream || !("onTurn" in stream)) return stream;
     stream.onTurn = (event, words) => {
       if (current() !== stream || this.host.now() === null) return;
@@ -72,6 +81,7 @@ export class TurnEnds {
     const pause = turns.lastVoiceMs;
     if (atMs - pause < TURN_MODEL_PAUSE_MS || this.askedAbout === pause) return;
     this.askedAbout = pause;
+    this.startAhead();
     this.stt.endOfTurn({ samples: turns.audio(), rate }).then(
       // Only a verdict on this very pause counts: the caller may have gone on while the model thought.
       (complete) => {
@@ -79,6 +89,20 @@ export class TurnEnds {
       },
       (err) => log("warning", "voice_agent_turn_model_failed", { error: String((err as Error)?.message ?? err).slice(0, 300) }),
     );
+  }
+
+  /**
+   * At a pause the turn-detection model is asked about: the reply's request on the words so far starts now, aside
+   * (speculative.ts), so a complete verdict does not wait for the model's first token too. Only where the engine gives
+   * words while the caller speaks; a turn that ends with other words drops it.
+   */
+  private startAhead(): void {
+    const words = this.heard().trim();
+    if (!words || words === this.aheadOn) return;
+    const request = this.host.request();
+    if (!request) return;
+    this.aheadOn = words;
+    this.model.start(withTurn(request, words));
   }
 
   /** The call ended: nothing started ahead goes on. */

@@ -138,9 +138,13 @@ class FakeAi {
   readonly chats: Msg[][] = [];
   readonly spoken: string[] = [];
   turnAsked = 0;
+  /** When (Date.now()) each model request with the caller's words came, and each smart-turn verdict was given. */
+  readonly askedAt: number[] = [];
+  readonly verdictAt: number[] = [];
   constructor(
     private readonly verdict: boolean | "fails" = true,
     private readonly modelMs = 300,
+    private readonly turnMs = 0,
   ) {}
 
   async run(model: string, inputs: Record<string, any>): Promise<unknown> {
@@ -148,6 +152,7 @@ class FakeAi {
       const messages = structuredClone(inputs.messages) as Msg[];
       this.chats.push(messages);
       const last = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
+      if (last) this.askedAt.push(Date.now());
       await new Promise((r) => setTimeout(r, messages.some((m) => m.role === "user") ? this.modelMs : 0));
       const response = !last ? "Hi Ada!" : last.includes("seats") ? "Twelve seats, noted." : "Great, thank you.";
       const words = response.split(/(?= )/);
@@ -160,6 +165,8 @@ class FakeAi {
     }
     if (model === WORKERS_AI_TURN_MODEL) {
       this.turnAsked++;
+      await new Promise((r) => setTimeout(r, this.turnMs));
+      this.verdictAt.push(Date.now());
       if (this.verdict === "fails") throw new Error("3040: Capacity temporarily exceeded");
       return { is_complete: this.verdict, probability: this.verdict ? 0.93 : 0.1 };
     }
@@ -240,6 +247,34 @@ describe("a call on the agent's own keys: the turn ends on the engine's word, no
       ["callee", "Sure, tell me more. We need twelve seats."],
       ["agent", "Twelve seats, noted."],
     ]);
+  });
+
+  it("Deepgram Nova: at the pause smart-turn is asked about, the reply's model request starts on the interim words, and is used", async () => {
+    // smart-turn takes 400 ms to answer: the model was already asked before its verdict came.
+    const ai = new FakeAi(true, 300, 400);
+    const k = key();
+    await script(k, ["Sure, tell me more."]);
+    const { runId, callee } = await keyedCall(ai, { provider: "deepgram", model: "nova-3", api_key: k });
+    // 800 ms of voice without a pause, in real time (the interim words come back from the socket while it lasts).
+    const start = Date.now();
+    for (let i = 0; i < 40; i++) {
+      const wait = start + i * 20 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      callee.speak(Int16Array.from({ length: 160 }, (_, j) => Math.round(7000 * Math.sin((2 * Math.PI * 200 * j) / 8000))));
+    }
+    const frames = callee.received.length;
+    await listenLive(callee, () => callee.received.length > frames, 6000);
+    // One request on the caller's words (the one started ahead, not repeated), before the verdict that ended the turn.
+    expect(ai.verdictAt).toHaveLength(1);
+    expect(ai.askedAt).toHaveLength(1);
+    expect(ai.askedAt[0]).toBeLessThan(ai.verdictAt[0]);
+    expect(ai.chats.filter((m) => m.some((x) => x.role === "user")).map(lastUser)).toEqual(["Sure, tell me more."]);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.turns.map((t) => [t.role, t.text]).slice(0, 2)).toEqual([
+      ["agent", "Hi Ada!"],
+      ["callee", "Sure, tell me more."],
+    ]);
+    expect(ai.spoken).toContain("Great,");
   });
 
   for (const [name, stt] of [
