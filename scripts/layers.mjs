@@ -86,6 +86,8 @@ const RANKS = {
   // The voice agent stands beside telephony (calls uses both) and may use neither: ranked with the carriers' kit,
   // below the carriers, so no telephony folder is open to it. It may use workflows/, uploads/ and lib/.
   agent: 50,
+  // Answering-machine detection (issue 42): who answered, from the callee's audio and words; pure, under the agent.
+  "agent/amd": 48,
 
   // The parts every feature builds on, independent of one another.
   organizations: 40,

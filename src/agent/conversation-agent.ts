@@ -3,8 +3,8 @@
 // model at the current node, and speaks the reply sentence by sentence as it streams. The callee talking over it
 // stops its speech within a frame (barge-in) and only what was heard stays in the history. A callee who stays silent
 // is asked once whether they are still there, then the call ends politely; a failing or silent model or speech engine
-// ends it politely too, never with dead air past `maxWaitMs`. An answering machine (the carrier's verdict, else the
-// first utterance) is hung up on or gets the greeting as a message after its tone, as the campaign chose.
+// ends it politely too, never with dead air past `maxWaitMs`. An answering machine (the carrier's verdict, else
+// edgedial's own detection, answering-machine.ts) is hung up on or gets the greeting after its beep, as the campaign chose.
 //
 // Turns are found on the audio clock (the frames' own times); the idle policy (filler, re-prompt, dead air) runs on
 // the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
@@ -24,7 +24,6 @@ import { ActionRunner, type ToolAccess } from "./action-runner";
 import type { Action } from "./actions";
 import type { ToolCall } from "./chat";
 import { Keypad } from "./keypad";
-import { soundsLikeMachine } from "./voicemail";
 import { isBackchannel, stopsAgent } from "./backchannel";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
 import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
@@ -112,6 +111,7 @@ export class ConversationAgent implements VoiceAgent {
     if (ctx.resumed && this.restore(ctx.resumed.state)) return this.resume(ctx.resumed.gapMs);
     // The carrier's detection already said machine: no conversation at all.
     if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
+    if (ctx.outbound && ctx.answeredBy !== "human") this.machine.listen(controls.now(), ctx.rate);
     if (this.opening) {
       this.conversation.said(this.opening.text);
       await this.voice.speak([this.opening.text], { complete: true, last: false, audio: this.opening.audio });
@@ -121,6 +121,8 @@ export class ConversationAgent implements VoiceAgent {
   onAudio(frame: AudioFrame) {
     if (this.ended || this.handingOver) return;
     if (this.machine.answered) return this.machine.audio(frame);
+    const machine = this.machine.judge(frame, this.listening?.words?.()); // who answered, until decided
+    if (machine) return this.machineAnswered(machine.atMs, machine.reason);
     if (frame.voiced) {
       // A reply being prepared (not yet spoken) answers words they had not finished; one being spoken waits for `overAgent`.
       if (this.thinking && (this.carried || !this.voice.speaking)) {
@@ -210,7 +212,7 @@ export class ConversationAgent implements VoiceAgent {
 
   outcome(): AgentOutcome {
     const c = this.conversation;
-    const done = { disposition: c.disposition, note: this.note, toolCalls: [...this.actions.records], nodes: [...c.path] };
+    const done = { disposition: c.disposition, note: this.note, toolCalls: [...this.actions.records], nodes: [...c.path], amd: this.machine.record() };
     return { gathered: { ...c.gathered }, usage: { ...this.usage }, ...done };
   }
 
@@ -392,14 +394,13 @@ export class ConversationAgent implements VoiceAgent {
           }
           this.idle.reprompts = 0;
           this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });
-          if (this.firstTurn) {
-            this.firstTurn = false;
-            if (soundsLikeMachine(text, turn.voicedMs)) {
-              this.thinking = null;
-              return this.machineAnswered(turn.endMs, "its first words sounded like an answering machine");
-            }
+          const who = this.firstTurn ? this.machine.firstWords(text, turn.endMs, turn.voicedMs) : { machine: null, heard: text };
+          this.firstTurn = false;
+          if (who.machine) {
+            this.thinking = null;
+            return this.machineAnswered(turn.endMs, who.machine);
           }
-          this.conversation.heard(text);
+          this.conversation.heard(who.heard);
           this.save();
         }
         const gen = agentReply(this.conversation, this.timing.model(this.ends.model), signal, this.act);

@@ -80,6 +80,8 @@ export type AgentContext = {
   /** The carrier's answering-machine verdict when the stream started (`human`, `machine_start`, ...), or null. */
   answeredBy?: string | null;
   voicemail?: VoicemailAction;
+  /** edgedial dialed out: who answered is judged on the callee's audio and words (src/agent/amd/classifier.ts). */
+  outbound?: boolean;
   /** The call's media came back after the service restarted: the agent's state as it last saved it (see `save`). */
   resumed?: { state: unknown; gapMs: number } | null;
 };
@@ -139,6 +141,8 @@ export type AgentOutcome = {
   usage: { sttSeconds: number; ttsSeconds: number; inputTokens: number; outputTokens: number };
   /** Why the call ended other than by the conversation (a provider failure, a voicemail), for the run's notes. */
   note?: string | null;
+  /** Who answered, as edgedial judged it (answering-machine detection): class, evidence, time to decide. */
+  amd?: import("./amd/classifier").AmdRecord | null;
   /** The actions the agent took, in order (empty or absent: none). */
   toolCalls?: ToolCallRecord[];
   /** The graph's nodes the call went through, in order (agent tests' nodes_reached). */

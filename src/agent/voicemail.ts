@@ -1,9 +1,8 @@
-// Answering-machine detection from the callee's first utterance, where the carrier gave no verdict: a machine's
-// greeting names itself ("leave a message", "after the tone", "voicemail", "not available") or runs on far longer
-// than a person answering the phone does.
+// Answering-machine detection from the callee's first utterance alone (the words of amd/keywords.ts, or a greeting
+// far longer than a person answering the phone says), where the agent's own detection on the audio did not decide.
+import { MACHINE_WORDS } from "./amd/keywords";
 
-const MACHINE_WORDS =
-  /\b(leave (me |us )?(a |your )?(message|name)|after the (tone|beep)|voice ?mail|mailbox|(is |are |am )?(not|un)available|can'?t (take|come to) (your|the) (call|phone)|record your message|at the tone)\b/i;
+export { type KeywordClass, keywordClass } from "./amd/keywords";
 
 /** A person answering says a few words; a machine's greeting is typically past five seconds of speech. */
 export const MACHINE_SPEECH_MS = 5500;

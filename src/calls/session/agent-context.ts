@@ -23,6 +23,7 @@ export async function agentContext(
     rate: at.rate,
     answeredBy: s.answeredBy,
     voicemail: s.voicemail,
+    outbound: s.outbound,
     resumed: at.resumed ? { state: s.agentState, gapMs: at.gapMs } : null,
   };
 }

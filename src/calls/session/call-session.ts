@@ -211,14 +211,14 @@ export abstract class CallSessionCore extends DurableObject<Env> {
         greetingRecording: start.greetingRecording ?? null,
         answeredBy: start.answeredBy ?? null,
         voicemail: start.voicemail ?? "hang_up",
+        outbound: start.outbound ?? false,
         campaign: start.campaign ?? null,
         variables: start.variables,
         record: s.record ?? start.record,
         startedWall: now,
       });
     } else {
-      // A reconnect (the only way to a second connection: each stream URL is single-use): the older socket, if the
-      // session still holds one, gives way, and the call goes on from what is stored.
+      // A reconnect (each stream URL is single-use): any older socket gives way; the call goes on from what is stored.
       this.sockets.supersedeAll();
       this.live = null;
     }

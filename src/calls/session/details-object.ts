@@ -16,6 +16,8 @@ export type RunDetailsObject = {
   nodes?: string[] | null;
   /** The recording was measured for the gaps the caller heard (src/calls/after-call/heard-latency.ts): once per run. */
   heard?: HeardMeasurement;
+  /** Who answered, as the agent judged it (answering-machine detection): class, reason, evidence, time to decide. */
+  amd?: Record<string, unknown> | null;
 };
 
 /** What the measuring of the recording found: its exchanges (caller's voice, then the agent's) and replies matched. */
@@ -41,6 +43,7 @@ export async function readDetails(bucket: R2Bucket, key: string): Promise<RunDet
     analysis: parsed.analysis ?? null,
     ...(parsed.nodes ? { nodes: parsed.nodes } : {}),
     ...(parsed.heard ? { heard: parsed.heard } : {}),
+    ...(parsed.amd ? { amd: parsed.amd } : {}),
   };
 }
 

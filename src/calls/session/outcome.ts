@@ -106,11 +106,11 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
   };
   const bulk = { transcript: transcript.length ? transcript : null, tool_calls: toolCalls?.length ? toolCalls : null };
   let details: { detailsKey?: string; transcript?: StoredTurn[] | null; toolCalls?: Array<Record<string, unknown>> | null } = {};
-  if (bulk.transcript || bulk.tool_calls) {
+  if (bulk.transcript || bulk.tool_calls || o?.amd) {
     const key = owner ? detailsKeyOf(owner.orgId, runId) : null;
     try {
       if (!key) throw new Error("the run's organization is not known");
-      await writeDetails(env.UPLOADS, key, { ...bulk, analysis: null, ...(o?.nodes?.length ? { nodes: o.nodes } : {}) });
+      await writeDetails(env.UPLOADS, key, { ...bulk, analysis: null, ...(o?.nodes?.length ? { nodes: o.nodes } : {}), ...(o?.amd ? { amd: o.amd } : {}) });
       details = { detailsKey: key };
     } catch (err) {
       // Kept in D1 the old way rather than lost; the cron's migration moves it to an object later.

@@ -25,6 +25,8 @@ export type SessionStart = {
   /** The carrier's answering-machine verdict so far, and what the campaign wants done with a machine. */
   answeredBy?: string | null;
   voicemail?: VoicemailAction;
+  /** edgedial dialed out (not a caller dialing in, nor a browser): who answered is judged (answering-machine detection). */
+  outbound?: boolean;
   /** A campaign's call: the attempt its object hears the agent's disposition for. */
   campaign?: CampaignAttempt | null;
 };

@@ -19,6 +19,8 @@ export type SessionRecord = {
   greetingRecording: string | null;
   answeredBy: string | null;
   voicemail: VoicemailAction;
+  /** edgedial dialed out: the agent judges who answered (a person, a machine, a menu). */
+  outbound: boolean;
   campaign: CampaignAttempt | null;
   variables: Record<string, string>;
   /** Whether the call is recorded (null: not said yet; the organization's setting decides at the start). */
@@ -57,6 +59,7 @@ const DEFAULTS: SessionRecord = {
   greetingRecording: null,
   answeredBy: null,
   voicemail: "hang_up",
+  outbound: false,
   campaign: null,
   variables: {},
   record: null,
@@ -93,6 +96,7 @@ const FIELDS: Record<keyof SessionRecord, readonly [key: string, codec: Codec]> 
   greetingRecording: ["greeting_recording", text],
   answeredBy: ["answered_by", text],
   voicemail: ["voicemail", text],
+  outbound: ["outbound", flag],
   campaign: ["campaign", json],
   variables: ["variables", json],
   record: ["record", flag],

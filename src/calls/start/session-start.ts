@@ -30,5 +30,6 @@ export async function sessionStart(env: Env, run: RunRow, provider: SessionProvi
         ? { campaignId: run.campaignId, contactId: run.contactId, attempt: run.attempt }
         : null,
     voicemail: run.voicemailAction === "leave_message" ? "leave_message" : "hang_up",
+    outbound: run.direction === "outbound",
   };
 }
