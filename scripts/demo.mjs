@@ -10,7 +10,9 @@
 // Before the campaign, the agent's starter test suite (scripts/lib/demo-suite.mjs) runs and its verdicts are printed.
 //
 // A run's campaign is noted in the storage while it runs (demo-campaign.json): a run killed midway leaves it there, and
-// the next run on that storage cancels that campaign first thing, so it never dials again. Ctrl-C while the campaign
+// the next run on that storage cancels that campaign first thing, so it never dials again. Its local servers (workerd
+// processes) outlive a killed run, holding the storage and dialing: they are noted there too (demo-servers.json), and
+// the next run stops them before it opens the storage (scripts/lib/demo-leftovers.mjs). Ctrl-C while the campaign
 // runs cancels it before the demo exits.
 //
 // It ends by printing the dashboard's URL, the demo organization's key and the first call's page, and leaves both
@@ -30,6 +32,7 @@ import { localBindings } from "./lib/local-bindings.ts";
 import { devVars } from "./lib/dev-vars.mjs";
 import { DEFAULT_PORT } from "./lib/dev-args.ts";
 import { runDemoSuite } from "./lib/demo-suite.mjs";
+import { forgetServers, noteServers, stopLeftoverServers } from "./lib/demo-leftovers.mjs";
 import { startLocalSpeech } from "./lib/local-speech.mjs";
 
 // Offline, each local Worker's fetch of a sample `Request.cf` object would print a getaddrinfo stack trace; the
@@ -200,6 +203,9 @@ try {
     process.exit(1);
   }
   step(`local storage (${keep ? state : "npm run dev's, .wrangler/state"}), migrations and a Demo organization`);
+  // A killed run's servers still hold this storage (and dial its campaign): stopped before anything opens it.
+  const leftover = stopLeftoverServers(`${state}/demo-servers.json`);
+  if (leftover) console.log(`  a previous demo run was killed: its ${leftover} local server processes are stopped`);
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
   const { key } = createOrganization("Demo", { persistTo: state });
 
@@ -235,6 +241,8 @@ try {
   });
   workers.push(app);
   await app.ready;
+  // The servers so far; the Worker's own process starts with its first request, so they are noted again below.
+  noteServers(`${state}/demo-servers.json`);
   await cancelLeftover(base);
   console.log(`  edgedial  ${base}   (API key ${key})\n  simulator ${simUrl}`);
   const api = (method, path, body) => http(method, `${base}/api/v1${path}`, { key, body });
@@ -313,6 +321,7 @@ try {
     retry_config: { enabled: true, max_retries: 1, retry_delay_seconds: 30, retry_on_busy: true, retry_on_no_answer: true, retry_on_voicemail: false },
   });
   writeFileSync(RUNNING, JSON.stringify({ campaign_id: campaign.id, key }), { mode: 0o600 });
+  noteServers(`${state}/demo-servers.json`);
   await api("POST", `/campaign/${campaign.id}/start`);
   // Ctrl-C (or a kill) while it runs: the campaign is cancelled before the demo goes, not left to dial later.
   let stopping = false;
@@ -323,6 +332,7 @@ try {
     await api("POST", `/campaign/${campaign.id}/cancel`).catch(() => undefined);
     rmSync(RUNNING, { force: true });
     for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+    forgetServers(`${state}/demo-servers.json`);
     process.exit(130);
   };
   process.on("SIGINT", cancelAndExit);
@@ -444,4 +454,5 @@ try {
 } finally {
   tool.server.close();
   for (const w of workers.reverse()) await w.dispose().catch(() => undefined);
+  forgetServers(`${state}/demo-servers.json`);
 }
