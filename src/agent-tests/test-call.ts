@@ -43,11 +43,16 @@ export type Repetition = {
   error?: string;
 };
 
-type ScriptedLlm = { provider: "scripted"; script: Array<Record<string, unknown>> };
+type ScriptedLlm = { provider: "scripted"; script: Array<Record<string, unknown>>; local?: boolean };
 
-/** The agent's scripted model, which is what runs offline; null for an agent on a real model. */
-export function scriptedModelOf(agent: UsableWorkflow): ScriptedLlm | null {
+/**
+ * The model a test call runs the agent on, offline: its scripted model; or, in local development, local development's
+ * offline model for an agent that names no model (what `npm run dev` runs it on: the README tour's agent); null for an
+ * agent on a real model.
+ */
+export function scriptedModelOf(agent: UsableWorkflow, env?: Pick<Env, "LOCAL_DEV">): ScriptedLlm | null {
   const llm = (agent.workflowConfigurations as { voice_agent?: { llm?: { provider?: string; script?: unknown } } } | null)?.voice_agent?.llm;
+  if (!llm && env?.LOCAL_DEV === "true") return { provider: "scripted", script: [], local: true };
   return llm?.provider === "scripted" && Array.isArray(llm.script) ? (llm as ScriptedLlm) : null;
 }
 
@@ -114,8 +119,9 @@ export async function runRepetition(
   const model = opts.model ?? null;
   if (scenario.caller.type === "persona" && !model)
     return failed("A persona caller needs a model (the run's `model`, the agent's agent_tests.model, or Workers AI on a deployment); this run has none");
-  const scripted = scriptedModelOf(agent);
-  if (!scripted) return failed("Offline, the agent needs a scripted model (voice_agent.llm.provider scripted) to run a test call");
+  const scripted = scriptedModelOf(agent, env);
+  if (!scripted)
+    return failed("Offline, the agent needs a scripted model (voice_agent.llm.provider scripted), or no model in local development, to run a test call");
   let variables: Record<string, unknown>;
   try {
     variables = requireVariables(agent, scenario.variables);
@@ -143,7 +149,7 @@ export async function runRepetition(
   await callSessionStub(env, run.id).prepare({
     agent: "conversation",
     maxCallSeconds: TEST_CALL_MAX_SECONDS,
-    scripted: { script: scripted.script as never, clips: callerLines(scenario).map(callerClip) },
+    scripted: { script: scripted.script as never, clips: callerLines(scenario).map(callerClip), ...(scripted.local ? { localModel: true } : {}) },
     mockTools: scenario.mock_tools.map((m) => ({ tool: m.tool, status: m.status, body: m.body })),
   });
   const answered = (await applyStatus(env, run, { status: "in_progress" })).run;

@@ -11,15 +11,24 @@ import { ClipSpeechToText, ClipTextToSpeech, type KnownClip } from "./clip-speec
 import type { Engines } from "./conversation-agent";
 import { Conversation } from "./graph";
 import { ScriptedModel, type ScriptStep } from "./scripted-model";
+import { LocalModel } from "./local-model";
+import { RESERVED_TOOL_NAMES } from "./actions";
 
 /** The deterministic engines (tests, the demo, local development): a scripted model and the known clips. */
-export type ScriptedEngines = { script: ScriptStep[]; clips: KnownClip[] /** Speech fails for these texts (a provider's 5xx). */; ttsFailsOn?: string[] };
+export type ScriptedEngines = {
+  script: ScriptStep[];
+  clips: KnownClip[];
+  /** Speech fails for these texts (a provider's 5xx). */
+  ttsFailsOn?: string[];
+  /** Local development's offline model instead of the script (an agent test of an agent that names no model). */
+  localModel?: boolean;
+};
 
 export function scriptedEngines(e: ScriptedEngines): Engines {
   const tts = new ClipTextToSpeech(e.clips);
   const fails = new Set(e.ttsFailsOn ?? []);
   return {
-    model: new ScriptedModel(e.script),
+    model: e.localModel ? new LocalModel(RESERVED_TOOL_NAMES) : new ScriptedModel(e.script),
     stt: new ClipSpeechToText(e.clips),
     tts: {
       synthesize: async (text) => {
