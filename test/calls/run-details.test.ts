@@ -140,9 +140,11 @@ describe("a run's details object", () => {
     const moved = await runRow(runId);
     expect(moved.detailsKey).toBeTruthy();
     expect([moved.transcript, moved.toolCalls, moved.analysis]).toEqual([null, null, null]);
-    // The old columns never held the nodes the call went through (agent tests' nodes_reached): the moved object has none.
+    // The old columns never held the nodes the call went through (agent tests' nodes_reached) nor who answered (the
+    // answering-machine detection's verdict: a person here): the moved object has neither.
     expect(d.nodes).toEqual(["start", "pitch", "bye"]);
-    expect(await readDetails(env.UPLOADS, moved.detailsKey!)).toEqual({ ...d, nodes: undefined });
+    expect(d.amd).toMatchObject({ cls: "human" });
+    expect(await readDetails(env.UPLOADS, moved.detailsKey!)).toEqual({ ...d, nodes: undefined, amd: undefined });
     expect(await detailText(s, agentId, runId)).toBe(after);
 
     // The list shows the run without the bulk (no object read), everything else as the detail.
