@@ -51,6 +51,9 @@ describe("require_passing_tests", () => {
     expect(fixed.status, fixed.text).toBe(200);
     const passed = await runTests(w.key, id, { repetitions: 1 });
     expect(passed.status, JSON.stringify(passed.scenarios[0]?.runs[0]?.verdicts)).toBe("passed");
+    // Two test runs of the agent's calls are nowhere in its campaign's progress.
+    const progress = await call("GET", `${CAMPAIGNS}/${campaign.json.id}/progress`, { key: w.key });
+    expect(progress.json).toMatchObject({ processed: 0, total: 2 });
     const started = await start();
     expect(started.status, started.text).toBe(200);
     expect(started.json.state).not.toBe("draft");

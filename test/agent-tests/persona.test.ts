@@ -43,7 +43,17 @@ describe("a persona caller and the model judge", () => {
   it("talks the call through from what the agent says, and the judge's verdict and reasoning are kept per criterion", async () => {
     const { key, id } = await personaAgent();
     const apiKey = `persona-${crypto.randomUUID()}`;
-    const run = await runTests(key, id, { repetitions: 1, model: model(apiKey) });
+    // Every request leaving the Worker while the run goes (its object and sessions run in this isolate too).
+    const sent: string[] = [];
+    const real = globalThis.fetch;
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      sent.push(new Request(input, init).url);
+      return real(input, init);
+    }) as typeof fetch;
+    const run = await runTests(key, id, { repetitions: 1, model: model(apiKey) }).finally(() => (globalThis.fetch = real));
+    // Only the model was asked: no carrier host, not even the simulator's.
+    expect(sent.filter((u) => !u.startsWith("http://edgedial.test/") && !u.startsWith(`http://127.0.0.1:${PORT}/v1/`))).toEqual([]);
+    expect(sent.filter((u) => u.startsWith(`http://127.0.0.1:${PORT}/v1/`)).length).toBeGreaterThanOrEqual(4);
     const rep = run.scenarios[0].runs[0];
     expect(rep.error).toBeUndefined();
     // The persona's lines, heard by the agent's offline speech-to-text, moved it on: the seats were gathered.
