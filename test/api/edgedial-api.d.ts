@@ -5721,11 +5721,14 @@ export interface paths {
         put?: never;
         /**
          * Run the agent's test suite (or one scenario) against its current version
-         * @description Each repetition is a real call session of the agent spoken to over the scenario's carrier protocol by the scripted caller (a test run: no carrier is asked, nothing is dialed). The request returns when every call is judged (a few calls at once, each as long as its conversation). The newest finished suite run of a version is that version's test result.
+         * @description Each repetition is a real call session of the agent spoken to over the scenario's carrier protocol by the scripted or persona caller (a test run: no carrier is asked, nothing is dialed). The run is carried by a Durable Object of its own: the answer is 202 with the run `running` at once (follow it at GET …/runs/{test_run_id}), or with `?wait=true` 200 once every call is judged. The newest finished suite run of a version is that version's test result.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description true: answer (200) when every call is judged, as a script may want; the run goes on if the request is cut off */
+                    wait?: "true" | "false";
+                };
                 header?: never;
                 path: {
                     /** @description Decimal digits only */
@@ -5741,6 +5744,15 @@ export interface paths {
             responses: {
                 /** @description OK */
                 200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentTestRun"];
+                    };
+                };
+                /** @description OK */
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10579,6 +10591,8 @@ export interface components {
                     error?: string;
                 }[];
             }[];
+            /** @description Why a run ended `error` (its runner restarted, the agent changed before the calls began) */
+            error?: string;
         };
         AgentTestRunRequest: {
             /** @description One scenario; absent or null: the whole suite */
