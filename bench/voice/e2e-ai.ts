@@ -69,7 +69,8 @@ export class BenchAi {
 
   /**
    * Deepgram's own API as the agent's key reaches it (Token auth, the documented query): Flux on v2 listen (the same
-   * stub as Workers AI's), or Nova on v1 live: its final result STUB_MS.novaFinal after `Finalize`, then the close.
+   * stub as Workers AI's), or Nova on v1 live: an interim result with the words after 200 ms of audio, its final
+   * result STUB_MS.novaFinal after `Finalize`, then the close.
    */
   deepgram(url: URL, headers: Headers): Response {
     if (headers.get("Authorization") !== "Token bench") return new Response("{}", { status: 401 });
@@ -78,15 +79,35 @@ export class BenchAi {
     if (url.pathname !== "/v1/listen" || url.searchParams.get("interim_results") !== "true") return new Response("{}", { status: 400 });
     const [client, server] = Object.values(new WebSocketPair());
     server.accept();
+    // The agent may close first (a turn dropped): nothing is sent after.
+    const send = (msg: unknown) => {
+      try {
+        server.send(JSON.stringify(msg));
+      } catch {
+        // closed
+      }
+    };
+    let chunks = 0;
     server.addEventListener("message", (e) => {
-      if (typeof e.data !== "string") return;
+      // Interim results (asked for): the caller's words once 200 ms of their audio came, as the stream's words so far.
+      if (typeof e.data !== "string") {
+        if (++chunks === 10) send({ type: "Results", is_final: false, channel: { alternatives: [{ transcript: CALLER_WORDS }] } });
+        return;
+      }
       const type = JSON.parse(e.data).type;
       if (type === "Finalize")
         timer(STUB_MS.novaFinal, () =>
-          server.send(JSON.stringify({ type: "Results", is_final: true, from_finalize: true, channel: { alternatives: [{ transcript: CALLER_WORDS }] } })),
+          send({ type: "Results", is_final: true, from_finalize: true, channel: { alternatives: [{ transcript: CALLER_WORDS }] } }),
         );
       // The close after the final result (timers fire in order).
-      if (type === "CloseStream") timer(STUB_MS.novaFinal, () => server.close(1000, "done"));
+      if (type === "CloseStream")
+        timer(STUB_MS.novaFinal, () => {
+          try {
+            server.close(1000, "done");
+          } catch {
+            // closed
+          }
+        });
     });
     return new Response(null, { status: 101, webSocket: client });
   }
