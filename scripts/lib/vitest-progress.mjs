@@ -22,6 +22,21 @@ export default class ProgressReporter {
   onTestModuleEnd(m) {
     write(`end ${name(m)} ${m.state()}`);
     if (DURATIONS) this.durations[name(m)] = Math.round(m.diagnostic().duration / 100) * 100;
+    // Why each test failed, as the file ends: vitest prints its own account only once the pool has closed, and a pool
+    // that never closes (the runner then stops it) would take that account with it.
+    for (const t of m.children.allTests()) {
+      const r = t.result();
+      if (r.state !== "failed") continue;
+      const why = (r.errors ?? [])
+        .map((e) =>
+          String(e.stack ?? e.message)
+            .split("\n")
+            .slice(0, 6)
+            .join("\n"),
+        )
+        .join("\n");
+      process.stdout.write(`\nFAILED ${name(m)} > ${t.fullName}\n${why}\n\n`);
+    }
   }
   onTestRunEnd(_modules, unhandledErrors, reason) {
     write(`run ${reason} ${unhandledErrors.length}`);
