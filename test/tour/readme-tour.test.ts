@@ -1,6 +1,8 @@
 // The README's tour, as a newcomer runs it: `npm run dev` on a fresh copy of the repository (its tracked files, no
 // local state), then every shell block of the tour pasted in order into one bash; each block must succeed and print
-// the lines the README shows (`# →`). The call and the campaign must end completed with a conversation, offline.
+// the lines the README shows (`# →`). The call and the campaign must end completed with a conversation, offline, and
+// the call's recording must hold the agent's greeting as speech (eSpeak NG through npm run dev's local speech server,
+// not the tones of a Worker without it), its transcript the agent's lines along the graph.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
@@ -8,6 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTour, tourBlocks } from "../../scripts/lib/tour";
+import { readWav } from "../../src/lib/audio/wav";
+import { isVoiceLike, voiceMeasures } from "../agent/voice-like";
 
 const ROOT = join(__dirname, "../..");
 let dir = "";
@@ -65,9 +69,47 @@ describe("the README's tour against npm run dev", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8").replaceAll("http://127.0.0.1:8787", `http://127.0.0.1:${port}`);
     const blocks = tourBlocks(readme);
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const results = await runTour(blocks, { cwd: dir, timeoutMs: 120_000 });
+    // One more block of our own, after the README's: the shell's names for the call, to fetch its recording.
+    const ids = { script: 'echo "__ids__ $AGENT_ID $RUN"\n', expected: [] };
+    const results = await runTour([...blocks, ids], { cwd: dir, timeoutMs: 120_000 });
     for (const r of results) expect(r.missing, `block ${r.block} printed:\n${r.output}\nstderr:\n${r.stderr.slice(-1000)}`).toEqual([]);
     // The call was a conversation: the callee's words recognized and answered.
     expect(results[3].output).toContain("callee: Sure, tell me more.");
+    const [agentId, runId] = /__ids__ (\d+) (\d+)/.exec(results[results.length - 1].output)?.slice(1) ?? [];
+    await expectSpokenGreeting(agentId, runId);
   }, 400_000);
 });
+
+type Run = { recording_url: string | null; transcript: Array<{ role: string; text: string }> };
+
+/**
+ * The tour's call: the agent's channel of its recording (right) opens with the greeting spoken as a voice (the pitch
+ * moves, the energy spreads over the formants, the loudness follows the syllables; the tones of old failed all three),
+ * and its transcript's agent lines follow the graph: the greeting, the ask node's question, the end node's goodbye.
+ */
+async function expectSpokenGreeting(agentId: string | undefined, runId: string | undefined) {
+  expect(agentId && runId, "the tour's shell named its agent and run").toBeTruthy();
+  const key = readFileSync(join(dir, ".dev-api-key"), "utf8").trim();
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/workflow/${agentId}/runs/${runId}`, { headers: { "X-API-Key": key } });
+  const run = (await res.json()) as Run;
+  const agentLines = run.transcript.filter((t) => t.role === "agent").map((t) => t.text);
+  expect(agentLines[0]).toBe("Hi Alan, do you have a minute?");
+  // The ask node's prompt ("Ask how many seats they need.") said to the caller. What follows depends on timing: the
+  // simulated callee says its next line once the agent has been quiet 800 ms, which a loaded machine's reply can
+  // exceed, so the goodbye may be the end node's or the idle policy's.
+  expect(agentLines.join(" | ")).toContain("Could you tell me how many seats you need?");
+  expect(agentLines[agentLines.length - 1]).toMatch(/Goodbye!$/);
+  expect(agentLines.join(" ")).not.toContain("You said");
+
+  expect(run.recording_url).toBeTruthy();
+  const wav = readWav(new Uint8Array(await (await fetch(run.recording_url as string)).arrayBuffer()));
+  expect(wav.channels).toBe(2);
+  const agent = Int16Array.from({ length: wav.samples.length / 2 }, (_, i) => wav.samples[2 * i + 1]);
+  // The greeting: from the agent's first sound, its first 1.5 s (the sentence lasts about 2 s).
+  let first = agent.findIndex((v) => Math.abs(v) > 500);
+  expect(first, "the agent's channel has sound").toBeGreaterThanOrEqual(0);
+  first = Math.max(0, first - wav.rate / 50);
+  const greeting = agent.subarray(first, first + Math.round(1.5 * wav.rate));
+  const m = voiceMeasures(greeting, wav.rate);
+  expect(isVoiceLike(m), `the greeting's measures: ${JSON.stringify(m)}`).toBe(true);
+}
