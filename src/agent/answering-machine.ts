@@ -9,7 +9,9 @@ import { MachineWait } from "./machine-wait";
 import type { Speaker } from "./speaker";
 import type { Speech } from "./speech";
 import type { TurnSettings } from "./turn-settings";
-import type { AgentControls, AudioFrame, VoicemailAction } from "./voice-agent";
+import type { AgentContext, AgentControls, AudioFrame, VoicemailAction } from "./voice-agent";
+import { isMachine } from "../lib/answered-by";
+import { renderTemplate } from "../workflows/template";
 import { soundsLikeMachine } from "./voicemail";
 
 export type VoicemailMessage = { text: string; audio: Speech | null };
@@ -28,10 +30,11 @@ export class AnsweringMachine {
   private amd: AmdClassifier | null = null;
   private startMs = 0;
   private rate = 8000;
+  private variables: Record<string, string> = {};
   decision: AmdDecision | null = null;
 
   constructor(
-    private readonly settings: Pick<TurnSettings, "afterToneMs" | "maxMachineMs">,
+    private readonly settings: Pick<TurnSettings, "afterToneMs" | "maxMachineMs" | "voicemailText">,
     private readonly host: Host,
   ) {}
 
@@ -40,9 +43,10 @@ export class AnsweringMachine {
     return this.wait !== null;
   }
 
-  /** The call was answered at `atMs` and the carrier gave no verdict: edgedial judges who answered. */
-  listen(atMs: number, rate: number): void {
-    [this.amd, this.startMs, this.rate] = [new AmdClassifier(atMs, rate), atMs, rate];
+  /** The call was answered at `atMs`: an outbound call the carrier gave no verdict on is judged from here. */
+  start(ctx: Pick<AgentContext, "outbound" | "answeredBy" | "rate" | "variables">, atMs: number): void {
+    [this.variables, this.startMs, this.rate] = [ctx.variables, atMs, ctx.rate];
+    if (ctx.outbound && ctx.answeredBy !== "human" && !isMachine(ctx.answeredBy)) this.amd = new AmdClassifier(atMs, ctx.rate);
   }
 
   /**
@@ -83,13 +87,16 @@ export class AnsweringMachine {
     // The beep that decided it has ended: the mailbox records now.
     const tone = this.decision?.reason.includes("beep") ? this.decision.evidence.tones.at(-1) : undefined;
     if (tone) this.wait.beeped({ ...tone, startMs: tone.startMs + this.startMs, endMs: tone.endMs + this.startMs, share: 1 });
-    const leaving = action === "leave_message" && !!message && this.decision?.cls !== "fax_tone";
-    this.message = leaving ? message : null;
+    // The agent's own message where it has one (its variables filled), else the opening greeting.
+    const own = this.settings.voicemailText ? { text: renderTemplate(this.settings.voicemailText, this.variables).text, audio: null } : null;
+    const leaving = action === "leave_message" && !!(own ?? message) && this.decision?.cls !== "fax_tone";
+    this.message = leaving ? (own ?? message) : null;
     log("info", "voice_agent_machine", { how, action: leaving ? "leave_message" : "hang_up", amd: this.decision?.cls ?? null });
     const d = this.decision;
     const judged = d && isMachineClass(d.cls) ? `; ${d.cls.replace("_", " ")}, decided ${(d.decideMs / 1000).toFixed(1)} s after the answer` : "";
     const what = d?.cls === "fax_tone" ? "A fax or modem answered" : "An answering machine answered";
-    const note = `${what} (${how}${judged}); ${leaving ? "the greeting was left as a message" : "the call was hung up"}`;
+    const left = own ? "the agent's voicemail message was left" : "the greeting was left as a message";
+    const note = `${what} (${how}${judged}); ${leaving ? left : "the call was hung up"}`;
     return { note, leaving };
   }
 

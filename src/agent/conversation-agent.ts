@@ -109,9 +109,9 @@ export class ConversationAgent implements VoiceAgent {
     const text = ctx.greeting ?? this.conversation.greeting;
     this.opening = text ? { text, audio: ctx.greetingAudio ?? null } : null;
     if (ctx.resumed && this.restore(ctx.resumed.state)) return this.resume(ctx.resumed.gapMs);
+    this.machine.start(ctx, controls.now()); // its message's variables; who answered is judged on an outbound call
     // The carrier's detection already said machine: no conversation at all.
     if (isMachine(ctx.answeredBy)) return this.machineAnswered(controls.now(), `the carrier reported ${ctx.answeredBy}`);
-    if (ctx.outbound && ctx.answeredBy !== "human") this.machine.listen(controls.now(), ctx.rate);
     if (this.opening) {
       this.conversation.said(this.opening.text);
       await this.voice.speak([this.opening.text], { complete: true, last: false, audio: this.opening.audio });

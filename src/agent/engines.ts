@@ -318,5 +318,6 @@ export function turnSettings(v: VoiceAgentSettings | null): TurnSettings {
     repromptText: t.reprompt_text ?? d.repromptText,
     goodbyeText: t.goodbye_text ?? d.goodbyeText,
     errorText: t.error_text ?? d.errorText,
+    voicemailText: t.voicemail_text ?? d.voicemailText,
   };
 }

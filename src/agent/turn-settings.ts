@@ -27,6 +27,8 @@ export type TurnSettings = {
   afterToneMs: number;
   /** A machine still talking after this long is hung up on without a message. */
   maxMachineMs: number;
+  /** The message left on a machine (template variables filled from the run's); null: the call's opening greeting. */
+  voicemailText: string | null;
 };
 
 export const DEFAULT_TURN_SETTINGS: TurnSettings = {
@@ -45,4 +47,5 @@ export const DEFAULT_TURN_SETTINGS: TurnSettings = {
   resumeText: "Sorry, the line cut out for a moment.",
   afterToneMs: 1200,
   maxMachineMs: 30_000,
+  voicemailText: null,
 };

@@ -137,6 +137,10 @@ const Turn = z
     reprompt_text: Line.optional(),
     goodbye_text: Line.optional(),
     error_text: Line.optional(),
+    voicemail_text: z.string().trim().min(1).max(1000).optional().openapi({
+      description:
+        "The message left on an answering machine at its beep (where the campaign's voicemail_action is leave_message); template variables like {{ first_name }} are filled from the run's. Default: the call's opening greeting",
+    }),
   })
   .partial();
 

@@ -41,4 +41,20 @@ describe("answering-machine detection on a call", () => {
     expect(after).toBeLessThanOrEqual(500);
     expect(amd.decideMs).toBeLessThan(amd.beep_end_ms);
   });
+
+  it("the agent's own voicemail message, its template variables filled, is what the machine records", async () => {
+    const s = await setup("twilio");
+    const configurations = { voice_agent: { turn: { voicemail_text: "Hi {{ first_name }}, this is the seats desk. Please call us back." } } };
+    const { runId, callee, agentId } = await conversationCall(s, undefined, { run: { voicemail_action: "leave_message" }, configurations });
+    await listenUntil(callee, () => callee.played.length >= 1);
+    callee.speak(GREETING);
+    await listenUntil(callee, () => callee.closed !== null, 40_000);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.turns.map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hi Ada!"],
+      ["agent", "Hi Ada, this is the seats desk. Please call us back."],
+    ]);
+    const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
+    expect(run.notes).toContain("the agent's voicemail message was left");
+  });
 });

@@ -9362,6 +9362,8 @@ export interface components {
                 reprompt_text?: string;
                 goodbye_text?: string;
                 error_text?: string;
+                /** @description The message left on an answering machine at its beep (where the campaign's voicemail_action is leave_message); template variables like {{ first_name }} are filled from the run's. Default: the call's opening greeting */
+                voicemail_text?: string;
             };
             llm_model?: string;
             stt_model?: string;
@@ -9735,6 +9737,8 @@ export interface components {
                 reprompt_text?: string;
                 goodbye_text?: string;
                 error_text?: string;
+                /** @description The message left on an answering machine at its beep (where the campaign's voicemail_action is leave_message); template variables like {{ first_name }} are filled from the run's. Default: the call's opening greeting */
+                voicemail_text?: string;
             };
             llm_model?: string;
             stt_model?: string;
