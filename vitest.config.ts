@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { testWorker } from "./test/test-bindings";
 import { build } from "esbuild";
-import DurationSequencer from "./scripts/lib/vitest-sequencer.mjs";
+import DurationSequencer from "./scripts/lib/vitest-sequencer.ts";
 
 /** The carrier simulator (src/dev/simulator), bundled in memory for an auxiliary Worker of the test pool. */
 async function carrierSimulator() {
@@ -84,7 +84,7 @@ export default defineConfig(async () => {
           },
         },
       ],
-      // Longest files first (scripts/lib/vitest-sequencer.mjs), so the run does not end on one long file alone.
+      // Longest files first (scripts/lib/vitest-sequencer.ts), so the run does not end on one long file alone.
       sequence: { sequencer: DurationSequencer },
       // Most files wait on timers, sockets and the simulator rather than compute: more files at once than cores.
       maxWorkers: 3,

@@ -66,8 +66,12 @@ console.log(`
   dashboard: ${plan.url}/dashboard/   API reference: ${plan.url}/api/v1/docs
 
   calls: a telephony configuration with "provider": "sandbox" dials the carrier simulator (${sim.origin}), whose callee
-  answers and talks back; answered calls get ${plan.workersAi ? "the voice agent on Workers AI (your Cloudflare account)" : `the voice agent on local deterministic engines, speaking with eSpeak NG
-  (${speech?.url}; npm run dev -- --workers-ai for Workers AI)`}
+  answers and talks back; answered calls get ${
+    plan.workersAi
+      ? "the voice agent on Workers AI (your Cloudflare account)"
+      : `the voice agent on local deterministic engines, speaking with eSpeak NG
+  (${speech?.url}; npm run dev -- --workers-ai for Workers AI)`
+  }
 
   KEY=$(cat ${DEV_KEY_FILE}); curl -H "X-API-Key: $KEY" ${plan.url}/api/v1/organizations/api-keys
 `);

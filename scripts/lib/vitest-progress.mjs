@@ -8,7 +8,7 @@ const out = process.env.VITEST_PROGRESS_FILE;
 const write = (line) => out && appendFileSync(out, `${line}\n`);
 const name = (m) => relative(process.cwd(), m.moduleId);
 
-/** With UPDATE_TEST_DURATIONS=1, each file's duration (to 100 ms) goes into the sequencer's table (vitest-sequencer.mjs). */
+/** With UPDATE_TEST_DURATIONS=1, each file's duration (to 100 ms) goes into the sequencer's table (vitest-sequencer.ts). */
 const DURATIONS = process.env.UPDATE_TEST_DURATIONS === "1" ? "test/durations.json" : null;
 
 export default class ProgressReporter {

@@ -5,11 +5,11 @@
 // `UPDATE_TEST_DURATIONS=1 npm test` rewrites the table (scripts/lib/vitest-progress.mjs).
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
-import { BaseSequencer } from "vitest/node";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 export const DURATIONS_FILE = "test/durations.json";
 
-function committed() {
+function committed(): Record<string, number> {
   try {
     return JSON.parse(readFileSync(DURATIONS_FILE, "utf8"));
   } catch {
@@ -18,10 +18,11 @@ function committed() {
 }
 
 export default class DurationSequencer extends BaseSequencer {
-  async sort(files) {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const table = committed();
     const cache = this.ctx.cache;
-    const duration = (spec) => cache.getTestSpecificationResult(spec)?.duration ?? table[relative(process.cwd(), spec.moduleId)] ?? Number.POSITIVE_INFINITY;
+    const duration = (spec: TestSpecification): number =>
+      cache.getTestSpecificationResult(spec)?.duration ?? table[relative(process.cwd(), spec.moduleId)] ?? Number.POSITIVE_INFINITY;
     return [...files].sort((a, b) => {
       // Projects keep their order (the pure modules' first: they end in seconds).
       if (a.project.name !== b.project.name) return a.project.name < b.project.name ? -1 : 1;

@@ -65,12 +65,12 @@ const WH = /^(?:whether|if|how|what|which|when|where|why|who)\b/i;
 /** Instructions as the agent says them: the first rule whose pattern matches a clause turns it into a sentence. */
 const RULES: Array<[RegExp, (m: RegExpMatchArray) => string]> = [
   [/^say (?:good-?bye|bye)\b/i, () => "Goodbye!"],
-  [new RegExp(String.raw`^[Aa]sk (?:${WHOM} )?(.+)$`), (m) => askFor(toCaller(m[1]))],
+  [new RegExp(`^[Aa]sk (?:${WHOM} )?(.+)$`), (m) => askFor(toCaller(m[1]))],
   [/^find out (.+)$/i, (m) => (WH.test(m[1]) ? `Could you tell me ${toCaller(m[1])}?` : `Could you tell me about ${toCaller(m[1])}?`)],
-  [new RegExp(String.raw`^(?:[Tt]ell|[Ii]nform|[Rr]emind) ${WHOM}(?: that)? (.+)$`), (m) => `${capitalize(toCaller(m[1]))}.`],
+  [new RegExp(`^(?:[Tt]ell|[Ii]nform|[Rr]emind) ${WHOM}(?: that)? (.+)$`), (m) => `${capitalize(toCaller(m[1]))}.`],
   [/^(?:say|mention|explain)(?: that)? (.+)$/i, (m) => `${capitalize(toCaller(m[1]))}.`],
-  [new RegExp(String.raw`^[Ll]et ${WHOM} know(?: that)? (.+)$`), (m) => `${capitalize(toCaller(m[1]))}.`],
-  [new RegExp(String.raw`^[Tt]hank ${WHOM}(?: for (.+))?$`), (m) => `Thank you for ${m[1] ? toCaller(m[1]) : "your time"}.`],
+  [new RegExp(`^[Ll]et ${WHOM} know(?: that)? (.+)$`), (m) => `${capitalize(toCaller(m[1]))}.`],
+  [new RegExp(`^[Tt]hank ${WHOM}(?: for (.+))?$`), (m) => `Thank you for ${m[1] ? toCaller(m[1]) : "your time"}.`],
   [/^apologi[sz]e(?: for (.+))?$/i, (m) => (m[1] ? `I'm sorry for ${toCaller(m[1])}.` : "I'm sorry.")],
   [/^offer (?:them |the caller )?(.+)$/i, (m) => `I can offer you ${toCaller(m[1])}.`],
   [/^(?:confirm|repeat|read back) (.+)$/i, (m) => `Let me confirm ${toCaller(m[1])}.`],

@@ -27,7 +27,9 @@ describe("pattern shapes", () => {
 });
 
 describe("E.164 classes", () => {
-  it("give the same answer as libphonenumber-js on 100,000 varied numbers (every calling code, valid and not, national and formatted)", { timeout: 180_000 }, () => {
+  it("give the same answer as libphonenumber-js on 100,000 varied numbers (every calling code, valid and not, national and formatted)", {
+    timeout: 180_000,
+  }, () => {
     const numbers = corpus(100_000);
     let keyed = 0;
     let valid = 0;
