@@ -3,6 +3,7 @@
 // planned tones and noise, and kept as the phone codec carries it (8 kHz G.711 µ-law). The same seed gives the same
 // plans and, for the same espeak-ng version, the same bytes: bench/amd/labels.json keeps each file's SHA-256.
 import { g711Decode, g711Encode } from "../../src/lib/audio/g711";
+import { prng } from "../../test/campaigns/prng";
 
 export type Label = {
   id: string;
@@ -19,22 +20,8 @@ export type Label = {
 
 export const RATE = 8000;
 
-/** mulberry32: a small seeded generator, so every run draws the same set. */
-export function seeded(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)],
-  };
-}
+/** The simulations' seeded generator (mulberry32), so every run draws the same set. */
+export const seeded = prng;
 
 const NAMES = ["Sam", "Maria", "David", "Priya", "the Johnson family", "Dr. Patel's office", "Alex", "Karen"];
 const HUMAN = [

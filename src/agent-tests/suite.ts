@@ -105,9 +105,19 @@ export async function newRun(
 
 /** Ends a run that could not finish: `error`, its reason on the results, told to webhooks like any finished run. */
 export async function endRunInError(env: Env, job: RunJob, reason: string): Promise<void> {
+  await settleRun(env, job, "error", { summary: null, scenarios: [], error: reason });
+}
+
+/** A running run's end on its row (a run already ended keeps its end), then told to webhooks. */
+async function settleRun(
+  env: Env,
+  job: RunJob,
+  status: string,
+  results: { summary: ReturnType<typeof summarize> | null; scenarios: unknown[]; error?: string },
+): Promise<void> {
   await getDb(env)
     .update(agentTestRuns)
-    .set({ status: "error", results: { summary: null, scenarios: [], error: reason }, finishedAt: isoNow() })
+    .set({ status, results, finishedAt: isoNow() })
     .where(and(eq(agentTestRuns.id, job.testRunId), eq(agentTestRuns.status, "running")))
     .run();
   await emitSafely(env, job.orgId, "agent_test.finished", {
@@ -115,8 +125,8 @@ export async function endRunInError(env: Env, job: RunJob, reason: string): Prom
     workflow_id: job.workflowId,
     version_number: job.versionNumber,
     scenario_id: job.scenarioId,
-    status: "error",
-    summary: null,
+    status,
+    summary: results.summary,
   });
 }
 
@@ -143,19 +153,7 @@ export async function carryRun(env: Env, job: RunJob): Promise<void> {
   const reps = await pooled(jobs, MAX_PARALLEL_CALLS);
   const results = scenarios.map((s, k) => scenarioResult(s, reps.slice(k * job.repetitions, (k + 1) * job.repetitions)));
   const summary = summarize(results);
-  await db
-    .update(agentTestRuns)
-    .set({ status: summary.status, results: { summary, scenarios: results }, finishedAt: isoNow() })
-    .where(eq(agentTestRuns.id, job.testRunId))
-    .run();
-  await emitSafely(env, job.orgId, "agent_test.finished", {
-    test_run_id: job.testRunId,
-    workflow_id: job.workflowId,
-    version_number: job.versionNumber,
-    scenario_id: job.scenarioId,
-    status: summary.status,
-    summary,
-  });
+  await settleRun(env, job, summary.status, { summary, scenarios: results });
 }
 
 export async function getTestRun(db: Db, orgId: number, workflowId: number, id: number): Promise<RunRow> {
