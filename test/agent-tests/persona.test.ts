@@ -5,7 +5,7 @@
 import { describe, expect, inject, it } from "vitest";
 import suite from "../fixtures/seats-suite.json";
 import { call, createOrg } from "../helpers";
-import { runTests } from "./run-helpers";
+import { runTests, runTestsSending } from "./run-helpers";
 
 const PORT = inject("modelStandinPort");
 const model = (api_key: string) => ({ base_url: `http://127.0.0.1:${PORT}/v1`, model: "standin-small", api_key });
@@ -43,14 +43,7 @@ describe("a persona caller and the model judge", () => {
   it("talks the call through from what the agent says, and the judge's verdict and reasoning are kept per criterion", async () => {
     const { key, id } = await personaAgent();
     const apiKey = `persona-${crypto.randomUUID()}`;
-    // Every request leaving the Worker while the run goes (its object and sessions run in this isolate too).
-    const sent: string[] = [];
-    const real = globalThis.fetch;
-    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-      sent.push(new Request(input, init).url);
-      return real(input, init);
-    }) as typeof fetch;
-    const run = await runTests(key, id, { repetitions: 1, model: model(apiKey) }).finally(() => (globalThis.fetch = real));
+    const { run, sent } = await runTestsSending(key, id, { repetitions: 1, model: model(apiKey) });
     // Only the model was asked: no carrier host, not even the simulator's.
     expect(sent.filter((u) => !u.startsWith("http://edgedial.test/") && !u.startsWith(`http://127.0.0.1:${PORT}/v1/`))).toEqual([]);
     expect(sent.filter((u) => u.startsWith(`http://127.0.0.1:${PORT}/v1/`)).length).toBeGreaterThanOrEqual(4);

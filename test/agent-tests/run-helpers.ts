@@ -20,3 +20,21 @@ export async function runTests(key: string, workflowId: number, body: Record<str
   expect([200, 202], res.text).toContain(res.status);
   return finishedRun(key, workflowId, res.json.id);
 }
+
+/**
+ * POSTs a run and answers it finished, with every request that left the Worker meanwhile (the run's object and its
+ * sessions run in this isolate too, so their fetches pass here): a test call must reach no carrier host.
+ */
+export async function runTestsSending(key: string, workflowId: number, body: Record<string, unknown>): Promise<{ run: any; sent: string[] }> {
+  const sent: string[] = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    sent.push(new Request(input, init).url);
+    return real(input, init);
+  }) as typeof fetch;
+  try {
+    return { run: await runTests(key, workflowId, body), sent };
+  } finally {
+    globalThis.fetch = real;
+  }
+}

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import suite from "../fixtures/seats-suite.json";
 import { call, createOrg, type Org } from "../helpers";
-import { runTests } from "./run-helpers";
+import { runTestsSending } from "./run-helpers";
 
 async function agentWithSuite(org: Org, protocol: string, agent: Record<string, unknown> = suite.agent) {
   const res = await call("POST", "/api/v1/workflow/create", { key: org.key, body: agent });
@@ -31,14 +31,8 @@ describe("an agent's test suite", () => {
     async (protocol) => {
       const org = await createOrg();
       const id = await agentWithSuite(org, protocol);
-      // Every request leaving the Worker while the suite runs (the sessions run in this isolate too).
-      const sent: string[] = [];
-      const real = globalThis.fetch;
-      globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-        sent.push(new Request(input, init).url);
-        return real(input, init);
-      }) as typeof fetch;
-      const res = { json: await runTests(org.key, id, { repetitions: 1 }).finally(() => (globalThis.fetch = real)) };
+      const { run, sent } = await runTestsSending(org.key, id, { repetitions: 1 });
+      const res = { json: run };
       // No carrier was asked anything: not the simulator (every carrier API's address here), nor any other host.
       expect(sent.filter((u) => !u.startsWith("http://edgedial.test/"))).toEqual([]);
       expect(failures(res.json)).toEqual([]);
