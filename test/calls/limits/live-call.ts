@@ -31,7 +31,9 @@ export async function standinCall(s: Setup, e: Engines): Promise<number> {
     workflow_configurations: {
       voice_agent: {
         llm: { provider: "openai", base_url: `${STANDIN}/v1`, model: "llama3.1", api_key: e.llmKey },
-        stt: { provider: e.stt, base_url: STANDIN, api_key: e.sttKey },
+        // Nova-3 on Deepgram's live protocol (v1), the path these figures were taken on (a Deepgram key without a
+        // model now hears turns on Flux, v2).
+        stt: { provider: e.stt, model: "nova-3", base_url: STANDIN, api_key: e.sttKey },
         tts: { provider: e.tts, base_url: STANDIN, api_key: e.ttsKey, ...(e.tts === "elevenlabs" ? { voice: "voice-1" } : {}) },
         // A silent callee is asked nothing again: the agent says goodbye and hangs up (the carrier's hang-up request).
         turn: { reprompt_after_ms: 3000, max_reprompts: 0 },
