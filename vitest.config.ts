@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { testWorker } from "./test/test-bindings";
+import { testWorker } from "./test/test-bindings.ts";
 import { build } from "esbuild";
 import DurationSequencer from "./scripts/lib/vitest-sequencer.ts";
 

@@ -97,7 +97,10 @@ export function evaluate(x: Expectations, o: Observed): Verdict[] {
   }
   (x.tools_called ?? []).forEach((want, i) => {
     const calls = o.actions.filter((a) => a.name === want.name);
-    const hit = calls.find((a) => !want.arguments || matchesPartially(want.arguments, a.arguments));
+    // A wrong URL still makes the call: it counts only when the tool answered, unless the scenario says otherwise.
+    const hit = calls.find(
+      (a) => (!want.arguments || matchesPartially(want.arguments, a.arguments)) && (want.answered === false || a.status === undefined || a.status === "ok"),
+    );
     const seen = o.actions.map((a) => `${a.name}(${JSON.stringify(a.arguments)})${a.status ? ` ${a.status}` : ""}`).join(", ") || "none";
     add(
       `tools_called.${i}`,

@@ -58,10 +58,25 @@ export const Expectations = z
       .openapi({ description: "Node ids the call must pass through (in this order when in_order)" }),
     extraction: z.record(z.string().max(64), z.unknown()).optional().openapi({ description: "Extraction variables and the values gathered" }),
     tools_called: z
-      .array(z.strictObject({ name: Name, arguments: z.record(z.string(), z.unknown()).optional() }))
+      .array(
+        z.strictObject({
+          name: Name,
+          arguments: z.record(z.string(), z.unknown()).optional(),
+          answered: z
+            .boolean()
+            .optional()
+            .openapi({
+              description:
+                "Unset or true: the call counts only when the tool answered (status ok: a 2xx, or the scenario's mock); false: any call counts, failed or not",
+            }),
+        }),
+      )
       .max(20)
       .optional()
-      .openapi({ description: "Tools the agent called; given arguments must match (others may be present)" }),
+      .openapi({
+        description:
+          "Tools the agent called; given arguments must match (others may be present); a call the tool did not answer (a wrong URL, an error, a timeout) does not count unless answered is false",
+      }),
     transfer: z
       .strictObject({ destination: z.string().max(255).optional(), mode: z.enum(["cold", "warm"]).optional() })
       .optional()

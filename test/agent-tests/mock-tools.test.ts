@@ -18,7 +18,7 @@ const SCRIPT: ScriptStep[] = [
   { prompt: "Thank them", say: "Goodbye!", call: { name: "end_call" } },
 ];
 
-async function toolAgent(key: string) {
+async function toolAgent(key: string, url = `http://127.0.0.1:${PORT}/tool/${key}`) {
   const org = await createOrg();
   // The stand-in is on loopback: the organization allows private addresses, so an unmocked call would reach it.
   const policy = await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } });
@@ -33,7 +33,7 @@ async function toolAgent(key: string) {
             name: "lookup_order",
             description: "Look up the caller's order",
             parameters: { type: "object", properties: { order: { type: "string" } }, required: ["order"] },
-            url: `http://127.0.0.1:${PORT}/tool/${key}`,
+            url,
             method: "POST",
             timeout_ms: 3000,
             nodes: ["start"],
@@ -88,5 +88,25 @@ describe("agent tests' mocked tools", () => {
     expect(r.passed).toBe(true);
     expect(await seen(key)).toEqual([expect.objectContaining({ method: "POST", body: '{"order":"A17"}' })]);
     expect(await toolRecord(r.run_id)).toEqual([expect.objectContaining({ name: "lookup_order", status: "ok", http_status: 200 })]);
+  });
+
+  it("a tool's URL wrong: the call is made and fails, so the named expectation fails with the failed call as evidence", { timeout: 60_000 }, async () => {
+    const key = crypto.randomUUID();
+    // A closed port on loopback: the tool's request is refused, as an address nobody serves would be.
+    const agent = await toolAgent(key, "http://127.0.0.1:9/tool");
+    const r = await runRepetition(env, agent, scenario([]), 1);
+    expect(r.error).toBeUndefined();
+    const v = r.verdicts.find((x) => x.expectation === "tools_called.0");
+    expect(v).toMatchObject({
+      passed: false,
+      expected: { name: "lookup_order", arguments: { order: "A17" } },
+      actual: { name: "lookup_order", status: "error" },
+    });
+    expect(v?.evidence).toContain('calls of lookup_order: lookup_order({"order":"A17"}) error');
+    // The same call counts where the scenario says any call will do.
+    const lenient = scenario([]);
+    lenient.expectations.tools_called = [{ name: "lookup_order", answered: false }];
+    const again = await runRepetition(env, agent, lenient, 1);
+    expect(again.verdicts.find((x) => x.expectation === "tools_called.0")?.passed).toBe(true);
   });
 });

@@ -10476,12 +10476,14 @@ export interface components {
             extraction?: {
                 [key: string]: unknown;
             };
-            /** @description Tools the agent called; given arguments must match (others may be present) */
+            /** @description Tools the agent called; given arguments must match (others may be present); a call the tool did not answer (a wrong URL, an error, a timeout) does not count unless answered is false */
             tools_called?: {
                 name: string;
                 arguments?: {
                     [key: string]: unknown;
                 };
+                /** @description Unset or true: the call counts only when the tool answered (status ok: a 2xx, or the scenario's mock); false: any call counts, failed or not */
+                answered?: boolean;
             }[];
             /** @description A transfer was requested (to this destination, in this mode, when given) */
             transfer?: {
