@@ -62,13 +62,10 @@ export const Expectations = z
         z.strictObject({
           name: Name,
           arguments: z.record(z.string(), z.unknown()).optional(),
-          answered: z
-            .boolean()
-            .optional()
-            .openapi({
-              description:
-                "Unset or true: the call counts only when the tool answered (status ok: a 2xx, or the scenario's mock); false: any call counts, failed or not",
-            }),
+          answered: z.boolean().optional().openapi({
+            description:
+              "Unset or true: the call counts only when the tool answered (status ok: a 2xx, or the scenario's mock); false: any call counts, failed or not",
+          }),
         }),
       )
       .max(20)
