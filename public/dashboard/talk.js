@@ -18,9 +18,11 @@ export async function agentPage(id, { main, h, page, load, api, showError }) {
   let setupProblem = null;
   try {
     setup = await load(`/workflow/${id}/web-call`);
+    // An archived agent, or one whose definition is invalid: the page says why a call would be refused.
+    if (setup.refused) setupProblem = new Error(setup.refused);
   } catch (err) {
     if (err instanceof Superseded) throw err;
-    setupProblem = err; // an archived or invalid agent: the call would be refused the same way, with its reason
+    setupProblem = err;
   }
   const typing = setup.input_mode === "text";
   const vars = variablesForm(h, id, setup.variables);

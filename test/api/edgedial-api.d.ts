@@ -6256,15 +6256,6 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with the current state: archived agent, no ready telephony configuration, ... An agent whose definition fails validation is refused too: `detail` names the problems and `errors` lists every one (as POST /workflow/{workflow_id}/validate does). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AgentConflict"];
-                    };
-                };
                 /** @description Invalid input */
                 422: {
                     headers: {
@@ -10675,6 +10666,8 @@ export interface components {
              * @enum {string}
              */
             input_mode: "speech" | "text";
+            /** @description Why a call would be refused now (the agent is archived, or its definition is invalid: the POST's 409), else null */
+            refused: string | null;
         };
         WebCallCreated: {
             workflow_run_id: number;

@@ -31,7 +31,8 @@ export async function watchedPage(context: BrowserContext, requested: Set<string
   await cdp.send("Network.enable");
   cdp.on("Network.requestWillBeSent", (e) => requested.add(e.request.url));
   page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(m.text());
+    // A failed load's message names no URL: the location does.
+    if (m.type() === "error") consoleErrors.push(`${m.text()}${m.location().url ? ` (${m.location().url})` : ""}`);
   });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   return page;

@@ -251,7 +251,7 @@ describe("the dashboard does the work", () => {
     const outside = [...requested].filter((u) => !(u.startsWith("data:") || u.startsWith(`blob:${origin}/`) || new URL(u).host === host));
     expect(outside).toEqual([]);
     // The browser logs the deliberate 422 (the CSV's bad row) and nothing else.
-    expect(consoleErrors).toEqual([expect.stringContaining("status of 422")]);
+    expect(consoleErrors, consoleErrors.join("\n")).toEqual([expect.stringContaining("status of 422")]);
   }, 400_000);
   it("manages keys, webhooks, the calling policy, suppressions, lists calls by filter, archives an agent and deletes a campaign", async () => {
     const page = await watchedPage(context, requested, consoleErrors);
@@ -360,6 +360,9 @@ describe("the dashboard does the work", () => {
     await expect.poll(() => page.url()).toMatch(/#\/campaigns$/);
     expect((await api("GET", "/campaign")).items).toEqual([]);
     // The deliberate 422 of the first test and the refused webhook URL; nothing else.
-    expect(consoleErrors.filter((m) => !m.includes("status of 422"))).toEqual([]);
+    expect(
+      consoleErrors.filter((m) => !m.includes("status of 422")),
+      consoleErrors.join("\n"),
+    ).toEqual([]);
   }, 200_000);
 });

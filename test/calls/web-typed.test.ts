@@ -87,7 +87,7 @@ describe("GET /workflow/{id}/web-call", () => {
     const res = await call("GET", `/api/v1/workflow/${plain.id}/web-call`, { key: org.key });
     expect(res.status, res.text).toBe(200);
     // The test Worker is local development without VOICE_AGENT: a Workers AI agent runs on the offline engines.
-    expect(res.json).toEqual({ variables: [{ name: "first_name", default: null }], input_mode: "text" });
+    expect(res.json).toEqual({ variables: [{ name: "first_name", default: null }], input_mode: "text", refused: null });
 
     const withDefault = await seatsAgent(org, { template_context_variables: { first_name: "Grace" } });
     expect((await call("GET", `/api/v1/workflow/${withDefault.id}/web-call`, { key: org.key })).json.variables).toEqual([
@@ -112,6 +112,11 @@ describe("GET /workflow/{id}/web-call", () => {
     expect((await call("GET", `/api/v1/workflow/${keyed.id}/web-call`, { key: org.key })).json.input_mode).toBe("speech");
 
     expect((await call("GET", `/api/v1/workflow/999999/web-call`, { key: org.key })).status).toBe(404);
+    // An archived agent is a page to show, with why a call would be refused (the POST's 409).
+    expect((await call("PUT", `/api/v1/workflow/${plain.id}/status`, { key: org.key, body: { status: "archived" } })).status).toBe(200);
+    const archived = await call("GET", `/api/v1/workflow/${plain.id}/web-call`, { key: org.key });
+    expect(archived.status, archived.text).toBe(200);
+    expect(archived.json).toEqual({ variables: [], input_mode: "speech", refused: "Workflow is archived" });
     const other = await createOrg();
     expect((await call("GET", `/api/v1/workflow/${plain.id}/web-call`, { key: other.key })).status).toBe(404);
   });

@@ -74,7 +74,8 @@ describe("the README's tour against npm run dev", () => {
     const results = await runTour([...blocks, ids], { cwd: dir, timeoutMs: 120_000 });
     for (const r of results) expect(r.missing, `block ${r.block} printed:\n${r.output}\nstderr:\n${r.stderr.slice(-1000)}`).toEqual([]);
     // The call was a conversation: the callee's words recognized and answered.
-    expect(results[3].output).toContain("callee: Sure, tell me more.");
+    // (Found by its words, not its place: the README's blocks come and go.)
+    expect(results.map((r) => r.output).join("\n")).toContain("callee: Sure, tell me more.");
     const [agentId, runId] = /__ids__ (\d+) (\d+)/.exec(results[results.length - 1].output)?.slice(1) ?? [];
     await expectSpokenGreeting(agentId, runId);
   }, 400_000);

@@ -38,7 +38,7 @@ const setup = createRoute({
     "Places no call. The variables are those a call must give (POST's initial_context) unless the agent gives a default; " +
     "input_mode says whether the agent's engines understand speech (else the caller types turns: docs/web-calls.md).",
   request: { params: idParam("workflow_id") },
-  responses: { 200: json(WebCallSetup, "What the call needs"), ...errors(401, 404, 422), 409: AgentConflict },
+  responses: { 200: json(WebCallSetup, "What the call needs"), ...errors(401, 404, 422) },
 });
 
 const open = createRoute({

@@ -69,6 +69,10 @@ export const WebCallSetup = z
       )
       .openapi({ description: "The template variables the agent's prompts and greetings use, in order of first use" }),
     input_mode: InputMode,
+    refused: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why a call would be refused now (the agent is archived, or its definition is invalid: the POST's 409), else null" }),
   })
   .openapi("WebCallSetup");
 
@@ -140,12 +144,20 @@ export async function createWebCall(env: Env, input: WebCallInput): Promise<z.in
 
 /** What a page asks before a web call: the variables to fill (with the agent's defaults) and how the caller talks. */
 export async function webCallSetup(env: Env, orgId: number, workflowId: number): Promise<z.infer<typeof WebCallSetup>> {
-  const workflow = await loadUsableWorkflow(getDb(env), orgId, workflowId);
+  let workflow: UsableWorkflow;
+  try {
+    workflow = await loadUsableWorkflow(getDb(env), orgId, workflowId);
+  } catch (err) {
+    // An agent still being built is a normal page to show: the reason a call would be refused, not an error.
+    if (err instanceof ApiError && err.status === 409) return { variables: [], input_mode: "speech", refused: err.message };
+    throw err;
+  }
   const names = templateVariables(workflow.definition);
   const filled = contextWithDefaults(workflow, {});
   return {
     variables: names.map((name) => ({ name, default: filled[name] === undefined ? null : String(filled[name]) })),
     input_mode: inputMode(env, workflow),
+    refused: null,
   };
 }
 
