@@ -5,7 +5,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export async function launchChromium(profileDir: string, requested: Set<string>): Promise<BrowserContext> {
+/** `extraArgs`: a test's own switches (autoplay, a fake microphone) beside the closed-network ones every test gets. */
+export async function launchChromium(profileDir: string, requested: Set<string> = new Set(), extraArgs: string[] = []): Promise<BrowserContext> {
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM,
     headless: true,
@@ -18,6 +19,7 @@ export async function launchChromium(profileDir: string, requested: Set<string>)
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      ...extraArgs,
     ],
   });
   context.on("request", (r) => requested.add(r.url()));

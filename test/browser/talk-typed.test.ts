@@ -6,10 +6,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
-import { CHROMIUM } from "./chromium";
+import { launchChromium } from "./chromium";
 import { contrastProblems } from "./contrast";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
@@ -70,11 +70,7 @@ beforeAll(async () => {
     workflow_configurations: { voice_agent: { llm: { provider: "scripted", script: seats.script } } },
   });
   agentId = agent.id;
-  context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--autoplay-policy=no-user-gesture-required"],
-  });
+  context = await launchChromium(join(scratch, "profile"), undefined, ["--autoplay-policy=no-user-gesture-required"]);
 }, 180_000);
 
 afterAll(async () => {

@@ -6,11 +6,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
-import { CHROMIUM } from "./chromium";
+import { launchChromium } from "./chromium";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
@@ -63,20 +63,12 @@ beforeAll(async () => {
   padded.set(w.samples, w.rate * 3);
   const mic = join(scratch, "mic.wav");
   writeFileSync(mic, wavFile(padded, w.rate));
-  context = await chromium.launchPersistentContext(join(scratch, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--autoplay-policy=no-user-gesture-required",
-      "--use-fake-device-for-media-stream",
-      "--use-fake-ui-for-media-stream",
-      `--use-file-for-fake-audio-capture=${mic}%noloop`,
-    ],
-  });
+  context = await launchChromium(join(scratch, "profile"), undefined, [
+    "--autoplay-policy=no-user-gesture-required",
+    "--use-fake-device-for-media-stream",
+    "--use-fake-ui-for-media-stream",
+    `--use-file-for-fake-audio-capture=${mic}%noloop`,
+  ]);
 }, 180_000);
 
 afterAll(async () => {
