@@ -63,7 +63,8 @@ class FakeAi {
   /**
    * Flux's protocol: PCM in; each stretch of speech transcribed once the caller paused; EagerEndOfTurn (eager mode
    * only) after a short pause, TurnResumed if they speak again before EndOfTurn, EndOfTurn with the turn's words after
-   * a longer one (the same words as the eager event); CloseStream closes.
+   * a longer one (the same words as the eager event, and no new eager event after a stretch without words); CloseStream
+   * closes.
    */
   private flux(rate: number, asked: boolean): Response {
     const frame = rate / 50;
@@ -96,9 +97,11 @@ class FakeAi {
         if (state === "idle" || voiced < 10) continue;
         const at = samples.length - chunk.length + i;
         if (!transcribed && quietMs >= FLUX_EAGER_MS) {
-          words.push(await recognize(samples.subarray(segStart, at)));
+          // A stretch with no words in it (a cough) adds none, and gives nothing new to be eager about.
+          const heard = await recognize(samples.subarray(segStart, at));
+          if (heard) words.push(heard);
           [segStart, transcribed] = [at, true];
-          if (eager) {
+          if (eager && heard) {
             state = "eager";
             send("EagerEndOfTurn");
           }
@@ -125,6 +128,9 @@ async function replyDelay(ai: FakeAi, stt: Record<string, unknown> = {}): Promis
   await listenLive(callee, () => callee.received.length > frames, 5000);
   return callee.clockMs - spokeUntil;
 }
+
+/** A cough: 240 ms of voiced sound (8 kHz) that is no word, fading. */
+const COUGH = Int16Array.from({ length: 1920 }, (_, i) => Math.round(6000 * (1 - i / 2400) * Math.sin((2 * Math.PI * 300 * i) / 8000)));
 
 const lastUser = (m: Msg[]) => String([...m].reverse().find((x) => x.role === "user")?.content ?? "");
 
@@ -190,6 +196,34 @@ describe("Flux's turn events on Workers AI", () => {
       ["agent", "Hi Ada!"],
       ["callee", "Sure, tell me more. We need twelve seats."],
       ["agent", "Twelve seats, noted."],
+    ]);
+  });
+
+  it("TurnResumed drops the speculative reply even when the turn ends with the same words: the reply asks the model again", async () => {
+    // The caller says SURE, pauses long enough for EagerEndOfTurn (the model answers in 100 ms and the reply's first
+    // clause is voiced ahead), then coughs: Flux says TurnResumed, hears no words in the cough and ends the turn with
+    // the eager words. Only the cancellation on TurnResumed keeps the reply from being the one started before it.
+    const ai = new FakeAi(true, 600, 100);
+    const { runId, callee } = await fluxCall(ai);
+    const greeting = callee.received.length;
+    callee.speak(SURE.samples);
+    await listenLive(callee, () => ai.spoken.includes("Great,"), 3000);
+    expect(callee.received.length).toBe(greeting);
+    callee.speak(COUGH);
+    await listenLive(callee, () => ai.spoken.includes("thank you."), 5000);
+    // Played: the greeting, then the reply's two pieces.
+    await listenUntil(callee, () => callee.played.length >= 3);
+    expect(ai.events).toEqual(["EagerEndOfTurn", "TurnResumed", "EndOfTurn"]);
+    // The same request twice: the eager one, dropped when the caller went on, and the turn's own.
+    expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more.", "Sure, tell me more."]);
+    // The first clause voiced ahead was dropped with it and voiced again for the reply; the caller heard the reply once.
+    expect(ai.spoken).toEqual(["Hi Ada!", "Great,", "Great,", "thank you."]);
+    expect(callee.received.slice(greeting).reduce((n, p) => n + p.length / 8, 0)).toBe(60 * "Great,thank you.".length);
+    const snap = await callSessionStub(env, runId).snapshot();
+    expect(snap.turns.map((t) => [t.role, t.text])).toEqual([
+      ["agent", "Hi Ada!"],
+      ["callee", "Sure, tell me more."],
+      ["agent", "Great, thank you."],
     ]);
   });
 });
