@@ -15,15 +15,15 @@ import { within } from "../lib/bounds.mjs";
 // The stubs' own time on a reply's path (e2e-ai.ts): the model is asked at EagerEndOfTurn (110 ms), its first token
 // ("Sure, ", a whole first clause) comes 300 ms later and the voice's audio 150 ms after that; EndOfTurn (260 ms)
 // comes sooner, so it does not hold the reply back. What the caller waits beyond this is edgedial's own.
-// BENCH_STT=smart-turn (Deepgram's Nova with the agent's key): at a 200 ms pause smart-turn is asked (100 ms) and the
-// model is asked ahead on Nova's interim words (its 300 ms cover the verdict and Nova's final result 50 ms after
-// Finalize), then the voice's 150 ms.
+// BENCH_STT=smart-turn (Deepgram's Nova with the agent's key): at a 100 ms pause the model is asked ahead on Nova's
+// interim words (REPLY_AHEAD_PAUSE_MS), at 200 ms smart-turn (its verdict in 100 ms, then Nova's final result 50 ms
+// after Finalize: the turn ends at 350 ms, before the first token at 400), then the voice's 150 ms.
 /**
  * `BENCH_STT`: how the agent hears (e2e-worker.ts): workers-ai-flux (default: Flux at the AI binding), deepgram-flux
  * (Flux on Deepgram's own API with the agent's key), smart-turn (Deepgram's Nova with the key, smart-turn at a pause).
  */
 const STT = process.env.BENCH_STT ?? "workers-ai-flux";
-const STUBS_MS = STT === "smart-turn" ? 200 + Math.max(100 + 50, 300) + 150 : Math.max(260, 110 + 300 + 150);
+const STUBS_MS = STT === "smart-turn" ? Math.max(200 + 100 + 50, 100 + 300) + 150 : Math.max(260, 110 + 300 + 150);
 const SPEAK_FRAMES = 60;
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
 /** `BENCH_STALL_MS=300`: every 1.5 s of the calls, the isolate is kept busy that long (the fault), and gaps are counted. */

@@ -141,6 +141,8 @@ class FakeAi {
   /** When (Date.now()) each model request with the caller's words came, and each smart-turn verdict was given. */
   readonly askedAt: number[] = [];
   readonly verdictAt: number[] = [];
+  /** The order the requests came in: "model" (with the caller's words) and "turn" (smart-turn). */
+  readonly order: string[] = [];
   constructor(
     private readonly verdict: boolean | "fails" = true,
     private readonly modelMs = 300,
@@ -153,6 +155,7 @@ class FakeAi {
       this.chats.push(messages);
       const last = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
       if (last) this.askedAt.push(Date.now());
+      if (last) this.order.push("model");
       await new Promise((r) => setTimeout(r, messages.some((m) => m.role === "user") ? this.modelMs : 0));
       const response = !last ? "Hi Ada!" : last.includes("seats") ? "Twelve seats, noted." : "Great, thank you.";
       const words = response.split(/(?= )/);
@@ -165,6 +168,7 @@ class FakeAi {
     }
     if (model === WORKERS_AI_TURN_MODEL) {
       this.turnAsked++;
+      this.order.push("turn");
       await new Promise((r) => setTimeout(r, this.turnMs));
       this.verdictAt.push(Date.now());
       if (this.verdict === "fails") throw new Error("3040: Capacity temporarily exceeded");
@@ -249,7 +253,7 @@ describe("a call on the agent's own keys: the turn ends on the engine's word, no
     ]);
   });
 
-  it("Deepgram Nova: at the pause smart-turn is asked about, the reply's model request starts on the interim words, and is used", async () => {
+  it("Deepgram Nova: at a short pause, before smart-turn is asked, the reply's model request starts on the interim words, and is used", async () => {
     // smart-turn takes 400 ms to answer: the model was already asked before its verdict came.
     const ai = new FakeAi(true, 300, 400);
     const k = key();
@@ -268,6 +272,8 @@ describe("a call on the agent's own keys: the turn ends on the engine's word, no
     expect(ai.verdictAt).toHaveLength(1);
     expect(ai.askedAt).toHaveLength(1);
     expect(ai.askedAt[0]).toBeLessThan(ai.verdictAt[0]);
+    // Started at the shorter pause (REPLY_AHEAD_PAUSE_MS), before smart-turn was asked at its own.
+    expect(ai.order).toEqual(["model", "turn"]);
     expect(ai.chats.filter((m) => m.some((x) => x.role === "user")).map(lastUser)).toEqual(["Sure, tell me more."]);
     const snap = await callSessionStub(env, runId).snapshot();
     expect(snap.turns.map((t) => [t.role, t.text]).slice(0, 2)).toEqual([
