@@ -33,6 +33,10 @@ const Repetition = z.object({
   verdicts: z.array(Verdict),
   caller: z.array(z.object({ at_ms: z.number(), step: z.number().int(), action: z.string(), detail: z.string().optional() })),
   transcript: z.array(z.object({ role: z.string(), text: z.string(), start_ms: z.number(), end_ms: z.number(), interrupted: z.boolean().optional() })),
+  agent_model: z.string().optional().openapi({
+    description:
+      "What the agent ran on: its own model (workers-ai:<model>, openai-compatible:<model>), its scripted model (scripted), or local development's offline model (offline)",
+  }),
   error: z.string().optional(),
 });
 const ScenarioResult = z.object({

@@ -16,8 +16,9 @@ import { getScenario, listScenarios, scenarioView } from "./store";
 import { type Repetition, runRepetition } from "./test-call";
 
 /**
- * Test calls at once. Offline calls use no Workers AI engine (the capacity ledger has nothing to count); the bound is
- * the Worker's own: each call is a session and a caller sending a frame every 20 ms.
+ * Test calls at once. Test calls are not counted in the capacity ledger (offline they use no Workers AI engine; on the
+ * agent's Workers AI model only its chat model, a few requests a call); the bound is the Worker's own: each call is a
+ * session and a caller sending a frame every 20 ms.
  */
 export const MAX_PARALLEL_CALLS = 6;
 

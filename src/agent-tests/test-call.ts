@@ -4,8 +4,9 @@
 // The Worker plays the carrier's side itself (src/agent-tests/callee.ts, the simulator's protocols): the run is a
 // test run (is_test) with no telephony configuration, its session gets exactly the carrier's stream messages, and no
 // carrier's API is ever asked (there is no call to place, hang up or transfer at a carrier: a hang-up or transfer
-// the agent asks for is recorded on the run and goes nowhere). Offline, the agent runs on its scripted model and
-// hears the caller's lines by their sound (caller-voice.ts).
+// the agent asks for is recorded on the run and goes nowhere). The agent runs on its own model where one is usable
+// (agentModelOf), else its scripted or local development's offline model, and hears the caller's lines by their sound
+// (caller-voice.ts) on the offline speech-to-text.
 import { eq } from "drizzle-orm";
 import { SEND_DTMF_TOOL, TRANSFER_TOOL } from "../agent/actions";
 import { workflowRuns } from "../db/schema";
@@ -24,6 +25,9 @@ import { callerClip } from "./caller-voice";
 import { CALLER_TIMING, type CallerEvent, type CallerTiming, playScript } from "./caller";
 import { evaluate, type Observed, type Verdict } from "./expectations";
 import type { ChatModel } from "../agent/chat";
+import { modelFor } from "../agent/engines";
+import { WORKERS_AI_CHAT_MODEL } from "../agent/workers-ai-model";
+import { allowsPrivatePbx } from "../telephony/calling-policy";
 import { judge, persona, type Persona } from "./persona";
 import type { ScenarioInput } from "./schemas";
 
@@ -39,21 +43,34 @@ export type Repetition = {
   verdicts: Verdict[];
   caller: CallerEvent[];
   transcript: Observed["transcript"];
-  /** Why the call could not be judged (the agent cannot run offline, a missing variable, the session refused). */
+  /** What the agent ran on (AgentModel's label); absent when the call could not begin for another reason. */
+  agent_model?: string;
+  /** Why the call could not be judged (the agent's model cannot run or failed, a missing variable, the session refused). */
   error?: string;
 };
 
-type ScriptedLlm = { provider: "scripted"; script: Array<Record<string, unknown>>; local?: boolean };
-
 /**
- * The model a test call runs the agent on, offline: its scripted model; or, in local development, local development's
- * offline model for an agent that names no model (what `npm run dev` runs it on: the README tour's agent); null for an
- * agent on a real model.
+ * What a test call runs the agent on, named in its repetition (`agent_model`): its own model where one is usable
+ * (`workers-ai:<model>` through the deployment's AI binding, `openai-compatible:<model>` at its endpoint), its
+ * scripted model (`scripted`), or, in local development with no usable model, local development's offline model
+ * (`offline`, what `npm run dev` runs it on); else why it cannot run.
  */
-export function scriptedModelOf(agent: UsableWorkflow, env?: Pick<Env, "LOCAL_DEV">): ScriptedLlm | null {
-  const llm = (agent.workflowConfigurations as { voice_agent?: { llm?: { provider?: string; script?: unknown } } } | null)?.voice_agent?.llm;
-  if (!llm && env?.LOCAL_DEV === "true") return { provider: "scripted", script: [], local: true };
-  return llm?.provider === "scripted" && Array.isArray(llm.script) ? (llm as ScriptedLlm) : null;
+export type AgentModel = { label: string; engines: { script: Array<Record<string, unknown>>; localModel?: true; ownModel?: true } } | { error: string };
+
+/** Workers AI answers here: a binding, and not local development's offline engines (`npm run dev` without --workers-ai). */
+export const workersAiUsable = (env: Env) => !!(env as { AI?: unknown }).AI && (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES !== "true";
+
+export function agentModelOf(agent: UsableWorkflow, env: Env): AgentModel {
+  const v = (agent.workflowConfigurations as { voice_agent?: { llm?: { provider?: string; script?: unknown; model?: string }; llm_model?: string } } | null)
+    ?.voice_agent;
+  const llm = v?.llm;
+  if (llm?.provider === "scripted")
+    return Array.isArray(llm.script) ? { label: "scripted", engines: { script: llm.script } } : { error: "The agent's scripted model has no script" };
+  if (llm?.provider === "openai") return { label: `openai-compatible:${llm.model}`, engines: { script: [], ownModel: true } };
+  // Workers AI: named, or the default of an agent that names no model.
+  if (workersAiUsable(env)) return { label: `workers-ai:${llm?.model ?? v?.llm_model ?? WORKERS_AI_CHAT_MODEL}`, engines: { script: [], ownModel: true } };
+  if (env.LOCAL_DEV === "true") return { label: "offline", engines: { script: [], localModel: true } };
+  return { error: "The agent's model is Workers AI, and this deployment has no AI binding" };
 }
 
 /** The lines the caller may say: the agent's speech-to-text is given each one's sound with its words. */
@@ -107,6 +124,7 @@ export async function runRepetition(
   repetition: number,
   opts: { keyId?: number | null; timing?: CallerTiming; model?: ChatModel | null } = {},
 ): Promise<Repetition> {
+  let agentModel: string | undefined;
   const failed = (error: string, runId: number | null = null): Repetition => ({
     repetition,
     run_id: runId,
@@ -114,14 +132,20 @@ export async function runRepetition(
     verdicts: [],
     caller: [],
     transcript: [],
+    ...(agentModel ? { agent_model: agentModel } : {}),
     error,
   });
   const model = opts.model ?? null;
   if (scenario.caller.type === "persona" && !model)
     return failed("A persona caller needs a model (the run's `model`, the agent's agent_tests.model, or Workers AI on a deployment); this run has none");
-  const scripted = scriptedModelOf(agent, env);
-  if (!scripted)
-    return failed("Offline, the agent needs a scripted model (voice_agent.llm.provider scripted), or no model in local development, to run a test call");
+  const chosen = agentModelOf(agent, env);
+  if ("error" in chosen) return failed(chosen.error);
+  agentModel = chosen.label;
+  if (chosen.engines.ownModel) {
+    // Checked before dialing: an endpoint the organization's policy refuses, a key that cannot be opened.
+    const own = await modelFor(env, agent.orgId, agent.workflowConfigurations, () => allowsPrivatePbx(getDb(env), agent.orgId));
+    if (!own.ok) return failed(`The agent's model (${agentModel}) cannot run: ${own.reason}`);
+  }
   let variables: Record<string, unknown>;
   try {
     variables = requireVariables(agent, scenario.variables);
@@ -149,7 +173,7 @@ export async function runRepetition(
   await callSessionStub(env, run.id).prepare({
     agent: "conversation",
     maxCallSeconds: TEST_CALL_MAX_SECONDS,
-    scripted: { script: scripted.script as never, clips: callerLines(scenario).map(callerClip), ...(scripted.local ? { localModel: true } : {}) },
+    scripted: { ...chosen.engines, script: chosen.engines.script as never, clips: callerLines(scenario).map(callerClip) },
     mockTools: scenario.mock_tools.map((m) => ({ tool: m.tool, status: m.status, body: m.body })),
   });
   const answered = (await applyStatus(env, run, { status: "in_progress" })).run;
@@ -182,6 +206,10 @@ export async function runRepetition(
   const final = await settled(env, run.id);
   if (!final || !isFinal(final.status)) return { ...failed("The call's run never became final", run.id), caller };
   const observed = await observe(env, final);
+  // The agent's own model failed mid-call (unreachable, an error status, timed out): the session ended the call saying
+  // why; the repetition is an error, not a verdict on the agent's behaviour.
+  if (chosen.engines.ownModel && final.endReason === "provider_failure")
+    return { ...failed(`The agent's model (${agentModel}) failed: ${modelFailure(final.notes)}`, run.id), caller, transcript: observed.transcript };
   const personaError = played?.error();
   if (personaError) return { ...failed(personaError, run.id), caller, transcript: observed.transcript };
   if (model && scenario.expectations.rubric?.length) {
@@ -192,5 +220,11 @@ export async function runRepetition(
     }
   }
   const verdicts = evaluate(scenario.expectations, observed);
-  return { repetition, run_id: run.id, passed: verdicts.every((v) => v.passed), verdicts, caller, transcript: observed.transcript };
+  return { repetition, run_id: run.id, passed: verdicts.every((v) => v.passed), verdicts, caller, transcript: observed.transcript, agent_model: agentModel };
+}
+
+/** The provider's failure from the run's notes (the conversation agent's "…after a provider failure: <why>"). */
+function modelFailure(notes: string | null): string {
+  const m = /after a provider failure: ([^;]*)/.exec(notes ?? "");
+  return m ? m[1].trim() : notes || "the call ended on a provider failure";
 }

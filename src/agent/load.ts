@@ -22,6 +22,11 @@ export type ScriptedEngines = {
   ttsFailsOn?: string[];
   /** Local development's offline model instead of the script (an agent test of an agent that names no model). */
   localModel?: boolean;
+  /**
+   * The agent's own model from its settings instead of the script (an agent test of an agent on a real model): the
+   * session builds it (modelFor), speech stays on the clips.
+   */
+  ownModel?: boolean;
 };
 
 export function scriptedEngines(e: ScriptedEngines): Engines {

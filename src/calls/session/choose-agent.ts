@@ -6,7 +6,7 @@ import { log } from "../../lib/log";
 import { allowsPrivatePbx } from "../../telephony/calling-policy";
 import { loadGreeting } from "../../uploads/greetings";
 import { ConversationAgent } from "../../agent/conversation-agent";
-import { enginesFor } from "../../agent/engines";
+import { enginesFor, modelFor } from "../../agent/engines";
 import { conversationFor, scriptedEngines, toolAccess, type ScriptedEngines } from "../../agent/load";
 import { EchoAgent, GreetingAgent, KeypadAgent, liveAgent } from "./agents";
 import { TransferTestAgent } from "./transfer-agent";
@@ -59,7 +59,15 @@ export async function chooseAgent(env: Env, s: Readonly<SessionRecord>, prepared
     const allowsPrivate = () => allowsPrivatePbx(getDb(env), s.orgId);
     const choice = agent ? await enginesFor(env, s.orgId, agent.configurations, allowsPrivate) : null;
     const tools = withMocks(toolAccess(env, s.orgId, allowsPrivate), prepared.mockTools);
-    if (agent && prepared.scripted) return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn, tools);
+    if (agent && prepared.scripted && !prepared.scripted.ownModel)
+      return new ConversationAgent(agent.conversation, scriptedEngines(prepared.scripted), choice?.turn, tools);
+    if (agent && prepared.scripted?.ownModel) {
+      // An agent test of an agent on a real model: its own model (the URL policy applied), the caller heard by the clips.
+      const own = await modelFor(env, s.orgId, agent.configurations, allowsPrivate);
+      if (own.ok) return new ConversationAgent(agent.conversation, { ...scriptedEngines(prepared.scripted), model: own.model }, choice?.turn, tools);
+      log("warning", "conversation_agent_unavailable", { run_id: runId, graph: true, reason: own.reason });
+      return new GreetingAgent(await greetingClip(env, s, prepared));
+    }
     if (agent && choice?.ok) return new ConversationAgent(agent.conversation, choice.engines, choice.turn, tools);
     log("warning", "conversation_agent_unavailable", { run_id: runId, graph: !!agent, reason: choice && !choice.ok ? choice.reason : null });
   }
