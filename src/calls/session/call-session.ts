@@ -1,7 +1,7 @@
 // One Durable Object per answered call (keyed by run): the carrier's media socket ends here. It keeps the socket,
-// the call's lifecycle and ending it; the audio path is the media loop (media-loop.ts), what a socket may send the
-// input guard, the recording and the run's outcome their own modules, and the agent is reached only through the
-// VoiceAgent seam.
+// the call's lifecycle and when it ends (the end's steps: session-end.ts); the audio path is the media loop
+// (media-loop.ts), what a socket may send the input guard, the recording and the run's outcome their own modules, and
+// the agent is reached only through the VoiceAgent seam.
 //
 // Two clocks. The audio clock (one frame of the callee's audio = 20 ms) paces the agent's speech and times the
 // transcript. Time limits (silence, the call's length: wall-limits.ts; the agent's re-prompt and dead air) run on the
@@ -28,12 +28,13 @@ import { type InputGuard, MAX_BAD_IN_A_ROW } from "./input-guard";
 import { MediaSockets } from "./media-sockets";
 import { MediaLoop } from "./media-loop";
 import { Keypad } from "./keypad";
-import { endNote, machineOnRun, saveResults } from "./outcome";
+import { machineOnRun } from "./outcome";
 import type { CallPorts } from "./ports";
 import { SESSION_HEADER, type MediaState, type SessionOptions, type SessionStart } from "./protocol";
 import { CallRecording } from "./recording";
 import { CALL_SESSION_MIGRATIONS, insertTurn, readTurns } from "./session-schema";
-import { armMediaWait, callFacts, callSeconds, type MediaWait, mediaWaitAlarm, recordEndFacts, sessionFinishesRun } from "./run-final";
+import { endSession } from "./session-end";
+import { armMediaWait, type MediaWait, mediaWaitAlarm } from "./run-final";
 import { SessionRelease } from "./release";
 import { SessionStore } from "./store";
 import { mediaAdapterFor, requireMediaAdapter, sendTurn } from "./web-media";
@@ -445,56 +446,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
     return this.ending;
   }
 
-  /** Tells the agent, records why, hangs up unless the callee did, makes the run final (run-final.ts), saves the results. */
-  private async end(reason: EndReason, detail: string | null): Promise<void> {
-    const s = this.store.current;
-    if (s.ended) return;
-    const runId = s.runId ?? 0;
-    const note = endNote(reason, { ...wallBounds(s), detail });
-    this.store.set({ ended: true, endReason: reason, endNote: note, ...(this.live ? { clockMs: this.live.loop.clockMs } : {}) });
-    const live = this.live;
-    try {
-      await live?.agent.onEnd(reason);
-    } catch (err) {
-      log("error", "agent_error", { run_id: runId, error: String(err) });
-    }
-    await recordEndFacts(this.env, runId, reason, note, callFacts(live?.loop, readTurns(this.db)));
-    await this.desk.giveUp("failed", "The call ended before the person answered");
-    // Transferred: the carrier carries the caller on to the person; hanging up would cut them off.
-    if (reason !== "callee_hangup" && reason !== "transferred") {
-      try {
-        await this.calls.hangup(s.orgId, runId);
-      } catch (err) {
-        // The run watchdog ends a call the carrier would not hang up; the socket closes below either way.
-        log("error", "hangup_failed", { run_id: runId, reason, error: String(err) });
-      }
-    }
-    if (sessionFinishesRun(reason)) {
-      try {
-        await this.calls.finish(runId, callSeconds(this.store.current.clockMs, s.startedWall, Date.now()));
-      } catch (err) {
-        log("error", "run_finish_failed", { run_id: runId, error: String(err) });
-      }
-    }
-    // After the hang-up (the callee is not kept waiting on the upload), before the socket closes.
-    let recording: Awaited<ReturnType<CallRecording["finish"]>> = null;
-    try {
-      // A session that restarted and never got its media back still has the recording's begun part in storage.
-      const recorder = live ? live.loop.recorder : this.recording.leftover();
-      if (recorder) recording = await this.recording.finish(recorder);
-    } catch (err) {
-      log("error", "recording_failed", { run_id: runId, error: String(err) });
-    }
-    await saveResults(this.env, runId, { recording, turns: readTurns(this.db), outcome: live?.agent.outcome?.(), campaign: s.campaign }, this.calls);
-    for (const ws of this.sockets.current()) {
-      try {
-        ws.close(1000, reason);
-      } catch {
-        // already closed by the far end
-      }
-    }
-    await this.ctx.storage.deleteAlarm();
-    log("info", "call_session_ended", { run_id: runId, reason });
-    await this.release.later();
+  /** The end itself, in order (session-end.ts): the agent, the run, the hang-up, the recording, the results. */
+  private end(reason: EndReason, detail: string | null): Promise<void> {
+    const { env, calls, db, store, recording, desk, sockets, release, live } = this;
+    return endSession({ env, calls, db, store, recording, desk, sockets, storage: this.ctx.storage, release, live }, reason, detail);
   }
 }
