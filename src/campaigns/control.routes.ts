@@ -77,6 +77,16 @@ const Progress = z
     completion_percentage: z.number(),
     next_window_at: z.string().nullable().openapi({ description: "When outside the schedule: the next window opening" }),
     dispositions: z.record(z.string(), z.int()).openapi({ description: "Calls per disposition the voice agent chose (call_disposition_codes)" }),
+    answering_machines: z
+      .object({
+        answered: z.number().int().openapi({ description: "Calls answered (final status completed or voicemail)" }),
+        machines: z.number().int().openapi({
+          description:
+            "Of those, calls a machine answered (status voicemail: a voicemail greeting, a mailbox's beep or a fax tone, by the carrier's verdict or the agent's own detection; docs/answering-machines.md)",
+        }),
+        rate: z.number().openapi({ description: "machines / answered (0 before any call was answered)" }),
+      })
+      .openapi({ description: "The campaign's machine rate; each run's own verdict (class, evidence) is its `amd` (GET the run)" }),
     calling_rules: z
       .object({
         held_local_hours: z.number().int().openapi({ description: "Contacts ready to call but outside their local hours now" }),

@@ -1,7 +1,8 @@
 // results.csv's columns of each contact's newest call (issue 39: an operator could not tell a conversation from a
 // call nobody spoke on): its duration, why it ended, whether a conversation took place and the audio each way, the
-// transfer's outcome, the analysis' summary, the estimated cost and a signed recording link. One D1 query per page
-// of contacts (a few small columns); the summary is read from the run's details object only for runs analysed.
+// transfer's outcome, the analysis' summary, the estimated cost, a signed recording link and who answered (the
+// carrier's verdict or the agent's machine detection, issue 42). One D1 query per page of contacts (a few small
+// columns); the summary is read from the run's details object only for runs analysed.
 import { sql } from "drizzle-orm";
 import { estimateCost } from "../../public/dashboard/cost.js";
 import { recordingLink } from "../calls/runs/recordings";
@@ -27,6 +28,8 @@ export type LastCall = {
   summary: string | null;
   cost_usd: string | null;
   recording_url: string | null;
+  /** Who answered: the carrier's verdict (`human`, `machine_end_beep`, ...) or the agent's own (`machine_detected`). */
+  answered_by: string | null;
 };
 
 type Row = {
@@ -43,13 +46,14 @@ type Row = {
   details_key: string | null;
   analysis_status: string | null;
   analysis: string | null;
+  answered_by: string | null;
 };
 
 const json = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
 
 /** The cells of a contact's newest call, in CALL_COLUMNS' order (all empty for a contact never called). */
 export function lastCallCells(l: LastCall | null): string[] {
-  if (!l) return ["", "", "", "", "", "", "", "", ""];
+  if (!l) return ["", "", "", "", "", "", "", "", "", ""];
   const cell = (v: unknown) => (v === null || v === undefined ? "" : String(v));
   // The summary is the model's text about the callee's words: defused like any other cell a spreadsheet might run.
   const summary = l.summary && /^[=+\-@\t\r]/.test(l.summary) ? `'${l.summary}` : l.summary;
@@ -63,6 +67,7 @@ export function lastCallCells(l: LastCall | null): string[] {
     cell(summary),
     cell(l.cost_usd),
     cell(l.recording_url),
+    cell(l.answered_by),
   ];
 }
 
@@ -76,7 +81,7 @@ export async function lastCalls(env: Env, orgId: number, page: ContactView[], re
   const out = new Map<number, LastCall>();
   if (!newest.size) return out;
   const rows = await getDb(env).all<Row>(
-    sql`SELECT id, duration_seconds, end_reason, conversation, media, transfer, usage, provider, direction, recording_key, details_key, analysis_status, analysis
+    sql`SELECT id, duration_seconds, end_reason, conversation, media, transfer, usage, provider, direction, recording_key, details_key, analysis_status, analysis, answered_by
         FROM workflow_runs WHERE org_id = ${orgId} AND id IN (SELECT value FROM json_each(${JSON.stringify([...newest.values()])}))`,
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -96,6 +101,7 @@ export async function lastCalls(env: Env, orgId: number, page: ContactView[], re
       summary: summaries.get(r.id) ?? null,
       cost_usd: cost ? cost.total.toFixed(4) : null,
       recording_url: r.recording_key ? await recordingLink(env, requestUrl, r.id, CSV_RECORDING_URL_TTL_SECONDS) : null,
+      answered_by: r.answered_by,
     });
   }
   return out;

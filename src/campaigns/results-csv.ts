@@ -37,6 +37,7 @@ export const CALL_COLUMNS = [
   "summary",
   "cost_usd",
   "recording_url",
+  "answered_by",
 ] as const;
 
 export function header(l: ResultsLayout): string[] {

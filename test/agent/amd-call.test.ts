@@ -7,6 +7,7 @@ import { callSessionStub } from "../../src/calls/session/stub";
 import { g711Decode } from "../../src/lib/audio/g711";
 import { conversationCall, listenUntil, runWhen } from "../calls/conversation-support";
 import { runRow, setup } from "../calls/support";
+import { call } from "../helpers";
 import labels from "../fixtures/amd/labels.json";
 import greetingWav from "../fixtures/amd/machine_greeting-002.wav?inline";
 
@@ -40,6 +41,29 @@ describe("answering-machine detection on a call", () => {
     expect(after).toBeGreaterThanOrEqual(0);
     expect(after).toBeLessThanOrEqual(500);
     expect(amd.decideMs).toBeLessThan(amd.beep_end_ms);
+    // The API shows the same verdict (GET the run): class, evidence and the time to decide, in its own names.
+    expect(run.amd).toEqual({
+      class: "machine_greeting",
+      reason: amd.reason,
+      decided_ms: amd.decideMs,
+      evidence: {
+        first_voice_ms: amd.evidence.firstVoiceMs,
+        longest_speech_ms: amd.evidence.longestSpeechMs,
+        voiced_ms: amd.evidence.voicedMs,
+        pause_ms: amd.evidence.pauseMs ?? null,
+        keyword: amd.evidence.keyword ?? null,
+        tones: amd.evidence.tones.map((t: any) => ({ freq_hz: t.freqHz, start_ms: t.startMs, end_ms: t.endMs })),
+      },
+      beep_hz: amd.beep_hz,
+      beep_end_ms: amd.beep_end_ms,
+      message_ms: amd.message_ms,
+    });
+    expect(run.amd.message_ms - run.amd.beep_end_ms).toBeLessThanOrEqual(500);
+    // Lists leave it to the run's own page (it is read from the run's details object).
+    const list = (await call("GET", `/api/v1/workflow/${agentId}/runs`, { key: s.org.key })).json;
+    const item = list.items.find((r: any) => r.id === runId);
+    expect(item.status).toBe("voicemail");
+    expect(item).not.toHaveProperty("amd");
   });
 
   it("the agent's own voicemail message, its template variables filled, is what the machine records", async () => {

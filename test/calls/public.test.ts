@@ -278,9 +278,12 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "tool_calls",
         "media",
         "conversation",
+        "amd",
       ].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });
+    // Not yet answered: nobody judged who answered.
+    expect(one.json.amd).toBeNull();
 
     const other = await createOrg();
     expect((await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: other.key })).status).toBe(404);

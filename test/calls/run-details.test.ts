@@ -130,13 +130,18 @@ describe("a run's details object", () => {
     const bytes = await rowBytes(runId);
 
     const after = await detailText(s, agentId, runId);
+    // Who answered, as the API shows it from the object: a person (GET the run's `amd`).
+    expect(JSON.parse(after).amd).toMatchObject({ class: "human", evidence: { tones: [] } });
+    expect(JSON.parse(after).amd.decided_ms).toBeGreaterThan(0);
+    // The old columns never held it: a run read from them (or moved from them) has none.
+    const withoutAmd = JSON.stringify({ ...JSON.parse(after), amd: null });
     const d = await asOldRow(runId);
     const oldBytes = await rowBytes(runId);
     console.log(`D1 bytes of this call's row: ${bytes} with the details object, ${oldBytes} with the bulk in D1`);
     expect(bytes).toBeLessThan(1024);
     expect(oldBytes).toBeGreaterThan(bytes);
     // Read as the code before the move read it (the old columns), then moved on that read, then from the object.
-    expect(await detailText(s, agentId, runId)).toBe(after);
+    expect(await detailText(s, agentId, runId)).toBe(withoutAmd);
     const moved = await runRow(runId);
     expect(moved.detailsKey).toBeTruthy();
     expect([moved.transcript, moved.toolCalls, moved.analysis]).toEqual([null, null, null]);
@@ -145,12 +150,12 @@ describe("a run's details object", () => {
     expect(d.nodes).toEqual(["start", "pitch", "bye"]);
     expect(d.amd).toMatchObject({ cls: "human" });
     expect(await readDetails(env.UPLOADS, moved.detailsKey!)).toEqual({ ...d, nodes: undefined, amd: undefined });
-    expect(await detailText(s, agentId, runId)).toBe(after);
+    expect(await detailText(s, agentId, runId)).toBe(withoutAmd);
 
     // The list shows the run without the bulk (no object read), everything else as the detail.
     const list = (await call("GET", `/api/v1/workflow/${agentId}/runs`, { key: s.org.key })).json;
     const item = list.items.find((i: any) => i.id === runId);
-    const { transcript: _t, tool_calls: _c, analysis: _a, recording_url: _r, ...rest } = JSON.parse(after);
+    const { transcript: _t, tool_calls: _c, analysis: _a, amd: _m, recording_url: _r, ...rest } = JSON.parse(after);
     expect(item).toMatchObject(rest);
     expect(Object.keys(item)).not.toContain("transcript");
 
@@ -168,7 +173,7 @@ describe("a run's details object", () => {
     expect(await stub.snapshot()).toMatchObject({ ended: true, turns: [] });
     expect(await stub.mediaState()).toBe("ended");
     // The detail is unchanged by the session's going.
-    expect(await detailText(s, agentId, runId)).toBe(after);
+    expect(await detailText(s, agentId, runId)).toBe(withoutAmd);
   }, 120_000);
 
   it("an old row with a barge-in, tools, a transfer and an analysis: the same JSON before and after the move (on read, and by the cron's batch)", async () => {

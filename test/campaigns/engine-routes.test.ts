@@ -130,6 +130,8 @@ describe("campaign operations over HTTP", () => {
       completion_percentage: 100,
       next_window_at: null,
       dispositions: {},
+      // One call answered (the busy one was not), none by a machine.
+      answering_machines: { answered: 1, machines: 0, rate: 0 },
       calling_rules: { held_local_hours: 0, skipped: {}, attempt_cap_wait: { contacts: 0, next_at: null } },
       waiting_for: null,
     });

@@ -45,8 +45,8 @@ describe("campaign results as CSV", () => {
     // The first contact's call is a real run in D1 with what the agent gathered (one value written to defuse).
     const run = await env.DB.prepare(
       `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, gathered_context, disposition,
-         duration_seconds, end_reason, conversation, media, transfer, usage, provider, recording_key, analysis)
-       VALUES (?, ?, ?, 'u', ?, 'completed', ?, 'interested', 42, 'agent_hangup', 1, ?, ?, ?, 'twilio', 'recordings/x.ulaw', ?) RETURNING id`,
+         duration_seconds, end_reason, conversation, media, transfer, usage, provider, recording_key, analysis, answered_by)
+       VALUES (?, ?, ?, 'u', ?, 'completed', ?, 'interested', 42, 'agent_hangup', 1, ?, ?, ?, 'twilio', 'recordings/x.ulaw', ?, 'human') RETURNING id`,
     )
       .bind(
         o.org.id,
@@ -76,12 +76,12 @@ describe("campaign results as CSV", () => {
     expect(rows[0]).toEqual(["row", "phone_number", "i", "status", "attempts", "outcome", "disposition", "gathered.seats", "run_ids", ...CALL_COLUMNS]);
     const cost = estimateCost({ usage: USAGE, duration_seconds: 42, provider: "twilio", direction: "outbound" })!.total.toFixed(4);
     const none = CALL_COLUMNS.map(() => "");
-    expect(rows[1].slice(0, -1)).toEqual([
+    expect([...rows[1].slice(0, -2), rows[1].at(-1)]).toEqual([
       ...["2", first.req.phoneNumber, "0", "done", "1", "completed", "interested", "12", String(run!.id)],
-      ...["42", "agent_hangup", "true", "41.9", "18.2", "connected", "'=Wants twelve seats", cost],
+      ...["42", "agent_hangup", "true", "41.9", "18.2", "connected", "'=Wants twelve seats", cost, "human"],
     ]);
     // A signed link to the recording, valid for the documented week.
-    const link = new URL(rows[1].at(-1)!);
+    const link = new URL(rows[1].at(-2)!);
     expect(link.pathname).toBe(`/api/v1/recordings/${run!.id}`);
     expect(Number(link.searchParams.get("expires")) - Date.now() / 1000).toBeGreaterThan(CSV_RECORDING_URL_TTL_SECONDS - 600);
     const [expires, signature] = [Number(link.searchParams.get("expires")), link.searchParams.get("signature")!];
@@ -94,6 +94,39 @@ describe("campaign results as CSV", () => {
 
     const other = await setupOrg();
     expect((await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: other.org.key })).status).toBe(404);
+  });
+
+  it("machine answers: progress gives the campaign's machine rate, results.csv who answered each contact's newest call", async () => {
+    const carrier = resetWorld();
+    const o = await setupOrg();
+    const { id, stub } = await seedCampaign(o, { n: 3 });
+    await stub.updateSettings({ retry_config: { enabled: false } });
+    await stub.start();
+    await tick(stub);
+    const [person, machine, busy] = carrier.open(id);
+    // The machine's call as the session leaves it: voicemail, the agent's own verdict in answered_by.
+    const run = await env.DB.prepare(
+      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, answered_by)
+       VALUES (?, ?, ?, 'u', ?, 'voicemail', 'machine_detected') RETURNING id`,
+    )
+      .bind(o.org.id, `WR-M${machine.runId}-${id}`, o.workflowId, machine.req.phoneNumber)
+      .first<{ id: number }>();
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec("UPDATE attempts SET run_id = ? WHERE contact_id = ?", run!.id, machine.req.contactId);
+    });
+    await carrier.report(person, "completed");
+    await carrier.report({ ...machine, runId: run!.id }, "voicemail");
+    await carrier.report(busy, "busy");
+
+    const p = (await call("GET", `/api/v1/campaign/${id}/progress`, { key: o.org.key })).json;
+    // Two answered (the busy line was not), one of them by a machine.
+    expect(p.answering_machines).toEqual({ answered: 2, machines: 1, rate: 0.5 });
+    const rows = parse((await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: o.org.key })).text);
+    const col = (name: string) => rows[0].indexOf(name);
+    const byPhone = new Map(rows.slice(1).map((r) => [r[col("phone_number")], r]));
+    expect(byPhone.get(machine.req.phoneNumber)![col("outcome")]).toBe("voicemail");
+    expect(byPhone.get(machine.req.phoneNumber)![col("answered_by")]).toBe("machine_detected");
+    expect(byPhone.get(busy.req.phoneNumber)![col("answered_by")]).toBe("");
   });
 
   it("a campaign larger than a page comes out whole, in row order, page after page", async () => {

@@ -6,7 +6,7 @@ import { and, eq, isNotNull, isNull, or } from "drizzle-orm";
 import { workflowRuns } from "../../db/schema";
 import { getDb } from "../../lib/db";
 import { log } from "../../lib/log";
-import type { RunRow } from "./runs";
+import type { RunRow, RunWithDetails } from "./runs";
 import { detailsKeyOf, latencySummary, readDetails, type RunDetailsObject, writeDetails } from "../session/details-object";
 
 /** How many old rows one cron run moves (each one object put and one D1 write). */
@@ -14,12 +14,12 @@ export const MIGRATE_BATCH = 50;
 
 const hasBulk = (r: RunRow) => r.transcript != null || r.toolCalls != null || r.analysis != null;
 
-/** The row with its transcript, tool calls and analysis, wherever they are kept. */
-export async function withDetails(env: Env, row: RunRow): Promise<RunRow> {
+/** The row with its transcript, tool calls, analysis and answering-machine verdict, wherever they are kept. */
+export async function withDetails(env: Env, row: RunRow): Promise<RunWithDetails> {
   if (!row.detailsKey) return row;
   const d = await readDetails(env.UPLOADS, row.detailsKey);
   if (!d) return row;
-  return { ...row, transcript: d.transcript as RunRow["transcript"], toolCalls: d.tool_calls, analysis: d.analysis };
+  return { ...row, transcript: d.transcript as RunRow["transcript"], toolCalls: d.tool_calls, analysis: d.analysis, amd: d.amd ?? null };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { CallStatus } from "../../telephony/providers/types";
 import { END_REASONS } from "../../agent/voice-agent";
 import { RunTransfer, transferView } from "./transfer-record";
 import { TurnTimingSchema } from "./latency";
+import { amdView, RunAmd } from "./amd-view";
 
 /** The agent's actions on the call (HTTP tools, a transfer, key presses), in order. */
 const ToolCalls = z
@@ -209,6 +210,10 @@ export const WorkflowRun = z
     analysis: RunAnalysis.nullable().openapi({
       description: "The post-call analysis the agent defines (workflow_configurations.analysis), once it ran after the call; null without one",
     }),
+    amd: RunAmd.nullable().openapi({
+      description:
+        "Who answered an outbound call as the agent judged it on the callee's audio and words (answering-machine detection: class, evidence, time to decide), once the call ended; null when it did not judge (inbound, web, a carrier's verdict first). The carrier's own verdict is `answered_by`",
+    }),
     created_by_key_id: z
       .number()
       .int()
@@ -217,7 +222,10 @@ export const WorkflowRun = z
   })
   .openapi("WorkflowRun");
 
-export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<typeof WorkflowRun> {
+/** A run with what its details object adds beyond the D1 columns (withDetails). */
+export type RunWithDetails = RunRow & { amd?: Record<string, unknown> | null };
+
+export function runView(r: RunWithDetails, recordingUrl: string | null = null): z.infer<typeof WorkflowRun> {
   return {
     id: r.id,
     name: r.name,
@@ -251,20 +259,21 @@ export function runView(r: RunRow, recordingUrl: string | null = null): z.infer<
     recording_url: recordingUrl,
     transfer: transferView(r.transfer),
     analysis: (r.analysis as RunAnalysis | null) ?? null,
+    amd: amdView(r.amd),
     created_by_key_id: r.createdByKeyId,
   };
 }
 
 /** The fields a run keeps in its details object, which lists do not read (a page would cost an object per run). */
-const BULK = { transcript: true, tool_calls: true, analysis: true } as const;
+const BULK = { transcript: true, tool_calls: true, analysis: true, amd: true } as const;
 
 export const WorkflowRunListItem = WorkflowRun.omit(BULK).openapi("WorkflowRunListItem", {
   description:
-    "A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls and analysis, which are read from the run's stored details only there",
+    "A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there",
 });
 
 /** A run in a list: its view without the bulk fields. */
 export function runListView(r: RunRow, recordingUrl: string | null = null): z.infer<typeof WorkflowRunListItem> {
-  const { transcript: _t, tool_calls: _c, analysis: _a, ...item } = runView({ ...r, transcript: null, toolCalls: null, analysis: null }, recordingUrl);
+  const { transcript: _t, tool_calls: _c, analysis: _a, amd: _m, ...item } = runView({ ...r, transcript: null, toolCalls: null, analysis: null }, recordingUrl);
   return item;
 }

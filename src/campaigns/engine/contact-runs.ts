@@ -35,6 +35,18 @@ export function dispositionCounts(db: DoSql): Record<string, number> {
   return Object.fromEntries(db.all<{ code: string; n: number }>`SELECT code, n FROM dispositions ORDER BY code`.map((r) => [r.code, r.n]));
 }
 
+/**
+ * How often a machine answered: of the attempts answered (final status completed or voicemail), those a machine took
+ * (voicemail: a voicemail greeting, a mailbox's beep or a fax, by the carrier's verdict or the agent's own detection).
+ */
+export function machineCounts(db: DoSql): { answered: number; machines: number; rate: number } {
+  const r = db.one<{ answered: number; machines: number }>`SELECT count(*) AS answered, coalesce(sum(status = 'voicemail'), 0) AS machines
+    FROM attempts WHERE status IN ('completed', 'voicemail')`;
+  const answered = r?.answered ?? 0;
+  const machines = r?.machines ?? 0;
+  return { answered, machines, rate: answered ? machines / answered : 0 };
+}
+
 export type ContactView = {
   id: number;
   row: number;

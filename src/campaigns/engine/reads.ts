@@ -1,7 +1,7 @@
 // What the object answers about itself: the campaign (snapshot), its progress, its contacts with their runs, its log,
 // and the finished contacts a redial takes. Read only.
 import type { ContactInput } from "./object-api";
-import { contactsPage, dispositionCounts, type ContactView } from "./contact-runs";
+import { contactsPage, dispositionCounts, machineCounts, type ContactView } from "./contact-runs";
 import { finishedPage } from "./contacts";
 import type { CampaignCore } from "./core";
 import type { CampaignProgress, CampaignSnapshot, LogPage } from "./types";
@@ -69,6 +69,7 @@ export class Reads {
       completion_percentage: pct,
       next_window_at: core.window.nextOpening(c),
       dispositions: dispositionCounts(core.db),
+      answering_machines: machineCounts(core.db),
       calling_rules: { held_local_hours: core.hours.held(), skipped: core.hours.skips(), attempt_cap_wait: capWait },
       waiting_for: this.waitingFor(c.state, c.blocked, capWait.contacts),
     };

@@ -105,6 +105,8 @@ export type CampaignSnapshot = {
 export type CampaignProgress = {
   /** Calls per disposition the voice agent chose. */
   dispositions: Record<string, number>;
+  /** Answered calls, those a machine answered (status voicemail), and the share. */
+  answering_machines: { answered: number; machines: number; rate: number };
   campaign_id: number;
   state: CampaignState;
   total_rows: number;
