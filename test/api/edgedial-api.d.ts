@@ -10111,7 +10111,7 @@ export interface components {
              */
             on_invalid?: "reject" | "skip";
         } | unknown | unknown;
-        /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls and analysis, which are read from the run's stored details only there */
+        /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there */
         WorkflowRunListItem: {
             id: number;
             /** @example WR-1042 */
@@ -10306,6 +10306,7 @@ export interface components {
             }[];
             transfer: components["schemas"]["RunTransfer"];
             analysis: components["schemas"]["RunAnalysis"];
+            amd: components["schemas"]["RunAmd"];
             /** @description The API key that started the call (a campaign's call: the key that created the campaign) */
             created_by_key_id: number | null;
         };
@@ -10359,6 +10360,46 @@ export interface components {
             /** @description Model requests made: 1, or 2 when the first answer did not conform */
             attempts: number;
             analyzed_at: string;
+        } | null;
+        /** @description Who answered an outbound call as the agent judged it on the callee's audio and words (answering-machine detection: class, evidence, time to decide), once the call ended; null when it did not judge (inbound, web, a carrier's verdict first). The carrier's own verdict is `answered_by` */
+        RunAmd: {
+            /**
+             * @description human, machine_greeting, beep (a mailbox ready to record), ivr_menu, call_screening, fax_tone (a fax or modem) or silence (nothing heard for 5 s)
+             * @enum {string}
+             */
+            class: "human" | "machine_greeting" | "beep" | "ivr_menu" | "call_screening" | "fax_tone" | "silence";
+            /**
+             * @description Why, in words (e.g. `speech ran on past 3000 ms`)
+             * @example a 900 ms opening, then a pause
+             */
+            reason: string;
+            /** @description How long after the answer it was decided */
+            decided_ms: number;
+            /** @description What it was decided on */
+            evidence: {
+                /** @description When the callee's voice first came, ms after the answer (null: never) */
+                first_voice_ms: number | null;
+                /** @description The longest stretch of speech (pauses under 800 ms bridged) */
+                longest_speech_ms: number;
+                /** @description Voice heard in all until it was decided */
+                voiced_ms: number;
+                /** @description The quiet after the opening, when that decided (a person waiting for the caller) */
+                pause_ms: number | null;
+                /** @description The words that decided it (a machine's, an IVR's, a screening service's), if any */
+                keyword: string | null;
+                /** @description Tones heard (a beep, a fax's calling tone), ms after the answer */
+                tones: {
+                    freq_hz: number;
+                    start_ms: number;
+                    end_ms: number;
+                }[];
+            };
+            /** @description On a machine: the beep's frequency (null: no beep came) */
+            beep_hz: number | null;
+            /** @description On a machine: when its beep ended, ms after the answer */
+            beep_end_ms: number | null;
+            /** @description When the agent's voicemail message started, ms after the answer (null: none was left) */
+            message_ms: number | null;
         } | null;
         AgentLatency: {
             workflow_id: number;
@@ -10585,6 +10626,8 @@ export interface components {
                         end_ms: number;
                         interrupted?: boolean;
                     }[];
+                    /** @description What the agent ran on: its own model (workers-ai:<model>, openai-compatible:<model>), its scripted model (scripted), or local development's offline model (offline) */
+                    agent_model?: string;
                     error?: string;
                 }[];
             }[];
@@ -10743,6 +10786,15 @@ export interface components {
             /** @description Calls per disposition the voice agent chose (call_disposition_codes) */
             dispositions: {
                 [key: string]: number;
+            };
+            /** @description The campaign's machine rate; each run's own verdict (class, evidence) is its `amd` (GET the run) */
+            answering_machines: {
+                /** @description Calls answered (final status completed or voicemail) */
+                answered: number;
+                /** @description Of those, calls a machine answered (status voicemail: a voicemail greeting, a mailbox's beep or a fax tone, by the carrier's verdict or the agent's own detection; docs/answering-machines.md) */
+                machines: number;
+                /** @description machines / answered (0 before any call was answered) */
+                rate: number;
             };
             /** @description What the organization's calling rules are doing to this campaign */
             calling_rules: {
