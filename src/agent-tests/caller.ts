@@ -29,14 +29,24 @@ export type LineSource = () => Promise<string | null>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A line's sound where the caller has one made for it (a real voice: caller-speech.ts); else the caller voice. */
+export type VoiceOf = (text: string) => { samples: Int16Array; rate: SampleRate } | undefined;
+
 /** Plays `steps` on `callee` until done and the agent hung up (or the tail ran out: the caller hangs up). */
-export async function playScript(callee: CalleeStream, script: ScriptStep[], timing: CallerTiming = CALLER_TIMING, more?: LineSource): Promise<CallerEvent[]> {
+export async function playScript(
+  callee: CalleeStream,
+  script: ScriptStep[],
+  timing: CallerTiming = CALLER_TIMING,
+  more?: LineSource,
+  voiceOf?: VoiceOf,
+): Promise<CallerEvent[]> {
   const steps = [...script];
   const rate = callee.protocol.format.rate as SampleRate;
   const n = rate / 50;
   const voice = (text: string) => {
-    const v = callerVoice(text);
-    return rate === VOICE_RATE ? v : new Resampler(VOICE_RATE, rate).convert(v);
+    const made = voiceOf?.(text);
+    const [samples, from] = made ? [made.samples, made.rate] : [callerVoice(text), VOICE_RATE as SampleRate];
+    return from === rate ? samples : new Resampler(from, rate).convert(samples);
   };
   const events: CallerEvent[] = [];
   const start = Date.now();

@@ -28,6 +28,12 @@ export type TestModel = z.infer<typeof TestModel>;
 /** A persona's and a judge's answers are short: a slow endpoint still gets this long per answer. */
 const ANSWER_TIMEOUT_MS = 30_000;
 
+/** The deployment's AI binding where Workers AI answers: not local development's offline engines (`npm run dev` without --workers-ai). */
+export function usableAi(env: Env): AiRunner | null {
+  const ai = (env as { AI?: AiRunner }).AI;
+  return ai && (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES !== "true" ? ai : null;
+}
+
 /** The agent's own choice, from its settings (no key). */
 function settingsModel(agent: UsableWorkflow): TestModel | null {
   const given = (agent.workflowConfigurations as { agent_tests?: { model?: unknown } } | null)?.agent_tests?.model;
@@ -47,9 +53,8 @@ export async function testModelFor(env: Env, agent: UsableWorkflow, given: TestM
     if (!verdict.ok) throw invalid(loc, `The test model's endpoint is refused: ${verdict.message}`);
     return new OpenAiModel({ baseUrl: chosen.base_url, apiKey: chosen.api_key ?? "", model: chosen.model, timeoutMs: ANSWER_TIMEOUT_MS });
   }
-  const ai = (env as { AI?: AiRunner }).AI;
-  if (ai && (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES !== "true") return new WorkersAiModel(ai);
-  return null;
+  const ai = usableAi(env);
+  return ai ? new WorkersAiModel(ai) : null;
 }
 
 /** The model's whole text answer (no tools). */

@@ -50,17 +50,24 @@ export function persona(
   let error: string | null = null;
   const source: LineSource = async () => {
     if (said >= maxTurns) return null;
+    let text: string;
     try {
-      const text = (await answer(model, personaMessages(prompt, await turns()))).replace(/\s+/g, " ").trim();
-      if (!text || text.includes(END_MARK)) return null;
-      const line = text.slice(0, 500);
-      await learn(line);
-      said++;
-      return line;
+      text = (await answer(model, personaMessages(prompt, await turns()))).replace(/\s+/g, " ").trim();
     } catch (err) {
       error = `The persona caller's model failed: ${String((err as Error)?.message ?? err)}`;
       throw err;
     }
+    if (!text || text.includes(END_MARK)) return null;
+    const line = text.slice(0, 500);
+    try {
+      await learn(line);
+    } catch (err) {
+      // The line's voice (a real text-to-speech) or the session's learning it failed: says so itself.
+      error = String((err as Error)?.message ?? err);
+      throw err;
+    }
+    said++;
+    return line;
   };
   return { source, error: () => error, lines: () => said };
 }

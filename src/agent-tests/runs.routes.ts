@@ -5,6 +5,7 @@ import { getDb } from "../lib/db";
 import { decodeCursor, pageOf, pageQuery, toPage } from "../lib/pagination";
 import { errors, idParam, json, refId } from "../lib/schemas";
 import { TestModel } from "./models";
+import { CallerVoice } from "./caller-speech";
 import { agentOf } from "./store";
 import { testRunStub } from "./run-object";
 import { getTestRun, listTestRuns, newRun, testRunView } from "./suite";
@@ -22,6 +23,10 @@ const StartRun = z
       description:
         "The model that plays persona callers and judges rubric criteria: an OpenAI-compatible endpoint (its key is used for this run only). Absent: the agent's workflow_configurations.agent_tests.model, else Workers AI where the deployment has it",
     }),
+    caller_voice: CallerVoice.optional().openapi({
+      description:
+        "The caller's lines spoken by Workers AI's text-to-speech (Aura) through the deployment's AI binding (none usable: a 422). Absent: the agent's workflow_configurations.agent_tests.caller_voice, else the offline caller voice",
+    }),
   })
   .openapi("AgentTestRunRequest");
 
@@ -37,6 +42,7 @@ const Repetition = z.object({
     description:
       "What the agent ran on: its own model (workers-ai:<model>, openai-compatible:<model>), its scripted model (scripted), or local development's offline model (offline)",
   }),
+  caller_voice: z.string().optional().openapi({ description: "How the caller's lines sounded: offline (the caller voice) or workers-ai:<model>:<voice>" }),
   error: z.string().optional(),
 });
 const ScenarioResult = z.object({
@@ -117,9 +123,15 @@ const read = createRoute({
 export const testRunsRouter = createRouter()
   .openapi(start, async (c) => {
     const { workflow_id } = c.req.valid("param");
-    const { scenario_id, repetitions, model } = c.req.valid("json");
+    const { scenario_id, repetitions, model, caller_voice } = c.req.valid("json");
     const keyId = c.get("apiKeyId") ?? null;
-    const { run, job } = await newRun(c.env, c.get("orgId"), workflow_id, { scenarioId: scenario_id ?? null, repetitions, keyId, model });
+    const { run, job } = await newRun(c.env, c.get("orgId"), workflow_id, {
+      scenarioId: scenario_id ?? null,
+      repetitions,
+      keyId,
+      model,
+      callerVoice: caller_voice,
+    });
     await testRunStub(c.env, run.id).start(job);
     if (c.req.valid("query").wait !== "true") return c.json(testRunView(run) as z.infer<typeof AgentTestRun>, 202);
     let row = run;

@@ -12,6 +12,7 @@ import { emitSafely } from "../webhooks/emit";
 import { loadUsableWorkflow } from "../workflows/store";
 import { scenarioResult, summarize, type ScenarioResult, type SuiteSummary } from "./results";
 import { type TestModel, testModelFor } from "./models";
+import { type CallerVoice, callerVoiceFor } from "./caller-speech";
 import { getScenario, listScenarios, scenarioView } from "./store";
 import { type Repetition, runRepetition } from "./test-call";
 
@@ -67,6 +68,8 @@ export type RunJob = {
   repetitions: number;
   keyId: number | null;
   model: TestModel | null;
+  /** The caller's real voice given in the request (absent in jobs made before it existed). */
+  callerVoice?: CallerVoice | null;
 };
 
 /**
@@ -78,13 +81,14 @@ export async function newRun(
   env: Env,
   orgId: number,
   workflowId: number,
-  opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null; model?: TestModel | null },
+  opts: { scenarioId?: number | null; repetitions: number; keyId?: number | null; model?: TestModel | null; callerVoice?: CallerVoice | null },
 ): Promise<{ run: RunRow; job: RunJob }> {
   const db = getDb(env);
   const agent = await loadUsableWorkflow(db, orgId, workflowId);
   const rows = opts.scenarioId ? [await getScenario(db, orgId, workflowId, opts.scenarioId)] : await listScenarios(db, orgId, workflowId);
   if (!rows.length) throw notFound("Test scenario");
   await testModelFor(env, agent, opts.model);
+  callerVoiceFor(env, agent, opts.callerVoice);
   const run = await db
     .insert(agentTestRuns)
     .values({ orgId, workflowId, versionNumber: agent.versionNumber, scenarioId: opts.scenarioId ?? null, repetitions: opts.repetitions })
@@ -100,6 +104,7 @@ export async function newRun(
     repetitions: opts.repetitions,
     keyId: opts.keyId ?? null,
     model: opts.model ?? null,
+    callerVoice: opts.callerVoice ?? null,
   };
   return { run, job };
 }
@@ -141,10 +146,16 @@ export async function carryRun(env: Env, job: RunJob): Promise<void> {
   const scenarios = all.filter((r) => job.scenarioIds.includes(r.id)).map(scenarioView);
   if (!scenarios.length) return endRunInError(env, job, "The run's scenarios were deleted before the calls began");
   const model = await testModelFor(env, agent, job.model);
+  let callerVoice: CallerVoice | null;
+  try {
+    callerVoice = callerVoiceFor(env, agent, job.callerVoice);
+  } catch {
+    return endRunInError(env, job, "The run's caller voice needs Workers AI, and this deployment has no usable AI binding");
+  }
   const jobs = scenarios.flatMap((s) =>
     Array.from({ length: job.repetitions }, (_, i) => async (): Promise<Repetition> => {
       try {
-        return await runRepetition(env, agent, s, i + 1, { keyId: job.keyId, model });
+        return await runRepetition(env, agent, s, i + 1, { keyId: job.keyId, model, callerVoice });
       } catch (err) {
         log("error", "agent_test_call_failed", { test_run_id: job.testRunId, scenario_id: s.id, error: String(err) });
         return { repetition: i + 1, run_id: null, passed: false, verdicts: [], caller: [], transcript: [], error: "The test call failed unexpectedly" };

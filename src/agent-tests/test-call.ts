@@ -21,11 +21,13 @@ import { applyStatus } from "../calls/runs/status";
 import { requireVariables } from "../calls/start/variables";
 import type { UsableWorkflow } from "../workflows/store";
 import { CALLEE_PROTOCOLS, CalleeStream } from "./callee";
-import { callerClip } from "./caller-voice";
+import { type CallerVoice, callerSpeech } from "./caller-speech";
+import { usableAi } from "./models";
 import { CALLER_TIMING, type CallerEvent, type CallerTiming, playScript } from "./caller";
 import { evaluate, type Observed, type Verdict } from "./expectations";
 import type { ChatModel } from "../agent/chat";
-import { modelFor } from "../agent/engines";
+import type { KnownClip } from "../agent/clip-speech";
+import { enginesFor, modelFor } from "../agent/engines";
 import { WORKERS_AI_CHAT_MODEL } from "../agent/workers-ai-model";
 import { allowsPrivatePbx } from "../telephony/calling-policy";
 import { judge, persona, type Persona } from "./persona";
@@ -45,6 +47,8 @@ export type Repetition = {
   transcript: Observed["transcript"];
   /** What the agent ran on (AgentModel's label); absent when the call could not begin for another reason. */
   agent_model?: string;
+  /** How the caller's lines sounded: `offline` (the caller voice) or the real voice (`workers-ai:<model>:<voice>`). */
+  caller_voice?: string;
   /** Why the call could not be judged (the agent's model cannot run or failed, a missing variable, the session refused). */
   error?: string;
 };
@@ -57,9 +61,6 @@ export type Repetition = {
  */
 export type AgentModel = { label: string; engines: { script: Array<Record<string, unknown>>; localModel?: true; ownModel?: true } } | { error: string };
 
-/** Workers AI answers here: a binding, and not local development's offline engines (`npm run dev` without --workers-ai). */
-export const workersAiUsable = (env: Env) => !!(env as { AI?: unknown }).AI && (env as { OFFLINE_ENGINES?: string }).OFFLINE_ENGINES !== "true";
-
 export function agentModelOf(agent: UsableWorkflow, env: Env): AgentModel {
   const v = (agent.workflowConfigurations as { voice_agent?: { llm?: { provider?: string; script?: unknown; model?: string }; llm_model?: string } } | null)
     ?.voice_agent;
@@ -68,7 +69,7 @@ export function agentModelOf(agent: UsableWorkflow, env: Env): AgentModel {
     return Array.isArray(llm.script) ? { label: "scripted", engines: { script: llm.script } } : { error: "The agent's scripted model has no script" };
   if (llm?.provider === "openai") return { label: `openai-compatible:${llm.model}`, engines: { script: [], ownModel: true } };
   // Workers AI: named, or the default of an agent that names no model.
-  if (workersAiUsable(env)) return { label: `workers-ai:${llm?.model ?? v?.llm_model ?? WORKERS_AI_CHAT_MODEL}`, engines: { script: [], ownModel: true } };
+  if (usableAi(env)) return { label: `workers-ai:${llm?.model ?? v?.llm_model ?? WORKERS_AI_CHAT_MODEL}`, engines: { script: [], ownModel: true } };
   if (env.LOCAL_DEV === "true") return { label: "offline", engines: { script: [], localModel: true } };
   return { error: "The agent's model is Workers AI, and this deployment has no AI binding" };
 }
@@ -122,9 +123,10 @@ export async function runRepetition(
   agent: UsableWorkflow,
   scenario: ScenarioInput,
   repetition: number,
-  opts: { keyId?: number | null; timing?: CallerTiming; model?: ChatModel | null } = {},
+  opts: { keyId?: number | null; timing?: CallerTiming; model?: ChatModel | null; callerVoice?: CallerVoice | null } = {},
 ): Promise<Repetition> {
   let agentModel: string | undefined;
+  const speech = callerSpeech(env, opts.callerVoice ?? null);
   const failed = (error: string, runId: number | null = null): Repetition => ({
     repetition,
     run_id: runId,
@@ -133,6 +135,7 @@ export async function runRepetition(
     caller: [],
     transcript: [],
     ...(agentModel ? { agent_model: agentModel } : {}),
+    caller_voice: speech.label,
     error,
   });
   const model = opts.model ?? null;
@@ -152,6 +155,15 @@ export async function runRepetition(
   } catch (err) {
     return failed(`The scenario's variables: ${String((err as Error).message)}`);
   }
+  let clips: KnownClip[];
+  try {
+    clips = await Promise.all(callerLines(scenario).map((line) => speech.clip(line)));
+  } catch (err) {
+    return failed(String((err as Error).message));
+  }
+  // A real caller voice and a real speech-to-text of the agent's own: the agent runs on all its own engines (it hears
+  // the caller's voice itself); otherwise its speech-to-text is the offline one, which learns each line's sound.
+  const ownEngines = speech.real && !!chosen.engines.ownModel && (await hearsForItself(env, agent));
   const db = getDb(env);
   const protocol = CALLEE_PROTOCOLS[scenario.protocol];
   const callId = `test-${crypto.randomUUID()}`;
@@ -173,7 +185,7 @@ export async function runRepetition(
   await callSessionStub(env, run.id).prepare({
     agent: "conversation",
     maxCallSeconds: TEST_CALL_MAX_SECONDS,
-    scripted: { ...chosen.engines, script: chosen.engines.script as never, clips: callerLines(scenario).map(callerClip) },
+    ...(ownEngines ? {} : { scripted: { ...chosen.engines, script: chosen.engines.script as never, clips } }),
     mockTools: scenario.mock_tools.map((m) => ({ tool: m.tool, status: m.status, body: m.body })),
   });
   const answered = (await applyStatus(env, run, { status: "in_progress" })).run;
@@ -193,12 +205,15 @@ export async function runRepetition(
           scenario.caller.prompt,
           scenario.caller.max_turns,
           async () => (await session.snapshot()).turns,
-          (text) => session.learnLine(callerClip(text)),
+          async (text) => {
+            const clip = await speech.clip(text);
+            if (!ownEngines) await session.learnLine(clip);
+          },
         )
       : null;
   try {
     const steps = scenario.caller.type === "script" ? scenario.caller.steps : [];
-    caller = await playScript(callee, steps, opts.timing ?? CALLER_TIMING, played?.source);
+    caller = await playScript(callee, steps, opts.timing ?? CALLER_TIMING, played?.source, speech.made);
   } catch (err) {
     log("error", "agent_test_caller_failed", { run_id: run.id, error: String(err) });
     if (!callee.closed) callee.hangup();
@@ -220,7 +235,24 @@ export async function runRepetition(
     }
   }
   const verdicts = evaluate(scenario.expectations, observed);
-  return { repetition, run_id: run.id, passed: verdicts.every((v) => v.passed), verdicts, caller, transcript: observed.transcript, agent_model: agentModel };
+  return {
+    repetition,
+    run_id: run.id,
+    passed: verdicts.every((v) => v.passed),
+    verdicts,
+    caller,
+    transcript: observed.transcript,
+    agent_model: agentModel,
+    caller_voice: speech.label,
+  };
+}
+
+/** Whether the agent's own speech-to-text is a real engine that runs here (not scripted; Workers AI with a usable binding). */
+async function hearsForItself(env: Env, agent: UsableWorkflow): Promise<boolean> {
+  const stt = (agent.workflowConfigurations as { voice_agent?: { stt?: { provider?: string } } } | null)?.voice_agent?.stt?.provider ?? "workers-ai";
+  if (stt === "scripted" || (stt === "workers-ai" && !usableAi(env))) return false;
+  const choice = await enginesFor(env, agent.orgId, agent.workflowConfigurations, () => allowsPrivatePbx(getDb(env), agent.orgId));
+  return choice.ok;
 }
 
 /** The provider's failure from the run's notes (the conversation agent's "…after a provider failure: <why>"). */
