@@ -3,8 +3,9 @@
 // model at the current node, and speaks the reply sentence by sentence as it streams. The callee talking over it
 // stops its speech within a frame (barge-in) and only what was heard stays in the history. A callee who stays silent
 // is asked once whether they are still there, then the call ends politely; a failing or silent model or speech engine
-// ends it politely too, never with dead air past `maxWaitMs`. An answering machine (the carrier's verdict, else
-// edgedial's own detection, answering-machine.ts) is hung up on or gets the greeting after its beep, as the campaign chose.
+// ends it politely too, never with dead air past `maxWaitMs` (the ending itself: agent-ending.ts). An answering
+// machine (the carrier's verdict, else edgedial's own detection, answering-machine.ts) is hung up on or gets the
+// greeting after its beep, as the campaign chose.
 //
 // Turns are found on the audio clock (the frames' own times); the idle policy (filler, re-prompt, dead air) runs on
 // the wall clock, on the session's ticks, so a stalled stream still gets its re-prompt and a burst of late frames is
@@ -13,7 +14,7 @@
 // transfer, keys) are the action runner's; the callee's key presses are a turn and barge in like speech.
 import { log } from "../lib/log";
 import { isMachine } from "../lib/answered-by";
-import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, EndReason, VoiceAgent, VoicemailAction } from "./voice-agent";
+import type { AgentContext, AgentControls, AgentOutcome, AudioFrame, VoiceAgent, VoicemailAction } from "./voice-agent";
 import type { ChatModel } from "./chat";
 import type { Conversation, ConversationState } from "./graph";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "./speech";
@@ -26,7 +27,8 @@ import type { ToolCall } from "./chat";
 import { Keypad } from "./keypad";
 import { isBackchannel, stopsAgent } from "./backchannel";
 import { DEFAULT_TURN_SETTINGS, type TurnSettings } from "./turn-settings";
-import { deadAirNote, IdlePolicy, silentNote } from "./idle-policy";
+import { IdlePolicy, silentNote } from "./idle-policy";
+import { AgentEnding } from "./agent-ending";
 import { AnsweringMachine } from "./answering-machine";
 import { TurnDetector, type Utterance } from "./turn-detector";
 import { TurnEnds } from "./turn-ends";
@@ -50,10 +52,7 @@ export class ConversationAgent implements VoiceAgent {
   private readonly idle: IdlePolicy;
   private readonly voice: Speaker;
   private thinking: AbortController | null = null;
-  private ended = false;
-  private endReason: EndReason = "agent_hangup";
-  private note: string | null = null;
-  private endNote: string | null = null; // why the agent ended the call, for the session's end note
+  private readonly ending: AgentEnding; // the call's end: goodbye, dead air's last resort, why (agent-ending.ts)
   /** A turn being answered whose words the model has not heard yet: merged into the next if they go on talking. */
   private carried: CalleeTurn | null = null;
   private firstTurn = true;
@@ -76,21 +75,29 @@ export class ConversationAgent implements VoiceAgent {
   ) {
     this.turns = new TurnDetector(settings.endOfTurnMs);
     this.ends = new TurnEnds(engines, this.turns, {
-      now: () => (this.ended || !this.c ? null : this.c.now()),
+      now: () => (this.ending.ended || !this.c ? null : this.c.now()),
       endOfTurn: (u) => this.endOfTurn(u),
-      request: () => (this.thinking || this.voice.speaking || this.ended ? null : this.conversation.request()),
+      request: () => (this.thinking || this.voice.speaking || this.ending.ended ? null : this.conversation.request()),
     });
     this.idle = new IdlePolicy(settings);
     this.timing.watch(engines.failovers, () => this.idle.failingOver());
     this.voice = new Speaker({
       controls: () => this.c!,
       tts: this.ends.voice,
-      ended: () => this.ended,
+      ended: () => this.ending.ended,
       usage: this.usage,
       completed: () => this.completeIfHeard(),
-      hangup: () => this.hangup(),
+      hangup: () => this.ending.hangup(),
     });
-    this.machine = new AnsweringMachine(settings, { controls: () => this.c!, voice: this.voice, hangup: () => this.hangup() });
+    this.ending = new AgentEnding({
+      controls: () => this.c,
+      conversation,
+      voice: this.voice,
+      idle: this.idle,
+      settings,
+      stopListening: () => this.listening?.abort(),
+    });
+    this.machine = new AnsweringMachine(settings, { controls: () => this.c!, voice: this.voice, hangup: () => this.ending.hangup() });
     this.actions = new ActionRunner({
       controls: () => this.c!,
       conversation,
@@ -119,7 +126,7 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   onAudio(frame: AudioFrame) {
-    if (this.ended || this.handingOver) return;
+    if (this.ending.ended || this.handingOver) return;
     if (this.machine.answered) return this.machine.audio(frame);
     const machine = this.machine.judge(frame, this.listening?.words?.()); // who answered, until decided
     if (machine) return this.machineAnswered(machine.atMs, machine.reason);
@@ -156,7 +163,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The idle policy, on the wall clock: dead air, a slow reply's filler, a silent callee's re-prompt and goodbye. */
   onTick(wall: number) {
-    if (this.ended || this.machine.answered || !this.c) return;
+    if (this.ending.ended || this.machine.answered || !this.c) return;
     const keys = this.keypad.tick(wall);
     if (keys) return this.pressed(keys);
     if (this.turns.active) return;
@@ -171,8 +178,8 @@ export class ConversationAgent implements VoiceAgent {
         void this.voice.speak([this.settings.repromptText], { complete: true, last: false });
         return;
       case "goodbye":
-        this.endNote = silentNote(this.settings);
-        void this.goodbye(this.settings.goodbyeText, "callee_silent");
+        this.ending.endNote = silentNote(this.settings);
+        void this.ending.goodbye(this.settings.goodbyeText, "callee_silent");
         return;
     }
   }
@@ -186,13 +193,13 @@ export class ConversationAgent implements VoiceAgent {
    * the callee has spoken: by then the agent judged their first words itself, and a person is never hung up on.
    */
   onMachine(answeredBy: string) {
-    if (this.ended || this.machine.answered || !this.c || !this.firstTurn || !isMachine(answeredBy)) return;
+    if (this.ending.ended || this.machine.answered || !this.c || !this.firstTurn || !isMachine(answeredBy)) return;
     this.machineAnswered(this.c.now(), `the carrier reported ${answeredBy}`);
   }
 
   /** A key press is the callee's activity: it barges in like speech, and the keys become a turn (see Keypad). */
   onDtmf(digit: string, _atMs: number) {
-    if (this.ended || this.machine.answered || this.handingOver || !this.c) return;
+    if (this.ending.ended || this.machine.answered || this.handingOver || !this.c) return;
     this.idle.lastActivity = this.c.wallNow();
     if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
     const keys = this.keypad.press(digit, this.c.wallNow(), this.conversation.dtmfChoices());
@@ -200,7 +207,7 @@ export class ConversationAgent implements VoiceAgent {
   }
 
   onEnd() {
-    this.ended = true;
+    this.ending.ended = true;
     this.thinking?.abort();
     this.listening?.abort();
     this.ends.stop();
@@ -212,7 +219,7 @@ export class ConversationAgent implements VoiceAgent {
 
   outcome(): AgentOutcome {
     const c = this.conversation;
-    const done = { disposition: c.disposition, note: this.note, toolCalls: [...this.actions.records], nodes: [...c.path], amd: this.machine.record() };
+    const done = { disposition: c.disposition, note: this.ending.note, toolCalls: [...this.actions.records], nodes: [...c.path], amd: this.machine.record() };
     return { gathered: { ...c.gathered }, usage: { ...this.usage }, ...done };
   }
 
@@ -223,15 +230,8 @@ export class ConversationAgent implements VoiceAgent {
     this.c.log({ role: "agent", text: s.heard.join(" "), startMs: s.startMs, endMs: this.c.now(), timing: this.timing.take() });
     this.voice.speaking = null;
     this.idle.lastActivity = this.c.wallNow();
-    if (s.last) this.hangup();
+    if (s.last) this.ending.hangup();
     else this.save();
-  }
-
-  private hangup(reason: EndReason = this.endReason, note = this.endNote) {
-    if (this.ended) return;
-    this.ended = true;
-    this.listening?.abort();
-    this.c?.hangup(reason, note);
   }
 
   /** The state at a stable point (a turn heard, a reply heard or cut off), for the call to go on from after a restart. */
@@ -280,7 +280,7 @@ export class ConversationAgent implements VoiceAgent {
 
   /** A typed turn (a web call's page): it barges in like speech and is answered as heard words, on the same graph. */
   onText(text: string) {
-    if (this.ended || this.machine.answered || this.handingOver || !this.c) return;
+    if (this.ending.ended || this.machine.answered || this.handingOver || !this.c) return;
     this.idle.lastActivity = this.c.wallNow(); // typing (an empty text) is the caller's activity too, not a turn
     if (!text) return;
     if (this.voice.speaking && !this.voice.speaking.last) this.bargeIn();
@@ -324,8 +324,8 @@ export class ConversationAgent implements VoiceAgent {
 
   /** The call was handed to a person: the agent says and hears nothing more; the session ends the call as transferred. */
   private transferred() {
-    [this.ended, this.endReason, this.thinking, this.voice.speaking] = [true, "transferred", null, null];
-    this.listening?.abort();
+    [this.thinking, this.voice.speaking] = [null, null];
+    this.ending.transferred();
   }
 
   /** The callee resumed before their last turn was transcribed: that turn's audio starts this utterance. */
@@ -361,7 +361,7 @@ export class ConversationAgent implements VoiceAgent {
     } catch (err) {
       log("warning", "voice_agent_interruption_unheard", { error: String((err as Error)?.message ?? err) });
     }
-    if (this.ended || !this.voice.speaking) return;
+    if (this.ending.ended || !this.voice.speaking) return;
     this.usage.sttSeconds += turn.samples.length / this.rate;
     if (isBackchannel(text)) {
       if (text) this.c!.log({ role: "callee", text, startMs: turn.startMs, endMs: turn.endMs });
@@ -432,8 +432,8 @@ export class ConversationAgent implements VoiceAgent {
         this.thinking = null;
         const message = String((err as Error)?.message ?? err);
         log("error", "voice_agent_error", { error: message, node: this.conversation.nodeId });
-        this.note = `The agent ended the call after a provider failure: ${message.slice(0, 300)}`;
-        await this.goodbye(this.settings.errorText, "provider_failure");
+        this.ending.note = `The agent ended the call after a provider failure: ${message.slice(0, 300)}`;
+        await this.ending.goodbye(this.settings.errorText, "provider_failure");
       }
     })();
   }
@@ -448,7 +448,7 @@ export class ConversationAgent implements VoiceAgent {
   private finishReply(last: boolean) {
     const s = this.voice.speaking;
     if (!s) {
-      if (last) this.hangup();
+      if (last) this.ending.hangup();
       return;
     }
     s.complete = true;
@@ -456,35 +456,12 @@ export class ConversationAgent implements VoiceAgent {
     this.completeIfHeard();
   }
 
-  /** Says a last sentence and hangs up once it is heard (for `why`); hangs up when even that cannot be said in time. */
-  private async goodbye(text: string, why: EndReason) {
-    log("info", "voice_agent_goodbye", { why, node: this.conversation.nodeId });
-    this.endReason = why;
-    this.idle.dueSince = this.c!.wallNow();
-    try {
-      this.conversation.said(text);
-      await this.voice.speak([text], { complete: true, last: true });
-      this.idle.dueSince = null;
-    } catch (err) {
-      log("error", "voice_agent_goodbye_failed", { error: String((err as Error)?.message ?? err) });
-      this.hangup();
-    }
-  }
-
-  /** Nothing came within the dead-air limit: a reply gives way to an apology, a goodbye that will not come to silence. */
+  /** Nothing came within the dead-air limit: a reply being prepared gives way (agent-ending.ts says what follows). */
   private gaveUp(wall: number) {
     const waiting = this.thinking !== null;
     this.thinking?.abort();
     this.thinking = null;
-    if (!waiting || this.note) {
-      // Not even the goodbye came: the line stays dead no longer (a provider failure keeps its own reason).
-      const dead = this.endReason === "agent_hangup";
-      this.hangup(dead ? "dead_air" : this.endReason, dead ? deadAirNote(this.settings) : this.endNote);
-      return;
-    }
-    log("error", "voice_agent_timeout", { waited_ms: this.settings.maxWaitMs, node: this.conversation.nodeId, at: wall });
-    this.note = `No reply within ${this.settings.maxWaitMs / 1000} s of the callee's turn; the agent ended the call`;
-    void this.goodbye(this.settings.errorText, "dead_air");
+    this.ending.gaveUp(wall, waiting);
   }
 
   /** An answering machine took the call: recorded at once, then hung up on or left the greeting, as configured. */
@@ -492,9 +469,9 @@ export class ConversationAgent implements VoiceAgent {
     this.thinking?.abort();
     this.thinking = null;
     this.idle.dueSince = null;
-    this.endReason = "voicemail";
+    this.ending.reason = "voicemail";
     const { note, leaving } = this.machine.take(atMs, how, this.voicemail, this.opening);
-    this.note = note;
-    if (!leaving) this.hangup();
+    this.ending.note = note;
+    if (!leaving) this.ending.hangup();
   }
 }
