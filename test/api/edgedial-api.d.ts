@@ -10628,6 +10628,8 @@ export interface components {
                     }[];
                     /** @description What the agent ran on: its own model (workers-ai:<model>, openai-compatible:<model>), its scripted model (scripted), or local development's offline model (offline) */
                     agent_model?: string;
+                    /** @description How the caller's lines sounded: offline (the caller voice) or workers-ai:<model>:<voice> */
+                    caller_voice?: string;
                     error?: string;
                 }[];
             }[];
@@ -10643,6 +10645,7 @@ export interface components {
              */
             repetitions?: number;
             model?: components["schemas"]["AgentTestModel"];
+            caller_voice?: components["schemas"]["AgentTestCallerVoice"];
         };
         /** @description The model that plays persona callers and judges rubric criteria: an OpenAI-compatible endpoint (its key is used for this run only). Absent: the agent's workflow_configurations.agent_tests.model, else Workers AI where the deployment has it */
         AgentTestModel: {
@@ -10654,6 +10657,19 @@ export interface components {
             model: string;
             /** @description Sent as a bearer token; used for this run only, never stored */
             api_key?: string;
+        };
+        /** @description The caller's lines spoken by Workers AI's text-to-speech (Aura) through the deployment's AI binding (none usable: a 422). Absent: the agent's workflow_configurations.agent_tests.caller_voice, else the offline caller voice */
+        AgentTestCallerVoice: {
+            /**
+             * @description Workers AI's Aura text-to-speech model
+             * @default @cf/deepgram/aura-1
+             */
+            model?: string;
+            /**
+             * @description Aura's speaker
+             * @default orion
+             */
+            voice?: string;
         };
         CallInitiationResponse: {
             /** @example initiated */
