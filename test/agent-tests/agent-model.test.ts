@@ -87,6 +87,18 @@ describe("a test call on the agent's own model", () => {
     expect(new Set(ai.asked.map((a) => a.model))).toEqual(new Set([WORKERS_AI_CHAT_MODEL]));
   }, 180_000);
 
+  it("applies the organization's URL policy to the agent's endpoint: refused, nothing is dialed", async () => {
+    const apiKey = `agent-${crypto.randomUUID()}`;
+    const { key, id } = await seatsOn({ provider: "openai", base_url: `http://127.0.0.1:${PORT}/v1`, model: "standin-agent", api_key: apiKey });
+    // Saved while private addresses were allowed; the organization then stops allowing them.
+    expect((await call("PUT", "/api/v1/organizations/calling-policy", { key, body: { allow_private_pbx: false } })).status).toBe(200);
+    const run = await runTests(key, id, { repetitions: 1 });
+    const rep = run.scenarios[0].runs[0];
+    expect(rep).toMatchObject({ passed: false, run_id: null, agent_model: "openai-compatible:standin-agent" });
+    expect(rep.error).toMatch(/^The agent's model \(openai-compatible:standin-agent\) cannot run: The model endpoint refused: /);
+    expect(await (await fetch(`http://127.0.0.1:${PORT}/_log?key=${apiKey}`)).json()).toEqual([]);
+  }, 60_000);
+
   it("makes the repetition an error saying why when the agent's model cannot be reached", async () => {
     // Port 9 (discard) on loopback: nothing listens, the connection is refused.
     const { key, id } = await seatsOn({ provider: "openai", base_url: "http://127.0.0.1:9/v1", model: "nowhere", api_key: "k" });

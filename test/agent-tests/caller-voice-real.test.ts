@@ -69,6 +69,25 @@ describe("the caller's real voice", () => {
     expect(userWords.map((m: any) => m.content)).toEqual(expect.arrayContaining(LINES));
   }, 180_000);
 
+  it("speaks a script's lines in the real voice to an agent that hears by the offline speech-to-text, which learned their sound", async () => {
+    const ai = new AgentTestAi([], { speakUrl: SPEAK_URL, callerSpeaker: "luna" });
+    e.AI = ai;
+    const org = await createOrg();
+    // The seats agent on its scripted model: its speech-to-text is the offline one.
+    const agent = await call("POST", "/api/v1/workflow/create", { key: org.key, body: suite.agent });
+    expect(agent.status, agent.text).toBe(200);
+    const happy = { ...suite.scenarios[0], protocol: "vonage" };
+    expect((await call("POST", `/api/v1/workflow/${agent.json.id}/tests/scenarios`, { key: org.key, body: happy })).status).toBe(200);
+    const run = await runTests(org.key, agent.json.id, { repetitions: 1, caller_voice: { voice: "luna" } });
+    const rep = run.scenarios[0].runs[0];
+    expect(rep.error).toBeUndefined();
+    expect(rep).toMatchObject({ passed: true, agent_model: "scripted", caller_voice: `workers-ai:${WORKERS_AI_TTS_MODEL}:luna` });
+    // Synthesized once each before the call; nothing else asked of the binding (the agent is offline).
+    const lines = suite.scenarios[0].caller.steps.map((st: any) => st.text);
+    expect(ai.asked.map((a) => [a.model, a.inputs.text, a.inputs.speaker])).toEqual(lines.map((t: string) => [WORKERS_AI_TTS_MODEL, t, "luna"]));
+    expect(rep.transcript.filter((t: any) => t.role !== "agent").map((t: any) => t.text)).toEqual(lines);
+  }, 120_000);
+
   it("refuses a caller voice where Workers AI is not usable", async () => {
     e.OFFLINE_ENGINES = "true";
     const { key, id } = await workersAiAgent();
