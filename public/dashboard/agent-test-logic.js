@@ -96,3 +96,17 @@ export function summaryText(run) {
   const parts = [s.failed && `${s.failed} failed`, s.flaky && `${s.flaky} flaky`].filter(Boolean).join(", ");
   return `Failed: ${s.passed} of ${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"} passed (${parts}); ${pct(s.pass_rate)} of the test calls passed.`;
 }
+
+/** What a test call ran on, in one sentence (older runs name neither: null). */
+export function enginesText(r) {
+  if (!r.agent_model && !r.caller_voice) return null;
+  const agent = !r.agent_model
+    ? null
+    : r.agent_model === "scripted"
+      ? "its scripted model"
+      : r.agent_model === "offline"
+        ? "local development's offline model"
+        : `its own model, ${r.agent_model}`;
+  const voice = !r.caller_voice ? null : r.caller_voice === "offline" ? "the offline caller voice" : `a real voice, ${r.caller_voice}`;
+  return [agent && `The agent ran on ${agent}`, voice && `the caller spoke in ${voice}`].filter(Boolean).join("; ").replace(/^t/, "T") + ".";
+}

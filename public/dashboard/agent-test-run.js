@@ -3,7 +3,7 @@
 // verdict with what was expected, what happened and the evidence, what the caller did, the transcript, and a link to
 // the test call's own page (its recording and timing).
 import { api, fact, fmtTime, h, load, main, page, showError, stateBadge, table } from "./core.js";
-import { flakyOf, pct, standing, summaryText, valueText } from "./agent-test-logic.js";
+import { enginesText, flakyOf, pct, standing, summaryText, valueText } from "./agent-test-logic.js";
 import { agentTabs } from "./agent-tests.js";
 
 const POLL_MS = 1500;
@@ -140,6 +140,7 @@ function repetition(id, s, r) {
     { class: "repetition" },
     h("h4", {}, `Call ${r.repetition}: `, h("span", { class: r.passed ? "ok" : "bad" }, r.passed ? "passed" : "failed")),
     r.run_id ? h("p", {}, h("a", { href: `#/runs/${id}/${r.run_id}` }, `Call page of ${label}`), " (recording, timing, actions)") : null,
+    enginesText(r) ? h("p", {}, enginesText(r)) : null,
     r.error ? h("p", { class: "bad" }, r.error) : null,
     r.verdicts.length ? table(h("caption", {}, `Verdicts of ${label}`), ["Expectation", "Result", "Expected", "Actual", "Evidence"], verdicts) : null,
     r.caller.length

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   callerSummary,
   editableJson,
+  enginesText,
   flakyOf,
   scenarioBody,
   scenarioPath,
@@ -71,5 +72,16 @@ describe("a run's results in words", () => {
     expect(summaryText(run([], { status: "failed", scenarios: 3, passed: 1, failed: 1, flaky: 1, pass_rate: 0.667 }))).toBe(
       "Failed: 1 of 3 scenarios passed (1 failed, 1 flaky); 67% of the test calls passed.",
     );
+  });
+
+  it("says what a test call ran on", () => {
+    expect(enginesText({ agent_model: "openai-compatible:llama3", caller_voice: "offline" })).toBe(
+      "The agent ran on its own model, openai-compatible:llama3; the caller spoke in the offline caller voice.",
+    );
+    expect(enginesText({ agent_model: "scripted", caller_voice: "workers-ai:@cf/deepgram/aura-1:orion" })).toBe(
+      "The agent ran on its scripted model; the caller spoke in a real voice, workers-ai:@cf/deepgram/aura-1:orion.",
+    );
+    expect(enginesText({ caller_voice: "offline" })).toBe("The caller spoke in the offline caller voice.");
+    expect(enginesText({})).toBeNull();
   });
 });
