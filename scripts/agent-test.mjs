@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]`
+// `npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]` (--help: the usage)
 // Runs an agent's test suite against a local or deployed edgedial and exits non-zero unless it passed.
 //   --agent 12              the suite stored under agent 12
 //   --agent suite.json      a file like test/fixtures/seats-suite.json ({agent, scenarios}): the agent is created and
@@ -8,35 +8,39 @@
 // The JUnit XML report goes to --junit (default agent-test-results.xml). See docs/agent-tests.md.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { apiClient } from "./lib/api.mjs";
 import { junitXml } from "./lib/junit.mjs";
 
-const { values: o } = parseArgs({
-  options: {
-    agent: { type: "string" },
-    "base-url": { type: "string" },
-    key: { type: "string" },
-    repetitions: { type: "string", default: "3" },
-    protocol: { type: "string" },
-    junit: { type: "string", default: "agent-test-results.xml" },
-  },
-});
-const base = (o["base-url"] ?? process.env.EDGEDIAL_BASE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
+const USAGE = "usage: npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]";
+let o;
+try {
+  ({ values: o } = parseArgs({
+    options: {
+      agent: { type: "string" },
+      "base-url": { type: "string" },
+      key: { type: "string" },
+      repetitions: { type: "string", default: "3" },
+      protocol: { type: "string" },
+      junit: { type: "string", default: "agent-test-results.xml" },
+      help: { type: "boolean", short: "h" },
+    },
+  }));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (o.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const base = o["base-url"] ?? process.env.EDGEDIAL_BASE_URL ?? "http://127.0.0.1:8787";
 const key = o.key ?? process.env.EDGEDIAL_API_KEY;
 if (!o.agent || !key) {
-  console.error("usage: npm run agent:test -- --agent <id|file> [--base-url URL] [--key KEY] [--repetitions N] [--protocol P] [--junit FILE]");
+  console.error(USAGE);
   process.exit(2);
 }
 
-async function api(method, path, body) {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { "X-API-Key": key, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
+const api = apiClient(base, key);
 
 let agentId = Number(o.agent);
 if (!Number.isInteger(agentId) || agentId <= 0) {

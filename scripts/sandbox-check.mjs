@@ -7,6 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { unstable_startWorker } from "wrangler";
+import { apiClient } from "./lib/api.mjs";
 import { localBindings } from "./lib/local-bindings.ts";
 import { CALLEE_CLIPS, clip, freePort, startSandboxSimulator } from "./lib/sandbox-sim.mjs";
 import { createOrganization, wrangler } from "./lib/wrangler.mjs";
@@ -40,16 +41,7 @@ const app = await unstable_startWorker({
 });
 await app.ready;
 
-async function api(method, path, body) {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { "X-API-Key": key, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 400)}`);
-  return JSON.parse(text);
-}
+const api = apiClient(base, key);
 const simCall = async (id) => (await fetch(`${sim.origin}/_sim/calls/${encodeURIComponent(id)}`)).json();
 const final = (r) => ["completed", "failed", "busy", "no_answer", "canceled"].includes(r.status) && r.transcript?.length > 0;
 async function waitRun(agentId, runId, ok, ms = 90_000) {
