@@ -224,7 +224,12 @@ export async function runRepetition(
   // The agent's own model failed mid-call (unreachable, an error status, timed out): the session ended the call saying
   // why; the repetition is an error, not a verdict on the agent's behaviour.
   if (chosen.engines.ownModel && final.endReason === "provider_failure")
-    return { ...failed(`The agent's model (${agentModel}) failed: ${modelFailure(final.notes)}`, run.id), caller, transcript: observed.transcript };
+    return {
+      // On all its own engines the failure may be its speech's as well (the note says which provider failed).
+      ...failed(`The agent's ${ownEngines ? "engines" : "model"} (${agentModel}) failed: ${modelFailure(final.notes)}`, run.id),
+      caller,
+      transcript: observed.transcript,
+    };
   const personaError = played?.error();
   if (personaError) return { ...failed(personaError, run.id), caller, transcript: observed.transcript };
   if (model && scenario.expectations.rubric?.length) {
