@@ -206,8 +206,13 @@ describe("Flux's turn events on Workers AI", () => {
     const ai = new FakeAi(true, 600, 100);
     const { runId, callee } = await fluxCall(ai);
     const greeting = callee.received.length;
+    // The clip ends with 320 ms of its own quiet: past Flux's eager pause (260 ms), short of its end of turn (600 ms).
+    // No more audio is sent until the eager reply's first clause is voiced, so however slow the machine, Flux's
+    // frame-counted quiet cannot reach EndOfTurn before the cough.
     callee.speak(SURE.samples);
-    await listenLive(callee, () => ai.spoken.includes("Great,"), 3000);
+    for (const until = Date.now() + 5000; !ai.spoken.includes("Great,") && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    expect(ai.events).toEqual(["EagerEndOfTurn"]);
+    expect(ai.spoken).toContain("Great,");
     expect(callee.received.length).toBe(greeting);
     callee.speak(COUGH);
     await listenLive(callee, () => ai.spoken.includes("thank you."), 5000);
