@@ -69,24 +69,43 @@ describe("the caller's real voice", () => {
     expect(userWords.map((m: any) => m.content)).toEqual(expect.arrayContaining(LINES));
   }, 180_000);
 
-  it("speaks a script's lines in the real voice to an agent that hears by the offline speech-to-text, which learned their sound", async () => {
+  it("speaks a script's and a persona's lines in the real voice to an agent that hears by the offline speech-to-text, which learned their sound", async () => {
     const ai = new AgentTestAi([], { speakUrl: SPEAK_URL, callerSpeaker: "luna" });
     e.AI = ai;
     const org = await createOrg();
+    expect((await call("PUT", "/api/v1/organizations/calling-policy", { key: org.key, body: { allow_private_pbx: true } })).status).toBe(200);
     // The seats agent on its scripted model: its speech-to-text is the offline one.
     const agent = await call("POST", "/api/v1/workflow/create", { key: org.key, body: suite.agent });
     expect(agent.status, agent.text).toBe(200);
-    const happy = { ...suite.scenarios[0], protocol: "vonage" };
-    expect((await call("POST", `/api/v1/workflow/${agent.json.id}/tests/scenarios`, { key: org.key, body: happy })).status).toBe(200);
-    const run = await runTests(org.key, agent.json.id, { repetitions: 1, caller_voice: { voice: "luna" } });
-    const rep = run.scenarios[0].runs[0];
-    expect(rep.error).toBeUndefined();
-    expect(rep).toMatchObject({ passed: true, agent_model: "scripted", caller_voice: `workers-ai:${WORKERS_AI_TTS_MODEL}:luna` });
-    // Synthesized once each before the call; nothing else asked of the binding (the agent is offline).
-    const lines = suite.scenarios[0].caller.steps.map((st: any) => st.text);
-    expect(ai.asked.map((a) => [a.model, a.inputs.text, a.inputs.speaker])).toEqual(lines.map((t: string) => [WORKERS_AI_TTS_MODEL, t, "luna"]));
-    expect(rep.transcript.filter((t: any) => t.role !== "agent").map((t: any) => t.text)).toEqual(lines);
+    // The script's lines are learned before the call; the persona's during it (the session's learnLine).
+    for (const body of [{ ...suite.scenarios[0], protocol: "vonage" }, PERSONA])
+      expect((await call("POST", `/api/v1/workflow/${agent.json.id}/tests/scenarios`, { key: org.key, body })).status).toBe(200);
+    const model = { base_url: `http://127.0.0.1:${PORT}/v1`, model: "standin-small", api_key: `voice-${crypto.randomUUID()}` };
+    const run = await runTests(org.key, agent.json.id, { repetitions: 1, model, caller_voice: { voice: "luna" } });
+    for (const s of run.scenarios) {
+      const rep = s.runs[0];
+      expect(rep.error, s.name).toBeUndefined();
+      expect(rep, s.name).toMatchObject({ passed: true, agent_model: "scripted", caller_voice: `workers-ai:${WORKERS_AI_TTS_MODEL}:luna` });
+      expect(rep.transcript.filter((t: any) => t.role !== "agent").map((t: any) => t.text)).toEqual(LINES);
+    }
+    // Each line synthesized once per call; nothing else asked of the binding (the agent is offline).
+    expect(ai.asked.map((a) => [a.model, a.inputs.text, a.inputs.speaker]).sort()).toEqual(
+      [...LINES, ...LINES].map((t) => [WORKERS_AI_TTS_MODEL, t, "luna"]).sort(),
+    );
   }, 120_000);
+
+  it("makes the repetition an error saying why when the caller's voice fails", async () => {
+    e.AI = new AgentTestAi([]); // no text-to-speech: Aura answers an error
+    const org = await createOrg();
+    const agent = await call("POST", "/api/v1/workflow/create", { key: org.key, body: suite.agent });
+    expect((await call("POST", `/api/v1/workflow/${agent.json.id}/tests/scenarios`, { key: org.key, body: suite.scenarios[0] })).status).toBe(200);
+    const run = await runTests(org.key, agent.json.id, { repetitions: 1, caller_voice: {} });
+    expect(run.scenarios[0].runs[0]).toMatchObject({
+      passed: false,
+      run_id: null,
+      error: `The caller's voice failed: Workers AI text-to-speech failed: no such model: ${WORKERS_AI_TTS_MODEL}`,
+    });
+  }, 60_000);
 
   it("refuses a caller voice where Workers AI is not usable", async () => {
     e.OFFLINE_ENGINES = "true";
