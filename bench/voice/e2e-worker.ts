@@ -125,7 +125,8 @@ export default {
     const start: SessionStart = {
       runId,
       orgId: Number(url.searchParams.get("org")),
-      provider: "twilio",
+      // The carrier whose media stream the client speaks (BENCH_CARRIER).
+      provider: (url.searchParams.get("provider") ?? "twilio") as SessionStart["provider"],
       greeting: null,
       variables: { first_name: "Ada" },
       // BENCH_HEARD=1: recorded, as a product call is by default, so the gap heard can be measured on it.

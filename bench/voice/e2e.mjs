@@ -1,10 +1,11 @@
 // bench/voice --e2e: whole calls through the runtime. wrangler's dev server runs e2e-worker.ts (the product's
 // CallSession and conversation agent on stand-in engines at published latencies); this client is the carrier and the
-// caller: per call a Twilio Media Streams socket (connected, start, 8 kHz mu-law media every 20 ms in real time, marks
-// echoed once the audio before them has played). The caller speaks 1.2 s, then stays quiet; per reply we take the
-// caller's last word (the send of their last voiced frame) -> the reply's first audio heard (Playback: 1x playout),
-// and the longest gap heard inside the reply.
+// caller: per call a carrier's media socket (BENCH_CARRIER, Twilio's Media Streams by default: connected, start, 8 kHz
+// mu-law media every 20 ms in real time, marks echoed once the audio before them has played). The caller speaks 1.2 s,
+// then stays quiet; per reply we take the caller's last word (the send of their last voiced frame) -> the reply's
+// first audio heard (Playback: 1x playout), and the longest gap heard inside the reply.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
@@ -35,28 +36,21 @@ const PROFILE = process.env.BENCH_PROFILE === "1";
  * the gap heard on the recording (end of the caller's voice → start of the agent's) beside the bench's own figure.
  */
 const HEARD = process.env.BENCH_HEARD === "1";
+/**
+ * `BENCH_CARRIER`: whose media stream the client speaks (twilio by default; telnyx, plivo, vonage, ... as
+ * src/agent-tests/callee.ts speaks them: Vonage's is binary 16 kHz linear audio, the rest 8 kHz mu-law in JSON).
+ */
+const CARRIER = process.env.BENCH_CARRIER ?? "twilio";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// mu-law: a 220 Hz tone (voiced) and silence, one 160-byte frame each, base64 as Twilio sends them.
-const mulaw = (s) => {
-  const sign = s < 0 ? 0x80 : 0;
-  const x = Math.min(32635, Math.abs(s)) + 132;
-  let exp = 7;
-  for (let m = 0x4000; (x & m) === 0 && exp > 0; m >>= 1) exp--;
-  return ~(sign | (exp << 4) | ((x >> (exp + 3)) & 0x0f)) & 0xff;
-};
-const decode = (u) => {
-  u = ~u & 0xff;
-  const t = (((u & 0x0f) << 3) + 0x84) << ((u & 0x70) >> 4);
-  return u & 0x80 ? 0x84 - t : t - 0x84;
-};
-const tone = Buffer.from(Array.from({ length: 160 }, (_, i) => mulaw(Math.round(6000 * Math.sin((2 * Math.PI * 220 * i) / 8000))))).toString("base64");
-const quiet = Buffer.alloc(160, 0xff).toString("base64");
-const voiced = (b64) => {
-  const b = Buffer.from(b64, "base64");
+/** The caller's voice: a 220 Hz tone, 20 ms at `rate`; and 20 ms of silence. */
+const toneFrame = (rate) => Int16Array.from({ length: rate / 50 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 220 * i) / rate)));
+const quietFrame = (rate) => new Int16Array(rate / 50);
+/** Whether 20 ms of the agent's audio carries its voice (the stubbed voice's level is far above this). */
+const voiced = (samples) => {
   let sum = 0;
-  for (const u of b) sum += decode(u) ** 2;
-  return Math.sqrt(sum / b.length) >= 500;
+  for (const x of samples) sum += x * x;
+  return Math.sqrt(sum / samples.length) >= 500;
 };
 
 async function startWorker(root, out) {
@@ -80,9 +74,14 @@ async function startWorker(root, out) {
   return worker;
 }
 
-/** One call: greeting heard, then REPLIES turns. Resolves with each reply's figures. */
-async function call(base, orgId, runId, t0) {
-  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}${HEARD ? "&record=1" : ""}`);
+/**
+ * One call: greeting heard, then REPLIES turns. Resolves with each reply's figures. `carrier`: the carrier's side of
+ * its media stream (carrier.ts): its opening messages, its framing of the caller's audio, and how it reads the agent's
+ * audio, marks and clears.
+ */
+async function call(base, orgId, runId, t0, carrier) {
+  const ws = new WebSocket(`${base.replace(/^http/, "ws")}/bench/call/${runId}?org=${orgId}&provider=${CARRIER}${HEARD ? "&record=1" : ""}`);
+  ws.binaryType = "arraybuffer";
   // A call that cannot connect fails the bench (its figures would leave it out): within 30 s, with the reason.
   await within(
     new Promise((res, rej) => {
@@ -92,40 +91,38 @@ async function call(base, orgId, runId, t0) {
     30_000,
     `call ${runId}: opening its media socket`,
   );
+  const { protocol, toWire, fromWire } = carrier;
+  const rate = protocol.format.rate;
   const sid = `MZ${runId}`;
   const play = new Playback();
   let lastAudioArrival = 0;
   ws.addEventListener("message", (e) => {
-    const m = JSON.parse(String(e.data));
+    const m = protocol.read(e.data);
     const now = performance.now();
-    if (m.event === "media") {
-      const v = voiced(m.media.payload);
-      if (v) lastAudioArrival = now;
-      play.frame(now, v);
-    } else if (m.event === "mark") {
-      // Twilio echoes a mark once the audio sent before it has played (at once when none is queued).
-      setTimeout(() => ws.readyState === 1 && ws.send(JSON.stringify({ event: "mark", streamSid: sid, mark: m.mark })), Math.max(0, play.playingUntil - now));
-    } else if (m.event === "clear") lastAudioArrival = 0;
+    if (m?.kind === "audio") {
+      // The carrier plays it 20 ms at a time.
+      const samples = fromWire(protocol.format, m.payload);
+      for (let i = 0; i + rate / 50 <= samples.length; i += rate / 50) {
+        const v = voiced(samples.subarray(i, i + rate / 50));
+        if (v) lastAudioArrival = now;
+        play.frame(now, v);
+      }
+    } else if (m?.kind === "mark") {
+      // The carrier echoes a mark once the audio sent before it has played (at once when none is queued).
+      const echo = protocol.markPlayed?.(m.name, sid, m.payload);
+      if (echo) setTimeout(() => ws.readyState === 1 && ws.send(echo), Math.max(0, play.playingUntil - now));
+    } else if (m?.kind === "clear") {
+      lastAudioArrival = 0;
+      const ack = protocol.cleared?.(sid);
+      if (ack && ws.readyState === 1) ws.send(ack);
+    }
   });
-  ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
-  ws.send(
-    JSON.stringify({
-      event: "start",
-      sequenceNumber: "1",
-      streamSid: sid,
-      start: {
-        streamSid: sid,
-        accountSid: "ACbench",
-        callSid: `CA${runId}`,
-        tracks: ["inbound"],
-        mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
-      },
-    }),
-  );
+  for (const msg of protocol.opening(`CA${runId}`, sid)) ws.send(msg);
+  const tone = toWire(protocol.format, toneFrame(rate));
+  const quiet = toWire(protocol.format, quietFrame(rate));
   // The caller's line: a frame every 20 ms on a schedule of its own (late timers catch up, as a jitter buffer would).
   let speaking = 0;
   let lastWordAt = 0;
-  let seq = 2;
   let n = 0;
   let open = true;
   const pump = (async () => {
@@ -136,14 +133,7 @@ async function call(base, orgId, runId, t0) {
       n++;
       if (!open || ws.readyState !== 1) break;
       const v = speaking > 0;
-      ws.send(
-        JSON.stringify({
-          event: "media",
-          sequenceNumber: String(seq++),
-          streamSid: sid,
-          media: { track: "inbound", chunk: String(n), timestamp: String(n * 20), payload: v ? tone : quiet },
-        }),
-      );
+      ws.send(protocol.audio(v ? tone : quiet, sid, n - 1));
       if (v && --speaking === 0) lastWordAt = performance.now();
     }
   })();
@@ -171,7 +161,8 @@ async function call(base, orgId, runId, t0) {
   }
   open = false;
   await pump;
-  ws.send(JSON.stringify({ event: "stop", streamSid: sid, stop: { callSid: `CA${runId}` } }));
+  const stop = protocol.stop(sid);
+  if (stop) ws.send(stop);
   ws.close();
   return replies;
 }
@@ -223,6 +214,10 @@ async function benchJson(url, init = {}) {
 export async function e2e(root, levels, bench) {
   const out = `${root}bench/out/voice-e2e`;
   mkdirSync(out, { recursive: true });
+  // Bundled by run.mjs (carrier.ts).
+  const { CALLEE_PROTOCOLS, toWire, fromWire } = await import(pathToFileURL(`${out}/carrier.mjs`).href);
+  if (!CALLEE_PROTOCOLS[CARRIER]) throw new Error(`no such BENCH_CARRIER: ${CARRIER} (${Object.keys(CALLEE_PROTOCOLS).join(", ")})`);
+  const carrier = { protocol: CALLEE_PROTOCOLS[CARRIER], toWire, fromWire };
   bench.phase("building and starting the Worker");
   const worker = await startWorker(root, out);
   bench.cleanup(() => rmSync(`${out}/state`, { recursive: true, force: true }));
@@ -233,7 +228,7 @@ export async function e2e(root, levels, bench) {
     for (const calls of levels) {
       bench.phase(`${calls} calls: seeding`);
       const { orgId, runIds } = await benchJson(`${base}/bench/seed?calls=${calls}&stt=${STT}`, { method: "POST" });
-      console.log(`speech-to-text: ${STT}`);
+      console.log(`speech-to-text: ${STT}, carrier: ${CARRIER}`);
       if (runIds?.length !== calls) throw new Error(`seeded ${runIds?.length} runs of ${calls}`);
       bench.phase(`${calls} calls: calling`);
       await profiler?.start();
@@ -241,7 +236,7 @@ export async function e2e(root, levels, bench) {
       const stalls = STALL_MS ? stallEvery(base, STALL_MS, 1500) : null;
       // Calls start spread over 2 s, out of step with each other as real ones are.
       const results = await Promise.all(
-        runIds.map(async (id, i) => (await sleep((i * 2000) / calls), call(base, orgId, id, t0 + (i * 2000) / calls + (i % 20)))),
+        runIds.map(async (id, i) => (await sleep((i * 2000) / calls), call(base, orgId, id, t0 + (i * 2000) / calls + (i % 20), carrier))),
       );
       const heardGaps = results.flat().filter((r) => r.gap > 60);
       if (heardGaps.length)
