@@ -40,12 +40,15 @@ export type CallerSpeech = {
 /** The run's caller voice: the request's, else the agent's `agent_tests.caller_voice`; null: the offline voice. */
 export function callerVoiceFor(env: Env, agent: UsableWorkflow, given: CallerVoice | null | undefined): CallerVoice | null {
   const stored = (agent.workflowConfigurations as { agent_tests?: { caller_voice?: unknown } } | null)?.agent_tests?.caller_voice;
-  const chosen = given ?? (stored === undefined ? null : (CallerVoice.safeParse(stored).data ?? null));
-  if (chosen && !usableAi(env))
-    throw invalid(
-      given ? ["body", "caller_voice"] : ["body", "workflow_configurations", "agent_tests", "caller_voice"],
-      "A caller voice is Workers AI's text-to-speech, and this deployment has no usable AI binding",
-    );
+  const loc = given ? ["body", "caller_voice"] : ["body", "workflow_configurations", "agent_tests", "caller_voice"];
+  let chosen = given ?? null;
+  if (!chosen && stored !== undefined && stored !== null) {
+    // The agent's settings are free-form where they are saved: a setting that is not a caller voice is refused here.
+    const parsed = CallerVoice.safeParse(stored);
+    if (!parsed.success) throw invalid(loc, `The agent's caller voice setting is not one: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    chosen = parsed.data;
+  }
+  if (chosen && !usableAi(env)) throw invalid(loc, "A caller voice is Workers AI's text-to-speech, and this deployment has no usable AI binding");
   return chosen;
 }
 

@@ -6,7 +6,7 @@ import { agentTestRuns } from "../db/schema";
 import { isoNow } from "../lib/clock";
 import type { Db } from "../lib/db";
 import { getDb } from "../lib/db";
-import { notFound } from "../lib/errors";
+import { ApiError, notFound } from "../lib/errors";
 import { log } from "../lib/log";
 import { emitSafely } from "../webhooks/emit";
 import { loadUsableWorkflow } from "../workflows/store";
@@ -149,8 +149,10 @@ export async function carryRun(env: Env, job: RunJob): Promise<void> {
   let callerVoice: CallerVoice | null;
   try {
     callerVoice = callerVoiceFor(env, agent, job.callerVoice);
-  } catch {
-    return endRunInError(env, job, "The run's caller voice needs Workers AI, and this deployment has no usable AI binding");
+  } catch (err) {
+    // The binding went away or the agent's setting changed since the request (which checked both).
+    const detail = err instanceof ApiError && Array.isArray(err.detail) ? err.detail[0]?.msg : null;
+    return endRunInError(env, job, detail ?? String((err as Error)?.message ?? err));
   }
   const jobs = scenarios.flatMap((s) =>
     Array.from({ length: job.repetitions }, (_, i) => async (): Promise<Repetition> => {

@@ -117,5 +117,17 @@ describe("the caller's real voice", () => {
     const bad = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key, body: { repetitions: 1, caller_voice: { model: "@cf/openai/whisper" } } });
     expect(bad.status, bad.text).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(["body", "caller_voice", "model"]);
+    // The agent's own setting is free-form where it is saved: one that is not a caller voice is refused at the run.
+    e.OFFLINE_ENGINES = saved.OFFLINE_ENGINES;
+    const org = await createOrg();
+    const stored = { ...suite.agent, workflow_configurations: { ...suite.agent.workflow_configurations, agent_tests: { caller_voice: { model: "x" } } } };
+    const agent = await call("POST", "/api/v1/workflow/create", { key: org.key, body: stored });
+    expect((await call("POST", `/api/v1/workflow/${agent.json.id}/tests/scenarios`, { key: org.key, body: suite.scenarios[0] })).status).toBe(200);
+    const refused = await call("POST", `/api/v1/workflow/${agent.json.id}/tests/runs`, { key: org.key, body: { repetitions: 1 } });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.json.detail[0]).toMatchObject({
+      loc: ["body", "workflow_configurations", "agent_tests", "caller_voice"],
+      msg: expect.stringMatching(/^The agent's caller voice setting is not one: A Workers AI Aura/),
+    });
   }, 60_000);
 });
