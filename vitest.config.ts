@@ -31,42 +31,46 @@ const SIMULATIONS = ["test/campaigns/engine-simulation.test.ts", "test/campaigns
 export default defineConfig(async () => {
   const simulator = await carrierSimulator();
   return {
-    plugins: [
-      await testWorker(
-        {
-          R2_ACCOUNT_ID: "",
-          R2_ACCESS_KEY_ID: "",
-          R2_SECRET_ACCESS_KEY: "",
-          R2_BUCKET_NAME: "",
-          // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
-          PUBLIC_BASE_URL: "http://edgedial.test",
-          CARRIER_BASE_URLS: JSON.stringify(
-            Object.fromEntries([
-              ...["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`]),
-              // The sandbox speaks Twilio's protocol to the simulator's Twilio.
-              ["sandbox", "http://sim.test/twilio"],
-            ]),
-          ),
-          // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
-          CARRIER_TIMEOUT_MS: "3000",
-          SIMULATION_CALLS: SLOW ? "10000" : "2000",
-          // Tests read progress right after moving a campaign's object themselves: answers are not shared between
-          // reads here, except in test/read-cache.test.ts, which turns the cache on for its own requests.
-          READ_CACHE_MS: "0",
-        },
-        // All outbound fetches go to the simulator, which passes hosts it does not own through.
-        { outboundService: "carrier-sim", workers: [simulator] },
-      ),
-    ],
     test: {
       // Two projects: pure modules' tests (`*.unit.test.ts`) in Node, with no runtime to boot; everything that needs
       // the Worker, its bindings, Durable Objects or the carrier simulator in the Workers pool.
       projects: [
-        ...(SLOW ? [] : [{ test: { name: "unit", environment: "node", include: ["test/**/*.unit.test.ts"] } }]),
+        ...(SLOW ? [] : [{ extends: true, test: { name: "unit", environment: "node", include: ["test/**/*.unit.test.ts"] } }]),
         {
           extends: true,
+          // The Workers pool for this project only: the unit project runs in Node, as its files expect.
+          plugins: [
+            await testWorker(
+              {
+                R2_ACCOUNT_ID: "",
+                R2_ACCESS_KEY_ID: "",
+                R2_SECRET_ACCESS_KEY: "",
+                R2_BUCKET_NAME: "",
+                // Carrier calls: callbacks name this origin, and every carrier API is the simulator.
+                PUBLIC_BASE_URL: "http://edgedial.test",
+                CARRIER_BASE_URLS: JSON.stringify(
+                  Object.fromEntries([
+                    ...["twilio", "plivo", "vobiz", "telnyx", "vonage", "cloudonix", "exotel"].map((p) => [p, `http://sim.test/${p}`]),
+                    // The sandbox speaks Twilio's protocol to the simulator's Twilio.
+                    ["sandbox", "http://sim.test/twilio"],
+                  ]),
+                ),
+                // Short enough that the carrier-timeout tests wait seconds, not 10 s; ample for the in-process simulator.
+                CARRIER_TIMEOUT_MS: "3000",
+                SIMULATION_CALLS: SLOW ? "10000" : "2000",
+                // Tests read progress right after moving a campaign's object themselves: answers are not shared between
+                // reads here, except in test/read-cache.test.ts, which turns the cache on for its own requests.
+                READ_CACHE_MS: "0",
+              },
+              // All outbound fetches go to the simulator, which passes hosts it does not own through.
+              { outboundService: "carrier-sim", workers: [simulator] },
+            ),
+          ],
           test: {
             name: "workers",
+            // One runtime per worker for all its files, one file after another (test/setup.ts puts back what a fresh
+            // isolate has): a fresh runtime per file cost ~5 s of boot and module loading each, two thirds of the run.
+            isolate: false,
             include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
             // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
             exclude: ["test/integration/**", "test/browser/**", "test/tour/**", "test/demo/demo-data.test.ts", "test/**/*.unit.test.ts"],

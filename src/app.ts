@@ -13,10 +13,6 @@ import { limitApiRequests } from "./organizations/request-limit";
 import type { AppEnv } from "./lib/types";
 import type { Schema } from "hono";
 
-export const app = createApp();
-// After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
-app.use("/api/v1/*", limitApiRequests);
-
 // A router's own route types do not matter here, only that it is an app of this environment.
 type Router = OpenAPIHono<AppEnv, Schema, string>;
 type LazyRouter = { segments: readonly string[]; load: () => Promise<Router> };
@@ -65,25 +61,6 @@ function groupsOf(routers: readonly LazyRouter[]): Map<string, LazyRouter[]> {
 }
 const GROUPS = groupsOf(ROUTERS);
 const GROUP_COUNT = new Set(GROUPS.values()).size;
-const mounted = new Map<LazyRouter[], Promise<void>>();
-
-function mountGroup(group: LazyRouter[]): Promise<void> {
-  let done = mounted.get(group);
-  if (!done) {
-    done = Promise.all(group.map((r) => r.load())).then((routers) => {
-      for (const router of routers) app.route("/api/v1", router);
-    });
-    mounted.set(group, done);
-    // A failed import is tried again by the next request rather than remembered.
-    done.catch(() => mounted.delete(group));
-  }
-  return done;
-}
-
-/** Mounts every router now (tests that read `app.routes`; the API document). */
-export async function mountAllRouters(): Promise<void> {
-  await Promise.all([...new Set(GROUPS.values())].map(mountGroup));
-}
 
 /** The first segment after /api/v1/ of a request's path, as Hono will see it (percent-decoded). */
 function segmentOf(url: string): string | null {
@@ -96,15 +73,43 @@ function segmentOf(url: string): string | null {
   }
 }
 
-const route = app.fetch;
-app.fetch = async (request, env, ctx) => {
-  if (mounted.size < GROUP_COUNT) {
-    const segment = segmentOf(request.url);
-    const group = segment === null ? undefined : GROUPS.get(segment);
-    if (group) await mountGroup(group);
+/** The Worker's app with nothing mounted yet, and how to mount every router at once (the isolate has one). */
+export function createApiApp() {
+  const app = createApp();
+  // After authentication (createApp), before any operation: API requests per key (429 `Rate limit exceeded`).
+  app.use("/api/v1/*", limitApiRequests);
+  const mounted = new Map<LazyRouter[], Promise<void>>();
+
+  function mountGroup(group: LazyRouter[]): Promise<void> {
+    let done = mounted.get(group);
+    if (!done) {
+      done = Promise.all(group.map((r) => r.load())).then((routers) => {
+        for (const router of routers) app.route("/api/v1", router);
+      });
+      mounted.set(group, done);
+      // A failed import is tried again by the next request rather than remembered.
+      done.catch(() => mounted.delete(group));
+    }
+    return done;
   }
-  return route(request, env, ctx);
-};
+
+  /** Mounts every router now (tests that read `app.routes`; the API document). */
+  async function mountAllRouters(): Promise<void> {
+    await Promise.all([...new Set(GROUPS.values())].map(mountGroup));
+  }
+
+  const route = app.fetch;
+  app.fetch = async (request, env, ctx) => {
+    if (mounted.size < GROUP_COUNT) {
+      const segment = segmentOf(request.url);
+      const group = segment === null ? undefined : GROUPS.get(segment);
+      if (group) await mountGroup(group);
+    }
+    return route(request, env, ctx);
+  };
+  mountOpenApi(app, documentApp);
+  return { app, mountAllRouters };
+}
 
 /** The document's app: every router mounted in the order above, built on the document's first request. */
 let documented: Promise<OpenAPIHono<AppEnv>> | null = null;
@@ -115,4 +120,4 @@ const documentApp = () =>
     return doc;
   }));
 
-mountOpenApi(app, documentApp);
+export const { app, mountAllRouters } = createApiApp();

@@ -4,8 +4,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app, mountAllRouters, ROUTERS } from "../src/app";
+import { createApiApp, ROUTERS } from "../src/app";
 import type { AppEnv } from "../src/lib/types";
+
+// An app as a new isolate has it: the Worker's own has been mounted by the files run before this one.
+const { app, mountAllRouters } = createApiApp();
 
 const segmentOf = (path: string) => path.split("/")[3];
 /** The document's own routes (openapi.json, docs) are mounted at once; every other API route comes from a router. */

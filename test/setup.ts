@@ -1,8 +1,34 @@
-// Runs before every test file: brings the D1 schema up to date (idempotent, tracked in d1_migrations).
-import { applyD1Migrations } from "cloudflare:test";
+// Runs before every test file: brings the D1 schema up to date (idempotent, tracked in d1_migrations) and puts back
+// what a fresh isolate would have. The Workers project runs its files one after another in a shared runtime per
+// worker (vitest.config.ts: isolate off), so a file must not inherit a clock, a call starter or a spy another file
+// left behind.
+import { applyD1Migrations, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { vi } from "vitest";
+import { setEnginesLive } from "../src/capacity/admission";
+import { capacityStub } from "../src/capacity/engine-capacity-object";
+import { setCallStarter } from "../src/campaigns/engine/call-starter";
+import { setLeaseClient } from "../src/campaigns/engine/leases";
+import { clock } from "../src/lib/clock";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+clock.reset();
+setCallStarter(null);
+setLeaseClient(null);
+setEnginesLive(null);
+vi.restoreAllMocks();
+vi.unstubAllGlobals();
+vi.unstubAllEnvs();
+vi.useRealTimers();
+
+// The deployment's one engine-capacity object: the operator's default limits, and no lease held by another file's
+// calls (a call left open there would hold its engines until its lease ran out).
+await runInDurableObject(capacityStub(env), async (capacity, state) => {
+  const held = state.storage.sql.exec<{ lease_id: string }>("SELECT lease_id FROM leases").toArray();
+  capacity.releaseMany(held.map((l) => l.lease_id));
+  capacity.setLimits(null);
+});
 
 // The Durable Object classes load their modules when their first object is made (src/lib/lazy-durable-object.ts);
 // loaded here, every object is the real class's instance from the first, so runInDurableObject sees its insides.

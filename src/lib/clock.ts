@@ -24,6 +24,12 @@ export const clock = {
   setSleep(fn: ((ms: number) => Promise<void>) | null): void {
     sleeper = fn;
   },
+  /** Test support: the real clock again, with no offset and real waiting (what a fresh isolate has). */
+  reset(): void {
+    offsetMs = 0;
+    fixedMs = null;
+    sleeper = null;
+  },
 };
 
 export const isoNow = (): string => new Date(clock.now()).toISOString();

@@ -35,23 +35,29 @@ const MAX_REMEMBERED = 10_000;
 type Held = { tokens: number; until: number; lastAt: number };
 const held = new Map<number, Held>();
 
-// This isolate's asks of the object in flight, per key: a request about to be refused waits for them first.
-const asking = new Map<number, Set<Promise<unknown>>>();
+// This isolate's asks of the object in flight, per key: a request about to be refused waits for them first. Each is
+// kept as a plain promise settled with the ask: the ask itself is an RPC promise, an I/O object of the request that
+// made it, and another request awaiting it is refused by the runtime ("Cannot perform I/O on behalf of a different
+// request") and then cancelled as hung.
+const asking = new Map<number, Set<Promise<void>>>();
 
-function track<T>(keyId: number, ask: Promise<T>): Promise<T> {
-  const flying = asking.get(keyId) ?? new Set<Promise<unknown>>();
+function track<T>(keyId: number, ask: Promise<T>): Promise<void> {
+  const flying = asking.get(keyId) ?? new Set<Promise<void>>();
   asking.set(keyId, flying);
-  flying.add(ask);
-  const done = () => {
-    flying.delete(ask);
+  const settled = ask.then(
+    () => undefined,
+    () => undefined,
+  );
+  flying.add(settled);
+  void settled.then(() => {
+    flying.delete(settled);
     if (!flying.size && asking.get(keyId) === flying) asking.delete(keyId);
-  };
-  ask.then(done, done);
-  return ask;
+  });
+  return settled;
 }
 
 /** Waits for this isolate's other asks of the key, then spends a token they brought, if any. */
-async function spendAfterAsks(keyId: number, now: number, own?: Promise<unknown>): Promise<boolean> {
+async function spendAfterAsks(keyId: number, now: number, own?: Promise<void>): Promise<boolean> {
   for (;;) {
     if (spendHeld(keyId, now)) return true;
     const others = [...(asking.get(keyId) ?? [])].filter((p) => p !== own);
@@ -123,7 +129,8 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
     h.lastAt = now;
   }
   let decision: RequestDecision;
-  const ask = track(keyId, organizationStub(c.env, c.get("orgId")).takeRequest(keyId, want, giveBack));
+  const ask = organizationStub(c.env, c.get("orgId")).takeRequest(keyId, want, giveBack);
+  const asked = track(keyId, ask);
   try {
     decision = await ask;
   } catch (err) {
@@ -134,7 +141,7 @@ export const limitApiRequests: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   remember(keyId, decision);
   if (!decision.ok) {
-    if (await spendAfterAsks(keyId, now, ask)) return next();
+    if (await spendAfterAsks(keyId, now, asked)) return next();
     throw rateLimited(decision.retryAfterSeconds);
   }
   hold(keyId, decision.granted - 1, now);
