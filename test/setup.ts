@@ -2,7 +2,7 @@
 // what a fresh isolate would have. The Workers project runs its files one after another in a shared runtime per
 // worker (vitest.config.ts: isolate off), so a file must not inherit a clock, a call starter or a spy another file
 // left behind.
-import { applyD1Migrations, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, applyD1Migrations, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { setEnginesLive } from "../src/capacity/admission";
@@ -21,6 +21,19 @@ vi.restoreAllMocks();
 vi.unstubAllGlobals();
 vi.unstubAllEnvs();
 vi.useRealTimers();
+
+// What earlier files left running stops: their campaigns, calls and test runs lose their alarms (a campaign's would
+// dial through this file's call starter), then every object is reset, so no timer of theirs fires here. Storage
+// stays (ids are never reused, so it cannot be mistaken for this file's); each object is quieted once.
+const quieted = ((globalThis as { __quietedObjects?: Set<string> }).__quietedObjects ??= new Set<string>());
+for (const ns of [env.CAMPAIGN, env.CALL_SESSION, env.AGENT_TEST_RUN, env.ARI_EVENTS] as DurableObjectNamespace[]) {
+  for (const id of await listDurableObjectIds(ns)) {
+    if (quieted.has(id.toString())) continue;
+    quieted.add(id.toString());
+    await runInDurableObject(ns.get(id), (_object, state) => state.storage.deleteAlarm());
+  }
+}
+await abortAllDurableObjects();
 
 // The deployment's one engine-capacity object: the operator's default limits, and no lease held by another file's
 // calls (a call left open there would hold its engines until its lease ran out).
