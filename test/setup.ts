@@ -25,7 +25,9 @@ vi.useRealTimers();
 // What earlier files left running stops: their campaigns, calls and test runs lose their alarms (a campaign's would
 // dial through this file's call starter), then every object is reset, so no timer of theirs fires here. Storage
 // stays (ids are never reused, so it cannot be mistaken for this file's); each object is quieted once.
-const quieted = ((globalThis as { __quietedObjects?: Set<string> }).__quietedObjects ??= new Set<string>());
+const shared = globalThis as { __quietedObjects?: Set<string> };
+shared.__quietedObjects ??= new Set<string>();
+const quieted = shared.__quietedObjects;
 for (const ns of [env.CAMPAIGN, env.CALL_SESSION, env.AGENT_TEST_RUN, env.ARI_EVENTS] as DurableObjectNamespace[]) {
   for (const id of await listDurableObjectIds(ns)) {
     if (quieted.has(id.toString())) continue;
