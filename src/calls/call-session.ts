@@ -25,8 +25,8 @@ export class CallSession extends CallSessionCore {
       const run = await getRun(getDb(this.env), runId);
       return !run || isFinal(run.status);
     },
-    disposition: async (c, runId, disposition) => {
-      await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition });
+    disposition: async (c, runId, disposition, amdClass) => {
+      await campaignPort(this.env, c.campaignId).onRunOutcome({ runId, contactId: c.contactId, attempt: c.attempt, disposition, amdClass });
     },
     sendDtmf: (orgId, runId, digits) => sendRunDtmf(this.env, orgId, runId, digits),
     transfer: (orgId, runId, request) => startTransfer(this.env, orgId, runId, request),

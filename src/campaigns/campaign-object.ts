@@ -16,7 +16,7 @@ import { Alarm } from "./engine/alarm";
 import { CallStatuses } from "./engine/call-statuses";
 import { ContactImports } from "./engine/contact-imports";
 import { scheduleCallback } from "./engine/callbacks";
-import { recordDisposition, type ContactView } from "./engine/contact-runs";
+import { recordAmdClass, recordDisposition, type ContactView } from "./engine/contact-runs";
 import type { Duplicate } from "./engine/contacts";
 import { CampaignCore } from "./engine/core";
 import { Dial } from "./engine/dial";
@@ -223,7 +223,8 @@ export class CampaignObject extends DurableObject<Env> implements CampaignPort {
   /** A call's disposition, from its session or its analysis; `call_back_later` with a time schedules the callback (idempotent). */
   async onRunOutcome(o: RunOutcome): Promise<{ applied: boolean }> {
     if (!this.core.campaign()) return { applied: false };
-    const recorded = recordDisposition(this.core.db, this.core.log, o);
+    const classed = recordAmdClass(this.core.db, o);
+    const recorded = recordDisposition(this.core.db, this.core.log, o) || classed;
     const called = this.core.db.tx(() => scheduleCallback(this.core, o, clock.now()));
     if (called) await this.core.settle(false);
     return { applied: recorded || called };

@@ -85,6 +85,11 @@ const Progress = z
             "Of those, calls a machine answered (status voicemail: a voicemail greeting, a mailbox's beep or a fax tone, by the carrier's verdict or the agent's own detection; docs/answering-machines.md)",
         }),
         rate: z.number().openapi({ description: "machines / answered (0 before any call was answered)" }),
+        amd_classes: z.record(z.string(), z.int()).openapi({
+          description:
+            "Calls per class the agent judged who answered (human, machine_greeting, beep, ivr_menu, call_screening, fax_tone, silence; classes with none left out), each call's being its run's `amd_class`. Calls the carrier judged are not in it",
+          example: { human: 40, machine_greeting: 9, ivr_menu: 2, call_screening: 1 },
+        }),
       })
       .openapi({ description: "The campaign's machine rate; each run's own verdict (class, evidence) is its `amd` (GET the run)" }),
     calling_rules: z

@@ -1,7 +1,8 @@
 // results.csv's columns of each contact's newest call (issue 39: an operator could not tell a conversation from a
 // call nobody spoke on): its duration, why it ended, whether a conversation took place and the audio each way, the
 // transfer's outcome, the analysis' summary, the estimated cost, a signed recording link and who answered (the
-// carrier's verdict or the agent's machine detection, issue 42). One D1 query per page of contacts (a few small
+// carrier's verdict or the agent's machine detection, issue 42) and the agent's class of who answered (amd_class: an IVR
+// menu or a call screening service told apart from a person). One D1 query per page of contacts (a few small
 // columns); the summary is read from the run's details object only for runs analysed.
 import { sql } from "drizzle-orm";
 import { estimateCost } from "../../public/dashboard/cost.js";
@@ -30,6 +31,8 @@ export type LastCall = {
   recording_url: string | null;
   /** Who answered: the carrier's verdict (`human`, `machine_end_beep`, ...) or the agent's own (`machine_detected`). */
   answered_by: string | null;
+  /** The agent's answering-machine class (human, machine_greeting, ivr_menu, call_screening, ...), where it judged. */
+  amd_class: string | null;
 };
 
 type Row = {
@@ -47,13 +50,32 @@ type Row = {
   analysis_status: string | null;
   analysis: string | null;
   answered_by: string | null;
+  amd_class: string | null;
 };
 
 const json = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
 
+/**
+ * The newest call's columns, appended after `run_ids` so parsers of the older file keep working (docs/live-calls.md);
+ * a new one only ever goes last.
+ */
+export const CALL_COLUMNS = [
+  "duration_seconds",
+  "end_reason",
+  "conversation",
+  "caller_audio_s",
+  "agent_audio_s",
+  "transfer_outcome",
+  "summary",
+  "cost_usd",
+  "recording_url",
+  "answered_by",
+  "amd_class",
+] as const;
+
 /** The cells of a contact's newest call, in CALL_COLUMNS' order (all empty for a contact never called). */
 export function lastCallCells(l: LastCall | null): string[] {
-  if (!l) return ["", "", "", "", "", "", "", "", "", ""];
+  if (!l) return CALL_COLUMNS.map(() => "");
   const cell = (v: unknown) => (v === null || v === undefined ? "" : String(v));
   // The summary is the model's text about the callee's words: defused like any other cell a spreadsheet might run.
   const summary = l.summary && /^[=+\-@\t\r]/.test(l.summary) ? `'${l.summary}` : l.summary;
@@ -68,6 +90,7 @@ export function lastCallCells(l: LastCall | null): string[] {
     cell(l.cost_usd),
     cell(l.recording_url),
     cell(l.answered_by),
+    cell(l.amd_class),
   ];
 }
 
@@ -81,7 +104,7 @@ export async function lastCalls(env: Env, orgId: number, page: ContactView[], re
   const out = new Map<number, LastCall>();
   if (!newest.size) return out;
   const rows = await getDb(env).all<Row>(
-    sql`SELECT id, duration_seconds, end_reason, conversation, media, transfer, usage, provider, direction, recording_key, details_key, analysis_status, analysis, answered_by
+    sql`SELECT id, duration_seconds, end_reason, conversation, media, transfer, usage, provider, direction, recording_key, details_key, analysis_status, analysis, answered_by, amd_class
         FROM workflow_runs WHERE org_id = ${orgId} AND id IN (SELECT value FROM json_each(${JSON.stringify([...newest.values()])}))`,
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -102,6 +125,7 @@ export async function lastCalls(env: Env, orgId: number, page: ContactView[], re
       cost_usd: cost ? cost.total.toFixed(4) : null,
       recording_url: r.recording_key ? await recordingLink(env, requestUrl, r.id, CSV_RECORDING_URL_TTL_SECONDS) : null,
       answered_by: r.answered_by,
+      amd_class: r.amd_class,
     });
   }
   return out;

@@ -6,7 +6,9 @@ import { sql } from "drizzle-orm";
 import { extractedNames } from "../agent/graph";
 import { getDb } from "../lib/db";
 import type { ContactView } from "./engine/contact-runs";
-import { type LastCall, lastCallCells, lastCalls } from "./results-calls";
+import { CALL_COLUMNS, type LastCall, lastCallCells, lastCalls } from "./results-calls";
+
+export { CALL_COLUMNS };
 import { unwrap } from "./errors";
 import type { CampaignRpc } from "./stub";
 
@@ -25,20 +27,6 @@ export function safeCell(v: unknown): string {
 }
 
 export type ResultsLayout = { context: string[]; gathered: string[] };
-
-/** The newest call's columns, appended after `run_ids` so parsers of the older file keep working (docs/live-calls.md). */
-export const CALL_COLUMNS = [
-  "duration_seconds",
-  "end_reason",
-  "conversation",
-  "caller_audio_s",
-  "agent_audio_s",
-  "transfer_outcome",
-  "summary",
-  "cost_usd",
-  "recording_url",
-  "answered_by",
-] as const;
 
 export function header(l: ResultsLayout): string[] {
   return [

@@ -256,6 +256,9 @@ export const workflowRuns = sqliteTable(
     // gaps, underruns} (~70 B), and whether a conversation took place (a callee turn transcribed non-empty).
     media: text("media", { mode: "json" }).$type<{ caller_audio_s: number; agent_audio_s: number; gaps: number; underruns: number } | null>(),
     conversation: integer("conversation", { mode: "boolean" }),
+    // Who answered an outbound call as the agent judged it (human, machine_greeting, beep, ivr_menu, call_screening,
+    // fax_tone, silence; docs/answering-machines.md), once the call ended; its evidence is in the details object.
+    amdClass: text("amd_class"),
   },
   (t) => [
     uniqueIndex("workflow_runs_name_uq").on(t.name),

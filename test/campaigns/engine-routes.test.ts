@@ -131,7 +131,7 @@ describe("campaign operations over HTTP", () => {
       next_window_at: null,
       dispositions: {},
       // One call answered (the busy one was not), none by a machine.
-      answering_machines: { answered: 1, machines: 0, rate: 0 },
+      answering_machines: { answered: 1, machines: 0, rate: 0, amd_classes: {} },
       calling_rules: { held_local_hours: 0, skipped: {}, attempt_cap_wait: { contacts: 0, next_at: null } },
       waiting_for: null,
     });

@@ -76,12 +76,12 @@ describe("campaign results as CSV", () => {
     expect(rows[0]).toEqual(["row", "phone_number", "i", "status", "attempts", "outcome", "disposition", "gathered.seats", "run_ids", ...CALL_COLUMNS]);
     const cost = estimateCost({ usage: USAGE, duration_seconds: 42, provider: "twilio", direction: "outbound" })!.total.toFixed(4);
     const none = CALL_COLUMNS.map(() => "");
-    expect([...rows[1].slice(0, -2), rows[1].at(-1)]).toEqual([
+    expect([...rows[1].slice(0, -3), ...rows[1].slice(-2)]).toEqual([
       ...["2", first.req.phoneNumber, "0", "done", "1", "completed", "interested", "12", String(run!.id)],
-      ...["42", "agent_hangup", "true", "41.9", "18.2", "connected", "'=Wants twelve seats", cost, "human"],
+      ...["42", "agent_hangup", "true", "41.9", "18.2", "connected", "'=Wants twelve seats", cost, "human", ""],
     ]);
     // A signed link to the recording, valid for the documented week.
-    const link = new URL(rows[1].at(-2)!);
+    const link = new URL(rows[1].at(-3)!);
     expect(link.pathname).toBe(`/api/v1/recordings/${run!.id}`);
     expect(Number(link.searchParams.get("expires")) - Date.now() / 1000).toBeGreaterThan(CSV_RECORDING_URL_TTL_SECONDS - 600);
     const [expires, signature] = [Number(link.searchParams.get("expires")), link.searchParams.get("signature")!];
@@ -106,10 +106,10 @@ describe("campaign results as CSV", () => {
     await stub.start();
     await tick(stub);
     const [person, machine, busy] = carrier.open(id);
-    // The machine's call as the session leaves it: voicemail, the agent's own verdict in answered_by.
+    // The machine's call as the session leaves it: voicemail, the agent's own verdict in answered_by and amd_class.
     const run = await env.DB.prepare(
-      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, answered_by)
-       VALUES (?, ?, ?, 'u', ?, 'voicemail', 'machine_detected') RETURNING id`,
+      `INSERT INTO workflow_runs (org_id, name, workflow_id, workflow_uuid, phone_number, status, answered_by, amd_class)
+       VALUES (?, ?, ?, 'u', ?, 'voicemail', 'machine_detected', 'machine_greeting') RETURNING id`,
     )
       .bind(o.org.id, `WR-M${machine.runId}-${id}`, o.workflowId, machine.req.phoneNumber)
       .first<{ id: number }>();
@@ -119,15 +119,19 @@ describe("campaign results as CSV", () => {
     await carrier.report(person, "completed");
     await carrier.report({ ...machine, runId: run!.id }, "voicemail");
     await carrier.report(busy, "busy");
+    // The session tells the campaign its class with the disposition (none chosen on a machine).
+    await stub.onRunOutcome({ runId: run!.id, contactId: machine.req.contactId, attempt: 1, disposition: null, amdClass: "machine_greeting" });
 
     const p = (await call("GET", `/api/v1/campaign/${id}/progress`, { key: o.org.key })).json;
-    // Two answered (the busy line was not), one of them by a machine.
-    expect(p.answering_machines).toEqual({ answered: 2, machines: 1, rate: 0.5 });
+    // Two answered (the busy line was not), one of them by a machine; the agent judged that one.
+    expect(p.answering_machines).toEqual({ answered: 2, machines: 1, rate: 0.5, amd_classes: { machine_greeting: 1 } });
     const rows = parse((await call("GET", `/api/v1/campaign/${id}/results.csv`, { key: o.org.key })).text);
     const col = (name: string) => rows[0].indexOf(name);
     const byPhone = new Map(rows.slice(1).map((r) => [r[col("phone_number")], r]));
     expect(byPhone.get(machine.req.phoneNumber)![col("outcome")]).toBe("voicemail");
     expect(byPhone.get(machine.req.phoneNumber)![col("answered_by")]).toBe("machine_detected");
+    expect(byPhone.get(machine.req.phoneNumber)![col("amd_class")]).toBe("machine_greeting");
+    expect(rows[0].at(-1)).toBe("amd_class");
     expect(byPhone.get(busy.req.phoneNumber)![col("answered_by")]).toBe("");
   });
 

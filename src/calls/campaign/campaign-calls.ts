@@ -42,6 +42,7 @@ export type CampaignCallStatus = CampaignCallRef & {
 
 /**
  * The disposition the voice agent chose for a campaign call, told to its campaign when the call's session ends, or
- * after the call by its analysis (which may add when the callee asked to be called back: `call_back_later`).
+ * after the call by its analysis (which may add when the callee asked to be called back: `call_back_later`); and from
+ * the session, who answered as the agent judged it (`amdClass`: human, machine_greeting, ivr_menu, ..., where it did).
  */
-export type RunOutcome = CampaignCallRef & { disposition: string; callbackAt?: string | null };
+export type RunOutcome = CampaignCallRef & { disposition: string | null; callbackAt?: string | null; amdClass?: string | null };

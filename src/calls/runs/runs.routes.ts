@@ -14,6 +14,7 @@ import { CALL_SETTINGS, requireSettings } from "../../lib/deployment";
 import { ApiError } from "../../lib/errors";
 import { recordingUrlValid, runDetails, runsPage } from "./recordings";
 import { RUN_DIRECTIONS, WorkflowRun, WorkflowRunListItem } from "./runs";
+import { AMD_CLASSES } from "../../agent/amd/classifier";
 
 /** The list's filters (all optional, combined with AND): what a dashboard's calls list narrows by. */
 const listQuery = pageQuery.extend({
@@ -22,6 +23,13 @@ const listQuery = pageQuery.extend({
     .optional()
     .openapi({ param: { name: "direction", in: "query" }, description: "Only calls of this direction (outbound, inbound, web)" }),
   status: WorkflowRun.shape.status.optional().openapi({ param: { name: "status", in: "query" }, description: "Only calls with this status" }),
+  amd_class: z
+    .enum(AMD_CLASSES)
+    .optional()
+    .openapi({
+      param: { name: "amd_class", in: "query" },
+      description: "Only outbound calls the agent judged this way (answering-machine detection: human, machine_greeting, beep, ivr_menu, ...)",
+    }),
   source: z
     .enum(["single", "campaign"])
     .optional()
@@ -112,13 +120,14 @@ const removeRecording = createRoute({
 export const runsRouter = createRouter()
   .openapi(list, async (c) => {
     const { workflow_id } = c.req.valid("param");
-    const { limit, cursor, direction, status, source, phone_number, created_after, created_before } = c.req.valid("query");
+    const { limit, cursor, direction, status, amd_class, source, phone_number, created_after, created_before } = c.req.valid("query");
     const before = decodeCursor(cursor);
     const db = getDb(c.env);
     const orgId = c.get("orgId");
     const only = and(
       direction ? eq(workflowRuns.direction, direction) : undefined,
       status ? eq(workflowRuns.status, status) : undefined,
+      amd_class ? eq(workflowRuns.amdClass, amd_class) : undefined,
       source === "single" ? isNull(workflowRuns.campaignId) : source === "campaign" ? isNotNull(workflowRuns.campaignId) : undefined,
       // instr, not LIKE: the digits are matched literally (no wildcard in them to escape).
       phone_number ? sql`instr(${workflowRuns.phoneNumber}, ${phone_number.replace(/^\+/, "")}) > 0` : undefined,

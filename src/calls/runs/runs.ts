@@ -7,6 +7,7 @@ import type { CallStatus } from "../../telephony/providers/types";
 import { END_REASONS } from "../../agent/voice-agent";
 import { RunTransfer, transferView } from "./transfer-record";
 import { TurnTimingSchema } from "./latency";
+import { AMD_CLASSES, type AmdClass } from "../../agent/amd/classifier";
 import { amdView, RunAmd } from "./amd-view";
 
 /** The agent's actions on the call (HTTP tools, a transfer, key presses), in order. */
@@ -147,6 +148,10 @@ export const WorkflowRun = z
       "unknown",
     ]),
     answered_by: z.string().nullable(),
+    amd_class: z.enum(AMD_CLASSES).nullable().openapi({
+      description:
+        "Who answered an outbound call as the agent judged it (human, machine_greeting, beep, ivr_menu, call_screening, fax_tone, silence), once the call ended; null when it did not judge (inbound, web, a carrier's verdict first) or for a run from before it was kept. The evidence is `amd` on the run's own page",
+    }),
     error: z.string().nullable(),
     notes: z.string().nullable().openapi({ description: "Why the call differed from what was asked (e.g. an audio greeting spoken as text)" }),
     end_reason: z
@@ -241,6 +246,7 @@ export function runView(r: RunWithDetails, recordingUrl: string | null = null): 
     provider_call_id: r.providerCallId,
     status: r.status as CallStatus,
     answered_by: r.answeredBy,
+    amd_class: (r.amdClass as AmdClass | null) ?? null,
     error: r.error,
     notes: r.notes,
     end_reason: (r.endReason as RunEndReason | null) ?? null,
@@ -269,7 +275,7 @@ const BULK = { transcript: true, tool_calls: true, analysis: true, amd: true } a
 
 export const WorkflowRunListItem = WorkflowRun.omit(BULK).openapi("WorkflowRunListItem", {
   description:
-    "A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there",
+    "A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there (amd's class is in the list as amd_class)",
 });
 
 /** A run in a list: its view without the bulk fields. */

@@ -95,6 +95,8 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
   const agent = o && {
     gatheredContext: gathered,
     disposition: o.disposition,
+    // The agent's AMD class in D1 beside its evidence in the details object, so lists, filters and the CSV read it.
+    ...(o.amd ? { amdClass: o.amd.cls } : {}),
     // Appended: the run may already say why its greeting fell back.
     ...(o.note ? { notes: appendNote(o.note) } : {}),
     usage: {
@@ -129,9 +131,9 @@ export async function saveResults(env: Env, runId: number, r: CallResults, ports
   }
   // Analysis and webhook nodes read what was just written.
   await enqueueAfterCall(env, runId);
-  if (!r.campaign || !o?.disposition) return;
+  if (!r.campaign || (!o?.disposition && !o?.amd)) return;
   try {
-    await ports.disposition(r.campaign, runId, o.disposition);
+    await ports.disposition(r.campaign, runId, o.disposition ?? null, o.amd?.cls ?? null);
   } catch (err) {
     // The run keeps the disposition; only the campaign's count misses it.
     log("error", "campaign_disposition_failed", { run_id: runId, error: String(err) });

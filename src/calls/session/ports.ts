@@ -20,8 +20,8 @@ export interface CallPorts {
   finish(runId: number, durationSeconds: number | null): Promise<void>;
   /** Whether the run has its final status (the session's storage may then go). */
   runFinal(runId: number): Promise<boolean>;
-  /** The run's campaign hears the agent's disposition. */
-  disposition(campaign: CampaignAttempt, runId: number, disposition: string): Promise<void>;
+  /** The run's campaign hears the agent's disposition and its answering-machine class (either may be null). */
+  disposition(campaign: CampaignAttempt, runId: number, disposition: string | null, amdClass: string | null): Promise<void>;
   /** Presses keys with the carrier's DTMF command: false where the carrier has none (the session plays tones). */
   sendDtmf(orgId: number, runId: number, digits: string): Promise<boolean>;
   /** Hands the call to a person through its carrier (the destination checked against the calling policy first). */

@@ -1,6 +1,7 @@
 // What each contact's calls came to: the runs of its attempts, and the dispositions the voice agent chose. A run's
 // disposition arrives from its call session when the call ends (before or after the carrier's final status); it is
-// kept on the attempt, counted once per attempt, and logged.
+// kept on the attempt, counted once per attempt, and logged. With it comes who answered as the agent judged it (its
+// answering-machine class), kept on the attempt for progress' per-class count.
 import type { RunOutcome } from "../../calls/campaign/campaign-calls";
 import type { DoSql } from "../../lib/do-sql";
 import type { CampaignLog } from "./logs";
@@ -13,8 +14,19 @@ export const CONTACT_RUNS_MIGRATION = [
   `CREATE TABLE dispositions (code TEXT PRIMARY KEY, n INTEGER NOT NULL)`,
 ];
 
+/** Migration v8: each attempt's answering-machine class (null: the agent did not judge, or not told yet). */
+export const ATTEMPT_AMD_CLASS = [`ALTER TABLE attempts ADD COLUMN amd_class TEXT`];
+
+/** Records a run's answering-machine class on its attempt once (a repeat or another run's report changes nothing). */
+export function recordAmdClass(db: DoSql, o: RunOutcome): boolean {
+  if (!o.amdClass) return false;
+  return !!db.run`UPDATE attempts SET amd_class = ${o.amdClass}, run_id = coalesce(run_id, ${o.runId})
+    WHERE contact_id = ${o.contactId} AND attempt = ${o.attempt} AND (run_id IS NULL OR run_id = ${o.runId}) AND amd_class IS NULL`;
+}
+
 /** Records a run's disposition once (a repeat or another run's report changes nothing). */
 export function recordDisposition(db: DoSql, log: CampaignLog, o: RunOutcome): boolean {
+  if (!o.disposition) return false;
   const a = db.one<AttemptRow & { disposition: string | null }>`SELECT * FROM attempts WHERE contact_id = ${o.contactId} AND attempt = ${o.attempt}`;
   if (!a || (a.run_id != null && a.run_id !== o.runId) || a.disposition != null) return false;
   const row = db.value<number>`SELECT row FROM contacts WHERE id = ${o.contactId}`;
@@ -35,16 +47,23 @@ export function dispositionCounts(db: DoSql): Record<string, number> {
   return Object.fromEntries(db.all<{ code: string; n: number }>`SELECT code, n FROM dispositions ORDER BY code`.map((r) => [r.code, r.n]));
 }
 
+export type MachineCounts = { answered: number; machines: number; rate: number; amd_classes: Record<string, number> };
+
 /**
  * How often a machine answered: of the attempts answered (final status completed or voicemail), those a machine took
- * (voicemail: a voicemail greeting, a mailbox's beep or a fax, by the carrier's verdict or the agent's own detection).
+ * (voicemail: a voicemail greeting, a mailbox's beep or a fax, by the carrier's verdict or the agent's own detection);
+ * and the attempts per class the agent judged (an IVR menu and a call screening service apart from a person).
  */
-export function machineCounts(db: DoSql): { answered: number; machines: number; rate: number } {
+export function machineCounts(db: DoSql): MachineCounts {
   const r = db.one<{ answered: number; machines: number }>`SELECT count(*) AS answered, coalesce(sum(status = 'voicemail'), 0) AS machines
     FROM attempts WHERE status IN ('completed', 'voicemail')`;
   const answered = r?.answered ?? 0;
   const machines = r?.machines ?? 0;
-  return { answered, machines, rate: answered ? machines / answered : 0 };
+  const classes = db.all<{
+    cls: string;
+    n: number;
+  }>`SELECT amd_class AS cls, count(*) AS n FROM attempts WHERE amd_class IS NOT NULL GROUP BY amd_class ORDER BY amd_class`;
+  return { answered, machines, rate: answered ? machines / answered : 0, amd_classes: Object.fromEntries(classes.map((c) => [c.cls, c.n])) };
 }
 
 export type ContactView = {

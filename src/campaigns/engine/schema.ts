@@ -7,7 +7,7 @@ import { CAMPAIGN_TABLE } from "./campaign-row";
 import { CONTACTS_TABLE } from "./contacts";
 import { LOGS_TABLE } from "./logs";
 import { TIMERS_TABLE } from "./timers";
-import { CONTACT_RUNS_MIGRATION } from "./contact-runs";
+import { ATTEMPT_AMD_CLASS, CONTACT_RUNS_MIGRATION } from "./contact-runs";
 import { countersMigration, countersRebuild, countersRebuildV6 } from "./counts";
 import { ATTEMPT_CONVERSATION } from "./conversations";
 import { REFUSED_ROWS_TABLE } from "./refused-rows";
@@ -29,6 +29,8 @@ export const MIGRATIONS: readonly Migration[] = [
   [ATTEMPT_CONVERSATION, ...countersRebuildV6()],
   // v7: the rows a background import with on_invalid "skip" leaves out.
   REFUSED_ROWS_TABLE,
+  // v8: who answered each attempt's call as the agent judged it (its answering-machine class), counted per class.
+  ATTEMPT_AMD_CLASS,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -106,7 +106,7 @@ export type CampaignProgress = {
   /** Calls per disposition the voice agent chose. */
   dispositions: Record<string, number>;
   /** Answered calls, those a machine answered (status voicemail), and the share. */
-  answering_machines: { answered: number; machines: number; rate: number };
+  answering_machines: { answered: number; machines: number; rate: number; amd_classes: Record<string, number> };
   campaign_id: number;
   state: CampaignState;
   total_rows: number;
