@@ -4894,6 +4894,8 @@ export interface paths {
                     direction?: "outbound" | "inbound" | "web";
                     /** @description Only calls with this status */
                     status?: "queued" | "initiated" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
+                    /** @description Only outbound calls the agent judged this way (answering-machine detection: human, machine_greeting, beep, ivr_menu, ...) */
+                    amd_class?: "human" | "machine_greeting" | "beep" | "ivr_menu" | "call_screening" | "fax_tone" | "silence";
                     /** @description single: calls not made by a campaign (the API, a trigger, inbound, web); campaign: a campaign's calls */
                     source?: "single" | "campaign";
                     /** @description Only calls whose other party's number contains these digits */
@@ -10111,7 +10113,7 @@ export interface components {
              */
             on_invalid?: "reject" | "skip";
         } | unknown | unknown;
-        /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there */
+        /** @description A call as lists show it: every field of the run's detail (GET /workflow/{workflow_id}/runs/{run_id}) except transcript, tool_calls, analysis and amd, which are read from the run's stored details only there (amd's class is in the list as amd_class) */
         WorkflowRunListItem: {
             id: number;
             /** @example WR-1042 */
@@ -10136,6 +10138,11 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "initiated" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
             answered_by: string | null;
+            /**
+             * @description Who answered an outbound call as the agent judged it (human, machine_greeting, beep, ivr_menu, call_screening, fax_tone, silence), once the call ended; null when it did not judge (inbound, web, a carrier's verdict first) or for a run from before it was kept. The evidence is `amd` on the run's own page
+             * @enum {string|null}
+             */
+            amd_class: "human" | "machine_greeting" | "beep" | "ivr_menu" | "call_screening" | "fax_tone" | "silence" | null;
             error: string | null;
             /** @description Why the call differed from what was asked (e.g. an audio greeting spoken as text) */
             notes: string | null;
@@ -10230,6 +10237,11 @@ export interface components {
             /** @enum {string} */
             status: "queued" | "initiated" | "ringing" | "in_progress" | "completed" | "busy" | "no_answer" | "voicemail" | "declined" | "failed" | "canceled" | "unknown";
             answered_by: string | null;
+            /**
+             * @description Who answered an outbound call as the agent judged it (human, machine_greeting, beep, ivr_menu, call_screening, fax_tone, silence), once the call ended; null when it did not judge (inbound, web, a carrier's verdict first) or for a run from before it was kept. The evidence is `amd` on the run's own page
+             * @enum {string|null}
+             */
+            amd_class: "human" | "machine_greeting" | "beep" | "ivr_menu" | "call_screening" | "fax_tone" | "silence" | null;
             error: string | null;
             /** @description Why the call differed from what was asked (e.g. an audio greeting spoken as text) */
             notes: string | null;
@@ -10811,6 +10823,18 @@ export interface components {
                 machines: number;
                 /** @description machines / answered (0 before any call was answered) */
                 rate: number;
+                /**
+                 * @description Calls per class the agent judged who answered (human, machine_greeting, beep, ivr_menu, call_screening, fax_tone, silence; classes with none left out), each call's being its run's `amd_class`. Calls the carrier judged are not in it
+                 * @example {
+                 *       "human": 40,
+                 *       "machine_greeting": 9,
+                 *       "ivr_menu": 2,
+                 *       "call_screening": 1
+                 *     }
+                 */
+                amd_classes: {
+                    [key: string]: number;
+                };
             };
             /** @description What the organization's calling rules are doing to this campaign */
             calling_rules: {
