@@ -42,7 +42,24 @@ afterEach(() => {
 });
 
 describe("a test call on the agent's own model", () => {
-  it("runs an agent on an OpenAI-compatible endpoint: the model hears the caller, says the transcript, and its tool calls are honored", async () => {
+  // First and alone: it swaps the deployment's AI binding, which the others' sessions would see too.
+  it("runs an agent on Workers AI through the deployment's AI binding", async () => {
+    const ai = new AgentTestAi(SCRIPT);
+    (env as { AI?: unknown }).AI = ai;
+    const { key, id } = await seatsOn({ provider: "workers-ai" });
+    const run = await runTests(key, id, { repetitions: 1, scenario_id: undefined });
+    expect(failures(run)).toEqual([]);
+    expect(run.scenarios.map((s: any) => s.runs[0].agent_model)).toEqual([`workers-ai:${WORKERS_AI_CHAT_MODEL}`, `workers-ai:${WORKERS_AI_CHAT_MODEL}`]);
+    const chats = ai.asked.filter((a) => a.model === WORKERS_AI_CHAT_MODEL);
+    expect(chats.some((c) => c.inputs.messages[0].content.includes("Ask Ada if they want to hear about the offer."))).toBe(true);
+    const heard = chats.flatMap((c) => c.inputs.messages.filter((m: any) => m.role === "user").map((m: any) => m.content));
+    expect(heard).toEqual(expect.arrayContaining(["Sure, tell me more.", "We need twelve seats.", "Can I talk to a person?"]));
+    // Only the model: the caller's lines reached the agent by the offline speech-to-text, its voice is the offline one.
+    expect(new Set(ai.asked.map((a) => a.model))).toEqual(new Set([WORKERS_AI_CHAT_MODEL]));
+  }, 180_000);
+
+  // The rest at once (each its own organization and stand-in key): their calls wait on the wall clock, not the CPU.
+  it.concurrent("runs an agent on an OpenAI-compatible endpoint: the model hears the caller, says the transcript, and its tool calls are honored", async () => {
     const apiKey = `agent-${crypto.randomUUID()}`;
     expect((await fetch(`http://127.0.0.1:${PORT}/_script?key=${apiKey}`, { method: "POST", body: JSON.stringify(SCRIPT) })).status).toBe(204);
     const { key, id } = await seatsOn({ provider: "openai", base_url: `http://127.0.0.1:${PORT}/v1`, model: "standin-agent", api_key: apiKey });
@@ -72,22 +89,7 @@ describe("a test call on the agent's own model", () => {
     expect(asked.some((r) => r.tools?.some((t: any) => t.function.name === "end_call"))).toBe(true);
   }, 180_000);
 
-  it("runs an agent on Workers AI through the deployment's AI binding", async () => {
-    const ai = new AgentTestAi(SCRIPT);
-    (env as { AI?: unknown }).AI = ai;
-    const { key, id } = await seatsOn({ provider: "workers-ai" });
-    const run = await runTests(key, id, { repetitions: 1, scenario_id: undefined });
-    expect(failures(run)).toEqual([]);
-    expect(run.scenarios.map((s: any) => s.runs[0].agent_model)).toEqual([`workers-ai:${WORKERS_AI_CHAT_MODEL}`, `workers-ai:${WORKERS_AI_CHAT_MODEL}`]);
-    const chats = ai.asked.filter((a) => a.model === WORKERS_AI_CHAT_MODEL);
-    expect(chats.some((c) => c.inputs.messages[0].content.includes("Ask Ada if they want to hear about the offer."))).toBe(true);
-    const heard = chats.flatMap((c) => c.inputs.messages.filter((m: any) => m.role === "user").map((m: any) => m.content));
-    expect(heard).toEqual(expect.arrayContaining(["Sure, tell me more.", "We need twelve seats.", "Can I talk to a person?"]));
-    // Only the model: the caller's lines reached the agent by the offline speech-to-text, its voice is the offline one.
-    expect(new Set(ai.asked.map((a) => a.model))).toEqual(new Set([WORKERS_AI_CHAT_MODEL]));
-  }, 180_000);
-
-  it("applies the organization's URL policy to the agent's endpoint: refused, nothing is dialed", async () => {
+  it.concurrent("applies the organization's URL policy to the agent's endpoint: refused, nothing is dialed", async () => {
     const apiKey = `agent-${crypto.randomUUID()}`;
     const { key, id } = await seatsOn({ provider: "openai", base_url: `http://127.0.0.1:${PORT}/v1`, model: "standin-agent", api_key: apiKey });
     // Saved while private addresses were allowed; the organization then stops allowing them.
@@ -99,7 +101,7 @@ describe("a test call on the agent's own model", () => {
     expect(await (await fetch(`http://127.0.0.1:${PORT}/_log?key=${apiKey}`)).json()).toEqual([]);
   }, 60_000);
 
-  it("makes the repetition an error saying why when the agent's model cannot be reached", async () => {
+  it.concurrent("makes the repetition an error saying why when the agent's model cannot be reached", async () => {
     // Port 9 (discard) on loopback: nothing listens, the connection is refused.
     const { key, id } = await seatsOn({ provider: "openai", base_url: "http://127.0.0.1:9/v1", model: "nowhere", api_key: "k" });
     const started = Date.now();

@@ -11,7 +11,8 @@ import { ECHO_WORKER, fetchWorker } from "../calls/media-support";
 import { dial, runsOf } from "../calls/inbound-support";
 import { runTests } from "./run-helpers";
 
-describe("require_passing_tests", () => {
+// Concurrent: each test has its own organization and agent.
+describe.concurrent("require_passing_tests", () => {
   it("refuses a campaign's start on a version without a passing suite, and starts it on one that passed", async () => {
     const w = await world();
     // A caller ID, so the configuration is ready and only the tests decide.

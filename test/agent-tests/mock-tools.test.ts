@@ -70,7 +70,8 @@ async function toolRecord(runId: number | null) {
   return details?.tool_calls ?? [];
 }
 
-describe("agent tests' mocked tools", () => {
+// Concurrent: each test has its own organization, agent and stand-in key.
+describe.concurrent("agent tests' mocked tools", () => {
   it("a mocked tool answers from the scenario: the stand-in is never asked, the run records the mock's status", { timeout: 60_000 }, async () => {
     const key = crypto.randomUUID();
     const agent = await toolAgent(key);

@@ -39,7 +39,8 @@ async function personaAgent(allowPrivate = true) {
 
 const standinLog = async (key: string) => (await fetch(`http://127.0.0.1:${PORT}/_log?key=${key}`)).json() as Promise<any[]>;
 
-describe("a persona caller and the model judge", () => {
+// Concurrent: each test has its own organization, agent and stand-in key.
+describe.concurrent("a persona caller and the model judge", () => {
   it("talks the call through from what the agent says, and the judge's verdict and reasoning are kept per criterion", async () => {
     const { key, id } = await personaAgent();
     const apiKey = `persona-${crypto.randomUUID()}`;

@@ -22,25 +22,46 @@ export async function runTests(key: string, workflowId: number, body: Record<str
   return finishedRun(key, workflowId, res.json.id);
 }
 
+/** What every fetch that leaves this isolate passes through while a run is followed: one wrapper for all listeners. */
+const listeners = new Set<(url: string) => void>();
+let unwrapped: typeof fetch | null = null;
+
+function listen(fn: (url: string) => void): () => void {
+  if (!unwrapped) {
+    const real = globalThis.fetch;
+    unwrapped = real;
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      const url = new Request(input, init).url;
+      for (const l of listeners) l(url);
+      return real(input, init);
+    }) as typeof fetch;
+  }
+  listeners.add(fn);
+  return () => {
+    listeners.delete(fn);
+    if (!listeners.size && unwrapped) {
+      globalThis.fetch = unwrapped;
+      unwrapped = null;
+    }
+  };
+}
+
 /**
  * POSTs a run and answers it finished, with every request that left the Worker meanwhile (the run's object and its
- * sessions run in this isolate too, so their fetches pass here): a test call must reach no carrier host. Requests
- * about a carrier call placed before the run began are left out: a call another test file left behind in this
- * runtime (vitest.config.ts: files share it) may still be hung up at its carrier meanwhile.
+ * sessions run in this isolate too, so their fetches pass here): a test call must reach no carrier host. Tests of a
+ * file may follow runs at once (each sees the others' requests too: none may reach a carrier). Requests about a
+ * carrier call placed before the run began are left out: a call another test file left behind in this runtime
+ * (vitest.config.ts: files share it) may still be hung up at its carrier meanwhile.
  */
 export async function runTestsSending(key: string, workflowId: number, body: Record<string, unknown>): Promise<{ run: any; sent: string[] }> {
   const before = await env.DB.prepare("SELECT COALESCE(MAX(id), 0) AS id FROM workflow_runs").first<{ id: number }>();
   const sent: string[] = [];
-  const real = globalThis.fetch;
-  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-    sent.push(new Request(input, init).url);
-    return real(input, init);
-  }) as typeof fetch;
+  const stop = listen((url) => sent.push(url));
   let run: any;
   try {
     run = await runTests(key, workflowId, body);
   } finally {
-    globalThis.fetch = real;
+    stop();
   }
   const { results } = await env.DB.prepare("SELECT provider_call_id FROM workflow_runs WHERE id <= ? AND provider_call_id IS NOT NULL")
     .bind(before!.id)

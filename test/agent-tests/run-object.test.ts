@@ -20,7 +20,8 @@ async function agentWithHappyPath() {
   return { org, id: made.json.id as number };
 }
 
-describe("a test run carried by its own object", () => {
+// Concurrent: each test has its own organization, agent and run object.
+describe.concurrent("a test run carried by its own object", () => {
   it("answers 202 before the calls end, and the run finishes without the request", async () => {
     const { org, id } = await agentWithHappyPath();
     const res = await call("POST", `/api/v1/workflow/${id}/tests/runs`, { key: org.key, body: { repetitions: 1 } });

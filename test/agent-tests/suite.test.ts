@@ -25,7 +25,8 @@ const failures = (run: any) =>
     ]),
   );
 
-describe("an agent's test suite", () => {
+// Concurrent: each test has its own organization and agent, and waits on real-time calls rather than the CPU.
+describe.concurrent("an agent's test suite", () => {
   it.each(["twilio", "vonage", "telnyx"])(
     "passes offline over %s",
     async (protocol) => {

@@ -23,7 +23,8 @@ async function seatsAgent() {
   return { org, agent: await loadUsableWorkflow(getDb(env), org.id, res.json.id) };
 }
 
-describe("a test call", () => {
+// Concurrent: each call has its own organization and agent, and waits on the wall clock rather than the CPU.
+describe.concurrent("a test call", () => {
   it.each(["twilio", "vonage", "telnyx"] as const)(
     "walks the seats agent's happy path over %s",
     async (protocol) => {
