@@ -9,22 +9,25 @@ import { pathToFileURL } from "node:url";
 import { unstable_startWorker } from "wrangler";
 import { wrangler } from "../../scripts/lib/wrangler.mjs";
 import { cpuProfiler, profileSummary } from "../lib/profile.mjs";
-import { benchWorkerOptions } from "../lib/shared.mjs";
+import { benchWorkerOptions, cpuOf, descendants } from "../lib/shared.mjs";
 import { Playback, percentile } from "./heard.ts";
 import { within } from "../lib/bounds.mjs";
 
 // The stubs' own time on a reply's path (e2e-ai.ts): the model is asked at EagerEndOfTurn (110 ms), its first token
 // ("Sure, ", a whole first clause) comes 300 ms later and the voice's audio 150 ms after that; EndOfTurn (260 ms)
 // comes sooner, so it does not hold the reply back. What the caller waits beyond this is edgedial's own.
-// BENCH_STT=smart-turn (Deepgram's Nova with the agent's key): at a 100 ms pause the model is asked ahead on Nova's
-// interim words (REPLY_AHEAD_PAUSE_MS), at 200 ms smart-turn (its verdict in 100 ms, then Nova's final result 50 ms
-// after Finalize: the turn ends at 350 ms, before the first token at 400), then the voice's 150 ms.
+// BENCH_STT=smart-turn (Deepgram's Nova with the agent's key): at a short pause the model is asked ahead on Nova's
+// interim words (REPLY_AHEAD_PAUSE_MS, 60 ms), and the first clause's voice is asked at its first token; at 200 ms
+// smart-turn (its verdict in 100 ms, then Nova's final result 50 ms after Finalize: the turn ends at 350 ms, before
+// the voice's audio, 60 + 300 + 150 = 510 ms). The short pause is edgedial's own wait, counted here with the stubs.
 /**
  * `BENCH_STT`: how the agent hears (e2e-worker.ts): workers-ai-flux (default: Flux at the AI binding), deepgram-flux
  * (Flux on Deepgram's own API with the agent's key), smart-turn (Deepgram's Nova with the key, smart-turn at a pause).
  */
 const STT = process.env.BENCH_STT ?? "workers-ai-flux";
-const STUBS_MS = STT === "smart-turn" ? Math.max(200 + 100 + 50, 100 + 300) + 150 : Math.max(260, 110 + 300 + 150);
+/** src/agent/turn-ends.ts REPLY_AHEAD_PAUSE_MS (100 until 2026-11-29 09:20 UTC). */
+const REPLY_AHEAD_PAUSE_MS = 60;
+const STUBS_MS = STT === "smart-turn" ? Math.max(200 + 100 + 50, REPLY_AHEAD_PAUSE_MS + 300 + 150) : Math.max(260, 110 + 300 + 150);
 const SPEAK_FRAMES = 60;
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 3);
 /** `BENCH_STALL_MS=300`: every 1.5 s of the calls, the isolate is kept busy that long (the fault), and gaps are counted. */
@@ -232,6 +235,14 @@ export async function e2e(root, levels, bench) {
       if (runIds?.length !== calls) throw new Error(`seeded ${runIds?.length} runs of ${calls}`);
       bench.phase(`${calls} calls: calling`);
       await profiler?.start();
+      // The runtime's CPU over the level's calls (workerd's processes under this one): what the sessions cost, read
+      // beside the latency, since on a shared machine the latency alone moves with the neighbours' load.
+      const runtime = descendants(process.pid)
+        .filter((p) => /workerd/.test(p.args))
+        .map((p) => p.pid);
+      const cpu0 = cpuOf(runtime);
+      const cpu0Each = runtime.map((pid) => cpuOf([pid]));
+      const client0 = process.cpuUsage();
       const t0 = performance.now();
       const stalls = STALL_MS ? stallEvery(base, STALL_MS, 1500) : null;
       // Calls start spread over 2 s, out of step with each other as real ones are.
@@ -243,6 +254,13 @@ export async function e2e(root, levels, bench) {
         console.log(
           `  gaps over 60 ms (length after ms of the reply heard): ${heardGaps.map((r) => `${r.gap.toFixed(0)} after ${r.gapAfter.toFixed(0)}`).join(", ")}`,
         );
+      const cpuS = cpuOf(runtime) - cpu0;
+      const each = runtime.map((pid, i) => (cpuOf([pid]) - cpu0Each[i]).toFixed(1)).join(" + ");
+      const client = process.cpuUsage(client0);
+      console.log(
+        `  CPU over the calls: the runtime ${cpuS.toFixed(1)} s (${each}: its workerd processes), this client (the carriers and callers) ` +
+          `${((client.user + client.system) / 1e6).toFixed(1)} s, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
       if (stalls) console.log(`  the isolate was stalled ${(await stalls.stop()).map((ms) => ms.toFixed(0)).join(", ")} ms (measured round trips)`);
       if (profiler) profileSummary(await profiler.stop(), `${out}/calls-${calls}.cpuprofile`);
       const all = results.flat();

@@ -20,10 +20,13 @@ export const TURN_MODEL_PAUSE_MS = 200;
 /**
  * The quiet at which the reply's model request starts ahead on the words so far (where the engine gives them while
  * the caller speaks): sooner than the turn model is asked, since the model's first token, not the verdict, is what the
- * caller waits for (bench/voice: 650 ms of engines on the path when it started at 200 ms, 550 ms at 100). The cost is
- * a request dropped when the caller goes on with other words; the same words are never asked twice.
+ * caller waits for. This pause is edgedial's own wait on every reply's path, ms for ms (the turn itself ends later, at
+ * smart-turn's verdict, but before the first token): bench/voice measured 650 ms from the caller's last word to the
+ * first audio with the engines' latencies when it started at 200 ms, 550 ms at 100, 510 ms at 60 (three frames). The
+ * cost is a request dropped when the caller goes on with other words after such a pause; the same words are never
+ * asked twice, so it is at most one request per change of the engine's words.
  */
-export const REPLY_AHEAD_PAUSE_MS = 100;
+export const REPLY_AHEAD_PAUSE_MS = 60;
 
 export type TurnEndsHost = {
   /** The call's audio clock, or null once the agent is done (nothing ends a turn then). */

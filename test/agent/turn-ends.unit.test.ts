@@ -1,6 +1,7 @@
 // TurnEnds on an engine without turn events but with words while the caller speaks (Deepgram's Nova): the reply's
 // model request starts ahead at a short pause (REPLY_AHEAD_PAUSE_MS), before smart-turn is asked at its own pause
-// (TURN_MODEL_PAUSE_MS), so the model's first token is not held behind the verdict (bench/voice: 100 ms on the path).
+// (TURN_MODEL_PAUSE_MS), so the model's first token is not held behind the verdict. The short pause is edgedial's own
+// wait on every reply's path (bench/voice): three quiet frames, 60 ms.
 import { describe, expect, it } from "vitest";
 import type { ChatEvent, ChatModel, ChatRequest } from "../../src/agent/chat";
 import type { Speech, SpeechStream, SpeechToText, TextToSpeech } from "../../src/agent/speech";
@@ -63,6 +64,17 @@ describe("TurnEnds: the reply starts ahead at a shorter pause than smart-turn's"
     s.ends.stop();
     expect(s.asked.map((a) => [a.words, a.atMs - lastVoice])).toEqual([["I have a question", REPLY_AHEAD_PAUSE_MS]]);
     expect(s.judged.map((at) => at - lastVoice)).toEqual([TURN_MODEL_PAUSE_MS]);
+  });
+
+  it("the reply's model is asked by the third quiet frame (60 ms), not a frame later", () => {
+    const s = setup();
+    s.run(600, true);
+    s.setWords("I have a question");
+    s.run(40, false);
+    expect(s.asked).toEqual([]); // two quiet frames: a stop between words, not yet a pause
+    s.run(20, false);
+    s.ends.stop();
+    expect(s.asked.map((a) => [a.words, a.atMs - 600])).toEqual([["I have a question", 60]]);
   });
 
   it("words that moved on by smart-turn's pause are asked again; a new pause with the same words is not", () => {
