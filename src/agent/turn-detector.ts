@@ -12,7 +12,10 @@ export class TurnDetector {
   private startMs: number | null = null;
   /** The voice heard so far in the current utterance. */
   voicedMs = 0;
-  /** When the callee's voice was last heard (the pause since decides the turn's end). */
+  /**
+   * When the callee's voice was last heard: the end of their last voiced frame (frames come with the time they end,
+   * the call's clock after them). The pause since decides the turn's end.
+   */
   lastVoiceMs = 0;
 
   constructor(private readonly endOfTurnMs: number) {}
@@ -47,10 +50,14 @@ export class TurnDetector {
     return concat(this.parts);
   }
 
-  /** A turn-detecting model said the turn is over (`atMs`): the utterance ends now, without waiting for silence. */
+  /**
+   * A turn-detecting model said the turn is over (`atMs`): the utterance ends now, without waiting for silence. It
+   * ended where the silence bound would say it did, with the last voiced frame (not a frame later: the turn's timing
+   * counts from there, and read 20 ms short on every model-ended turn beside the call's recording).
+   */
   endNow(atMs: number): Utterance | null {
     if (this.startMs === null) return null;
-    const utterance = { samples: concat(this.parts), startMs: this.startMs, endMs: Math.min(atMs, this.lastVoiceMs + 20), voicedMs: this.voicedMs };
+    const utterance = { samples: concat(this.parts), startMs: this.startMs, endMs: Math.min(atMs, this.lastVoiceMs), voicedMs: this.voicedMs };
     this.parts = [];
     this.startMs = null;
     this.voicedMs = 0;
