@@ -279,11 +279,13 @@ describe("GET /workflow/{workflow_id}/runs", () => {
         "media",
         "conversation",
         "amd",
+        "amd_class",
       ].sort(),
     );
     expect(one.json).toMatchObject({ id: ids[0], name: `WR-${ids[0]}`, status: "initiated", phone_number: CALLEE, initial_context: { first_name: "Ada" } });
     // Not yet answered: nobody judged who answered.
     expect(one.json.amd).toBeNull();
+    expect(one.json.amd_class).toBeNull();
 
     const other = await createOrg();
     expect((await call("GET", `/api/v1/workflow/${s.agent.id}/runs`, { key: other.key })).status).toBe(404);
