@@ -49,3 +49,17 @@ await runInDurableObject(capacityStub(env), async (capacity, state) => {
 // loaded here, every object is the real class's instance from the first, so runInDurableObject sees its insides.
 const { loadDurableObjects } = await import("../src/index");
 await loadDurableObjects();
+
+// Every module the Worker imports on demand (the routers, the Durable Objects' and handlers' modules, auth's), loaded
+// once per runtime before any test. In this pool a module's first import is a request to vitest's module runner, an
+// I/O object of the request that began it: a second request that needs the module meanwhile waits on that import, and
+// the runtime refuses it ("Cannot perform I/O on behalf of a different request", RefcountedFulfiller) and then
+// cancels it as hung. Concurrent first requests (several tests at once, or many requests of one new key) met it. A
+// deployed Worker's modules are in its bundle: no I/O, no such wait.
+const runtime = globalThis as { __modulesLoaded?: boolean };
+if (!runtime.__modulesLoaded) {
+  const { mountAllRouters } = await import("../src/app");
+  await mountAllRouters();
+  await Promise.all(Object.values(import.meta.glob(["../src/**/*.ts", "!../src/dev/**"])).map((load) => load()));
+  runtime.__modulesLoaded = true;
+}
