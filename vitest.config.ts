@@ -94,7 +94,7 @@ export default defineConfig(async () => {
       // Longest files first (scripts/lib/vitest-sequencer.ts), so the run does not end on one long file alone.
       sequence: { sequencer: DurationSequencer },
       // Most files wait on timers, sockets and the simulator rather than compute: more files at once than cores.
-      maxWorkers: 3,
+      maxWorkers: 4,
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,
       hookTimeout: 30_000,
