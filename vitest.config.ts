@@ -26,6 +26,11 @@ async function carrierSimulator() {
 // `npm run test:slow` (EDGEDIAL_SLOW=1): only the seeded simulations (the engine's, the calling rules'), at full length (10,000+ calls). `npm test`
 // runs everything, the simulation at a fifth of that length.
 const SLOW = process.env.EDGEDIAL_SLOW === "1";
+// Files whose many concurrent requests of one new key start in a runtime of their own (isolate on): in the shared
+// runtime they sometimes met "Cannot perform I/O on behalf of a different request" (RefcountedFulfiller, or the
+// request's own body as a ReadableStreamSource) and a request cancelled as hung, never with a fresh runtime per file
+// (docs/testing.md).
+const FRESH_RUNTIME = ["test/security/rate-limits.test.ts", "test/telephony/defaults-numbers.test.ts"];
 const SIMULATIONS = ["test/campaigns/engine-simulation.test.ts", "test/campaigns/rules-simulation.test.ts"];
 
 export default defineConfig(async () => {
@@ -85,11 +90,20 @@ export default defineConfig(async () => {
             isolate: false,
             include: SLOW ? SIMULATIONS : ["test/**/*.test.ts"],
             // Both run in Node, by their own configs: npm run test:integration, npm run test:browser.
-            exclude: ["test/integration/**", "test/browser/**", "test/tour/**", "test/demo/demo-data.test.ts", "test/**/*.unit.test.ts"],
+            exclude: [...["test/integration/**", "test/browser/**", "test/tour/**", "test/demo/demo-data.test.ts", "test/**/*.unit.test.ts"], ...FRESH_RUNTIME],
             setupFiles: ["./test/setup.ts", "./test/unhandled-rejections.ts"],
             globalSetup,
           },
         },
+        ...(SLOW
+          ? []
+          : [
+              {
+                extends: true,
+                plugins: [await workersPool()],
+                test: { name: "workers-fresh", include: FRESH_RUNTIME, setupFiles: ["./test/setup.ts", "./test/unhandled-rejections.ts"] },
+              },
+            ]),
       ],
       // Longest files first (scripts/lib/vitest-sequencer.ts), so the run does not end on one long file alone.
       sequence: { sequencer: DurationSequencer },
