@@ -25,6 +25,8 @@ class FakeAi {
   readonly chats: Msg[][] = [];
   readonly spoken: string[] = [];
   readonly events: string[] = [];
+  /** The Flux events sent before each model request of a turn (not the greeting's). */
+  readonly eventsAtChat: string[][] = [];
   /**
    * `eager`: whether Flux sends eager events when asked for them (off: the baseline, Flux without eager mode);
    * `eotMs`: its quiet before EndOfTurn (Flux's eager event comes a few hundred ms before it); `modelMs`: the model's
@@ -42,6 +44,7 @@ class FakeAi {
       const messages = structuredClone(inputs.messages) as Msg[];
       this.chats.push(messages);
       const last = String([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
+      if (last) this.eventsAtChat.push([...this.events]);
       await new Promise((r) => setTimeout(r, messages.length > 1 ? this.modelMs : 0));
       const response = !last ? "Hi Ada!" : last.includes("seats") ? "Twelve seats, noted." : "Great, thank you.";
       // Streamed a word at a time, as the model does: a reply's first clause can go to the voice before the rest.
@@ -152,7 +155,7 @@ describe("Flux's turn events on Workers AI", () => {
     ]);
   });
 
-  it("EagerEndOfTurn starts the model ahead: with the same words at EndOfTurn, the reply's first audio comes earlier than without it", async () => {
+  it("EagerEndOfTurn starts the model ahead: asked on the eager words before EndOfTurn, its reply is the one played", async () => {
     // Without: the agent turns eager mode off (`eager_eot_threshold: null`), so Flux is not asked for eager events.
     const plain = new FakeAi(true, 560);
     const without = await replyDelay(plain, { eager_eot_threshold: null });
@@ -160,13 +163,16 @@ describe("Flux's turn events on Workers AI", () => {
     const withEager = await replyDelay(ai);
     expect(ai.events).toEqual(["EagerEndOfTurn", "EndOfTurn"]);
     expect(plain.events).toEqual(["EndOfTurn"]);
+    // The model was asked at the eager event, before Flux ended the turn; without eager mode, only once it had. This
+    // order, not a time, is the assertion: the gain in time (the model's 300 ms begun ahead) is the caller's clock's,
+    // which a loaded machine's late timers and caught-up frames can swallow (bench/voice measures it at 50 calls).
+    expect(ai.eventsAtChat).toEqual([["EagerEndOfTurn"]]);
+    expect(plain.eventsAtChat).toEqual([["EndOfTurn"]]);
     // One model request for the turn either way: the speculative one was used, not repeated.
     expect(ai.chats.map(lastUser)).toEqual(["Sure, tell me more."]);
     // Its first clause was voiced ahead and that audio is what the reply played: the voice was asked once per piece.
     expect(ai.spoken).toEqual(["Hi Ada!", "Great,", "thank you."]);
-    // The model's 300 ms began at the eager event, 300 ms before the end of the turn.
     console.log(`first audio after the caller's words: ${withEager} ms with EagerEndOfTurn, ${without} ms without`);
-    expect(withEager).toBeLessThan(without - 100);
   });
 
   it("a speculative reply cancelled by TurnResumed is never heard and never in the history", async () => {
