@@ -132,10 +132,12 @@ describe("a conversation on the media path", () => {
     expect(last.text).toBe("One moment. I'm sorry, I'm having trouble on my side. We'll try you again later. Goodbye!");
     // The filler came 1.5 s after the callee's turn ended (700 ms after their words); the apology (about 4.7 s of
     // speech from the clip engine) started at the configured 3 s limit, not the default 6 s.
+    // The turns are on the call's audio clock, the filler's and the limit's timers on the wall clock: a loaded machine
+    // that catches the callee's frames up in a burst moves them a frame or two apart (2,180 ms seen beside a CPU hog).
     const calleeEnd = snap.turns[1].endMs;
-    expect(last.startMs - calleeEnd).toBeGreaterThanOrEqual(700 + 1500);
+    expect(last.startMs - calleeEnd).toBeGreaterThanOrEqual(700 + 1500 - 40);
     expect(last.startMs - calleeEnd).toBeLessThanOrEqual(700 + 1500 + 300);
-    expect(last.endMs - calleeEnd).toBeGreaterThanOrEqual(700 + 3000 + 4000);
+    expect(last.endMs - calleeEnd).toBeGreaterThanOrEqual(700 + 3000 + 4000 - 40);
     expect(last.endMs - calleeEnd).toBeLessThanOrEqual(700 + 3000 + 5500);
     const run = await runWhen(s, agentId, runId, (r) => !!r.transcript?.length);
     expect(run.end_reason).toBe("dead_air");

@@ -121,8 +121,7 @@ async function transcript(runId: number, callee: CalleeStream, done: (turns: { r
   }
 }
 
-// Each path's three calls at once (each its own call, session and fake binding): they wait on the wall clock.
-describe.concurrent.each(PATHS)("words heard while the caller speaks decide an interruption: $name", (path) => {
+describe.each(PATHS)("words heard while the caller speaks decide an interruption: $name", (path) => {
   it("an uh-huh over the agent never pauses it: no clear, the sentence plays whole, the model is not asked", async () => {
     const ai = new FakeAi();
     const { runId, callee } = await longReply(ai, path, "Uh-huh.");

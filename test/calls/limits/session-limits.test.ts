@@ -68,9 +68,8 @@ async function conversation(callee: CalleeStream, turns: Int16Array[], drive = (
   return audioMs;
 }
 
-// The two calls run at once (each its own session, ledger and stand-in key); the subrequest limit test after them, alone.
 describe("a call session's outbound connections and subrequests, under Workers' limits", () => {
-  it.concurrent("Twilio; an OpenAI-compatible model, Deepgram live transcription and streamed Deepgram speech: every request counted, within the limits", async () => {
+  it("Twilio; an OpenAI-compatible model, Deepgram live transcription and streamed Deepgram speech: every request counted, within the limits", async () => {
     const { s, e, runId, ledger } = await deepgramCall();
     const audioMs = await conversation(await connect("twilio", runId), [SURE.samples, SEATS.samples, SURE.samples]);
     await finished(runId);
@@ -90,7 +89,7 @@ describe("a call session's outbound connections and subrequests, under Workers' 
     withinLimits(ledger, audioMs, "twilio");
   }, 120_000);
 
-  it.concurrent("Asterisk (the session's outbound media socket); a slow model (its filler spoken while the model's headers are awaited), ElevenLabs speech: within the limits", async () => {
+  it("Asterisk (the session's outbound media socket); a slow model (its filler spoken while the model's headers are awaited), ElevenLabs speech: within the limits", async () => {
     const s = await setup("ari");
     const e: Engines = { llmKey: key("slow"), stt: "deepgram", sttKey: key(), tts: "elevenlabs", ttsKey: key() };
     const runId = await standinCall(s, e);
