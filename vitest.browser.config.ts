@@ -9,6 +9,7 @@ export default defineConfig({
     environment: "node",
     // One browser and one dev server: no parallel files. Generous limits for busy CI machines.
     fileParallelism: false,
+    globalSetup: ["test/browser/global-setup.ts"],
     testTimeout: 180_000,
     hookTimeout: 180_000,
   },

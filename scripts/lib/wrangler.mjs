@@ -10,15 +10,20 @@ export const WRANGLER = `${ROOT}node_modules/wrangler/bin/wrangler.js`;
 
 const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Runs wrangler to completion; stdin is not a TTY, so its confirmations take their default. */
-export function wrangler(args, { quiet = false } = {}) {
+/**
+ * Runs wrangler to completion; stdin is not a TTY, so its confirmations take their default. `timeoutMs` (tests): the
+ * run is killed past it and the failure says so, since a blocked synchronous child also blocks the caller's own timers.
+ */
+export function wrangler(args, { quiet = false, timeoutMs } = {}) {
   const run = () => {
     const res = spawnSync(process.execPath, [WRANGLER, ...args], {
       cwd: ROOT,
       stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
       encoding: "utf8",
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      ...(timeoutMs ? { timeout: timeoutMs, killSignal: "SIGKILL" } : {}),
     });
+    if (res.error?.code === "ETIMEDOUT") return { ok: false, output: `wrangler ${args.join(" ")} did not finish within ${timeoutMs} ms; killed\n` };
     if (res.status === 0) return { ok: true, value: res.stdout ?? "" };
     return { ok: false, output: `${res.stdout ?? ""}${res.stderr ?? ""}` };
   };
@@ -72,9 +77,9 @@ export function echoRedacted(child) {
 }
 
 /** Runs SQL against D1 (remote, local, or local kept in `persistTo`) and returns the rows of the last statement. */
-export function d1(sql, { remote = false, persistTo } = {}) {
+export function d1(sql, { remote = false, persistTo, timeoutMs } = {}) {
   const where = remote ? ["--remote"] : persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
-  const out = wrangler(["d1", "execute", "DB", ...where, "--json", "--command", sql], { quiet: true });
+  const out = wrangler(["d1", "execute", "DB", ...where, "--json", "--command", sql], { quiet: true, timeoutMs });
   const parsed = JSON.parse(out.slice(out.indexOf("[")));
   return parsed[parsed.length - 1]?.results ?? [];
 }
@@ -92,13 +97,13 @@ export function keyHash(key) {
 }
 
 /** Creates an organization and its first key in one D1 round trip; returns both. */
-export function createOrganization(name, { remote = false, persistTo } = {}) {
+export function createOrganization(name, { remote = false, persistTo, timeoutMs } = {}) {
   const { key, hash, last4 } = newApiKey();
   const rows = d1(
     `INSERT INTO organizations (name) VALUES (${sqlString(name)});
      INSERT INTO api_keys (org_id, name, key_hash, key_last4) VALUES (last_insert_rowid(), 'initial', ${sqlString(hash)}, ${sqlString(last4)});
      SELECT org_id AS id FROM api_keys WHERE key_hash = ${sqlString(hash)};`,
-    { remote, persistTo },
+    { remote, persistTo, timeoutMs },
   );
   return { orgId: rows[0]?.id, key };
 }

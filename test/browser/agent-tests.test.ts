@@ -5,38 +5,24 @@
 // the suite run with a wrong expectation (failed, expected and actual side by side); a flaky result shown as flaky.
 // A screenshot at each step, each checked for WCAG AA contrast; no request leaves the Worker's origin.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
 import suite from "../fixtures/seats-suite.json";
+import { localOrganization, plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium, watchedPage } from "./chromium";
 import { contrastProblems } from "./contrast";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-let worker: Awaited<ReturnType<typeof unstable_startWorker>> | null = null;
+let worker: Worker | null = null;
 let context: BrowserContext;
 let origin: string;
 let key: string;
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-agent-tests-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
-
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function api(method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${origin}/api/v1${path}`, {
@@ -51,16 +37,12 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Agent tests", { persistTo: state }).key;
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  worker = await unstable_startWorker({
+  key = localOrganization(state, "Agent tests");
+  ({ worker: worker, origin } = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
-    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
+    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: at, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
-  await worker.ready;
+  })));
   context = await launchChromium(join(scratch, "profile"), requested);
 }, 180_000);
 

@@ -5,9 +5,28 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-/** `extraArgs`: a test's own switches (autoplay, a fake microphone) beside the closed-network ones every test gets. */
+/**
+ * `extraArgs`: a test's own switches (autoplay, a fake microphone) beside the closed-network ones every test gets.
+ * A launch is bounded at 60 s (Playwright's default is 180 s, a browser file's whole setup) and tried once more with a
+ * fresh profile, so a stalled start names itself instead of timing out the file's hook.
+ */
 export async function launchChromium(profileDir: string, requested: Set<string> = new Set(), extraArgs: string[] = []): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(profileDir, {
+  const started = Date.now();
+  let context: BrowserContext;
+  try {
+    context = await launch(profileDir, extraArgs);
+  } catch (err) {
+    process.stderr.write(`browser setup: Chromium did not start (${String(err).split("\n")[0]}); trying once more\n`);
+    context = await launch(`${profileDir}-again`, extraArgs);
+  }
+  process.stderr.write(`browser setup: Chromium started in ${Date.now() - started} ms\n`);
+  context.on("request", (r) => requested.add(r.url()));
+  return context;
+}
+
+function launch(profileDir: string, extraArgs: string[]): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profileDir, {
+    timeout: 60_000,
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
@@ -22,8 +41,6 @@ export async function launchChromium(profileDir: string, requested: Set<string> 
       ...extraArgs,
     ],
   });
-  context.on("request", (r) => requested.add(r.url()));
-  return context;
 }
 
 /** A new page whose every request (seen by Chromium itself, sockets included) and console error are noted. */

@@ -4,21 +4,16 @@
 // through its button and confirmation dialog, watches the counters, log and outcome chart until it completes, opens
 // a call, and signs out. No console error beyond the deliberate 401, and no request leaves the Worker's origin.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { localOrganization, plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium, watchedPage } from "./chromium";
 import { contrastProblems } from "./contrast";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-
-type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
 
 const workers: Worker[] = [];
 let context: BrowserContext;
@@ -32,17 +27,6 @@ const requested = new Set<string>();
 const consoleErrors: string[] = [];
 /** WebSockets the pages opened (CDP's requestWillBeSent does not see them). */
 const sockets: string[] = [];
-
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function http(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
   const res = await fetch(url, {
@@ -60,33 +44,29 @@ const api = (method: string, path: string, body?: unknown) => http(method, `${or
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Dashboard", { persistTo: state }).key;
+  key = localOrganization(state, "Dashboard");
 
-  const sim = await unstable_startWorker({
+  const sim = await startLocalWorker("the carrier simulator", (_at, port) => ({
     config: "src/dev/simulator/wrangler.toml",
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: join(scratch, "sim"), watch: false, logLevel: "warn" },
-  });
-  workers.push(sim);
-  await sim.ready;
-  simUrl = String(await sim.url).replace(/\/$/, "");
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: join(scratch, `sim-${port}`), watch: false, logLevel: "warn" },
+  }));
+  workers.push(sim.worker);
+  simUrl = sim.origin;
 
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  const app = await unstable_startWorker({
+  const started = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
     // Calling rules' defaults off: the test's Los Angeles numbers must be callable at any hour CI runs.
     bindings: plain({
       ...localBindings("d1"),
-      PUBLIC_BASE_URL: origin,
+      PUBLIC_BASE_URL: at,
       CARRIER_BASE_URLS: JSON.stringify({ twilio: `${simUrl}/twilio` }),
       CALLING_RULES_DEFAULTS: "off",
     }),
     // remote: false: Workers AI (remote only) stays off; the agent on calls is VOICE_AGENT's local choice.
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
-  workers.push(app);
-  await app.ready;
+  }));
+  workers.push(started.worker);
+  origin = started.origin;
 
   // An agent, a configuration on the simulator with a caller ID, and a draft campaign of three contacts.
   const agent = await api("POST", "/workflow/create", {

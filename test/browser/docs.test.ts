@@ -6,12 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium, watchedPage } from "./chromium";
 
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
 
-type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
 type Operation = { method: string; path: string; tag: string; summary: string };
 
 let worker: Worker;
@@ -22,23 +21,18 @@ const scratch = mkdtempSync(join(tmpdir(), "edgedial-browser-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
 
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-
 beforeAll(async () => {
   // wrangler would otherwise fetch the `Request.cf` placeholder from workers.cloudflare.com (no network in CI).
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  worker = await unstable_startWorker({
+  ({ worker, origin } = await startLocalWorker("edgedial", (_at, port) => ({
     config: "wrangler.jsonc",
     bindings: plain({
       ENCRYPTION_KEYS: `b1:${Buffer.alloc(32, 7).toString("base64")}`,
       CALLBACK_SECRET: "browser-test",
       UPLOAD_SIGNING_SECRET: "browser-test",
     }),
-    // Port 0: the system picks a free port.
-    dev: { inspector: false, server: { hostname: "127.0.0.1", port: 0 }, persist: join(scratch, "state"), watch: false, logLevel: "warn", remote: false },
-  });
-  await worker.ready;
-  origin = new URL(String(await worker.url)).origin;
+    dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: join(scratch, "state"), watch: false, logLevel: "warn", remote: false },
+  })));
 
   context = await launchChromium(join(scratch, "profile"), requested);
 }, 180_000);

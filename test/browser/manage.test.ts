@@ -5,23 +5,19 @@
 // duration equal to the file's, seekable), results.csv downloaded. A screenshot at each step, each checked for WCAG
 // AA contrast; no request leaves the Worker's origin.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { localOrganization, plain, setupStep, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium, watchedPage } from "./chromium";
 import { contrastProblems } from "./contrast";
 import { readmeScreenshot } from "./readme-screenshot";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { CALLEE_CLIPS, clip, startSandboxSimulator } from "../../scripts/lib/sandbox-sim.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-type Worker = Awaited<ReturnType<typeof unstable_startWorker>>;
 
 const workers: Worker[] = [];
 let context: BrowserContext;
@@ -33,17 +29,6 @@ const scratch = mkdtempSync(join(tmpdir(), "edgedial-manage-"));
 const requested = new Set<string>();
 const consoleErrors: string[] = [];
 
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 async function api(method: string, path: string): Promise<any> {
   const res = await fetch(`${origin}/api/v1${path}`, { method, headers: { "X-API-Key": key } });
   if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
@@ -53,28 +38,30 @@ async function api(method: string, path: string): Promise<any> {
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Manage", { persistTo: state }).key;
-  const sim = await startSandboxSimulator({ persist: join(scratch, "sim") });
+  key = localOrganization(state, "Manage");
+  const sim = await setupStep(
+    "the carrier simulator",
+    { ms: 90_000, attempts: 2, dispose: (late: { worker: Worker; origin: string }) => late.worker.dispose() },
+    (n) => startSandboxSimulator({ persist: join(scratch, `sim-${n}`) }),
+  );
   workers.push(sim.worker);
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  const app = await unstable_startWorker({
+  const started = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
     // The sandbox dials the simulator; the agent runs on the local deterministic engines; calling rules' defaults off
     // so the test's numbers are callable at any hour CI runs.
     bindings: plain({
       ...localBindings("d1"),
-      PUBLIC_BASE_URL: origin,
+      PUBLIC_BASE_URL: at,
       CARRIER_BASE_URLS: JSON.stringify({ sandbox: `${sim.origin}/twilio` }),
       CALLING_RULES_DEFAULTS: "off",
       VOICE_AGENT: "conversation",
       OFFLINE_ENGINES: "true",
     }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
+  }));
+  const app = started.worker;
+  origin = started.origin;
   workers.push(app);
-  await app.ready;
   // As npm run dev does: the offline speech-to-text knows the sandbox callee's lines by their sound.
   for (const c of CALLEE_CLIPS as { file: string; text: string }[]) {
     const res = await fetch(`${origin}/api/v1/greeting-recordings?name=${encodeURIComponent(c.text)}`, {

@@ -3,34 +3,22 @@
 // typed turn gets a spoken answer (audio frames reach the page) and a written one, and Hang up ends the run. Then the
 // text-only playground, on the same web call, shows the node change, the gathered value and the end of the call.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { localOrganization, plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium } from "./chromium";
 import { contrastProblems } from "./contrast";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-talk-typed-"));
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-let app: Awaited<ReturnType<typeof unstable_startWorker>>;
+let app: Worker;
 let context: BrowserContext;
 let origin: string;
 let key: string;
 let agentId: number;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function api(method: string, path: string, body?: unknown) {
   const res = await fetch(`${origin}/api/v1${path}`, {
@@ -49,17 +37,13 @@ const items = (page: Page, list: string) => page.locator(`${list} li`).allTextCo
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Talk typed", { persistTo: state }).key;
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  app = await unstable_startWorker({
+  key = localOrganization(state, "Talk typed");
+  ({ worker: app, origin } = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
     // As `npm run dev` without --workers-ai: the conversation agent on the offline engines.
-    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
+    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: at, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
-  await app.ready;
+  })));
 
   // The seats agent with its scripted model only (its speech on the offline engines), and no default for first_name.
   const seats = JSON.parse(readFileSync("test/fixtures/seats-agent.json", "utf8"));

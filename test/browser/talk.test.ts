@@ -3,35 +3,23 @@
 // the agent's greeting is played (the page's playback tap sees its energy), the clip's words appear in the live
 // transcript, the agent replies, and Hang up ends the run (completed, direction web, with its transcript).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
+import { localOrganization, plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium } from "./chromium";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-talk-"));
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-let app: Awaited<ReturnType<typeof unstable_startWorker>>;
+let app: Worker;
 let context: BrowserContext;
 let origin: string;
 let key: string;
 let agentId: number;
 const SURE = "Sure, tell me more.";
 const REPLY = "Great. How many seats do you need?";
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${origin}/api/v1${path}`, {
@@ -47,17 +35,13 @@ async function api(method: string, path: string, body?: unknown, headers: Record
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Talk", { persistTo: state }).key;
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  app = await unstable_startWorker({
+  key = localOrganization(state, "Talk");
+  ({ worker: app, origin } = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
     // VOICE_AGENT conversation: the agent's own (scripted) engines, as `--workers-ai` would pick Workers AI.
-    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, VOICE_AGENT: "conversation" }),
+    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: at, VOICE_AGENT: "conversation" }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
-  await app.ready;
+  })));
 
   // The clip the microphone plays, as a recording the agent's scripted speech-to-text knows.
   const clip = readFileSync("test/fixtures/audio/callee-sure-8k.wav");

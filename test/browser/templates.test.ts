@@ -3,34 +3,22 @@
 // qualification agent with its scripted model and opens its page; "Talk to this agent" then runs it offline: the
 // microphone's committed clip ("Sure, tell me more.") is understood and the agent answers along its graph.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
 import { readWav, wavFile } from "../../src/lib/audio/wav";
+import { localOrganization, plain, startLocalWorker, type Worker } from "./local-service";
 import { launchChromium } from "./chromium";
-// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
-import { createOrganization, wrangler } from "../../scripts/lib/wrangler.mjs";
 import { localBindings } from "../../scripts/lib/local-bindings.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "edgedial-templates-"));
 const ARTIFACTS = join(process.cwd(), "test-artifacts");
-const plain = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-let app: Awaited<ReturnType<typeof unstable_startWorker>>;
+let app: Worker;
 let context: BrowserContext;
 let origin: string;
 let key: string;
 const SURE = "Sure, tell me more.";
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function api(method: string, path: string, body?: Uint8Array, headers: Record<string, string> = {}) {
   const res = await fetch(`${origin}/api/v1${path}`, { method, headers: { "X-API-Key": key, ...headers }, body });
@@ -42,17 +30,13 @@ async function api(method: string, path: string, body?: Uint8Array, headers: Rec
 beforeAll(async () => {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   const state = join(scratch, "state");
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { quiet: true });
-  key = createOrganization("Templates", { persistTo: state }).key;
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  app = await unstable_startWorker({
+  key = localOrganization(state, "Templates");
+  ({ worker: app, origin } = await startLocalWorker("edgedial", (at, port) => ({
     config: "wrangler.jsonc",
     // As npm run dev runs without --workers-ai: the agent's engines are the offline ones.
-    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: origin, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
+    bindings: plain({ ...localBindings("d1"), PUBLIC_BASE_URL: at, VOICE_AGENT: "conversation", OFFLINE_ENGINES: "true" }),
     dev: { inspector: false, server: { hostname: "127.0.0.1", port }, persist: state, watch: false, logLevel: "warn", remote: false },
-  });
-  await app.ready;
+  })));
   // As npm run dev does: the offline speech-to-text knows this clip by its sound (a recording of the organization).
   const clip = readFileSync("test/fixtures/audio/callee-sure-8k.wav");
   await api("POST", `/greeting-recordings?name=${encodeURIComponent(SURE)}`, new Uint8Array(clip), { "Content-Type": "audio/wav" });
