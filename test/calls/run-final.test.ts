@@ -13,7 +13,7 @@ import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import { organizationStub } from "../../src/organizations/organization-object";
 import { call } from "../helpers";
 import { dial, inboundSetup, runsOf } from "./inbound-support";
-import { connect, ECHO_WORKER, fetchWorker } from "./media-support";
+import { connect, ECHO_WORKER, fetchWorker, upgrade } from "./media-support";
 import {
   CALLEE,
   CALLER,
@@ -22,12 +22,14 @@ import {
   deliver,
   deliverAll,
   eventually,
+  flush,
   play,
   runApi,
   runRow,
   twoContactCampaign,
   setup,
   sim,
+  simHang,
   simRequests,
   startCall,
   type Setup,
@@ -152,6 +154,30 @@ describe("an admitted inbound call whose media never connects", () => {
     expect(next.text).toMatch(/<Stream /);
     expect(await runsOf(s.org.id)).toHaveLength(2);
   }, 30_000);
+
+  it("media that comes while the deadline's hang-up is out is refused, and the run still ends", async () => {
+    // Telnyx hangs up by command, and the simulated carrier sits on that command for 4 s: the deadline's work has
+    // begun (the run is not yet final, so the stream route lets the socket through to the session) when the media
+    // comes. A session that took it would start a conversation whose storage the deadline then deletes under it.
+    const { s } = await inboundSetup("telnyx");
+    expect((await fetchWorker(callbackRequest(await dial(s)), ECHO_WORKER)).status).toBe(204);
+    const [run] = await runsOf(s.org.id);
+    for (const ev of await flush(run.provider_call_id)) expect((await fetchWorker(callbackRequest(ev), ECHO_WORKER)).status).toBeLessThan(300);
+    await simHang(s.acct, "hangup", 4_000);
+    const hangupAsked = async () => (await simRequests(s.acct)).some((r) => r.path.endsWith(`/${run.provider_call_id}/actions/hangup`));
+    expect(await eventually(hangupAsked, (asked) => asked, 20_000)).toBe(true);
+    expect(isFinal((await runRow(run.id)).status)).toBe(false);
+
+    const late = await upgrade("telnyx", run.id);
+    expect(late.status, await late.text()).toBe(409);
+    const ended = await eventually(
+      () => runRow(run.id),
+      (r) => isFinal(r.status),
+      15_000,
+    );
+    expect(ended).toMatchObject({ status: "completed", endReason: "media_error" });
+    expect(await callSessionStub(env, run.id).snapshot()).toMatchObject({ ended: true, turns: [] });
+  }, 45_000);
 
   it("a call whose media connects in time is left alone by the deadline", async () => {
     const { s } = await inboundTwilio();

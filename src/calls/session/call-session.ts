@@ -296,8 +296,16 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const s = this.store.current;
     if (s.ended) return this.release.run(s.runId);
-    if (s.runId === null) return mediaWaitAlarm(this.ctx.storage, this.env, this.calls, Date.now());
+    if (s.runId === null) return mediaWaitAlarm(this.ctx.storage, this.env, this.calls, Date.now(), () => this.noMedia());
     await this.serially(() => this.beat(Date.now()));
+  }
+
+  /** The media wait's deadline passed: unless the media began meanwhile, no media is accepted from now on. */
+  private noMedia(): boolean {
+    if (this.store.current.runId !== null || this.store.current.ended) return false;
+    this.store.set({ ended: true, endReason: "media_error" });
+    this.release.gone = true;
+    return true;
   }
 
   private async beat(now: number): Promise<void> {

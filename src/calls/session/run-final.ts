@@ -44,11 +44,17 @@ export async function armMediaWait(storage: DurableObjectStorage, wait: MediaWai
   await storage.setAlarm(wait.at);
 }
 
-/** The alarm of a session whose media has not begun: past the deadline, the call is hung up and its run ended. */
-export async function mediaWaitAlarm(storage: DurableObjectStorage, env: Env, ports: CallPorts, now: number): Promise<void> {
+/**
+ * The alarm of a session whose media has not begun: past the deadline, the call is hung up and its run ended.
+ * `claim` is asked first, with no I/O between it and the deadline's check: the media may have begun while the alarm
+ * was on its way, and once claimed the session refuses media that comes while the hang-up's requests are out (it
+ * would otherwise start a conversation whose storage this deletes under it).
+ */
+export async function mediaWaitAlarm(storage: DurableObjectStorage, env: Env, ports: CallPorts, now: number, claim: () => boolean): Promise<void> {
   const wait = await storage.get<MediaWait>(KEY);
   if (!wait) return;
   if (now < wait.at) return storage.setAlarm(wait.at);
+  if (!claim()) return;
   try {
     await ports.hangup(wait.orgId, wait.runId);
   } catch (err) {

@@ -163,7 +163,9 @@ export const telnyx: Carrier = {
         const answered = call.state === "answered";
         call.state = "ended";
         call.extra.apiHangup = true;
-        const times = answered ? { start_time: call.extra.answeredAt, end_time: new Date().toISOString() } : {};
+        // A scripted answer is a 7 s call on the carrier's clock however long the application took to hang it up (a
+        // busy test machine made it 8); an inbound call's times are real.
+        const times = answered ? { start_time: call.extra.answeredAt, end_time: call.extra.scriptedEnd ?? new Date().toISOString() } : {};
         call.pending.push(
           await webhook(
             account,
@@ -305,6 +307,7 @@ export const telnyx: Carrier = {
         // The call stays up: the application speaks and hangs up by command (call.hangup follows the hangup command).
         call.state = "answered";
         call.extra.answeredAt = started;
+        call.extra.scriptedEnd = ended;
         out.push(await webhook(account, call, "call.answered", { state: "answered", start_time: started }, opts));
         if (outcome === "voicemail") out.push(await webhook(account, call, "call.machine.detection.ended", { result: "machine" }, opts));
         break;
