@@ -111,6 +111,7 @@ export const DURABLE_OBJECT_METHODS = {
     "onSocketMessage",
     "onMessage",
     "onSocketClose",
+    "noMedia",
     "beat",
     "schedule",
     "silenceMs",

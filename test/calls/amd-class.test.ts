@@ -1,22 +1,13 @@
-// Who answered, as the agent judged it, in D1 (issue 42): a campaign on the carrier simulator whose three callees are
-// a voicemail greeting with its tone, an IVR menu's prompt and a call screening service's prompt. Each run's
-// `amd_class` is on its page (beside `amd`), in the agent's and the campaign's run lists (and the agent's list filters
-// by it), in results.csv's last column, and counted per class on the campaign's progress.
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
 import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
 import { isFinal } from "../../src/calls/runs/runs";
 import { callSessionStub } from "../../src/calls/session/stub";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { unwrap } from "../../src/campaigns/errors";
-import { workflowRuns } from "../../src/db/schema";
-import { getDb } from "../../src/lib/db";
 import { call } from "../helpers";
 import { clip, DEFINITION, listenLive, MACHINE, SCRIPT, SEATS, SEATS_DISPOSITIONS, SURE } from "./conversation-support";
 import { connect } from "./media-support";
-import { CONTEXT, campaignObject, deliverAll, eventually, play, runApi, type Setup, setup } from "./support";
+import { deliverAll, eventually, placedCampaign, play, runApi, type Setup, setup } from "./support";
 
 // Short prompts (espeak-ng, test/fixtures/audio): their words reach the agent with the callee's first turn, before the
 // audio alone would take the short opening and its pause for a person.
@@ -52,31 +43,7 @@ describe("the agent's answering-machine class in D1", () => {
     expect(wf.status, wf.text).toBe(200);
     const s: Setup = { ...base, agent: wf.json };
     const agentId = wf.json.id as number;
-    // The D1 row the routes look the campaign up by; its object holds the contacts.
-    const row = await env.DB.prepare(
-      "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, 'who answered', ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
-    )
-      .bind(s.org.id, agentId, s.configId, JSON.stringify(DEFAULT_SETTINGS))
-      .first<{ id: number }>();
-    const id = row!.id;
-    const stub = await campaignObject(
-      s,
-      id,
-      { enabled: false },
-      [...CALLEES.keys()].map((phone_number, i) => ({ row: i + 2, phone_number, initial_context: CONTEXT, greeting_override: null })),
-      { max_concurrency: 3, rate_limit: 50 },
-    );
-    await stub.start();
-    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
-    const placed = await eventually(
-      async () => {
-        await runDurableObjectAlarm(stub);
-        return runs();
-      },
-      (r) => r.length === 3,
-      10_000,
-    );
-    expect(placed).toHaveLength(3);
+    const { id, stub, runs, placed } = await placedCampaign(s, { name: "who answered", agentId, phones: [...CALLEES.keys()], maxConcurrency: 3 });
 
     for (const run of placed) {
       await answer(s, run.id);

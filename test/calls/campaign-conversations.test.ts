@@ -9,7 +9,6 @@ import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
 import { isFinal } from "../../src/calls/runs/runs";
 import { callSessionStub } from "../../src/calls/session/stub";
-import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { unwrap } from "../../src/campaigns/errors";
 import { workflowRuns } from "../../src/db/schema";
 import { readWav } from "../../src/lib/audio/wav";
@@ -17,7 +16,21 @@ import { getDb } from "../../src/lib/db";
 import { call } from "../helpers";
 import { DEFINITION, listenLive, MACHINE, prepareScripted, SCRIPT, SEATS, SEATS_DISPOSITIONS, SURE, seatsConversation } from "./conversation-support";
 import { connect } from "./media-support";
-import { CALLEE, CONTEXT, campaignId, campaignObject, deliver, deliverAll, eventually, play, runApi, runRow, type Setup, setup } from "./support";
+import {
+  CALLEE,
+  CONTEXT,
+  campaignId,
+  campaignObject,
+  deliver,
+  deliverAll,
+  eventually,
+  placedCampaign,
+  play,
+  runApi,
+  runRow,
+  type Setup,
+  setup,
+} from "./support";
 
 const wavSeconds = async (url: string) => {
   const res = await exports.default.fetch(new Request(url));
@@ -44,37 +57,13 @@ describe("a campaign where some callees speak and some stay silent", () => {
     });
     expect(wf.status, wf.text).toBe(200);
     const s: Setup = { ...base, agent: wf.json };
-    // The D1 row the routes look the campaign up by; its object holds the contacts.
-    const row = await env.DB.prepare(
-      "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, 'talk or not', ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
-    )
-      .bind(s.org.id, s.agent.id, s.configId, JSON.stringify(DEFAULT_SETTINGS))
-      .first<{ id: number }>();
-    const id = row!.id;
     const speaks = new Map([
       ["+14155550301", true],
       ["+14155550302", false],
       ["+14155550303", true],
       ["+14155550304", false],
     ]);
-    const stub = await campaignObject(
-      s,
-      id,
-      { enabled: false },
-      [...speaks.keys()].map((phone_number, i) => ({ row: i + 2, phone_number, initial_context: CONTEXT, greeting_override: null })),
-      { max_concurrency: 4, rate_limit: 50 },
-    );
-    await stub.start();
-    const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
-    const placed = await eventually(
-      async () => {
-        await runDurableObjectAlarm(stub);
-        return runs();
-      },
-      (r) => r.length === 4,
-      10_000,
-    );
-    expect(placed).toHaveLength(4);
+    const { id, stub, runs, placed } = await placedCampaign(s, { name: "talk or not", agentId: s.agent.id, phones: [...speaks.keys()], maxConcurrency: 4 });
 
     for (const run of placed) {
       await answer(s, run.id);

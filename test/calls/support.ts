@@ -234,6 +234,33 @@ export async function campaignObject(s: Setup, id: number, retry: Partial<RetryC
 }
 
 /**
+ * A real campaign (its D1 row, named `name`, for the routes; its object holds the contacts) of one contact per phone,
+ * started, its alarm run until every call is placed; the calls' run records and a reader for them.
+ */
+export async function placedCampaign(s: Setup, opts: { name: string; agentId: number; phones: string[]; maxConcurrency: number }) {
+  const row = await env.DB.prepare(
+    "INSERT INTO campaigns (org_id, name, workflow_id, telephony_configuration_id, state, source_id, settings) VALUES (?, ?, ?, ?, 'draft', 'campaigns/x.csv', ?) RETURNING id",
+  )
+    .bind(s.org.id, opts.name, opts.agentId, s.configId, JSON.stringify(DEFAULT_SETTINGS))
+    .first<{ id: number }>();
+  const id = row!.id;
+  const contacts = opts.phones.map((phone_number, i) => ({ row: i + 2, phone_number, initial_context: CONTEXT, greeting_override: null }));
+  const stub = await campaignObject(s, id, { enabled: false }, contacts, { max_concurrency: opts.maxConcurrency, rate_limit: 50 });
+  await stub.start();
+  const runs = () => getDb(env).select().from(workflowRuns).where(eq(workflowRuns.campaignId, id)).all();
+  const placed = await eventually(
+    async () => {
+      await runDurableObjectAlarm(stub);
+      return runs();
+    },
+    (r) => r.length === opts.phones.length,
+    10_000,
+  );
+  expect(placed).toHaveLength(opts.phones.length);
+  return { id, stub, runs, placed };
+}
+
+/**
  * A real campaign of one contact, started until its call is placed: its id, its object and the call's run record (which
  * holds no carrier call id before the answer; the object does).
  */

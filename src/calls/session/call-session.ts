@@ -62,6 +62,7 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   private readonly sockets = new MediaSockets();
   private inOrder: Promise<unknown> = Promise.resolve();
   private ending: Promise<void> | null = null;
+  private endUnderWay = false;
   private readonly keypad = new Keypad();
   private readonly desk: TransferDesk;
   private readonly release = new SessionRelease(this.ctx.storage, () => this.calls); // the storage, once the run is final
@@ -295,6 +296,9 @@ export abstract class CallSessionCore extends DurableObject<Env> {
   /** The heartbeat: wall-clock limits, a lost socket's grace, and what a restart needs saved. */
   async alarm(): Promise<void> {
     const s = this.store.current;
+    // An end under way sets the release's alarm when it is done: the heartbeat due meanwhile (seen on a busy machine)
+    // must not release now, since the end reads the transcript after the run is final.
+    if (s.ended && this.endUnderWay) return this.ending?.catch(() => undefined);
     if (s.ended) return this.release.run(s.runId);
     if (s.runId === null) return mediaWaitAlarm(this.ctx.storage, this.env, this.calls, Date.now(), () => this.noMedia());
     await this.serially(() => this.beat(Date.now()));
@@ -450,7 +454,12 @@ export abstract class CallSessionCore extends DurableObject<Env> {
 
   /** Ends the call once, whoever asks first; later callers wait for the same end. */
   private finish(reason: EndReason, detail: string | null = null): Promise<void> {
-    this.ending ??= this.end(reason, detail);
+    if (!this.ending) {
+      this.endUnderWay = true;
+      this.ending = this.end(reason, detail).finally(() => {
+        this.endUnderWay = false;
+      });
+    }
     return this.ending;
   }
 
