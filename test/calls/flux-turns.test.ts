@@ -181,9 +181,11 @@ describe("Flux's turn events on Workers AI", () => {
     const { runId, callee } = await fluxCall(ai);
     const greeting = callee.received.length;
     callee.speak(SURE.samples);
-    // A pause long enough for EagerEndOfTurn (the model starts on "Sure, tell me more." and its first clause goes to
-    // the voice), then they go on.
-    await listenLive(callee, () => ai.spoken.includes("Great,"), 3000);
+    // The clip's own 320 ms of quiet: past Flux's eager pause (260 ms), short of its end of turn (600 ms). The model
+    // starts on "Sure, tell me more." and its first clause goes to the voice; the caller sends nothing more until that
+    // clause is voiced, so Flux's quiet stays 320 ms however long a busy machine takes (on the wall clock, while
+    // silence went on, it reached 600 ms: EndOfTurn, not TurnResumed). Then they go on.
+    for (const until = Date.now() + 5000; !ai.spoken.includes("Great,") && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     const beforeResuming = callee.received.length;
     callee.speak(SEATS.samples);
     await listenLive(callee, () => ai.spoken.includes("Twelve seats, noted."), 5000);

@@ -4,7 +4,7 @@
 // nothing twice. An inbound call answered whose media never connects is hung up through the carrier and its run
 // ended within seconds, not by the hourly watchdog.
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { isFinal } from "../../src/calls/runs/runs";
 import { MEDIA_WAIT_MS } from "../../src/calls/session/run-final";
@@ -84,6 +84,34 @@ describe("a call the session ends is final at once", () => {
     expect(await runRow(runId)).toMatchObject({ status: "completed", endReason: "callee_silent", endedAt: run.endedAt });
     expect(await inUse(s.org.id)).toBe(1);
   });
+
+  it("a heartbeat during the end (the run made final meanwhile) waits for it: the end still stores the call's results", async () => {
+    // Telnyx hangs up by command; the simulated carrier sits on it for 4 s. While the end waits on it the carrier's
+    // final status makes the run final, and the session's heartbeat comes. Releasing then deleted the transcript the
+    // end reads next ("no such table: turns"), and the call's results were never stored.
+    const s = await setup("telnyx");
+    const runId = await startCall(s);
+    const callId = (await runApi(s, runId)).provider_call_id as string;
+    await deliverAll((await play(callId, "answered")).filter((c) => c.kind !== "stream"));
+    await callSessionStub(env, runId).prepare({ agent: "echo", silenceSeconds: 1 });
+    await simHang(s.acct, "hangup", 4_000);
+    const callee = await connect("telnyx", runId);
+    callee.silence(200);
+    const hangupAsked = async () => (await simRequests(s.acct)).some((r) => r.path.endsWith(`/${callId}/actions/hangup`));
+    expect(await eventually(hangupAsked, (asked) => asked, 15_000)).toBe(true);
+    await env.DB.prepare("UPDATE workflow_runs SET status = 'completed' WHERE id = ?").bind(runId).run();
+    // The session's heartbeat, due now (here the end began in the heartbeat itself, so one is set for it).
+    const session = callSessionStub(env, runId);
+    await runInDurableObject(session, (_, state) => state.storage.setAlarm(Date.now() + 60_000));
+    expect(await runDurableObjectAlarm(session)).toBe(true);
+    const saved = await eventually(
+      () => runRow(runId),
+      (r) => r.recordingKey !== null,
+      15_000,
+    );
+    expect(saved.recordingKey).not.toBeNull();
+    expect(saved.endReason).toBe("callee_silent");
+  }, 45_000);
 
   it("a campaign's call: its slot goes to the next contact at once; the late final callback counts nothing twice", async () => {
     const s = await setup("twilio");
