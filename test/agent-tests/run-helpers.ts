@@ -31,7 +31,8 @@ function listen(fn: (url: string) => void): () => void {
     const real = globalThis.fetch;
     unwrapped = real;
     globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-      const url = new Request(input, init).url;
+      // The URL only: building a Request here would take the body (a stream) the real fetch is about to send.
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
       for (const l of listeners) l(url);
       return real(input, init);
     }) as typeof fetch;
