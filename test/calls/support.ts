@@ -9,6 +9,7 @@ import { getDb } from "../../src/lib/db";
 import type { ProviderName } from "../../src/telephony/providers/types";
 import type { Callback, Outcome } from "../../src/dev/simulator/types";
 import type { PlayRequest } from "../../src/dev/simulator/sim-object";
+import { testCampaignId } from "../campaign-ids";
 import { call, createOrg, type Org } from "../helpers";
 import { DEFAULT_SETTINGS, type CampaignSettings, type RetryConfig } from "../../src/campaigns/engine/settings";
 import type { ContactInput } from "../../src/campaigns/engine/object-api";
@@ -212,9 +213,8 @@ export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean,
   }
 }
 
-let campaignSeq = 0;
 /** An unused campaign id (the objects are addressed by it; no D1 row is needed for these tests). */
-export const campaignId = () => 900_000 + Math.floor(Math.random() * 10_000) * 10 + (++campaignSeq % 10);
+export const campaignId = testCampaignId;
 
 /** A real campaign object for `s`'s agent and configuration, holding `contacts`, ready to start. */
 export async function campaignObject(s: Setup, id: number, retry: Partial<RetryConfig>, contacts: ContactInput[], settings: Partial<CampaignSettings> = {}) {

@@ -8,6 +8,7 @@ import type { CallStartResult, CampaignCallRequest } from "../../src/calls/campa
 import type { SettingsPatch } from "../../src/campaigns/engine/types";
 import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/engine/settings";
 import { clock } from "../../src/lib/clock";
+import { testCampaignId } from "../campaign-ids";
 import type { CallStatus } from "../../src/telephony/providers/types";
 
 /** Far enough ahead of the real clock that no alarm fires on its own during a test. */
@@ -15,8 +16,7 @@ export const T0 = Date.parse("2030-01-07T10:00:00Z"); // a Monday
 
 export type CampaignStub = DurableObjectStub<import("../../src/campaigns/campaign-object").CampaignObject>;
 
-let seq = 0;
-export const uniqueId = () => 700_000 + Math.floor(Math.random() * 1000) * 1000 + ++seq;
+export const uniqueId = testCampaignId;
 
 export const campaignStub = (id: number): CampaignStub => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
 export const orgStub = (orgId: number) => env.ORGANIZATION.get(env.ORGANIZATION.idFromName(String(orgId)));

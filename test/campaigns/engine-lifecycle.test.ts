@@ -1,12 +1,11 @@
 // The records-facing RPCs of the campaign object: initialize, importContacts, finishImport, snapshot, updateSettings, discard.
 import { env } from "cloudflare:workers";
-import { errorOf } from "./engine-harness";
+import { errorOf, uniqueId } from "./engine-harness";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/campaigns/engine/settings";
 import { unwrap } from "../../src/campaigns/errors";
 
-let next = 900_000;
 const stubFor = (id: number) => env.CAMPAIGN.get(env.CAMPAIGN.idFromName(String(id)));
 const meta = (id: number) => ({
   campaignId: id,
@@ -21,7 +20,7 @@ const contact = (row: number, phone: string) => ({ row, phone_number: phone, ini
 
 describe("campaign object: creation RPCs", () => {
   it("imports chunks, reports duplicates with their first row, and counts the total", async () => {
-    const id = ++next;
+    const id = uniqueId();
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     const a = unwrap(await stub.importContacts([contact(2, "+14155550100"), contact(3, "+14155550101"), contact(4, "+14155550100")]));
@@ -37,7 +36,7 @@ describe("campaign object: creation RPCs", () => {
   });
 
   it("a large chunk: text stored exactly, duplicates across the object's internal statements, counts exact", async () => {
-    const id = ++next;
+    const id = uniqueId();
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     const odd = 'q"uo\\te \n\t\u0001 é 漢字 😀 \u2028 {{x}} ,;';
@@ -85,7 +84,7 @@ describe("campaign object: creation RPCs", () => {
   });
 
   it("initialize is idempotent for the same campaign and refuses another", async () => {
-    const id = ++next;
+    const id = uniqueId();
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     await stub.initialize(meta(id));
@@ -94,11 +93,11 @@ describe("campaign object: creation RPCs", () => {
   });
 
   it("snapshot of an object never initialized is a 404", async () => {
-    expect(await errorOf(stubFor(++next).snapshot())).toMatch("[404] Campaign not found");
+    expect(await errorOf(stubFor(uniqueId()).snapshot())).toMatch("[404] Campaign not found");
   });
 
   it("updateSettings merges, validates, and is refused once finished", async () => {
-    const id = ++next;
+    const id = uniqueId();
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     await stub.finishImport();
@@ -111,7 +110,7 @@ describe("campaign object: creation RPCs", () => {
   });
 
   it("discard wipes everything and leaves a blank, reusable object", async () => {
-    const id = ++next;
+    const id = uniqueId();
     const stub = stubFor(id);
     await stub.initialize(meta(id));
     await stub.importContacts([contact(2, "+14155550100")]);
@@ -130,7 +129,7 @@ describe("campaign object: storage schema", () => {
     const { MIGRATIONS, SCHEMA_VERSION } = await import("../../src/campaigns/engine/schema");
     const { recount, readCounts } = await import("../../src/campaigns/engine/counts");
     const { DoSql } = await import("../../src/lib/do-sql");
-    const stub = stubFor(++next);
+    const stub = stubFor(uniqueId());
     await runInDurableObject(stub, async (_i, state) => {
       const sql = state.storage.sql;
       // Back to an empty database at v1 with some history in it.
