@@ -1,8 +1,16 @@
-// Campaign object ids for tests that make campaign objects without a D1 row: one allocator for every file. Files share
-// a runtime (vitest.config.ts, isolate: false), so files with their own counters or random ranges met on one object
-// (beside a CPU hog, engine-lifecycle's 900,002 was a campaign another file had already imported: a 409). Far above
-// any D1 id, below 2^31; a block per evaluation of this module, then a counter.
-let n = 0;
-const base = 2_000_000 + Math.floor(Math.random() * 100_000) * 10_000;
+// Campaign object ids for tests that make campaign objects without D1 choosing the id: one allocator for every file.
+// Files share a runtime (vitest.config.ts, isolate: false), so their ids must never meet: beside a CPU hog,
+// engine-lifecycle's counter (900,001 upward) reached an object another file had already imported (a 409). Random
+// over two billion, never one issued before in this runtime: not a counter, since a test that inserts a D1 row with
+// such an id moves D1's own AUTOINCREMENT to just past it, where a counter would go next. Below 2^31.
+const issued = new Set<number>();
 
-export const testCampaignId = (): number => base + ++n;
+export function testCampaignId(): number {
+  for (;;) {
+    const id = 2_000_000 + Math.floor(Math.random() * 2_100_000_000);
+    if (!issued.has(id)) {
+      issued.add(id);
+      return id;
+    }
+  }
+}
