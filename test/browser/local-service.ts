@@ -3,9 +3,10 @@
 // 180 s (about 30 s on a quiet machine) with nothing saying which step stalled: each step now prints its time, fails
 // on its own bound with its name, and a stalled Worker start is tried once more on a new port.
 import { cpSync } from "node:fs";
-import { createServer } from "node:net";
 import { inject } from "vitest";
 import { unstable_startWorker } from "wrangler";
+// @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
+import { freePort } from "../../scripts/lib/sandbox-sim.mjs";
 // @ts-expect-error: a plain JavaScript helper of the local scripts (no type declarations)
 import { createOrganization } from "../../scripts/lib/wrangler.mjs";
 
@@ -15,15 +16,6 @@ type StartOptions = Parameters<typeof unstable_startWorker>[0];
 /** Bindings as unstable_startWorker takes them: every value a plain-text variable. */
 export const plain = (values: Record<string, string>) =>
   Object.fromEntries(Object.entries(values).map(([k, value]) => [k, { type: "plain_text" as const, value }]));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const say = (line: string) => process.stderr.write(`browser setup: ${line}\n`);
 
@@ -78,7 +70,7 @@ export function localOrganization(state: string, name: string): string {
  */
 export async function startLocalWorker(name: string, options: (origin: string, port: number) => StartOptions): Promise<{ worker: Worker; origin: string }> {
   return setupStep(name, { ms: 90_000, attempts: 2, dispose: ({ worker }) => worker.dispose().catch(() => undefined) }, async () => {
-    const port = await freePort();
+    const port: number = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     const worker = await unstable_startWorker(options(origin, port));
     await worker.ready;
