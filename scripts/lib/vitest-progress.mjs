@@ -7,6 +7,9 @@ import { relative } from "node:path";
 const out = process.env.VITEST_PROGRESS_FILE;
 const write = (line) => out && appendFileSync(out, `${line}\n`);
 const name = (m) => relative(process.cwd(), m.moduleId);
+/** With VITEST_TIMELINE=<file>, each file's start and end with the time (ms), to see what holds a run's wall time. */
+const timeline = process.env.VITEST_TIMELINE;
+const mark = (kind, m) => timeline && appendFileSync(timeline, `${Date.now()} ${kind} ${name(m)}\n`);
 
 /** With UPDATE_TEST_DURATIONS=1, each file's duration (to 100 ms) goes into the sequencer's table (vitest-sequencer.ts). */
 const DURATIONS = process.env.UPDATE_TEST_DURATIONS === "1" ? "test/durations.json" : null;
@@ -18,9 +21,11 @@ export default class ProgressReporter {
   }
   onTestModuleStart(m) {
     write(`start ${name(m)}`);
+    mark("start", m);
   }
   onTestModuleEnd(m) {
     write(`end ${name(m)} ${m.state()}`);
+    mark("end", m);
     if (DURATIONS) this.durations[name(m)] = Math.round(m.diagnostic().duration / 100) * 100;
     // Why each test failed, as the file ends: vitest prints its own account only once the pool has closed, and a pool
     // that never closes (the runner then stops it) would take that account with it.

@@ -95,9 +95,10 @@ async function expectSpokenGreeting(agentId: string | undefined, runId: string |
   const run = (await res.json()) as Run;
   const agentLines = run.transcript.filter((t) => t.role === "agent").map((t) => t.text);
   expect(agentLines[0]).toBe("Hi Alan, do you have a minute?");
-  // The ask node's prompt ("Ask how many seats they need.") said to the caller. What follows depends on timing: the
-  // simulated callee says its next line once the agent has been quiet 800 ms, which a loaded machine's reply can
-  // exceed, so the goodbye may be the end node's or the idle policy's.
+  // The ask node's prompt ("Ask how many seats they need.") said to the caller: the simulated callee waits for the
+  // agent's answer to its line before it says the next, however long a loaded machine takes to reply (it once said it
+  // after 800 ms of the agent's quiet, and cut the question off before a word was heard). The goodbye may be the end
+  // node's or the idle policy's.
   expect(agentLines.join(" | ")).toContain("Could you tell me how many seats you need?");
   expect(agentLines[agentLines.length - 1]).toMatch(/Goodbye!$/);
   expect(agentLines.join(" ")).not.toContain("You said");

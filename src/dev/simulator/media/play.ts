@@ -1,13 +1,20 @@
 // The simulator as a running carrier plays the callee's side of a media stream: when an answer document connects
 // the call's audio to a WebSocket, it opens it and, in real time and the carrier's own protocol, either speaks for two
 // seconds (a warbling tone, loud enough to count as speech), stays quiet for one and hangs up, or, given the callee's
-// lines, holds a conversation: each line is said once the agent has finished talking, and the callee then waits for
-// the agent to end the call.
+// lines, holds a conversation: each line is said once the agent has answered the last one and finished talking, and the
+// callee then waits for the agent to end the call.
 import { Resampler, type SampleRate } from "../../../lib/audio/resample";
 import { CALLEE_PROTOCOLS, CalleeStream, type MediaProvider } from "./callee";
 
 /** The agent's silence (after it spoke) that gives the callee the turn. */
 const AGENT_DONE_MS = 800;
+/**
+ * After a line of the callee's, the agent's answer is awaited this long before the next line is said anyway (an agent
+ * that never answers, a greeting-only one). Until then the callee waits, as a person does: its quiet before the reply
+ * starts is the agent thinking, not the agent done (a busy machine's reply took over 800 ms, and the next line cut the
+ * question off before a word of it was heard: the README tour's flake).
+ */
+const NO_REPLY_MS = 5000;
 /** A conversation the agent never ends is hung up after this long. */
 const MAX_CONVERSATION_MS = 60_000;
 
@@ -68,12 +75,46 @@ export async function playCallee(
   if (!callee.closed) callee.hangup();
 }
 
+/**
+ * When the callee speaks next, 20 ms at a time: given how many of the agent's messages have arrived so far, `tick`
+ * says whether the callee's next line starts now. Pure, for the unit tests (test/telephony/sim-pacing.unit.test.ts).
+ */
+export class CalleeTurns {
+  private heard = 0;
+  private quietMs = 0;
+  /** Whether the agent has spoken since the callee's last line (or at all, before the first). */
+  private answered = false;
+  private said = 0;
+  private waitedMs = 0;
+
+  /** A quiet 20 ms of the callee's: true when its next line starts now. */
+  tick(received: number): boolean {
+    if (received > this.heard) {
+      this.quietMs = 0;
+      this.answered = true;
+    } else this.quietMs += 20;
+    this.heard = received;
+    this.waitedMs += 20;
+    // The agent answered and has been quiet a moment (or never answered the last line): the callee's turn.
+    if (!((this.answered && this.quietMs >= AGENT_DONE_MS) || (this.said > 0 && this.waitedMs >= NO_REPLY_MS))) return false;
+    this.quietMs = 0;
+    this.waitedMs = 0;
+    this.answered = false;
+    this.said++;
+    return true;
+  }
+
+  /** The callee's line ended: only what the agent says after it answers it. */
+  lineDone(received: number): void {
+    this.heard = received;
+  }
+}
+
 /** Says each line when the agent has had its say, 20 ms at a time in real time, keeping the line's clock running. */
 async function converse(callee: CalleeStream, lines: Int16Array[], rate: SampleRate): Promise<void> {
   const n = rate / 50;
   const queue = lines.map((l) => (rate === 8000 ? l : new Resampler(8000, rate).convert(l)));
-  let heard = 0;
-  let quietMs = 0;
+  const turns = new CalleeTurns();
   let saying: Int16Array | null = null;
   let at = 0;
   const start = Date.now();
@@ -81,17 +122,15 @@ async function converse(callee: CalleeStream, lines: Int16Array[], rate: SampleR
     if (saying) {
       callee.speak(saying.subarray(at, at + n));
       at += n;
-      if (at >= saying.length) saying = null;
+      if (at >= saying.length) {
+        saying = null;
+        turns.lineDone(callee.received.length);
+      }
     } else {
       callee.silence(20);
-      const now = callee.received.length;
-      quietMs = now > heard ? 0 : quietMs + 20;
-      heard = now;
-      // The agent spoke and has been quiet a moment: the callee's turn.
-      if (heard > 0 && quietMs >= AGENT_DONE_MS && queue.length) {
+      if (turns.tick(callee.received.length) && queue.length) {
         saying = queue.shift()!;
         at = 0;
-        quietMs = 0;
       }
     }
     await sleep(untilFrame(start, t + 20, Date.now()));
