@@ -18,7 +18,7 @@ import { DEFAULT_SETTINGS, type CampaignSettings } from "../../src/campaigns/eng
 
 const SEED = 0x7a1e5;
 const SLOW = (env as unknown as { SIMULATION_CALLS?: string }).SIMULATION_CALLS === "10000";
-const TARGET_CALLS = SLOW ? 10_000 : 400;
+const TARGET_CALLS = SLOW ? 10_000 : 200;
 const HOURS = { start: "08:00", end: "21:00" };
 const CAP = { max_attempts: 2, window_hours: 6 };
 
