@@ -1,10 +1,12 @@
-// Calls: single calls (not a campaign's) by default, filtered by agent, status, direction, dates and a number's
-// digits, all through the runs list's own query parameters. "All agents" asks each agent's list and merges them
-// newest first (the API lists calls per agent).
+// Calls: single calls (not a campaign's) by default, filtered by agent, status, direction, who answered (the
+// answering-machine detection's class), dates and a number's digits, all through the runs list's own query
+// parameters. "All agents" asks each agent's list and merges them newest first (the API lists calls per agent).
 import { api, fmtTime, h, load, main, page, showError, stateBadge, table } from "./core.js";
 
 const STATUSES = ["queued", "initiated", "ringing", "in_progress", "completed", "busy", "no_answer", "voicemail", "declined", "failed", "canceled", "unknown"];
 const PER_AGENT = 50;
+/** Answering-machine detection's classes (the runs list's amd_class filter). */
+const AMD_CLASSES = ["human", "machine_greeting", "beep", "ivr_menu", "call_screening", "fax_tone", "silence"];
 
 /** The list's query string from the filter form's values (empty values left out). */
 export function callsQuery(f) {
@@ -12,6 +14,7 @@ export function callsQuery(f) {
   if (f.source) q.set("source", f.source);
   if (f.status) q.set("status", f.status);
   if (f.direction) q.set("direction", f.direction);
+  if (f.amd) q.set("amd_class", f.amd);
   const digits = f.number.replace(/[^\d+]/g, "");
   if (digits) q.set("phone_number", digits);
   if (f.from) q.set("created_after", new Date(`${f.from}T00:00:00`).toISOString());
@@ -50,6 +53,7 @@ export async function callsPage() {
       ["inbound", "Inbound"],
       ["web", "Web (browser)"],
     ]),
+    select("f-amd", "Answered by", [["", "Anyone or anything"], ...AMD_CLASSES.map((c) => [c, c.replaceAll("_", " ")])]),
     input("f-from", "From date", "date"),
     input("f-to", "To date", "date"),
     input("f-number", "Number contains", "search", { inputmode: "tel", autocomplete: "off" }),
@@ -63,6 +67,7 @@ export async function callsPage() {
       source: v("f-source"),
       status: v("f-status"),
       direction: v("f-direction"),
+      amd: v("f-amd"),
       number: v("f-number"),
       from: v("f-from"),
       to: v("f-to"),

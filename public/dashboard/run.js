@@ -183,6 +183,8 @@ export async function runPage(workflowId, runId) {
   fact(facts, "Duration", run.duration_seconds == null ? null : `${run.duration_seconds} s`);
   fact(facts, "Why it ended", run.end_reason?.replace(/_/g, " "));
   fact(facts, "Disposition", run.disposition);
+  // Who or what the agent judged had answered (answering-machine detection); "—" where it did not run.
+  fact(facts, "Answered by", run.amd_class?.replace(/_/g, " "));
   if (run.error) fact(facts, "Error", run.error);
   if (run.notes) fact(facts, "Notes", run.notes);
 

@@ -338,6 +338,7 @@ describe("dashboard in a browser", () => {
       provider_call_id: "CA123",
       status: "completed",
       answered_by: "human",
+      amd_class: "call_screening",
       error: null,
       notes: null,
       created_at: "2026-11-25T09:00:00.000Z",
@@ -371,6 +372,7 @@ describe("dashboard in a browser", () => {
     expect(items).toEqual(["Agent0.0 s2.5 s—Hi Ada, how many seats do you need? [interrupted]—", "Callee2.1 s1.8 s—We need twelve seats."]);
     expect(await page.getByRole("row", { name: /^seats/ }).textContent()).toContain("12");
     expect(await page.locator("dl.facts").textContent()).toContain("interested");
+    expect(await page.locator("dl.facts").textContent()).toContain("Answered bycall screening");
     const audio = page.locator("audio");
     // The stub's link answers 403, so the player falls back to streaming the link itself.
     await expect.poll(() => audio.getAttribute("src")).toBe(run.recording_url);

@@ -308,6 +308,11 @@ describe("the dashboard does the work", () => {
     await page.getByRole("button", { name: "Show calls" }).click();
     await expect.poll(() => caption.textContent()).toBe("1 call(s), newest first");
     expect(await page.getByRole("table").locator("tbody").textContent()).toContain("+14155552002");
+    // Who answered (answering-machine detection's class): the simulated callee talked, so no call is a machine's.
+    await page.locator("#f-amd").selectOption("machine_greeting");
+    await page.getByRole("button", { name: "Show calls" }).click();
+    await expect.poll(() => caption.textContent()).toBe("0 call(s), newest first");
+    await page.locator("#f-amd").selectOption("");
     await step(page, "9-calls");
 
     // The agent: two versions listed; archived and restored, each confirmed.
