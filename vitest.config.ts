@@ -109,7 +109,8 @@ export default defineConfig(async () => {
       ],
       // Longest files first (scripts/lib/vitest-sequencer.ts), so the run does not end on one long file alone.
       sequence: { sequencer: DurationSequencer },
-      // Most files wait on timers, sockets and the simulator rather than compute: more files at once than cores.
+      // Many files wait on real-time calls: more files at once than cores (six: 302-309 s quiet, four: 356 s, with both
+      // cores 85-95 % busy either way; docs/testing.md).
       maxWorkers: 6,
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,

@@ -113,6 +113,17 @@ export async function listenLive(callee: CalleeStream, test: () => boolean, maxM
   }
 }
 
+type SessionTurn = Awaited<ReturnType<ReturnType<typeof callSessionStub>["snapshot"]>>["turns"][number];
+
+/** The call's transcript (from its session) once `done` holds, or after 10 s, listening in real time meanwhile. */
+export async function transcriptWhen(runId: number, callee: CalleeStream, done: (turns: SessionTurn[]) => boolean): Promise<SessionTurn[]> {
+  for (let waited = 0; ; waited += 200) {
+    const { turns } = await callSessionStub(env, runId).snapshot();
+    if (done(turns) || waited >= 10_000) return turns;
+    await listenLive(callee, () => false, 200);
+  }
+}
+
 /** Keeps listening until the agent has sent `frames` frames in all (or the call closed). */
 export async function listenUntil(callee: CalleeStream, test: () => boolean, maxMs = 20_000) {
   for (let t = 0; t < maxMs && !callee.closed && !test(); t += 20) {

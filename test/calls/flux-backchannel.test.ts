@@ -1,15 +1,13 @@
 // Words heard while the caller speaks decide an interruption, on each engine that gives them: Flux on Workers AI (faked
 // at the binding), Flux on Deepgram's own API and Nova's interim results there (the stand-in in Node, with the words
 // scripted for the test's key; smart-turn on the binding ends Nova's turns).
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WORKERS_AI_CHAT_MODEL } from "../../src/agent/workers-ai-model";
 import { WORKERS_AI_TTS_MODEL, WORKERS_AI_TURN_MODEL } from "../../src/agent/workers-ai-speech";
-import { callSessionStub } from "../../src/calls/session/stub";
 import type { CalleeStream } from "../../src/dev/simulator/media/callee";
 import { isVoiced } from "../../src/lib/audio/level";
 import { fluxSocket } from "./flux-support";
-import { fakeAiCall, listenLive } from "./conversation-support";
+import { fakeAiCall, listenLive, transcriptWhen } from "./conversation-support";
 import { key, keyedCall, script } from "./keyed-speech-support";
 
 const FLUX = "@cf/deepgram/flux";
@@ -133,22 +131,13 @@ async function longReply(ai: FakeAi, path: Path, next: string) {
   return { runId, callee };
 }
 
-/** The transcript once the agent's long reply is in it (heard to its end, or cut). */
-async function transcript(runId: number, callee: CalleeStream, done: (turns: { role: string; text: string }[]) => boolean) {
-  for (let waited = 0; ; waited += 200) {
-    const snap = await callSessionStub(env, runId).snapshot();
-    if (done(snap.turns) || waited >= 10_000) return snap.turns;
-    await listenLive(callee, () => false, 200);
-  }
-}
-
 describe.each(PATHS)("words heard while the caller speaks decide an interruption: $name", (path) => {
   it("an uh-huh over the agent never pauses it: no clear, the sentence plays whole, the model is not asked", async () => {
     const ai = new FakeAi();
     const { runId, callee } = await longReply(ai, path, "Uh-huh.");
     // 700 ms of voice: well past the 300 ms that pauses the agent on voice alone.
     expect(await talkLive(callee, buzz(700))).toBeNull();
-    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
+    const turns = await transcriptWhen(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
     expect(callee.clears).toBe(0);
     expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Uh-huh."]);
     expect(turns.filter((t) => t.role === "agent").map((t) => t.text)).toContain(LONG);
@@ -161,7 +150,7 @@ describe.each(PATHS)("words heard while the caller speaks decide an interruption
     // 600 ms of voice: less than voice without words needs to stop the agent (the 300 ms minimum + 400 ms waiting for
     // words; the cough below), so only the words can stop it while they speak (else it stops when their turn ends).
     const clearAt = await talkLive(callee, buzz(600));
-    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === "Sorry, go ahead."));
+    const turns = await transcriptWhen(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === "Sorry, go ahead."));
     const cut = turns.find((t) => t.role === "agent" && (t as { interrupted?: boolean }).interrupted)!;
     const wait = turns.find((t) => t.role === "callee" && t.text === "Wait, stop.")!;
     expect(LONG.startsWith(cut.text), JSON.stringify(turns)).toBe(true);
@@ -181,7 +170,7 @@ describe.each(PATHS)("words heard while the caller speaks decide an interruption
     const ai = new FakeAi();
     const { runId, callee } = await longReply(ai, path, "");
     expect(await talkLive(callee, buzz(500, true))).toBeNull();
-    const turns = await transcript(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
+    const turns = await transcriptWhen(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
     expect(callee.clears).toBe(0);
     expect(turns.filter((t) => (t as { interrupted?: boolean }).interrupted)).toEqual([]);
     expect(ai.chats).toEqual(["Tell me more."]);

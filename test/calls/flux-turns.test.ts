@@ -6,7 +6,7 @@ import { WORKERS_AI_TTS_MODEL } from "../../src/agent/workers-ai-speech";
 import { callSessionStub } from "../../src/calls/session/stub";
 import { isVoiced } from "../../src/lib/audio/level";
 import { fluxSocket } from "./flux-support";
-import { fakeAiCall, listenLive, listenUntil, SEATS, SURE } from "./conversation-support";
+import { fakeAiCall, listenLive, listenUntil, SEATS, SURE, transcriptWhen } from "./conversation-support";
 
 const FLUX = "@cf/deepgram/flux";
 /**
@@ -148,12 +148,8 @@ describe("Flux's turn events on Workers AI", () => {
     expect(callee.clockMs - spokeUntil, "the reply came").toBeGreaterThan(0);
     expect(ai.chats.map(lastUser)).toContain("Sure, tell me more.");
     // The reply goes into the transcript, with its timing, once it has played.
-    let snap = await callSessionStub(env, runId).snapshot();
-    for (let waited = 0; snap.turns.length < 3 && waited < 10_000; waited += 200) {
-      await listenLive(callee, () => false, 200);
-      snap = await callSessionStub(env, runId).snapshot();
-    }
-    expect(snap.turns.map((t) => [t.role, t.text]).slice(0, 3)).toEqual([
+    const turns = await transcriptWhen(runId, callee, (t) => t.length >= 3);
+    expect(turns.map((t) => [t.role, t.text]).slice(0, 3)).toEqual([
       ["agent", "Hi Ada!"],
       ["callee", "Sure, tell me more."],
       ["agent", expect.any(String)],
@@ -161,7 +157,7 @@ describe("Flux's turn events on Workers AI", () => {
     // The turn ended on Flux's event, before the 700 ms silence bound: read on the session's audio clock, from the
     // caller's last word (the clip's own trailing quiet included). The caller's clock, which also holds the model's
     // and the voice's time, read 900 ms beside a CPU hog (2026-11-29).
-    const endOfTurn = (snap.turns[2] as { timing?: { end_of_turn_ms?: number } }).timing?.end_of_turn_ms;
+    const endOfTurn = (turns[2] as { timing?: { end_of_turn_ms?: number } }).timing?.end_of_turn_ms;
     expect(endOfTurn).toBeLessThan(700);
   });
 

@@ -78,6 +78,7 @@ export async function playCallee(
 /**
  * When the callee speaks next, 20 ms at a time: given how many of the agent's messages have arrived so far, `tick`
  * says whether the callee's next line starts now. Pure, for the unit tests (test/telephony/sim-pacing.unit.test.ts).
+ * The agent-test caller follows the same rule for a scripted `say` (`agentDone` in src/agent-tests/caller.ts).
  */
 export class CalleeTurns {
   private heard = 0;
