@@ -5,6 +5,8 @@ export type D1Tally = {
   rowsWritten: number;
   changes: number;
   writes: string[];
+  /** Each write with its parameters, to tell this test's writes from background work of another (bounded as `writes`). */
+  writeLog: { written: number; changes: number; sql: string; params: unknown[] }[];
   /** Every statement run (reads too), what D1's per-query limits and throughput count. */
   statements: number;
   /** Statements that wrote a row (rows_written > 0). */
@@ -15,14 +17,16 @@ export type D1Tally = {
 };
 
 /** Every D1 write in this isolate since countD1Writes(); `writes` names each statement that wrote (for messages). */
-export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [], statements: 0, writeStatements: 0, rowsRead: 0, sizeAfter: 0 };
+export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [], writeLog: [], statements: 0, writeStatements: 0, rowsRead: 0, sizeAfter: 0 };
 
 type Meta = { rows_written?: number; rows_read?: number; changes?: number; size_after?: number };
 type Result = { meta?: Meta } | undefined;
 
-function add(results: Result | Result[], sql: unknown): void {
+function add(results: Result | Result[], sql: unknown, params: unknown): void {
   const list = Array.isArray(results) ? results : [results];
   const texts = Array.isArray(sql) ? sql : [sql];
+  // One statement's parameters are a list of values; a batch's, a list of such lists.
+  const paramLists = Array.isArray(sql) ? (params as unknown[][]) : [params as unknown[]];
   list.forEach((r, i) => {
     d1Tally.statements++;
     d1Tally.rowsRead += r?.meta?.rows_read ?? 0;
@@ -32,7 +36,10 @@ function add(results: Result | Result[], sql: unknown): void {
     d1Tally.writeStatements++;
     d1Tally.rowsWritten += written;
     d1Tally.changes += r?.meta?.changes ?? 0;
-    if (d1Tally.writes.length < 10_000) d1Tally.writes.push(`${written} ${String(texts[i] ?? texts[0]).slice(0, 100)}`);
+    if (d1Tally.writes.length >= 10_000) return;
+    const text = String(texts[i] ?? texts[0]);
+    d1Tally.writes.push(`${written} ${text.slice(0, 100)}`);
+    d1Tally.writeLog.push({ written, changes: r?.meta?.changes ?? 0, sql: text, params: paramLists[i] ?? [] });
   });
 }
 
@@ -49,16 +56,17 @@ export function countD1Writes(db: D1Database): void {
   if (!proto || typeof proto._queryOrThrow !== "function") throw new Error("rows-written: the D1 binding has no _send/_queryOrThrow to count at");
   const send = proto._send;
   const query = proto._queryOrThrow;
-  proto._send = async function (this: unknown, endpoint: string, sql: unknown, ...rest: unknown[]) {
-    const r = await send.call(this, endpoint, sql, ...rest);
-    add(r, sql);
+  proto._send = async function (this: unknown, endpoint: string, sql: unknown, params: unknown, ...rest: unknown[]) {
+    const r = await send.call(this, endpoint, sql, params, ...rest);
+    add(r, sql, params);
     return r;
   };
-  proto._queryOrThrow = async function (this: unknown, req: { queries?: { sql: string }[] }, ...rest: unknown[]) {
+  proto._queryOrThrow = async function (this: unknown, req: { queries?: { sql: string; params?: unknown[] }[] }, ...rest: unknown[]) {
     const r = await query.call(this, req, ...rest);
     add(
       r,
       (req?.queries ?? []).map((q) => q.sql),
+      (req?.queries ?? []).map((q) => q.params ?? []),
     );
     return r;
   };
