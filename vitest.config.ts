@@ -109,9 +109,10 @@ export default defineConfig(async () => {
       ],
       // Longest files first (scripts/lib/vitest-sequencer.ts), so the run does not end on one long file alone.
       sequence: { sequencer: DurationSequencer },
-      // Many files wait on real-time calls: more files at once than cores (six: 302-309 s quiet, four: 356 s, with both
-      // cores 85-95 % busy either way; docs/testing.md).
-      maxWorkers: 6,
+      // Many files wait on real-time calls: more files at once than cores. Each runtime costs ~7 s of CPU to start and
+      // more files at once cost more CPU in all (2026-11-29, quiet: four 306 s and 444 s of CPU, five 287 s and 481 s,
+      // six 292-299 s and 517 s; docs/testing.md).
+      maxWorkers: 5,
       // Generous limits: CI machines may be slower and busier than a developer's (no test relies on them).
       testTimeout: 30_000,
       hookTimeout: 30_000,

@@ -53,12 +53,14 @@ let log: string[] = [];
 const counting = countingDb(env.DB, (sql) => log.push(sql));
 
 /** One request through the app with a counting D1; waits for work left running after the response. */
-export async function countedCall(method: string, path: string, key?: string, overrides: Partial<Env> = {}): Promise<Counted> {
+export async function countedCall(method: string, path: string, key?: string, overrides: Partial<Env> = {}, body?: unknown): Promise<Counted> {
   const sql: string[] = [];
   log = sql;
   const ctx = createExecutionContext();
   const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
-  const res = await app.fetch(new Request(`http://edgedial.test${path}`, { method, headers }), { ...env, ...overrides, DB: counting }, ctx);
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+  const res = await app.fetch(new Request(`http://edgedial.test${path}`, init), { ...env, ...overrides, DB: counting }, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { status: res.status, json: text ? JSON.parse(text) : undefined, trips: sql.length, sql };

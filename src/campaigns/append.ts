@@ -59,7 +59,7 @@ export async function appendContacts(env: Env, orgId: number, campaignId: number
   });
   // 4. The file exists under the organization (422); another organization's key is refused without reading it.
   if (!keyBelongsTo(orgId, input.source_url)) throw fileNotFound(input.source_url);
-  const spec = await importSpec(env, db, orgId, input, config, rowVariables(workflow));
+  const spec = await importSpec(db, orgId, input, config, rowVariables(workflow));
   const file = await env.UPLOADS.get(input.source_url);
   if (!file) throw fileNotFound(input.source_url);
 

@@ -12,7 +12,7 @@ import { invalid, unprocessable } from "../lib/errors";
 import { loadCallingPolicy } from "../telephony/calling-policy";
 import { pbxTemplatesOf } from "../telephony/pbx-destinations";
 import { classifyE164 } from "../telephony/numbers";
-import { callerIdFor, resolveTelephonyConfig } from "../telephony/resolve";
+import { callerIdOf, resolveTelephonyConfig } from "../telephony/resolve";
 import { greetingIds } from "../uploads/greetings";
 import { keyBelongsTo } from "../uploads/keys";
 import { loadUsableWorkflow, templateVariables, variablesWithoutDefault } from "../workflows";
@@ -76,7 +76,7 @@ export async function createCampaign(env: Env, orgId: number, input: CreateInput
   let spec: ImportSpec;
   let campaignId: number;
   try {
-    spec = { ...(await importSpec(env, db, orgId, input, config, rowVariables(workflow))), etag: file.etag, ...(skip ? { skipInvalid: true } : {}) };
+    spec = { ...(await importSpec(db, orgId, input, config, rowVariables(workflow))), etag: file.etag, ...(skip ? { skipInvalid: true } : {}) };
     const row = await db
       .insert(campaigns)
       .values({
@@ -166,7 +166,6 @@ export function rowVariables(workflow: { definition: unknown; templateContextVar
 
 /** The rules the file is checked by, decided now (the background import applies them later; an append, at once). */
 export async function importSpec(
-  env: Env,
   db: Db,
   orgId: number,
   input: Pick<CreateInput, "source_url" | "default_country">,
@@ -174,7 +173,7 @@ export async function importSpec(
   requiredVariables: string[],
 ): Promise<ImportSpec> {
   // Without default_country, a national number's row error suggests its form in the caller ID's country.
-  const from = input.default_country || config.provider.pbx ? null : await callerIdFor(env, config.id);
+  const from = input.default_country || config.provider.pbx ? null : callerIdOf(config);
   return {
     key: input.source_url,
     pbx: config.provider.pbx,

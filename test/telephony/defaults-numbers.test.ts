@@ -1,7 +1,7 @@
 // The organization's default configuration, phone numbers, the readiness checklist, deletion rules.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callerIdFor, resolveTelephonyConfig } from "../../src/telephony/resolve";
+import { callerIdOf, resolveTelephonyConfig } from "../../src/telephony/resolve";
 import { createOrg } from "../helpers";
 import { api, CONFIGS, FIXTURES } from "./support";
 
@@ -115,7 +115,7 @@ describe("phone numbers", () => {
     });
     const second = (await api("POST", numbersOf(c.id), { key: org.key, body: { address: "+442071838750", is_default_caller_id: true } })).json;
     expect(second.is_default_caller_id).toBe(true);
-    expect(await callerIdFor(env, c.id)).toBe("+442071838750");
+    expect(callerIdOf(await resolveTelephonyConfig(env, org.id, c.id))).toBe("+442071838750");
 
     const flip = await api("PUT", `${numbersOf(c.id)}/${add.json.id}`, { key: org.key, body: { is_default_caller_id: true } });
     expect(flip.json).toMatchObject({ is_default_caller_id: true, label: "main", address: "+14155550100" });
@@ -124,11 +124,11 @@ describe("phone numbers", () => {
       [second.id, false],
       [add.json.id, true],
     ]);
-    expect(await callerIdFor(env, c.id)).toBe("+14155550100");
+    expect(callerIdOf(await resolveTelephonyConfig(env, org.id, c.id))).toBe("+14155550100");
 
     // an inactive default is skipped: the first active number is used
     await api("PUT", `${numbersOf(c.id)}/${add.json.id}`, { key: org.key, body: { is_active: false } });
-    expect(await callerIdFor(env, c.id)).toBe("+442071838750");
+    expect(callerIdOf(await resolveTelephonyConfig(env, org.id, c.id))).toBe("+442071838750");
     const relabel = await api("PUT", `${numbersOf(c.id)}/${second.id}`, { key: org.key, body: { label: null } });
     expect(relabel.json).toMatchObject({ label: null, address: "+442071838750", is_active: true });
 
@@ -137,7 +137,7 @@ describe("phone numbers", () => {
 
     expect((await api("DELETE", `${numbersOf(c.id)}/${second.id}`, { key: org.key })).json).toEqual({ id: second.id, deleted: true });
     expect((await api("DELETE", `${numbersOf(c.id)}/${second.id}`, { key: org.key })).status).toBe(404);
-    expect(await callerIdFor(env, c.id)).toBeNull();
+    expect(callerIdOf(await resolveTelephonyConfig(env, org.id, c.id))).toBeNull();
   });
 
   it("GET one shows the active numbers in the listing's order (default caller ID first, then oldest), and only its own", async () => {

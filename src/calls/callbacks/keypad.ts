@@ -17,7 +17,7 @@ export async function sendRunDtmf(env: Env, orgId: number, runId: number, digits
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
   const send = cfg.provider.calls?.sendDtmf;
   if (!send) return false;
-  await send(await loadConfigContext(env, cfg.row), providerEnvOf(env), run.providerCallId, digits);
+  await send(await loadConfigContext(env, cfg.row, cfg.numbers), providerEnvOf(env), run.providerCallId, digits);
   return true;
 }
 

@@ -11,7 +11,7 @@ import { classifyE164, normalizeNumber, readDialable } from "../../telephony/num
 import { destinationRefusal } from "../../telephony/calling-policy";
 import { REFUSED_TYPE } from "../../telephony/destination-policy";
 import { pbxTemplatesOf } from "../../telephony/pbx-destinations";
-import { callerIdFor, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../../telephony/resolve";
+import { callerIdOf, loadConfigContext, resolveTelephonyConfig, type ResolvedConfig } from "../../telephony/resolve";
 import type { OriginateResult } from "../../telephony/providers/types";
 import { loadUsableWorkflow, type UsableWorkflow } from "../../workflows";
 import type { CallStartResult, CampaignCallRequest } from "../campaign/campaign-calls";
@@ -45,7 +45,7 @@ async function originate(env: Env, cfg: ResolvedConfig, run: RunRow, publicBaseU
   if (!calls) return { ok: false, message: `Calls are not supported for provider ${provider.name}` };
   const urls = await callbackUrls(env.CALLBACK_SECRET, publicBaseUrl, provider.name, run.id);
   try {
-    const ctx = await loadConfigContext(env, cfg.row);
+    const ctx = await loadConfigContext(env, cfg.row, cfg.numbers);
     const ready = await calls.lifecycle?.beforeOriginate(env, ctx, run.id);
     if (ready && !ready.ok) return ready;
     const result = await calls.originate(ctx, providerEnvOf(env, publicBaseUrl), {
@@ -102,14 +102,14 @@ export async function startSingleCall(env: Env, input: SingleCallInput): Promise
   // the form it has in the caller ID's country (looked up only then).
   let number = readDialable(input.phoneNumber, cfg.provider.pbx, { defaultCountry: input.defaultCountry });
   if (!number.ok && !input.defaultCountry && !cfg.provider.pbx) {
-    const from = await callerIdFor(env, cfg.id);
+    const from = callerIdOf(cfg);
     number = readDialable(input.phoneNumber, false, { suggestCountry: from ? classifyE164(from)?.country : null });
   }
   if (!number.ok) throw invalid(["body", "phone_number"], number.message, "value_error", input.phoneNumber, "ctx" in number ? number.ctx : undefined);
   const refused = await destinationRefusal(getDb(env), input.orgId, number.value, pbxTemplatesOf(cfg));
   if (refused) throw invalid(["body", "phone_number"], refused.message, REFUSED_TYPE, input.phoneNumber, refused.ctx);
   const initialContext = requireVariables(input.workflow, input.initialContext);
-  const from = await callerIdFor(env, cfg.id);
+  const from = callerIdOf(cfg);
 
   const leaseId = `single:${crypto.randomUUID()}`;
   const lease = await organizationStub(env, input.orgId).acquire({
@@ -197,7 +197,7 @@ export async function startCampaignCall(env: Env, req: CampaignCallRequest): Pro
     contactId: req.contactId,
     attempt: req.attempt,
     phoneNumber: number.value,
-    fromNumber: await callerIdFor(env, cfg.id),
+    fromNumber: callerIdOf(cfg),
     // The agent's defaults fill the contact's empty columns (checked at import: a column without one is never empty).
     initialContext: contextWithDefaults(workflow, req.initialContext),
     telephonyConfigurationId: cfg.id,
@@ -226,7 +226,7 @@ export async function hangupRun(env: Env, orgId: number, runId: number): Promise
   const callId = run.providerCallId ?? (await campaignCallIds(env, [run])).get(run.id);
   if (!callId) return;
   const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
-  const ctx = await loadConfigContext(env, cfg.row);
+  const ctx = await loadConfigContext(env, cfg.row, cfg.numbers);
   await cfg.provider.calls?.lifecycle?.beforeHangup(env, ctx, callId);
   await cfg.provider.calls?.hangup(ctx, providerEnvOf(env), callId);
 }

@@ -112,7 +112,7 @@ export async function startTransfer(env: Env, orgId: number, runId: number, req:
   const leg = await legOf(env, run, record, callId);
   let result: Awaited<ReturnType<typeof ask>>;
   try {
-    result = await ask(await loadConfigContext(env, cfg.row), providerEnvOf(env), leg);
+    result = await ask(await loadConfigContext(env, cfg.row, cfg.numbers), providerEnvOf(env), leg);
   } catch (err) {
     log("error", "transfer_threw", { provider: cfg.provider.name, run_id: run.id, error: String(err) });
     result = { ok: false, message: `Could not transfer the call: ${(err as Error)?.message ?? String(err)}` };
@@ -136,7 +136,7 @@ export async function giveUpTransfer(env: Env, orgId: number, runId: number, out
   if (!t.leg_id || !run.telephonyConfigurationId) return;
   try {
     const cfg = await resolveTelephonyConfig(env, orgId, run.telephonyConfigurationId);
-    await cfg.provider.calls?.hangup(await loadConfigContext(env, cfg.row), providerEnvOf(env), t.leg_id);
+    await cfg.provider.calls?.hangup(await loadConfigContext(env, cfg.row, cfg.numbers), providerEnvOf(env), t.leg_id);
   } catch (err) {
     log("error", "transfer_leg_hangup_failed", { run_id: runId, error: String(err) });
   }
