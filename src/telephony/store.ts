@@ -1,7 +1,7 @@
 // D1 reads shared by the routes and resolve.ts. Every query is scoped by organization.
 import { and, asc, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import { phoneNumbers, telephonyConfigs } from "../db/schema";
-import type { Db } from "../lib/db";
+import { preparedOnce, type Db } from "../lib/db";
 import { notFound } from "../lib/errors";
 import type { ConfigRow } from "./view";
 
@@ -21,7 +21,7 @@ export async function getConfig(db: Db, orgId: number, id: number): Promise<Conf
   return row;
 }
 
-/** The configuration and its active numbers in one statement; built once per drizzle instance (see withNumbers). */
+/** The configuration and its active numbers in one statement. */
 function prepareWithNumbers(db: Db) {
   return db
     .select({
@@ -35,19 +35,13 @@ function prepareWithNumbers(db: Db) {
     .where(and(eq(telephonyConfigs.id, sql.placeholder("id")), eq(telephonyConfigs.orgId, sql.placeholder("orgId"))))
     .prepare();
 }
-const withNumbersQuery = new WeakMap<Db, ReturnType<typeof prepareWithNumbers>>();
 
 /**
  * A configuration with its active numbers (the default caller ID first, then oldest first), or undefined: one D1
  * round trip, one statement, and its SQL built once per drizzle instance rather than per request.
  */
 export async function findConfigWithNumbers(db: Db, orgId: number, id: number): Promise<{ row: ConfigRow; numbers: string[] } | undefined> {
-  let query = withNumbersQuery.get(db);
-  if (!query) {
-    query = prepareWithNumbers(db);
-    withNumbersQuery.set(db, query);
-  }
-  const found = await query.get({ id, orgId });
+  const found = await preparedOnce(db, "config-with-numbers", prepareWithNumbers).get({ id, orgId });
   if (!found) return undefined;
   const { numbers, ...row } = found;
   return { row, numbers: JSON.parse(numbers) as string[] };

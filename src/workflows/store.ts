@@ -6,7 +6,7 @@ import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { workflowDefinitions, workflowRuns, workflowTriggers, workflows } from "../db/schema";
 import { auditStatement, type Actor } from "../lib/audit";
 import { isoNow } from "../lib/clock";
-import { isUniqueViolation, type Db } from "../lib/db";
+import { isUniqueViolation, preparedOnce, type Db } from "../lib/db";
 import { newestFirst } from "../lib/pagination";
 import { ApiErrorWithFields } from "../lib/error-fields";
 import { conflict, notFound } from "../lib/errors";
@@ -47,10 +47,14 @@ const toStored = (r: { w: WorkflowRow; definitionText: string | null }): StoredW
   definition: parseStoredDefinition(r.definitionText),
 });
 
+// Every call start reads its agent by id: the query is built once (preparedOnce).
+const workflowById = (db: Db) =>
+  withDefinition(db)
+    .where(and(eq(workflows.id, sql.placeholder("id")), eq(workflows.orgId, sql.placeholder("orgId"))))
+    .prepare();
+
 export async function getWorkflow(db: Db, orgId: number, id: number): Promise<StoredWorkflow | null> {
-  const row = await withDefinition(db)
-    .where(and(eq(workflows.id, id), eq(workflows.orgId, orgId)))
-    .get();
+  const row = await preparedOnce(db, "workflow-by-id", workflowById).get({ id, orgId });
   return row ? toStored(row) : null;
 }
 

@@ -2,7 +2,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
 import { workflowRuns } from "../../db/schema";
-import type { Db } from "../../lib/db";
+import { preparedOnce, type Db } from "../../lib/db";
 import type { CallStatus } from "../../telephony/providers/types";
 import { END_REASONS } from "../../agent/voice-agent";
 import { RunTransfer, transferView } from "./transfer-record";
@@ -102,19 +102,27 @@ export async function createRun(db: Db, input: NewRun): Promise<RunRow> {
     .get();
 }
 
+// Every callback, session write and run page reads a run by id: the query is built once (preparedOnce).
+const runById = (db: Db) =>
+  db
+    .select()
+    .from(workflowRuns)
+    .where(eq(workflowRuns.id, sql.placeholder("runId")))
+    .prepare();
+const orgRunById = (db: Db) =>
+  db
+    .select()
+    .from(workflowRuns)
+    .where(and(eq(workflowRuns.id, sql.placeholder("runId")), eq(workflowRuns.orgId, sql.placeholder("orgId"))))
+    .prepare();
+
 export async function getRun(db: Db, runId: number): Promise<RunRow | null> {
-  return (await db.select().from(workflowRuns).where(eq(workflowRuns.id, runId)).get()) ?? null;
+  return (await preparedOnce(db, "run-by-id", runById).get({ runId })) ?? null;
 }
 
 /** The organization's run (another organization's is none). */
 export async function getOrgRun(db: Db, orgId: number, runId: number): Promise<RunRow | null> {
-  return (
-    (await db
-      .select()
-      .from(workflowRuns)
-      .where(and(eq(workflowRuns.id, runId), eq(workflowRuns.orgId, orgId)))
-      .get()) ?? null
-  );
+  return (await preparedOnce(db, "org-run-by-id", orgRunById).get({ runId, orgId })) ?? null;
 }
 
 export const WorkflowRun = z
