@@ -3,7 +3,7 @@
 import { asc, desc, eq } from "drizzle-orm";
 import { telephonyConfigs } from "../db/schema";
 import { getDb } from "../lib/db";
-import { conflict, notFound } from "../lib/errors";
+import { conflict } from "../lib/errors";
 import { SecretBox } from "../lib/secret-box";
 import { readiness } from "./providers/checklist";
 import { allowsPrivatePbx } from "./calling-policy";
@@ -13,7 +13,7 @@ import { PBX_URL_PATHS } from "./pbx-urls";
 import { getProvider } from "./providers/registry";
 import type { ConfigContext, Provider } from "./providers/types";
 import { openSecrets, storedSecrets } from "./secrets";
-import { activeNumbersOf, CONFIG_NOT_FOUND, findConfigWithNumbers } from "./store";
+import { activeNumbersOf, getConfigWithNumbers } from "./store";
 import { readContext, type ConfigRow } from "./view";
 
 export type ResolvedConfig = {
@@ -41,9 +41,7 @@ export async function resolveTelephonyConfig(env: { DB: D1Database }, orgId: num
   let numbers: string[];
   if (explicitId !== undefined && explicitId !== null) {
     // The configuration and its numbers in one statement: every call start and carrier command comes this way.
-    const found = await findConfigWithNumbers(db, orgId, explicitId);
-    if (!found) throw notFound(CONFIG_NOT_FOUND);
-    ({ row, numbers } = found);
+    ({ row, numbers } = await getConfigWithNumbers(db, orgId, explicitId));
   } else {
     const rows = await db
       .select()

@@ -47,6 +47,13 @@ export async function findConfigWithNumbers(db: Db, orgId: number, id: number): 
   return { row, numbers: JSON.parse(numbers) as string[] };
 }
 
+/** findConfigWithNumbers, or 404 `Telephony configuration not found` (as getConfig). */
+export async function getConfigWithNumbers(db: Db, orgId: number, id: number): Promise<{ row: ConfigRow; numbers: string[] }> {
+  const found = await findConfigWithNumbers(db, orgId, id);
+  if (!found) throw notFound(CONFIG_NOT_FOUND);
+  return found;
+}
+
 /** Active numbers per configuration, the default caller ID first, then oldest first. */
 export async function activeNumbersOf(db: Db, configIds: number[]): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>(configIds.map((id) => [id, []]));

@@ -4,8 +4,8 @@
 export type D1Tally = {
   rowsWritten: number;
   changes: number;
-  writes: string[];
-  /** Each write with its parameters, to tell this test's writes from background work of another (bounded as `writes`). */
+  /** Each write (the first 10,000) with its parameters, to name it in messages and tell a test's own writes from
+   *  another file's background work. */
   writeLog: { written: number; changes: number; sql: string; params: unknown[] }[];
   /** Every statement run (reads too), what D1's per-query limits and throughput count. */
   statements: number;
@@ -16,8 +16,8 @@ export type D1Tally = {
   sizeAfter: number;
 };
 
-/** Every D1 write in this isolate since countD1Writes(); `writes` names each statement that wrote (for messages). */
-export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writes: [], writeLog: [], statements: 0, writeStatements: 0, rowsRead: 0, sizeAfter: 0 };
+/** Every D1 write in this isolate since countD1Writes(); `writeLog` names each statement that wrote. */
+export const d1Tally: D1Tally = { rowsWritten: 0, changes: 0, writeLog: [], statements: 0, writeStatements: 0, rowsRead: 0, sizeAfter: 0 };
 
 type Meta = { rows_written?: number; rows_read?: number; changes?: number; size_after?: number };
 type Result = { meta?: Meta } | undefined;
@@ -36,10 +36,8 @@ function add(results: Result | Result[], sql: unknown, params: unknown): void {
     d1Tally.writeStatements++;
     d1Tally.rowsWritten += written;
     d1Tally.changes += r?.meta?.changes ?? 0;
-    if (d1Tally.writes.length >= 10_000) return;
-    const text = String(texts[i] ?? texts[0]);
-    d1Tally.writes.push(`${written} ${text.slice(0, 100)}`);
-    d1Tally.writeLog.push({ written, changes: r?.meta?.changes ?? 0, sql: text, params: paramLists[i] ?? [] });
+    if (d1Tally.writeLog.length >= 10_000) return;
+    d1Tally.writeLog.push({ written, changes: r?.meta?.changes ?? 0, sql: String(texts[i] ?? texts[0]), params: paramLists[i] ?? [] });
   });
 }
 

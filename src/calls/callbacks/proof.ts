@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../../lib/db";
 import { CALL_SETTINGS, requireSettings } from "../../lib/deployment";
-import { ApiError, notFound } from "../../lib/errors";
+import { ApiError } from "../../lib/errors";
 import { pathId } from "../../lib/schemas";
 import { publicUrl as joinPublicUrl } from "../../lib/settings";
 import type { AppEnv } from "../../lib/types";
@@ -13,7 +13,7 @@ import { getProvider } from "../../telephony/providers/registry";
 import { PROVIDER_NAMES, type StatusUpdate } from "../../telephony/providers/types";
 import { providerEnvOf } from "../../telephony/provisioning";
 import { loadConfigContext } from "../../telephony/resolve";
-import { CONFIG_NOT_FOUND, findConfigWithNumbers } from "../../telephony/store";
+import { getConfigWithNumbers } from "../../telephony/store";
 import { getRun, type RunRow } from "../runs/runs";
 import { verifyCallbackToken } from "./callback-urls";
 
@@ -53,8 +53,7 @@ export async function loadRun(c: Context<AppEnv>, providerName: string, runId: n
   const run = await getRun(db, runId);
   if (!run || run.provider !== providerName || run.telephonyConfigurationId == null) throw refused(401, "Invalid callback token");
   // The configuration and its numbers in one statement: every carrier callback comes this way.
-  const found = await findConfigWithNumbers(db, run.orgId, run.telephonyConfigurationId);
-  if (!found) throw notFound(CONFIG_NOT_FOUND);
+  const found = await getConfigWithNumbers(db, run.orgId, run.telephonyConfigurationId);
   const provider = getProvider(providerName);
   return { run, ctx: await loadConfigContext(c.env, found.row, found.numbers), provider };
 }
