@@ -4,7 +4,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { app } from "../src/app";
 
-export type Counted = { status: number; json: any; trips: number; sql: string[] };
+export type Counted = { status: number; json: any; text: string; trips: number; sql: string[] };
 
 function countingDb(db: D1Database, record: (sql: string) => void): D1Database {
   const real = new WeakMap<object, D1PreparedStatement>();
@@ -54,14 +54,20 @@ const counting = countingDb(env.DB, (sql) => log.push(sql));
 
 /** One request through the app with a counting D1; waits for work left running after the response. */
 export async function countedCall(method: string, path: string, key?: string, overrides: Partial<Env> = {}, body?: unknown): Promise<Counted> {
-  const sql: string[] = [];
-  log = sql;
-  const ctx = createExecutionContext();
   const headers: Record<string, string> = key ? { "X-API-Key": key } : {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
-  const res = await app.fetch(new Request(`http://edgedial.test${path}`, init), { ...env, ...overrides, DB: counting }, ctx);
+  return countedFetch(new Request(`http://edgedial.test${path}`, init), overrides);
+}
+
+/** countedCall for a request built elsewhere (a carrier's signed callback, as the simulator made it). */
+export async function countedFetch(request: Request, overrides: Partial<Env> = {}): Promise<Counted> {
+  const sql: string[] = [];
+  log = sql;
+  const ctx = createExecutionContext();
+  const res = await app.fetch(request, { ...env, ...overrides, DB: counting }, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
-  return { status: res.status, json: text ? JSON.parse(text) : undefined, trips: sql.length, sql };
+  const json = /json/.test(res.headers.get("Content-Type") ?? "") && text ? JSON.parse(text) : undefined;
+  return { status: res.status, json, text, trips: sql.length, sql };
 }

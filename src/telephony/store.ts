@@ -21,8 +21,8 @@ export async function getConfig(db: Db, orgId: number, id: number): Promise<Conf
   return row;
 }
 
-/** The configuration and its active numbers in one statement. */
-function prepareWithNumbers(db: Db) {
+/** The configuration and its active numbers in one statement; by id alone where the caller has no organization yet. */
+function prepareWithNumbers(db: Db, scoped: boolean) {
   return db
     .select({
       ...getTableColumns(telephonyConfigs),
@@ -32,8 +32,18 @@ function prepareWithNumbers(db: Db) {
         WHERE p.config_id = telephony_configs.id AND p.org_id = telephony_configs.org_id AND p.is_active = 1)`,
     })
     .from(telephonyConfigs)
-    .where(and(eq(telephonyConfigs.id, sql.placeholder("id")), eq(telephonyConfigs.orgId, sql.placeholder("orgId"))))
+    .where(
+      scoped
+        ? and(eq(telephonyConfigs.id, sql.placeholder("id")), eq(telephonyConfigs.orgId, sql.placeholder("orgId")))
+        : eq(telephonyConfigs.id, sql.placeholder("id")),
+    )
     .prepare();
+}
+
+function withNumbers(found: (ConfigRow & { numbers: string }) | undefined): { row: ConfigRow; numbers: string[] } | undefined {
+  if (!found) return undefined;
+  const { numbers, ...row } = found;
+  return { row, numbers: JSON.parse(numbers) as string[] };
 }
 
 /**
@@ -41,10 +51,15 @@ function prepareWithNumbers(db: Db) {
  * round trip, one statement, and its SQL built once per drizzle instance rather than per request.
  */
 export async function findConfigWithNumbers(db: Db, orgId: number, id: number): Promise<{ row: ConfigRow; numbers: string[] } | undefined> {
-  const found = await preparedOnce(db, "config-with-numbers", prepareWithNumbers).get({ id, orgId });
-  if (!found) return undefined;
-  const { numbers, ...row } = found;
-  return { row, numbers: JSON.parse(numbers) as string[] };
+  return withNumbers(await preparedOnce(db, "config-with-numbers", (d) => prepareWithNumbers(d, true)).get({ id, orgId }));
+}
+
+/**
+ * findConfigWithNumbers by id alone, for the paths whose request names no organization (a carrier's inbound URL, proven
+ * by its token) or that keep only the id (ARI's events object). The caller checks what the row may be used for.
+ */
+export async function findConfigWithNumbersById(db: Db, id: number): Promise<{ row: ConfigRow; numbers: string[] } | undefined> {
+  return withNumbers(await preparedOnce(db, "config-with-numbers-by-id", (d) => prepareWithNumbers(d, false)).get({ id }));
 }
 
 /** findConfigWithNumbers, or 404 `Telephony configuration not found` (as getConfig). */

@@ -23,6 +23,7 @@ import {
 } from "../../telephony/providers/ari/calls";
 import { providerEnvOf } from "../../telephony/provisioning";
 import { loadConfigContext } from "../../telephony/resolve";
+import { findConfigWithNumbersById } from "../../telephony/store";
 import { bridgeAriMedia, endAriMedia, runChannelOfMedia, startAriMedia } from "../../telephony/providers/ari/media";
 import { str } from "../../telephony/providers/kit";
 import type { ConfigContext } from "../../telephony/providers/types";
@@ -151,12 +152,12 @@ export class AriEventsObject extends DurableObject<Env> {
 
   private async openSocket(): Promise<{ connected: boolean; error?: string }> {
     const configId = Number(this.db.getKv("config_id"));
-    const row = configId ? await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get() : undefined;
-    if (!row) return { connected: false, error: "configuration not found" };
+    const found = configId ? await findConfigWithNumbersById(getDb(this.env), configId) : undefined;
+    if (!found) return { connected: false, error: "configuration not found" };
     let ws: WebSocket | null = null;
     let error = "";
     try {
-      const ctx = await loadConfigContext(this.env, row);
+      const ctx = await loadConfigContext(this.env, found.row, found.numbers);
       // SSRF: saved while the organization allowed private PBX addresses, maybe no longer allowed: never fetched then.
       const refusal = ariEndpointRefusal(ctx);
       if (refusal) return { connected: false, error: refusal };
@@ -305,8 +306,8 @@ export class AriEventsObject extends DurableObject<Env> {
 
   private async configContext(): Promise<ConfigContext | null> {
     const configId = Number(this.db.getKv("config_id"));
-    const row = await getDb(this.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, configId)).get();
-    return row ? loadConfigContext(this.env, row) : null;
+    const found = await findConfigWithNumbersById(getDb(this.env), configId);
+    return found ? loadConfigContext(this.env, found.row, found.numbers) : null;
   }
 
   /**

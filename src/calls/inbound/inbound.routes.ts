@@ -4,8 +4,6 @@
 // before anything is created), and a signature's nonce or timestamp spent once (a replay is 403).
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq } from "drizzle-orm";
-import { telephonyConfigs } from "../../db/schema";
 import { createRouter } from "../../lib/app";
 import { getDb } from "../../lib/db";
 import { CALL_SETTINGS, requireSettings } from "../../lib/deployment";
@@ -17,6 +15,7 @@ import { claimNonce, releaseNonce } from "../../telephony/nonces";
 import { getProvider } from "../../telephony/providers/registry";
 import { PROVIDER_NAMES } from "../../telephony/providers/types";
 import { loadConfigContext } from "../../telephony/resolve";
+import { findConfigWithNumbersById } from "../../telephony/store";
 import { publicUrl, refused } from "../callbacks/proof";
 import { inboundRequest } from "./inbound";
 
@@ -30,12 +29,14 @@ async function handle(c: Context<AppEnv>, p: z.infer<typeof Params>): Promise<Re
   // A deployment missing a setting answers 503 (the carrier retries or fails over), not a refusal.
   requireSettings(c.env, CALL_SETTINGS);
   if (!(await verifyInboundToken(c.env.CALLBACK_SECRET, p.provider, p.config_id, p.token))) throw refused(401, "Invalid inbound token");
-  const row = await getDb(c.env).select().from(telephonyConfigs).where(eq(telephonyConfigs.id, p.config_id)).get();
-  if (!row || row.provider !== p.provider) throw refused(401, "Invalid inbound token");
+  // The configuration with its active numbers: one statement, and the carrier's context needs no second read.
+  const found = await findConfigWithNumbersById(getDb(c.env), p.config_id);
+  if (!found || found.row.provider !== p.provider) throw refused(401, "Invalid inbound token");
+  const row = found.row;
   const provider = getProvider(row.provider);
   const calls = provider.calls;
   if (!calls?.inbound) throw new ApiError(404, `${provider.displayName} calls do not come in through this URL`);
-  const ctx = await loadConfigContext(c.env, row);
+  const ctx = await loadConfigContext(c.env, row, found.numbers);
   const rawBody = c.req.method === "GET" ? "" : new TextDecoder().decode(await c.req.arrayBuffer());
   const request = new Request(publicUrl(c.env, c.req.url), { method: c.req.method, headers: c.req.raw.headers, body: rawBody || undefined });
   const verified = calls.inbound.verify ? calls.inbound.verify(ctx, request, rawBody) : calls.verifyCallback(ctx, request, rawBody);

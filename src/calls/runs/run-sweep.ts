@@ -8,7 +8,7 @@ import { getDb } from "../../lib/db";
 import { getProvider } from "../../telephony/providers/registry";
 import { providerEnvOf } from "../../telephony/provisioning";
 import { loadConfigContext } from "../../telephony/resolve";
-import { getConfig } from "../../telephony/store";
+import { getConfigWithNumbers } from "../../telephony/store";
 import type { CallStatus } from "../../telephony/providers/types";
 import { campaignCallIds } from "./campaign-call-ids";
 import { applyStatus } from "./status";
@@ -28,8 +28,8 @@ async function hangUp(env: Env, run: RunRow, callId: string | null): Promise<voi
   if (!callId || !run.provider || run.telephonyConfigurationId == null) return;
   const provider = getProvider(run.provider);
   if (!provider.calls) return;
-  const row = await getConfig(getDb(env), run.orgId, run.telephonyConfigurationId);
-  await provider.calls.hangup(await loadConfigContext(env, row), providerEnvOf(env), callId);
+  const { row, numbers } = await getConfigWithNumbers(getDb(env), run.orgId, run.telephonyConfigurationId);
+  await provider.calls.hangup(await loadConfigContext(env, row, numbers), providerEnvOf(env), callId);
 }
 
 /** Hangs up every open run created before now − max_call_seconds; ends those past the grace as `unknown`. */
