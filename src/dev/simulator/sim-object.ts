@@ -29,6 +29,7 @@ import {
 import type { CalleeStream } from "./media/callee";
 import { playCallee, streamUrlIn } from "./media/play";
 import { inboundCompleted, PERSON_ON_LINE_MS, SANDBOX_ACCOUNT_ID, sandboxAccount, sandboxPlan, transferIn } from "./sandbox";
+import { reach } from "./reach";
 import { SimStore } from "./store";
 import { twilioSign } from "./sign";
 import { addNumber, listNumbers, placeInbound, twilioNumbersApi } from "./inbound";
@@ -210,7 +211,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
     // The answered status moves the caller into the conference (edgedial's transfer progress).
     for (const cb of callbacks) await send(cb).catch(() => null);
     if (whisper) {
-      const res = await fetch(whisper).catch(() => null);
+      const res = await reach(whisper).catch(() => null);
       call.extra.whisper = { status: res?.status ?? 0, bytes: res ? (await res.arrayBuffer()).byteLength : 0 };
     }
     this.persist();
@@ -408,7 +409,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
             this.persist();
             for (const scripted of rest) {
               const c = (await this.carriers[call.provider].restamp?.(this, call, scripted).catch(() => null)) ?? scripted;
-              await fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body }).catch(() => {});
+              await send(c).catch(() => {});
             }
             this.persist();
           })(),
@@ -421,7 +422,7 @@ export class CarrierSim extends DurableObject<Record<string, unknown>> implement
 }
 
 /** Sends a callback as the carrier would. */
-const send = (c: Callback) => fetch(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body });
+const send = (c: Callback) => reach(c.url, { method: c.method, headers: c.headers, body: c.method === "GET" ? undefined : c.body });
 
 function view(c: SimCall) {
   return {

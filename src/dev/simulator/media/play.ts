@@ -4,6 +4,7 @@
 // lines, holds a conversation: each line is said once the agent has answered the last one and finished talking, and the
 // callee then waits for the agent to end the call.
 import { Resampler, type SampleRate } from "../../../lib/audio/resample";
+import { reach } from "../reach";
 import { CALLEE_PROTOCOLS, CalleeStream, type MediaProvider } from "./callee";
 
 /** The agent's silence (after it spoke) that gives the callee the turn. */
@@ -55,7 +56,7 @@ export async function playCallee(
 ): Promise<void> {
   const protocol = CALLEE_PROTOCOLS[provider as MediaProvider];
   if (!protocol) return;
-  const res = await fetch(url.replace(/^ws/, "http"), { headers: { ...headers, Upgrade: "websocket" } });
+  const res = await reach(url.replace(/^ws/, "http"), { headers: { ...headers, Upgrade: "websocket" } });
   if (!res.webSocket) return;
   res.webSocket.accept();
   const callee = new CalleeStream(res.webSocket, protocol);
