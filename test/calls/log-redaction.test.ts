@@ -105,6 +105,11 @@ describe("redactTokens (the Worker's log lines and npm run dev's echo of wrangle
     ],
     [`transport_data=f(json)v(run_id=12,token=${stream})`, "transport_data=f(json)v(run_id=12,token=[redacted])"],
     [`POST /api/v1/telephony/twilio/resume/12/${run}`, "POST /api/v1/telephony/twilio/resume/12/[redacted]"],
+    // Outside any callback path or parameter (an error echoing a token alone, a URL cut to its last segment): the
+    // shape alone, 64 hex characters, or a stream token's expiry.nonce.mac.
+    [`callback refused: token ${run} does not match`, "callback refused: token [redacted] does not match"],
+    [`…/12/${run.toUpperCase()}`, "…/12/[redacted]"],
+    [`stream token ${stream} expired`, "stream token [redacted] expired"],
     ["GET /api/v1/campaign/12/progress 200 OK", "GET /api/v1/campaign/12/progress 200 OK"],
   ])("%s", (line, redacted) => {
     expect(redactTokens(line)).toBe(redacted);
