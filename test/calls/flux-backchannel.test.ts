@@ -138,7 +138,11 @@ describe.each(PATHS)("words heard while the caller speaks decide an interruption
     // 700 ms of voice: well past the 300 ms that pauses the agent on voice alone.
     expect(await talkLive(callee, buzz(700))).toBeNull();
     const turns = await transcriptWhen(runId, callee, (t) => t.some((x) => x.role === "agent" && x.text === LONG));
-    expect(callee.clears).toBe(0);
+    // Words that come while the caller speaks (the binding's fake, in the session's runtime): no pause at all. The
+    // stand-in's may come as late as wordsLateMs: past the 700 ms that pause on voice alone (a CPU hog's run, on
+    // 2026-11-29), the agent pauses once and the backchannel resumes it (a false interruption). Either way the
+    // sentence plays whole, the "uh-huh" is the caller's turn and the model is not asked.
+    expect(callee.clears).toBeLessThanOrEqual(path.wordsLateMs > 0 ? 1 : 0);
     expect(turns.map((t) => [t.role, t.text])).toContainEqual(["callee", "Uh-huh."]);
     expect(turns.filter((t) => t.role === "agent").map((t) => t.text)).toContain(LONG);
     expect(ai.chats).toEqual(["Tell me more."]);
